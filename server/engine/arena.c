@@ -1,0 +1,92 @@
+#include "arena.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ARENA_ALIGN 32
+#define ARENA_MIN_BLOCK (64 * 1024)
+
+struct arena_block {
+  arena_block *next;
+  size_t size;
+  size_t used;
+  /* data follows, aligned */
+};
+
+static size_t align_up(size_t n) { return (n + (ARENA_ALIGN - 1)) & ~(size_t)(ARENA_ALIGN - 1); }
+
+static const size_t header_size = (sizeof(arena_block) + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+
+static arena_block *block_new(size_t size) {
+  void *mem = NULL;
+  if (posix_memalign(&mem, ARENA_ALIGN, header_size + size) != 0)
+    return NULL;
+  arena_block *b = mem;
+  b->next = NULL;
+  b->size = size;
+  b->used = 0;
+  return b;
+}
+
+void arena_init(arena *a) { memset(a, 0, sizeof *a); }
+
+void arena_destroy(arena *a) {
+  arena_block *b = a->blocks;
+  while (b) {
+    arena_block *next = b->next;
+    free(b);
+    b = next;
+  }
+  memset(a, 0, sizeof *a);
+}
+
+void *arena_alloc(arena *a, size_t bytes) {
+  size_t n = align_up(bytes ? bytes : 1);
+  arena_block *b = a->blocks;
+  if (!b || b->size - b->used < n) {
+    size_t size = ARENA_MIN_BLOCK;
+    if (b && b->size * 2 > size)
+      size = b->size * 2;
+    if (size < n)
+      size = n;
+    arena_block *fresh = block_new(size);
+    if (!fresh)
+      return NULL;
+    fresh->next = b;
+    a->blocks = fresh;
+    b = fresh;
+  }
+  void *p = (char *)b + header_size + b->used;
+  b->used += n;
+  a->used_total += n;
+  if (a->used_total > a->high_water)
+    a->high_water = a->used_total;
+  return p;
+}
+
+void *arena_calloc(arena *a, size_t count, size_t size) {
+  if (size && count > SIZE_MAX / size)
+    return NULL;
+  void *p = arena_alloc(a, count * size);
+  if (p)
+    memset(p, 0, count * size);
+  return p;
+}
+
+void arena_reset(arena *a) {
+  arena_block *b = a->blocks;
+  if (b && b->next) {
+    /* More than one block was needed: replace them all by one that holds
+     * the high-water mark, so the next steps allocate nothing. */
+    size_t keep = a->high_water;
+    arena_destroy(a);
+    arena_block *one = block_new(align_up(keep));
+    a->high_water = keep;
+    a->blocks = one; /* NULL on failure: the next alloc retries */
+    return;
+  }
+  if (b)
+    b->used = 0;
+  a->used_total = 0;
+}

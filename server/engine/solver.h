@@ -1,0 +1,96 @@
+/* The boxed LCP solvers (DESIGN.md §3 step 5, seeds 000 and 002 §3.5).
+ *
+ * The problem is given by rows, not by the matrix A: row i has a Jacobian row
+ * J_i over the velocity vector u (free bodies: 6 entries each, [v, ω] world;
+ * robots later: their joint velocities) and the response M⁻¹J_iᵀ. A row
+ * touches at most two contiguous blocks of u (its two sides: two bodies, a
+ * body and a robot, ...). With v = u_free + M⁻¹Jᵀλ kept up to date,
+ *
+ *     w_i = J_i v − target_i = (A λ + b)_i,  A = J M⁻¹ Jᵀ,  b = J u_free − target
+ *
+ * so only the diagonal A_ii = J_i · M⁻¹J_iᵀ is ever formed (seed 000), and
+ * each projected Gauss–Seidel update is
+ *
+ *     λ_i ← clamp(λ_i − ω (w_i + cfm_i λ_i) / (A_ii + cfm_i), lo_i, hi_i)
+ *     v   += M⁻¹J_iᵀ (λ_i,new − λ_i,old).
+ *
+ * cfm_i makes the row soft: it solves w_i + cfm_i λ_i = 0 in the interior.
+ */
+#ifndef LCP_SOLVER_H
+#define LCP_SOLVER_H
+
+#include "arena.h"
+#include "lcpsim/lcpsim.h"
+
+#include <stdint.h>
+
+typedef enum row_kind {
+  ROW_BILATERAL = 0, /* fixed bounds lo, hi */
+  ROW_NORMAL = 1,    /* contact normal: fixed bounds, usually [0, ∞) */
+  ROW_FRICTION_1 = 2, /* first tangent of a contact; bounds from its normal row */
+  ROW_FRICTION_2 = 3, /* second tangent; always the row right after its ROW_FRICTION_1 */
+} row_kind;
+
+typedef struct solver_row {
+  /* Side k covers velocity entries [dof_offset[k], dof_offset[k] + dof_count[k]);
+   * dof_count[k] == 0 means the side is absent (a static body). Its J and
+   * M⁻¹Jᵀ coefficients are at coef_offset[k] in problem->J / problem->MinvJt. */
+  int32_t dof_offset[2];
+  int32_t dof_count[2];
+  int32_t coef_offset[2];
+  row_kind kind;
+  int32_t normal_row; /* friction rows: index of their contact's normal row */
+  double mu;          /* friction rows: bound is μ λ_normal */
+  double target;      /* desired w (bias: Baumgarte, speculative gap, PD target) */
+  double cfm;         /* ≥ 0 */
+  double lo, hi;      /* bounds for bilateral and normal rows; lo ≤ 0 ≤ hi is not required */
+  double lambda;      /* in: warm start; out: the solution */
+} solver_row;
+
+typedef struct solver_problem {
+  int32_t row_count;
+  solver_row *rows;
+  double *J;      /* coefficients */
+  double *MinvJt; /* same layout as J */
+  int32_t dof_count;
+  /* in: u_free (velocities after external forces, before constraints);
+   * out: u_free + M⁻¹Jᵀλ for the returned λ. */
+  double *velocity;
+} solver_problem;
+
+typedef struct solver_settings {
+  int32_t max_iterations;
+  double omega;     /* SOR relaxation for PGS; damping for Jacobi */
+  double tolerance; /* stop when the largest |Δλ_i|·(A_ii + cfm_i) of a sweep is below */
+  lcp_friction_model_t friction_model;
+} solver_settings;
+
+typedef struct solver_result {
+  int32_t iterations; /* sweeps done */
+  double residual;    /* largest |Δλ_i|·(A_ii + cfm_i) of the last sweep, m/s */
+} solver_result;
+
+/* Each solver starts from the rows' lambda (warm start; zero for a cold start),
+ * first adding M⁻¹Jᵀλ to velocity, and leaves the solution in the rows.
+ * Friction rows with ROW_FRICTION_1/2 pairs are bounded per row by μλn in the
+ * box model, and projected together onto the disc of radius μλn in the cone
+ * model. Return LCP_OK, LCP_ERR_NO_MEMORY, or LCP_ERR_NUMERIC when a
+ * non-finite value appears. */
+int solver_pgs(const solver_settings *settings, solver_problem *problem, solver_result *result,
+               arena *scratch);
+int solver_jacobi(const solver_settings *settings, solver_problem *problem,
+                  solver_result *result, arena *scratch);
+/* Forms the dense A and b from the rows and solves the boxed LCP exactly by
+ * Dantzig's principal pivoting (friction bounds by an outer fixed-point loop
+ * on the normal impulses). LCP_ERR_STATE when row_count exceeds max_rows. */
+int solver_direct(const solver_settings *settings, solver_problem *problem,
+                  solver_result *result, arena *scratch, int32_t max_rows);
+
+/* Dense boxed LCP by Dantzig's algorithm: finds λ with lo ≤ λ ≤ hi and
+ * w = Aλ + b complementary to the bounds (DESIGN.md §3 step 5). A is n×n
+ * row-major, symmetric positive semidefinite with a positive diagonal;
+ * requires lo_i ≤ 0 ≤ hi_i. lambda is output only. */
+int lcp_dense_dantzig(int32_t n, const double *A, const double *b, const double *lo,
+                      const double *hi, double *lambda, arena *scratch);
+
+#endif

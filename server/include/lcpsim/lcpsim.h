@@ -1,0 +1,260 @@
+/* lcpsim engine public API.
+ *
+ * A world holds rigid bodies and their collision geoms. Each step detects
+ * contacts (sweep and prune, then pair routines and GJK/EPA), turns them into
+ * rows of one velocity-level boxed LCP and solves it by projected Gauss–Seidel
+ * with over-relaxation (DESIGN.md §3).
+ *
+ * Conventions (DESIGN.md §2): SI units, z up, quaternions (w, x, y, z), spatial
+ * vectors linear part first. Functions return LCP_OK (0) or a negative
+ * lcp_status_t; on error the world is unchanged and lcp_world_last_error()
+ * says what was wrong. The engine never prints; it logs through the callback
+ * set with lcp_world_set_log().
+ */
+#ifndef LCPSIM_LCPSIM_H
+#define LCPSIM_LCPSIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LCP_VERSION_MAJOR 0
+#define LCP_VERSION_MINOR 1
+#define LCP_VERSION_PATCH 0
+#define LCP_VERSION_STRING "0.1.0"
+
+typedef enum lcp_status {
+  LCP_OK = 0,
+  LCP_ERR_INVALID_ARGUMENT = -1, /* a bad value: NaN, negative mass, ... */
+  LCP_ERR_NOT_FOUND = -2,        /* no body / geom with that id */
+  LCP_ERR_NO_MEMORY = -3,
+  LCP_ERR_MISMATCH = -4,   /* a snapshot of another world, or of another layout */
+  LCP_ERR_DEGENERATE = -5, /* a hull with fewer than 4 non-coplanar points */
+  LCP_ERR_STATE = -6,      /* the call is not valid in the world's current state */
+  LCP_ERR_NUMERIC = -7,    /* the step produced a non-finite value */
+} lcp_status_t;
+
+/* A short, static description of a status code. */
+const char *lcp_status_string(int status);
+
+/* ---- world ---- */
+
+typedef struct lcp_world lcp_world_t;
+
+typedef enum lcp_friction_model {
+  LCP_FRICTION_BOX = 0,  /* |λt1|, |λt2| ≤ μ λn separately: a pyramid, anisotropic */
+  LCP_FRICTION_CONE = 1, /* (λt1, λt2) projected on the disc of radius μ λn: isotropic */
+} lcp_friction_model_t;
+
+typedef enum lcp_solver_kind {
+  LCP_SOLVER_PGS = 0,    /* projected Gauss–Seidel with over-relaxation ω (SOR) */
+  LCP_SOLVER_JACOBI = 1, /* projected Jacobi, damped by ω */
+  LCP_SOLVER_DIRECT = 2, /* Dantzig principal pivoting on the dense A (small problems) */
+} lcp_solver_kind_t;
+
+typedef struct lcp_world_settings {
+  double timestep;           /* h, s; > 0 */
+  double gravity[3];         /* m/s² */
+  int32_t iterations;        /* maximum solver sweeps; ≥ 1 */
+  double sor_omega;          /* ω of SOR (0, 2); damping of Jacobi */
+  double baumgarte_beta;     /* [0, 1]: fraction of the penetration beyond slop removed per step */
+  double baumgarte_slop;     /* m; penetration left alone */
+  double cfm;                /* constraint force mixing added to every contact row's diagonal */
+  double contact_margin;     /* m; contacts are made this far before touching (speculative) */
+  lcp_friction_model_t friction_model;
+  lcp_solver_kind_t solver;
+  bool warm_start;           /* start from the last step's impulses of persistent contacts */
+  double residual_tolerance; /* stop sweeping when the largest row correction (m/s) is below */
+  int32_t direct_max_rows;   /* the direct solver refuses problems larger than this */
+} lcp_world_settings_t;
+
+/* The defaults: h = 1/240 s, g = (0, 0, -9.81), 20 iterations, ω = 1.0, β = 0.2,
+ * slop = 1 mm, cfm = 1e-9, margin = 2 mm, cone friction, PGS, warm start on,
+ * tolerance 1e-7 m/s, direct_max_rows = 600. */
+lcp_world_settings_t lcp_world_settings_default(void);
+
+/* Checks every field; returns LCP_ERR_INVALID_ARGUMENT naming the first bad one
+ * in *why (a static string) when why is not NULL. */
+int lcp_world_settings_validate(const lcp_world_settings_t *settings, const char **why);
+
+int lcp_world_create(const lcp_world_settings_t *settings, lcp_world_t **out_world);
+/* Frees the world and sets *world to NULL. Accepts NULL and a pointer to NULL. */
+void lcp_world_destroy(lcp_world_t **world);
+
+int lcp_world_set_settings(lcp_world_t *world, const lcp_world_settings_t *settings);
+void lcp_world_get_settings(const lcp_world_t *world, lcp_world_settings_t *out);
+
+typedef enum lcp_log_level {
+  LCP_LOG_ERROR = 0,
+  LCP_LOG_WARNING = 1,
+  LCP_LOG_INFO = 2,
+  LCP_LOG_DEBUG = 3,
+} lcp_log_level_t;
+typedef void (*lcp_log_fn)(void *user, lcp_log_level_t level, const char *message);
+void lcp_world_set_log(lcp_world_t *world, lcp_log_fn fn, void *user);
+
+/* The message of the last failed call on this world ("" when none). */
+const char *lcp_world_last_error(const lcp_world_t *world);
+
+/* ---- bodies ---- */
+
+/* Ids are never reused within a world. */
+typedef int32_t lcp_body_id;
+typedef int32_t lcp_geom_id;
+#define LCP_NULL_ID (-1)
+
+/* Every world has one static body, id 0, fixed at the origin: attach the
+ * ground plane and other fixed scenery to it. */
+#define LCP_WORLD_BODY 0
+
+typedef enum lcp_body_type {
+  LCP_BODY_STATIC = 0,  /* infinite mass, never moves (its pose may be set) */
+  LCP_BODY_DYNAMIC = 1, /* moved by forces and contacts */
+} lcp_body_type_t;
+
+typedef struct lcp_body_def {
+  lcp_body_type_t type;
+  double mass;                /* kg; > 0 for dynamic bodies */
+  double inertia[9];          /* kg·m², about the centre of mass, body axes, row-major, SPD */
+  double position[3];         /* of the centre of mass (the body's origin), world */
+  double orientation[4];      /* w, x, y, z; normalised on entry */
+  double linear_velocity[3];  /* world, m/s */
+  double angular_velocity[3]; /* world, rad/s */
+} lcp_body_def_t;
+
+/* Dynamic, 1 kg, unit inertia, at the origin, at rest. */
+lcp_body_def_t lcp_body_def_default(void);
+
+int lcp_body_add(lcp_world_t *world, const lcp_body_def_t *def, lcp_body_id *out_id);
+/* Removes the body and its geoms. The world body (id 0) cannot be removed. */
+int lcp_body_remove(lcp_world_t *world, lcp_body_id id);
+int32_t lcp_world_body_count(const lcp_world_t *world); /* including the world body */
+/* The ids of all bodies in creation order; returns how many were written. */
+int32_t lcp_world_body_ids(const lcp_world_t *world, lcp_body_id *out_ids, int32_t capacity);
+
+int lcp_body_get_pose(const lcp_world_t *world, lcp_body_id id, double position[3],
+                      double orientation[4]);
+int lcp_body_set_pose(lcp_world_t *world, lcp_body_id id, const double position[3],
+                      const double orientation[4]);
+int lcp_body_get_velocity(const lcp_world_t *world, lcp_body_id id, double linear[3],
+                          double angular[3]);
+int lcp_body_set_velocity(lcp_world_t *world, lcp_body_id id, const double linear[3],
+                          const double angular[3]);
+/* Mass properties as defined (mass 0 and zero inertia for static bodies). */
+int lcp_body_get_mass(const lcp_world_t *world, lcp_body_id id, double *mass, double inertia[9]);
+int lcp_body_get_type(const lcp_world_t *world, lcp_body_id id, lcp_body_type_t *type);
+
+/* Forces act during the next step only and are then cleared. point is a world
+ * point; the force at it also adds the torque (point − centre) × force. */
+int lcp_body_apply_force(lcp_world_t *world, lcp_body_id id, const double force[3],
+                         const double point[3]);
+int lcp_body_apply_force_at_center(lcp_world_t *world, lcp_body_id id, const double force[3]);
+int lcp_body_apply_torque(lcp_world_t *world, lcp_body_id id, const double torque[3]);
+
+/* ---- geoms ---- */
+
+typedef enum lcp_shape_type {
+  LCP_SHAPE_PLANE = 0,    /* the geom frame's z = 0 plane, solid below (z < 0); static bodies only */
+  LCP_SHAPE_SPHERE = 1,   /* radius */
+  LCP_SHAPE_BOX = 2,      /* half_extents */
+  LCP_SHAPE_CAPSULE = 3,  /* radius, half_length: segment along the geom's z axis */
+  LCP_SHAPE_CYLINDER = 4, /* radius, half_length along the geom's z axis */
+  LCP_SHAPE_HULL = 5,     /* convex hull of hull_points (≥ 4 non-coplanar) */
+  LCP_SHAPE_COUNT = 6
+} lcp_shape_type_t;
+
+typedef struct lcp_geom_def {
+  lcp_shape_type_t type;
+  double local_position[3];    /* geom frame in the body frame */
+  double local_orientation[4]; /* w, x, y, z */
+  double radius;
+  double half_length;
+  double half_extents[3];
+  const double *hull_points; /* hull_point_count × 3, geom frame; copied */
+  int32_t hull_point_count;
+  double friction;          /* μ ≥ 0; a contact uses the geometric mean of its two geoms' μ */
+  uint32_t category_bits;   /* what this geom is */
+  uint32_t collide_mask;    /* what it collides with: a and b collide when
+                               (a.category & b.mask) && (b.category & a.mask) */
+} lcp_geom_def_t;
+
+/* A unit sphere at the body origin, μ = 0.5, category 1, mask all. */
+lcp_geom_def_t lcp_geom_def_default(void);
+
+int lcp_geom_add(lcp_world_t *world, lcp_body_id body, const lcp_geom_def_t *def,
+                 lcp_geom_id *out_id);
+int lcp_geom_remove(lcp_world_t *world, lcp_geom_id id);
+int lcp_geom_get_body(const lcp_world_t *world, lcp_geom_id id, lcp_body_id *out_body);
+/* World axis-aligned bounding box of the geom at the body's current pose. */
+int lcp_geom_get_aabb(const lcp_world_t *world, lcp_geom_id id, double lo[3], double hi[3]);
+
+/* Mass and inertia (about the geom's centre of mass, geom axes) of a solid of
+ * the given density with this shape. Planes have none (LCP_ERR_INVALID_ARGUMENT). */
+int lcp_geom_def_mass_properties(const lcp_geom_def_t *def, double density, double *mass,
+                                 double inertia[9], double center[3]);
+
+/* ---- stepping ---- */
+
+int lcp_world_step(lcp_world_t *world);
+double lcp_world_time(const lcp_world_t *world);
+uint64_t lcp_world_step_count(const lcp_world_t *world);
+
+/* The stages of a step, in order (DESIGN.md §3). */
+typedef enum lcp_stage {
+  LCP_STAGE_KINEMATICS = 0,
+  LCP_STAGE_BROADPHASE = 1,
+  LCP_STAGE_NARROWPHASE = 2,
+  LCP_STAGE_ROWS = 3,
+  LCP_STAGE_SOLVE = 4,
+  LCP_STAGE_INTEGRATE = 5,
+  LCP_STAGE_COUNT = 6
+} lcp_stage_t;
+/* "kinematics", "broadphase", ... : the names used in benchmark output. */
+const char *lcp_stage_name(lcp_stage_t stage);
+
+typedef struct lcp_step_stats {
+  int32_t pairs;           /* candidate pairs from the broad phase */
+  int32_t manifolds;       /* touching pairs */
+  int32_t contacts;        /* contact points */
+  int32_t rows;            /* LCP rows */
+  int32_t iterations;      /* solver sweeps used */
+  double residual;         /* largest row correction of the last sweep, m/s */
+  int32_t warm_started;    /* contact points that reused last step's impulses */
+  double stage_seconds[LCP_STAGE_COUNT];
+  double step_seconds;
+} lcp_step_stats_t;
+void lcp_world_get_stats(const lcp_world_t *world, lcp_step_stats_t *out);
+
+typedef struct lcp_contact_info {
+  lcp_geom_id geom_a, geom_b;
+  lcp_body_id body_a, body_b;
+  double position[3]; /* world */
+  double normal[3];   /* from a to b */
+  double depth;       /* > 0 penetrating */
+  double normal_impulse;
+  double friction_impulse[2];
+} lcp_contact_info_t;
+/* Contacts of the last step; returns the total count (may exceed capacity). */
+int32_t lcp_world_get_contacts(const lcp_world_t *world, lcp_contact_info_t *out, int32_t capacity);
+
+/* ---- state snapshots (DESIGN.md §2: model/state split) ----
+ * A snapshot is the whole state: time, poses, velocities, pending forces and
+ * the warm-start cache. Restoring it and stepping gives bitwise what stepping
+ * from the moment it was taken gave. It can only be restored into a world
+ * with the same bodies and geoms (LCP_ERR_MISMATCH otherwise). */
+size_t lcp_world_state_size(const lcp_world_t *world);
+int lcp_world_save_state(const lcp_world_t *world, void *buffer, size_t capacity,
+                         size_t *out_size);
+int lcp_world_restore_state(lcp_world_t *world, const void *buffer, size_t size);
+
+/* A 64-bit hash (FNV-1a) of the bits of the state: equal states, equal hashes. */
+uint64_t lcp_world_state_hash(const lcp_world_t *world);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
