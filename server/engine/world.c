@@ -1,0 +1,876 @@
+/* The world: creation, settings, bodies, geoms, queries and state snapshots.
+ * The step itself is in step.c. */
+#include "world_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *lcp_status_string(int status) {
+  switch (status) {
+  case LCP_OK:
+    return "ok";
+  case LCP_ERR_INVALID_ARGUMENT:
+    return "invalid argument";
+  case LCP_ERR_NOT_FOUND:
+    return "not found";
+  case LCP_ERR_NO_MEMORY:
+    return "out of memory";
+  case LCP_ERR_MISMATCH:
+    return "state from another world";
+  case LCP_ERR_DEGENERATE:
+    return "degenerate shape";
+  case LCP_ERR_STATE:
+    return "not valid in this state";
+  case LCP_ERR_NUMERIC:
+    return "non-finite value";
+  default:
+    return "unknown status";
+  }
+}
+
+int world_fail(lcp_world_t *world, int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(world->last_error, sizeof world->last_error, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+void world_log(const lcp_world_t *world, lcp_log_level_t level, const char *fmt, ...) {
+  if (!world->log_fn)
+    return;
+  char line[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  world->log_fn(world->log_user, level, line);
+}
+
+int world_reserve(void **array, int32_t *capacity, int32_t need, size_t element_size) {
+  if (need <= *capacity)
+    return LCP_OK;
+  int32_t cap = *capacity > 0 ? *capacity : 8;
+  while (cap < need)
+    cap = cap > INT32_MAX / 2 ? need : cap * 2;
+  void *grown = realloc(*array, (size_t)cap * element_size);
+  if (!grown)
+    return LCP_ERR_NO_MEMORY;
+  *array = grown;
+  *capacity = cap;
+  return LCP_OK;
+}
+
+int32_t world_body_slot(const lcp_world_t *world, lcp_body_id id) {
+  if (id < 0 || id >= world->model.next_body_id)
+    return -1;
+  return world->model.body_slot_of_id[id];
+}
+
+/* ---- settings ---- */
+
+lcp_world_settings_t lcp_world_settings_default(void) {
+  return (lcp_world_settings_t){
+      .timestep = 1.0 / 240.0,
+      .gravity = {0.0, 0.0, -9.81},
+      .iterations = 20,
+      .sor_omega = 1.0,
+      .baumgarte_beta = 0.2,
+      .baumgarte_slop = 0.001,
+      .cfm = 1e-9,
+      .contact_margin = 0.002,
+      .friction_model = LCP_FRICTION_CONE,
+      .solver = LCP_SOLVER_PGS,
+      .warm_start = true,
+      .residual_tolerance = 1e-7,
+      .direct_max_rows = 600,
+  };
+}
+
+int lcp_world_settings_validate(const lcp_world_settings_t *s, const char **why) {
+  const char *bad = NULL;
+  if (!s)
+    bad = "settings is NULL";
+  else if (!(isfinite(s->timestep) && s->timestep > 0.0 && s->timestep <= 1.0))
+    bad = "timestep must be finite and in (0, 1] s";
+  else if (!(isfinite(s->gravity[0]) && isfinite(s->gravity[1]) && isfinite(s->gravity[2])))
+    bad = "gravity must be finite";
+  else if (s->iterations < 1 || s->iterations > 100000)
+    bad = "iterations must be in [1, 100000]";
+  else if (!(s->sor_omega > 0.0 && s->sor_omega < 2.0))
+    bad = "sor_omega must be in (0, 2)";
+  else if (!(s->baumgarte_beta >= 0.0 && s->baumgarte_beta <= 1.0))
+    bad = "baumgarte_beta must be in [0, 1]";
+  else if (!(isfinite(s->baumgarte_slop) && s->baumgarte_slop >= 0.0))
+    bad = "baumgarte_slop must be finite and >= 0";
+  else if (!(isfinite(s->cfm) && s->cfm >= 0.0))
+    bad = "cfm must be finite and >= 0";
+  else if (!(isfinite(s->contact_margin) && s->contact_margin >= 0.0))
+    bad = "contact_margin must be finite and >= 0";
+  else if (s->friction_model != LCP_FRICTION_BOX && s->friction_model != LCP_FRICTION_CONE)
+    bad = "friction_model must be box or cone";
+  else if (s->solver != LCP_SOLVER_PGS && s->solver != LCP_SOLVER_JACOBI &&
+           s->solver != LCP_SOLVER_DIRECT)
+    bad = "solver must be pgs, jacobi or direct";
+  else if (!(isfinite(s->residual_tolerance) && s->residual_tolerance >= 0.0))
+    bad = "residual_tolerance must be finite and >= 0";
+  else if (s->direct_max_rows < 1)
+    bad = "direct_max_rows must be >= 1";
+  if (why)
+    *why = bad;
+  return bad ? LCP_ERR_INVALID_ARGUMENT : LCP_OK;
+}
+
+/* ---- world ---- */
+
+static int add_world_body(lcp_world_t *world) {
+  lcp_body_def_t def = lcp_body_def_default();
+  def.type = LCP_BODY_STATIC;
+  lcp_body_id id;
+  return lcp_body_add(world, &def, &id);
+}
+
+int lcp_world_create(const lcp_world_settings_t *settings, lcp_world_t **out_world) {
+  if (!out_world)
+    return LCP_ERR_INVALID_ARGUMENT;
+  *out_world = NULL;
+  lcp_world_settings_t s = settings ? *settings : lcp_world_settings_default();
+  if (lcp_world_settings_validate(&s, NULL) != LCP_OK)
+    return LCP_ERR_INVALID_ARGUMENT;
+  lcp_world_t *world = calloc(1, sizeof *world);
+  if (!world)
+    return LCP_ERR_NO_MEMORY;
+  world->model.settings = s;
+  sap_init(&world->broadphase, 0);
+  arena_init(&world->scratch);
+  int rc = add_world_body(world);
+  if (rc != LCP_OK) {
+    lcp_world_destroy(&world);
+    return rc;
+  }
+  *out_world = world;
+  return LCP_OK;
+}
+
+void lcp_world_destroy(lcp_world_t **world_ptr) {
+  if (!world_ptr || !*world_ptr)
+    return;
+  lcp_world_t *world = *world_ptr;
+  for (int32_t i = 0; i < world->model.geom_count; ++i) {
+    hull_free(world->model.geoms[i].hull);
+    free(world->model.geoms[i].hull);
+  }
+  free(world->model.bodies);
+  free(world->model.geoms);
+  free(world->model.body_slot_of_id);
+  free(world->state.bodies);
+  free(world->state.cache);
+  free(world->contacts);
+  sap_destroy(&world->broadphase);
+  arena_destroy(&world->scratch);
+  free(world);
+  *world_ptr = NULL;
+}
+
+int lcp_world_set_settings(lcp_world_t *world, const lcp_world_settings_t *settings) {
+  const char *why = NULL;
+  if (lcp_world_settings_validate(settings, &why) != LCP_OK)
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "settings: %s", why);
+  world->model.settings = *settings;
+  return LCP_OK;
+}
+
+void lcp_world_get_settings(const lcp_world_t *world, lcp_world_settings_t *out) {
+  *out = world->model.settings;
+}
+
+void lcp_world_set_log(lcp_world_t *world, lcp_log_fn fn, void *user) {
+  world->log_fn = fn;
+  world->log_user = user;
+}
+
+const char *lcp_world_last_error(const lcp_world_t *world) { return world->last_error; }
+
+double lcp_world_time(const lcp_world_t *world) { return world->state.time; }
+uint64_t lcp_world_step_count(const lcp_world_t *world) { return world->state.step_count; }
+
+void lcp_world_get_stats(const lcp_world_t *world, lcp_step_stats_t *out) { *out = world->stats; }
+
+const char *lcp_stage_name(lcp_stage_t stage) {
+  static const char *const names[LCP_STAGE_COUNT] = {
+      "kinematics", "broadphase", "narrowphase", "rows", "solve", "integrate"};
+  return (stage >= 0 && stage < LCP_STAGE_COUNT) ? names[stage] : "unknown";
+}
+
+int32_t lcp_world_get_contacts(const lcp_world_t *world, lcp_contact_info_t *out,
+                               int32_t capacity) {
+  int32_t n = world->contact_count < capacity ? world->contact_count : capacity;
+  if (out && n > 0)
+    memcpy(out, world->contacts, (size_t)n * sizeof *out);
+  return world->contact_count;
+}
+
+/* ---- bodies ---- */
+
+lcp_body_def_t lcp_body_def_default(void) {
+  return (lcp_body_def_t){
+      .type = LCP_BODY_DYNAMIC,
+      .mass = 1.0,
+      .inertia = {1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0},
+      .orientation = {1.0, 0.0, 0.0, 0.0},
+  };
+}
+
+static bool all_finite(const double *v, int n) {
+  for (int i = 0; i < n; ++i)
+    if (!isfinite(v[i]))
+      return false;
+  return true;
+}
+
+/* Symmetric (to a relative 1e-9) and positive definite (Sylvester's
+ * criterion on the leading minors). */
+static bool inertia_is_spd(const mat3 *I) {
+  double scale = fabs(I->m[0][0]) + fabs(I->m[1][1]) + fabs(I->m[2][2]);
+  for (int i = 0; i < 3; ++i)
+    for (int j = i + 1; j < 3; ++j)
+      if (fabs(I->m[i][j] - I->m[j][i]) > 1e-9 * scale)
+        return false;
+  double m1 = I->m[0][0];
+  double m2 = I->m[0][0] * I->m[1][1] - I->m[0][1] * I->m[1][0];
+  double m3 = m3_det(I);
+  double tiny = 1e-300;
+  return m1 > tiny && m2 > tiny && m3 > tiny;
+}
+
+static int validate_pose(lcp_world_t *world, const double position[3],
+                         const double orientation[4]) {
+  if (!all_finite(position, 3))
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "position must be finite");
+  if (!all_finite(orientation, 4) || !(q_norm(q_from(orientation)) > 1e-12))
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT,
+                      "orientation must be a finite non-zero quaternion");
+  return LCP_OK;
+}
+
+int lcp_body_add(lcp_world_t *world, const lcp_body_def_t *def, lcp_body_id *out_id) {
+  if (!def)
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "body def is NULL");
+  if (def->type != LCP_BODY_STATIC && def->type != LCP_BODY_DYNAMIC)
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "body type must be static or dynamic");
+  int rc = validate_pose(world, def->position, def->orientation);
+  if (rc != LCP_OK)
+    return rc;
+  if (!all_finite(def->linear_velocity, 3) || !all_finite(def->angular_velocity, 3))
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "velocity must be finite");
+  body_model m = {.type = def->type};
+  if (def->type == LCP_BODY_DYNAMIC) {
+    if (!(isfinite(def->mass) && def->mass > 0.0))
+      return world_fail(world, LCP_ERR_INVALID_ARGUMENT,
+                        "mass must be finite and > 0 (got %g)", def->mass);
+    if (!all_finite(def->inertia, 9))
+      return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "inertia must be finite");
+    m.mass = def->mass;
+    m.inv_mass = 1.0 / def->mass;
+    m.inertia_local = m3_from(def->inertia);
+    if (!inertia_is_spd(&m.inertia_local) ||
+        !m3_inverse(&m.inertia_local, &m.inv_inertia_local, 1e-300))
+      return world_fail(world, LCP_ERR_INVALID_ARGUMENT,
+                        "inertia must be symmetric positive definite");
+  }
+  world_model *model = &world->model;
+  int32_t need = model->body_count + 1;
+  int32_t cap = model->body_capacity;
+  if (world_reserve((void **)&model->bodies, &cap, need, sizeof(body_model)) != LCP_OK)
+    return world_fail(world, LCP_ERR_NO_MEMORY, "out of memory adding a body");
+  if (cap != model->body_capacity) {
+    body_state *grown = realloc(world->state.bodies, (size_t)cap * sizeof(body_state));
+    if (!grown)
+      return world_fail(world, LCP_ERR_NO_MEMORY, "out of memory adding a body");
+    world->state.bodies = grown;
+    model->body_capacity = cap;
+  }
+  if (world_reserve((void **)&model->body_slot_of_id, &model->body_slot_capacity,
+                    model->next_body_id + 1, sizeof(int32_t)) != LCP_OK)
+    return world_fail(world, LCP_ERR_NO_MEMORY, "out of memory adding a body");
+
+  m.id = model->next_body_id++;
+  int32_t slot = model->body_count++;
+  model->bodies[slot] = m;
+  model->body_slot_of_id[m.id] = slot;
+  world->state.bodies[slot] = (body_state){
+      .position = v3_from(def->position),
+      .orientation = q_normalize(q_from(def->orientation)),
+      .linear_velocity = def->type == LCP_BODY_DYNAMIC ? v3_from(def->linear_velocity) : v3_zero(),
+      .angular_velocity =
+          def->type == LCP_BODY_DYNAMIC ? v3_from(def->angular_velocity) : v3_zero(),
+  };
+  if (out_id)
+    *out_id = m.id;
+  return LCP_OK;
+}
+
+static int find_body(lcp_world_t *world, lcp_body_id id, int32_t *slot) {
+  *slot = world_body_slot(world, id);
+  if (*slot < 0)
+    return world_fail(world, LCP_ERR_NOT_FOUND, "no body with id %d", (int)id);
+  return LCP_OK;
+}
+
+/* Removes the warm-start entries that mention a geom. */
+static void cache_forget_geom(world_state *state, lcp_geom_id geom) {
+  int32_t kept = 0;
+  for (int32_t i = 0; i < state->cache_count; ++i)
+    if (state->cache[i].geom_a != geom && state->cache[i].geom_b != geom)
+      state->cache[kept++] = state->cache[i];
+  state->cache_count = kept;
+}
+
+static void remove_geom_slot(lcp_world_t *world, int32_t slot) {
+  world_model *model = &world->model;
+  geom_model *g = &model->geoms[slot];
+  cache_forget_geom(&world->state, g->id);
+  hull_free(g->hull);
+  free(g->hull);
+  memmove(&model->geoms[slot], &model->geoms[slot + 1],
+          (size_t)(model->geom_count - slot - 1) * sizeof(geom_model));
+  model->geom_count--;
+}
+
+int lcp_body_remove(lcp_world_t *world, lcp_body_id id) {
+  int32_t slot;
+  int rc = find_body(world, id, &slot);
+  if (rc != LCP_OK)
+    return rc;
+  if (id == LCP_WORLD_BODY)
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "the world body cannot be removed");
+  world_model *model = &world->model;
+  for (int32_t g = model->geom_count - 1; g >= 0; --g)
+    if (model->geoms[g].body == id)
+      remove_geom_slot(world, g);
+  /* Keep creation order: slots after the removed one move down by one. */
+  int32_t tail = model->body_count - slot - 1;
+  memmove(&model->bodies[slot], &model->bodies[slot + 1], (size_t)tail * sizeof(body_model));
+  memmove(&world->state.bodies[slot], &world->state.bodies[slot + 1],
+          (size_t)tail * sizeof(body_state));
+  model->body_count--;
+  model->body_slot_of_id[id] = -1;
+  for (int32_t s = slot; s < model->body_count; ++s)
+    model->body_slot_of_id[model->bodies[s].id] = s;
+  return LCP_OK;
+}
+
+int32_t lcp_world_body_count(const lcp_world_t *world) { return world->model.body_count; }
+
+int32_t lcp_world_body_ids(const lcp_world_t *world, lcp_body_id *out_ids, int32_t capacity) {
+  int32_t n = world->model.body_count < capacity ? world->model.body_count : capacity;
+  for (int32_t i = 0; i < n; ++i)
+    out_ids[i] = world->model.bodies[i].id;
+  return n;
+}
+
+int lcp_body_get_pose(const lcp_world_t *world, lcp_body_id id, double position[3],
+                      double orientation[4]) {
+  int32_t slot = world_body_slot(world, id);
+  if (slot < 0)
+    return LCP_ERR_NOT_FOUND;
+  const body_state *b = &world->state.bodies[slot];
+  if (position)
+    v3_store(b->position, position);
+  if (orientation)
+    q_store(b->orientation, orientation);
+  return LCP_OK;
+}
+
+int lcp_body_set_pose(lcp_world_t *world, lcp_body_id id, const double position[3],
+                      const double orientation[4]) {
+  int32_t slot;
+  int rc = find_body(world, id, &slot);
+  if (rc != LCP_OK)
+    return rc;
+  if (id == LCP_WORLD_BODY)
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "the world body cannot be moved");
+  if ((rc = validate_pose(world, position, orientation)) != LCP_OK)
+    return rc;
+  body_state *b = &world->state.bodies[slot];
+  b->position = v3_from(position);
+  b->orientation = q_normalize(q_from(orientation));
+  return LCP_OK;
+}
+
+int lcp_body_get_velocity(const lcp_world_t *world, lcp_body_id id, double linear[3],
+                          double angular[3]) {
+  int32_t slot = world_body_slot(world, id);
+  if (slot < 0)
+    return LCP_ERR_NOT_FOUND;
+  const body_state *b = &world->state.bodies[slot];
+  if (linear)
+    v3_store(b->linear_velocity, linear);
+  if (angular)
+    v3_store(b->angular_velocity, angular);
+  return LCP_OK;
+}
+
+int lcp_body_set_velocity(lcp_world_t *world, lcp_body_id id, const double linear[3],
+                          const double angular[3]) {
+  int32_t slot;
+  int rc = find_body(world, id, &slot);
+  if (rc != LCP_OK)
+    return rc;
+  if (!all_finite(linear, 3) || !all_finite(angular, 3))
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "velocity must be finite");
+  if (world->model.bodies[slot].type != LCP_BODY_DYNAMIC)
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "body %d is static", (int)id);
+  body_state *b = &world->state.bodies[slot];
+  b->linear_velocity = v3_from(linear);
+  b->angular_velocity = v3_from(angular);
+  return LCP_OK;
+}
+
+int lcp_body_get_mass(const lcp_world_t *world, lcp_body_id id, double *mass,
+                      double inertia[9]) {
+  int32_t slot = world_body_slot(world, id);
+  if (slot < 0)
+    return LCP_ERR_NOT_FOUND;
+  const body_model *m = &world->model.bodies[slot];
+  if (mass)
+    *mass = m->mass;
+  if (inertia)
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j)
+        inertia[3 * i + j] = m->inertia_local.m[i][j];
+  return LCP_OK;
+}
+
+int lcp_body_get_type(const lcp_world_t *world, lcp_body_id id, lcp_body_type_t *type) {
+  int32_t slot = world_body_slot(world, id);
+  if (slot < 0)
+    return LCP_ERR_NOT_FOUND;
+  *type = world->model.bodies[slot].type;
+  return LCP_OK;
+}
+
+static int find_dynamic_for_force(lcp_world_t *world, lcp_body_id id, const double v[3],
+                                  int32_t *slot) {
+  int rc = find_body(world, id, slot);
+  if (rc != LCP_OK)
+    return rc;
+  if (!v || !all_finite(v, 3))
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "force and torque must be finite");
+  return LCP_OK;
+}
+
+int lcp_body_apply_force(lcp_world_t *world, lcp_body_id id, const double force[3],
+                         const double point[3]) {
+  int32_t slot;
+  int rc = find_dynamic_for_force(world, id, force, &slot);
+  if (rc != LCP_OK)
+    return rc;
+  if (!point || !all_finite(point, 3))
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "application point must be finite");
+  body_state *b = &world->state.bodies[slot];
+  vec3 f = v3_from(force);
+  b->force = v3_add(b->force, f);
+  b->torque = v3_add(b->torque, v3_cross(v3_sub(v3_from(point), b->position), f));
+  return LCP_OK;
+}
+
+int lcp_body_apply_force_at_center(lcp_world_t *world, lcp_body_id id, const double force[3]) {
+  int32_t slot;
+  int rc = find_dynamic_for_force(world, id, force, &slot);
+  if (rc != LCP_OK)
+    return rc;
+  world->state.bodies[slot].force = v3_add(world->state.bodies[slot].force, v3_from(force));
+  return LCP_OK;
+}
+
+int lcp_body_apply_torque(lcp_world_t *world, lcp_body_id id, const double torque[3]) {
+  int32_t slot;
+  int rc = find_dynamic_for_force(world, id, torque, &slot);
+  if (rc != LCP_OK)
+    return rc;
+  world->state.bodies[slot].torque = v3_add(world->state.bodies[slot].torque, v3_from(torque));
+  return LCP_OK;
+}
+
+/* ---- geoms ---- */
+
+lcp_geom_def_t lcp_geom_def_default(void) {
+  return (lcp_geom_def_t){
+      .type = LCP_SHAPE_SPHERE,
+      .local_orientation = {1.0, 0.0, 0.0, 0.0},
+      .radius = 1.0,
+      .friction = 0.5,
+      .category_bits = 1u,
+      .collide_mask = 0xffffffffu,
+  };
+}
+
+static bool positive(double x) { return isfinite(x) && x > 0.0; }
+
+/* Checks the shape fields of def and builds the hull when there is one. */
+static int make_shape(lcp_world_t *world, const lcp_geom_def_t *def, shape *out, hull **out_hull) {
+  *out = (shape){.type = def->type};
+  *out_hull = NULL;
+  switch (def->type) {
+  case LCP_SHAPE_PLANE:
+    return LCP_OK;
+  case LCP_SHAPE_SPHERE:
+    if (!positive(def->radius))
+      return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "sphere radius must be > 0");
+    out->radius = def->radius;
+    return LCP_OK;
+  case LCP_SHAPE_BOX:
+    if (!positive(def->half_extents[0]) || !positive(def->half_extents[1]) ||
+        !positive(def->half_extents[2]))
+      return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "box half extents must be > 0");
+    out->half_extents = v3_from(def->half_extents);
+    return LCP_OK;
+  case LCP_SHAPE_CAPSULE:
+  case LCP_SHAPE_CYLINDER:
+    if (!positive(def->radius) || !positive(def->half_length))
+      return world_fail(world, LCP_ERR_INVALID_ARGUMENT,
+                        "capsule and cylinder need radius > 0 and half_length > 0");
+    out->radius = def->radius;
+    out->half_length = def->half_length;
+    return LCP_OK;
+  case LCP_SHAPE_HULL: {
+    if (!def->hull_points || def->hull_point_count < 4)
+      return world_fail(world, LCP_ERR_DEGENERATE, "a hull needs at least 4 points (got %d)",
+                        (int)def->hull_point_count);
+    if (!all_finite(def->hull_points, 3 * def->hull_point_count))
+      return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "hull points must be finite");
+    vec3 *points = malloc((size_t)def->hull_point_count * sizeof(vec3));
+    hull *h = calloc(1, sizeof(hull));
+    if (!points || !h) {
+      free(points);
+      free(h);
+      return world_fail(world, LCP_ERR_NO_MEMORY, "out of memory building a hull");
+    }
+    for (int32_t i = 0; i < def->hull_point_count; ++i)
+      points[i] = v3_from(&def->hull_points[3 * i]);
+    int rc = hull_build(points, def->hull_point_count, h);
+    free(points);
+    if (rc != LCP_OK) {
+      free(h);
+      if (rc == LCP_ERR_DEGENERATE)
+        return world_fail(world, rc,
+                          "degenerate hull: the points do not span a volume "
+                          "(need 4 non-coplanar points)");
+      return world_fail(world, rc, "hull: %s", lcp_status_string(rc));
+    }
+    out->hull = h;
+    *out_hull = h;
+    return LCP_OK;
+  }
+  default:
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "unknown shape type %d", (int)def->type);
+  }
+}
+
+int lcp_geom_add(lcp_world_t *world, lcp_body_id body, const lcp_geom_def_t *def,
+                 lcp_geom_id *out_id) {
+  if (!def)
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "geom def is NULL");
+  int32_t slot;
+  int rc = find_body(world, body, &slot);
+  if (rc != LCP_OK)
+    return rc;
+  if ((rc = validate_pose(world, def->local_position, def->local_orientation)) != LCP_OK)
+    return rc;
+  if (!(isfinite(def->friction) && def->friction >= 0.0))
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "friction must be finite and >= 0");
+  if (def->type == LCP_SHAPE_PLANE && world->model.bodies[slot].type != LCP_BODY_STATIC)
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "planes can only belong to static bodies");
+  world_model *model = &world->model;
+  if (world_reserve((void **)&model->geoms, &model->geom_capacity, model->geom_count + 1,
+                    sizeof(geom_model)) != LCP_OK)
+    return world_fail(world, LCP_ERR_NO_MEMORY, "out of memory adding a geom");
+  geom_model g = {
+      .body = body,
+      .local = xf_make(v3_from(def->local_position), q_normalize(q_from(def->local_orientation))),
+      .friction = def->friction,
+      .category_bits = def->category_bits,
+      .collide_mask = def->collide_mask,
+  };
+  if ((rc = make_shape(world, def, &g.shape, &g.hull)) != LCP_OK)
+    return rc;
+  g.id = model->next_geom_id++;
+  model->geoms[model->geom_count++] = g;
+  if (out_id)
+    *out_id = g.id;
+  return LCP_OK;
+}
+
+static int32_t geom_slot(const lcp_world_t *world, lcp_geom_id id) {
+  /* Geoms are kept in creation order, so ids increase with the slot. */
+  int32_t lo = 0, hi = world->model.geom_count - 1;
+  while (lo <= hi) {
+    int32_t mid = lo + (hi - lo) / 2;
+    lcp_geom_id g = world->model.geoms[mid].id;
+    if (g == id)
+      return mid;
+    if (g < id)
+      lo = mid + 1;
+    else
+      hi = mid - 1;
+  }
+  return -1;
+}
+
+int lcp_geom_remove(lcp_world_t *world, lcp_geom_id id) {
+  int32_t slot = geom_slot(world, id);
+  if (slot < 0)
+    return world_fail(world, LCP_ERR_NOT_FOUND, "no geom with id %d", (int)id);
+  remove_geom_slot(world, slot);
+  return LCP_OK;
+}
+
+int lcp_geom_get_body(const lcp_world_t *world, lcp_geom_id id, lcp_body_id *out_body) {
+  int32_t slot = geom_slot(world, id);
+  if (slot < 0)
+    return LCP_ERR_NOT_FOUND;
+  *out_body = world->model.geoms[slot].body;
+  return LCP_OK;
+}
+
+int lcp_geom_get_aabb(const lcp_world_t *world, lcp_geom_id id, double lo[3], double hi[3]) {
+  int32_t slot = geom_slot(world, id);
+  if (slot < 0)
+    return LCP_ERR_NOT_FOUND;
+  const geom_model *g = &world->model.geoms[slot];
+  const body_state *b = &world->state.bodies[world_body_slot(world, g->body)];
+  xform body_x = xf_make(b->position, b->orientation);
+  xform x = xf_mul(&body_x, &g->local);
+  vec3 l, h;
+  shape_aabb(&g->shape, &x, &l, &h);
+  v3_store(l, lo);
+  v3_store(h, hi);
+  return LCP_OK;
+}
+
+int lcp_geom_def_mass_properties(const lcp_geom_def_t *def, double density, double *mass,
+                                 double inertia[9], double center[3]) {
+  if (!def || !(isfinite(density) && density > 0.0))
+    return LCP_ERR_INVALID_ARGUMENT;
+  double r = def->radius, hl = def->half_length;
+  double m = 0.0;
+  vec3 d = v3_zero(); /* principal moments, geom axes */
+  vec3 c = v3_zero();
+  mat3 full = m3_zero();
+  bool use_full = false;
+  switch (def->type) {
+  case LCP_SHAPE_SPHERE:
+    if (!positive(r))
+      return LCP_ERR_INVALID_ARGUMENT;
+    m = density * 4.0 / 3.0 * LCP_PI * r * r * r;
+    d = v3(0.4 * m * r * r, 0.4 * m * r * r, 0.4 * m * r * r);
+    break;
+  case LCP_SHAPE_BOX: {
+    vec3 e = v3_from(def->half_extents);
+    if (!positive(e.x) || !positive(e.y) || !positive(e.z))
+      return LCP_ERR_INVALID_ARGUMENT;
+    m = density * 8.0 * e.x * e.y * e.z;
+    d = v3(m / 3.0 * (e.y * e.y + e.z * e.z), m / 3.0 * (e.x * e.x + e.z * e.z),
+           m / 3.0 * (e.x * e.x + e.y * e.y));
+    break;
+  }
+  case LCP_SHAPE_CYLINDER: {
+    if (!positive(r) || !positive(hl))
+      return LCP_ERR_INVALID_ARGUMENT;
+    double len = 2.0 * hl;
+    m = density * LCP_PI * r * r * len;
+    double ixx = m * (3.0 * r * r + len * len) / 12.0;
+    d = v3(ixx, ixx, 0.5 * m * r * r);
+    break;
+  }
+  case LCP_SHAPE_CAPSULE: {
+    if (!positive(r) || !positive(hl))
+      return LCP_ERR_INVALID_ARGUMENT;
+    /* A cylinder of length 2 hl plus two hemispheres whose centres of mass
+     * sit 3r/8 beyond the segment ends (parallel-axis theorem). */
+    double len = 2.0 * hl;
+    double mc = density * LCP_PI * r * r * len;
+    double mh = density * 2.0 / 3.0 * LCP_PI * r * r * r; /* one hemisphere */
+    double off = hl + 3.0 * r / 8.0;
+    double ih_own = (83.0 / 320.0) * mh * r * r; /* hemisphere about its own cm, transverse */
+    double ixx = mc * (3.0 * r * r + len * len) / 12.0 + 2.0 * (ih_own + mh * off * off);
+    double izz = 0.5 * mc * r * r + 2.0 * 0.4 * mh * r * r;
+    m = mc + 2.0 * mh;
+    d = v3(ixx, ixx, izz);
+    break;
+  }
+  case LCP_SHAPE_HULL: {
+    if (!def->hull_points || def->hull_point_count < 4 ||
+        !all_finite(def->hull_points, 3 * def->hull_point_count))
+      return LCP_ERR_INVALID_ARGUMENT;
+    vec3 *points = malloc((size_t)def->hull_point_count * sizeof(vec3));
+    if (!points)
+      return LCP_ERR_NO_MEMORY;
+    for (int32_t i = 0; i < def->hull_point_count; ++i)
+      points[i] = v3_from(&def->hull_points[3 * i]);
+    hull h;
+    int rc = hull_build(points, def->hull_point_count, &h);
+    free(points);
+    if (rc != LCP_OK)
+      return rc;
+    m = density * h.volume;
+    full = m3_scale(&h.inertia_unit_density, density);
+    c = h.centroid;
+    use_full = true;
+    hull_free(&h);
+    break;
+  }
+  default:
+    return LCP_ERR_INVALID_ARGUMENT;
+  }
+  if (!use_full)
+    full = m3_diag(d);
+  /* Express in geom axes rotated into the body by local_orientation, about
+   * the geom's centre of mass in body coordinates. */
+  mat3 R = q_to_mat3(q_normalize(q_from(def->local_orientation)));
+  mat3 body_inertia = m3_rotate_tensor(&R, &full);
+  vec3 body_center = v3_add(v3_from(def->local_position), m3_mulv(&R, c));
+  if (mass)
+    *mass = m;
+  if (inertia)
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j)
+        inertia[3 * i + j] = body_inertia.m[i][j];
+  if (center)
+    v3_store(body_center, center);
+  return LCP_OK;
+}
+
+/* ---- state snapshots ----
+ * Layout: header {magic, version, layout signature, counts}, time, step
+ * count, body states in slot order, warm-start cache. All native-endian
+ * doubles: a snapshot is for the same build on the same machine kind. */
+
+#define SNAPSHOT_MAGIC 0x4c435053u /* "LCPS" */
+#define SNAPSHOT_VERSION 1u
+
+typedef struct snapshot_header {
+  uint32_t magic;
+  uint32_t version;
+  uint64_t layout; /* signature of the model's bodies and geoms */
+  int32_t body_count;
+  int32_t cache_count;
+  double time;
+  uint64_t step_count;
+} snapshot_header;
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
+  const unsigned char *p = data;
+  for (size_t i = 0; i < n; ++i) {
+    h ^= p[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+#define FNV_OFFSET 14695981039346656037ull
+
+/* The identity of the model a state belongs to: body ids and types, geom ids
+ * and owners. */
+static uint64_t layout_signature(const lcp_world_t *world) {
+  uint64_t h = FNV_OFFSET;
+  for (int32_t i = 0; i < world->model.body_count; ++i) {
+    const body_model *b = &world->model.bodies[i];
+    h = fnv1a(h, &b->id, sizeof b->id);
+    h = fnv1a(h, &b->type, sizeof b->type);
+    h = fnv1a(h, &b->mass, sizeof b->mass);
+  }
+  for (int32_t i = 0; i < world->model.geom_count; ++i) {
+    const geom_model *g = &world->model.geoms[i];
+    h = fnv1a(h, &g->id, sizeof g->id);
+    h = fnv1a(h, &g->body, sizeof g->body);
+    h = fnv1a(h, &g->shape.type, sizeof g->shape.type);
+  }
+  return h;
+}
+
+size_t lcp_world_state_size(const lcp_world_t *world) {
+  return sizeof(snapshot_header) + (size_t)world->model.body_count * sizeof(body_state) +
+         (size_t)world->state.cache_count * sizeof(cached_manifold);
+}
+
+int lcp_world_save_state(const lcp_world_t *world, void *buffer, size_t capacity,
+                         size_t *out_size) {
+  size_t need = lcp_world_state_size(world);
+  if (out_size)
+    *out_size = need;
+  if (!buffer || capacity < need)
+    return LCP_ERR_INVALID_ARGUMENT;
+  snapshot_header h = {
+      .magic = SNAPSHOT_MAGIC,
+      .version = SNAPSHOT_VERSION,
+      .layout = layout_signature(world),
+      .body_count = world->model.body_count,
+      .cache_count = world->state.cache_count,
+      .time = world->state.time,
+      .step_count = world->state.step_count,
+  };
+  unsigned char *p = buffer;
+  memcpy(p, &h, sizeof h);
+  p += sizeof h;
+  size_t bodies = (size_t)h.body_count * sizeof(body_state);
+  if (bodies)
+    memcpy(p, world->state.bodies, bodies);
+  p += bodies;
+  if (h.cache_count)
+    memcpy(p, world->state.cache, (size_t)h.cache_count * sizeof(cached_manifold));
+  return LCP_OK;
+}
+
+int lcp_world_restore_state(lcp_world_t *world, const void *buffer, size_t size) {
+  snapshot_header h;
+  if (!buffer || size < sizeof h)
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "snapshot too short (%zu bytes)", size);
+  memcpy(&h, buffer, sizeof h);
+  if (h.magic != SNAPSHOT_MAGIC || h.version != SNAPSHOT_VERSION)
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "not an lcpsim state snapshot");
+  if (h.layout != layout_signature(world) || h.body_count != world->model.body_count)
+    return world_fail(world, LCP_ERR_MISMATCH,
+                      "snapshot belongs to another world (different bodies or geoms)");
+  if (h.cache_count < 0 ||
+      size != sizeof h + (size_t)h.body_count * sizeof(body_state) +
+                  (size_t)h.cache_count * sizeof(cached_manifold))
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "snapshot size does not match its header");
+  const unsigned char *p = (const unsigned char *)buffer + sizeof h;
+  const body_state *states = (const body_state *)(const void *)p;
+  for (int32_t i = 0; i < h.body_count; ++i) {
+    body_state s;
+    memcpy(&s, &states[i], sizeof s);
+    if (!v3_is_finite(s.position) || !q_is_finite(s.orientation) ||
+        !v3_is_finite(s.linear_velocity) || !v3_is_finite(s.angular_velocity))
+      return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "snapshot holds non-finite values");
+  }
+  if (world_reserve((void **)&world->state.cache, &world->state.cache_capacity, h.cache_count,
+                    sizeof(cached_manifold)) != LCP_OK)
+    return world_fail(world, LCP_ERR_NO_MEMORY, "out of memory restoring a snapshot");
+  size_t bodies = (size_t)h.body_count * sizeof(body_state);
+  memcpy(world->state.bodies, p, bodies);
+  p += bodies;
+  if (h.cache_count)
+    memcpy(world->state.cache, p, (size_t)h.cache_count * sizeof(cached_manifold));
+  world->state.cache_count = h.cache_count;
+  world->state.time = h.time;
+  world->state.step_count = h.step_count;
+  return LCP_OK;
+}
+
+uint64_t lcp_world_state_hash(const lcp_world_t *world) {
+  uint64_t h = FNV_OFFSET;
+  h = fnv1a(h, &world->state.time, sizeof world->state.time);
+  h = fnv1a(h, &world->state.step_count, sizeof world->state.step_count);
+  for (int32_t i = 0; i < world->model.body_count; ++i) {
+    const body_state *b = &world->state.bodies[i];
+    h = fnv1a(h, &b->position, sizeof b->position);
+    h = fnv1a(h, &b->orientation, sizeof b->orientation);
+    h = fnv1a(h, &b->linear_velocity, sizeof b->linear_velocity);
+    h = fnv1a(h, &b->angular_velocity, sizeof b->angular_velocity);
+  }
+  return h;
+}

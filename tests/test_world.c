@@ -1,0 +1,270 @@
+/* The world API: bodies and geoms, bad input refused with the world
+ * unchanged, determinism and state snapshots (issue 2). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "lcpsim/lcpsim.h"
+#include "lcpsim/scenes.h"
+#include "test_util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static lcp_world_t *pile_world(int32_t n) {
+  lcp_world_t *w = NULL;
+  lcp_world_settings_t s = lcp_scene_settings();
+  assert_int_equal(lcp_world_create(&s, &w), LCP_OK);
+  assert_int_equal(lcp_scene_pile(w, n, NULL), LCP_OK);
+  return w;
+}
+
+static void step_n(lcp_world_t *w, int n) {
+  for (int i = 0; i < n; ++i)
+    assert_int_equal(lcp_world_step(w), LCP_OK);
+}
+
+/* Two runs of the pile scene give bitwise identical state hashes. */
+static void test_pile_is_deterministic(void **state) {
+  (void)state;
+  lcp_world_t *a = pile_world(300), *b = pile_world(300);
+  assert_int_equal(lcp_world_state_hash(a), lcp_world_state_hash(b));
+  step_n(a, 400);
+  step_n(b, 400);
+  lcp_step_stats_t st;
+  lcp_world_get_stats(a, &st);
+  assert_true(st.contacts > 100); /* the pile really piled up */
+  assert_true(lcp_world_state_hash(a) == lcp_world_state_hash(b));
+  lcp_world_destroy(&a);
+  lcp_world_destroy(&b);
+  assert_null(a);
+}
+
+/* Snapshot mid-run, carry on, restore, carry on again: the same hash as the
+ * uninterrupted run, and as a fresh world restored from the snapshot. */
+static void test_snapshot_restore_is_bitwise(void **state) {
+  (void)state;
+  lcp_world_t *w = pile_world(200);
+  step_n(w, 150);
+  size_t size = lcp_world_state_size(w);
+  void *snap = malloc(size);
+  size_t written = 0;
+  assert_int_equal(lcp_world_save_state(w, snap, size, &written), LCP_OK);
+  assert_int_equal(written, size);
+  step_n(w, 150);
+  uint64_t uninterrupted = lcp_world_state_hash(w);
+  assert_int_equal(lcp_world_restore_state(w, snap, size), LCP_OK);
+  assert_true(lcp_world_time(w) == 150.0 / 240.0 || fabs(lcp_world_time(w) - 150.0 / 240.0) < 1e-12);
+  step_n(w, 150);
+  assert_true(lcp_world_state_hash(w) == uninterrupted);
+
+  lcp_world_t *fresh = pile_world(200);
+  assert_int_equal(lcp_world_restore_state(fresh, snap, size), LCP_OK);
+  step_n(fresh, 150);
+  assert_true(lcp_world_state_hash(fresh) == uninterrupted);
+  lcp_world_destroy(&fresh);
+
+  /* A snapshot of another world is refused, and nothing changes. */
+  lcp_world_t *other = pile_world(201);
+  uint64_t before = lcp_world_state_hash(other);
+  assert_int_equal(lcp_world_restore_state(other, snap, size), LCP_ERR_MISMATCH);
+  assert_true(lcp_world_state_hash(other) == before);
+  /* A truncated or corrupted one too. */
+  assert_int_equal(lcp_world_restore_state(w, snap, size - 1), LCP_ERR_INVALID_ARGUMENT);
+  ((unsigned char *)snap)[0] ^= 0xff;
+  assert_int_equal(lcp_world_restore_state(w, snap, size), LCP_ERR_INVALID_ARGUMENT);
+  lcp_world_destroy(&other);
+  lcp_world_destroy(&w);
+  free(snap);
+}
+
+/* Bad bodies and geoms are refused with an error code and a message, and the
+ * world is unchanged (same bodies, same state hash). */
+static void test_bad_input_is_refused(void **state) {
+  (void)state;
+  lcp_world_t *w = NULL;
+  assert_int_equal(lcp_world_create(NULL, &w), LCP_OK);
+  lcp_geom_def_t box = test_box_def(0.1, 0.1, 0.1, 0.5);
+  lcp_body_id good = test_add_solid(w, &box, 1.0, (double[]){0, 0, 1}, NULL);
+  assert_int_not_equal(good, LCP_NULL_ID);
+  uint64_t hash = lcp_world_state_hash(w);
+  int32_t bodies = lcp_world_body_count(w);
+  lcp_body_id id = 12345;
+
+  lcp_body_def_t def = lcp_body_def_default();
+  def.mass = 0.0;
+  assert_int_equal(lcp_body_add(w, &def, &id), LCP_ERR_INVALID_ARGUMENT);
+  assert_non_null(strstr(lcp_world_last_error(w), "mass"));
+  def.mass = -1.0;
+  assert_int_equal(lcp_body_add(w, &def, &id), LCP_ERR_INVALID_ARGUMENT);
+  def = lcp_body_def_default();
+  def.inertia[8] = -1.0; /* not positive definite */
+  assert_int_equal(lcp_body_add(w, &def, &id), LCP_ERR_INVALID_ARGUMENT);
+  assert_non_null(strstr(lcp_world_last_error(w), "inertia"));
+  def = lcp_body_def_default();
+  def.inertia[1] = 2.0; /* not symmetric */
+  assert_int_equal(lcp_body_add(w, &def, &id), LCP_ERR_INVALID_ARGUMENT);
+  def = lcp_body_def_default();
+  def.inertia[1] = def.inertia[3] = 1.0; /* symmetric, singular */
+  assert_int_equal(lcp_body_add(w, &def, &id), LCP_ERR_INVALID_ARGUMENT);
+  def = lcp_body_def_default();
+  def.position[1] = NAN;
+  assert_int_equal(lcp_body_add(w, &def, &id), LCP_ERR_INVALID_ARGUMENT);
+  assert_non_null(strstr(lcp_world_last_error(w), "position"));
+  def = lcp_body_def_default();
+  def.orientation[0] = INFINITY;
+  assert_int_equal(lcp_body_add(w, &def, &id), LCP_ERR_INVALID_ARGUMENT);
+  def = lcp_body_def_default();
+  def.orientation[0] = 0.0;
+  assert_int_equal(lcp_body_add(w, &def, &id), LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(id, 12345); /* nothing written on failure */
+
+  /* Degenerate hulls: too few points, coplanar points, collinear points. */
+  lcp_geom_def_t hull = lcp_geom_def_default();
+  hull.type = LCP_SHAPE_HULL;
+  const double three[] = {0, 0, 0, 1, 0, 0, 0, 1, 0};
+  hull.hull_points = three;
+  hull.hull_point_count = 3;
+  assert_int_equal(lcp_geom_add(w, good, &hull, NULL), LCP_ERR_DEGENERATE);
+  const double flat[] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0, 0.5, 0.5, 0};
+  hull.hull_points = flat;
+  hull.hull_point_count = 5;
+  assert_int_equal(lcp_geom_add(w, good, &hull, NULL), LCP_ERR_DEGENERATE);
+  const double line[] = {0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3};
+  hull.hull_points = line;
+  hull.hull_point_count = 4;
+  assert_int_equal(lcp_geom_add(w, good, &hull, NULL), LCP_ERR_DEGENERATE);
+  const double nan_points[] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, NAN};
+  hull.hull_points = nan_points;
+  assert_int_equal(lcp_geom_add(w, good, &hull, NULL), LCP_ERR_INVALID_ARGUMENT);
+
+  /* Other bad geoms and calls. */
+  lcp_geom_def_t g = test_sphere_def(-1.0, 0.5);
+  assert_int_equal(lcp_geom_add(w, good, &g, NULL), LCP_ERR_INVALID_ARGUMENT);
+  g = test_sphere_def(0.1, NAN);
+  assert_int_equal(lcp_geom_add(w, good, &g, NULL), LCP_ERR_INVALID_ARGUMENT);
+  g = lcp_geom_def_default();
+  g.type = LCP_SHAPE_PLANE;
+  assert_int_equal(lcp_geom_add(w, good, &g, NULL), LCP_ERR_INVALID_ARGUMENT); /* dynamic */
+  g = test_sphere_def(0.1, 0.5);
+  assert_int_equal(lcp_geom_add(w, 999, &g, NULL), LCP_ERR_NOT_FOUND);
+  assert_int_equal(lcp_body_set_pose(w, good, (double[]){0, NAN, 0}, (double[]){1, 0, 0, 0}),
+                   LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(lcp_body_set_velocity(w, good, (double[]){0, 0, INFINITY}, (double[]){0, 0, 0}),
+                   LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(lcp_body_apply_force_at_center(w, good, (double[]){NAN, 0, 0}),
+                   LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(lcp_body_remove(w, LCP_WORLD_BODY), LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(lcp_body_remove(w, 777), LCP_ERR_NOT_FOUND);
+  lcp_world_settings_t s = lcp_world_settings_default();
+  s.timestep = -1.0;
+  assert_int_equal(lcp_world_set_settings(w, &s), LCP_ERR_INVALID_ARGUMENT);
+  s = lcp_world_settings_default();
+  s.sor_omega = 2.0;
+  assert_int_equal(lcp_world_set_settings(w, &s), LCP_ERR_INVALID_ARGUMENT);
+  lcp_world_get_settings(w, &s);
+  assert_true(s.timestep > 0.0 && s.sor_omega < 2.0);
+
+  assert_int_equal(lcp_world_body_count(w), bodies);
+  assert_true(lcp_world_state_hash(w) == hash);
+  lcp_world_destroy(&w);
+}
+
+/* Ids are never reused; removing a body removes its geoms and contacts. */
+static void test_bodies_and_geoms(void **state) {
+  (void)state;
+  lcp_world_t *w = NULL;
+  assert_int_equal(lcp_world_create(NULL, &w), LCP_OK);
+  assert_int_equal(test_add_plane(w, 0.5, NULL), LCP_OK);
+  lcp_geom_def_t box = test_box_def(0.1, 0.1, 0.1, 0.5);
+  lcp_body_id a = test_add_solid(w, &box, 1.0, (double[]){0, 0, 0.1}, NULL);
+  lcp_body_id b = test_add_solid(w, &box, 1.0, (double[]){1, 0, 0.1}, NULL);
+  assert_true(a > 0 && b > a);
+  step_n(w, 5);
+  assert_true(lcp_world_get_contacts(w, NULL, 0) >= 8);
+  assert_int_equal(lcp_body_remove(w, a), LCP_OK);
+  double p[3];
+  assert_int_equal(lcp_body_get_pose(w, a, p, NULL), LCP_ERR_NOT_FOUND);
+  assert_int_equal(lcp_body_get_pose(w, b, p, NULL), LCP_OK);
+  assert_true(fabs(p[0] - 1.0) < 1e-9);
+  lcp_body_id c = test_add_solid(w, &box, 1.0, (double[]){2, 0, 0.1}, NULL);
+  assert_true(c > b);
+  step_n(w, 5);
+  lcp_contact_info_t contacts[32];
+  int32_t n = lcp_world_get_contacts(w, contacts, 32);
+  assert_true(n >= 8);
+  for (int32_t i = 0; i < n; ++i)
+    assert_true(contacts[i].body_b == b || contacts[i].body_b == c);
+  lcp_body_id ids[8];
+  assert_int_equal(lcp_world_body_ids(w, ids, 8), 3);
+  assert_int_equal(ids[0], LCP_WORLD_BODY);
+  assert_int_equal(ids[1], b);
+  assert_int_equal(ids[2], c);
+  /* Forces: a force at the centre accelerates without spin; off-centre spins. */
+  lcp_world_settings_t s = lcp_world_settings_default();
+  s.gravity[2] = 0.0;
+  lcp_world_t *z = NULL;
+  assert_int_equal(lcp_world_create(&s, &z), LCP_OK);
+  lcp_body_id f = test_add_solid(z, &box, 2.0, (double[]){0, 0, 0}, NULL);
+  assert_int_equal(lcp_body_apply_force(z, f, (double[]){4, 0, 0}, (double[]){0, 0.1, 0}), LCP_OK);
+  step_n(z, 1);
+  double v[3], om[3];
+  lcp_body_get_velocity(z, f, v, om);
+  assert_true(fabs(v[0] - 2.0 * s.timestep) < 1e-12); /* F/m h */
+  assert_true(om[2] < 0.0);                             /* (0, 0.1, 0) × (4, 0, 0) = −0.4 z */
+  step_n(z, 1);                                         /* forces last one step */
+  double v2[3];
+  lcp_body_get_velocity(z, f, v2, NULL);
+  assert_true(fabs(v2[0] - v[0]) < 1e-12);
+  lcp_world_destroy(&z);
+  lcp_world_destroy(&w);
+  lcp_world_destroy(&w); /* destroying twice through the NULLed pointer is harmless */
+}
+
+/* The three solvers agree on a small resting contact problem. */
+static void test_solvers_agree_on_resting_box(void **state) {
+  (void)state;
+  double z[3];
+  for (int k = 0; k < 3; ++k) {
+    lcp_world_settings_t s = lcp_world_settings_default();
+    s.solver = (lcp_solver_kind_t)k;
+    s.iterations = 200;
+    s.sor_omega = k == 1 ? 0.3 : 1.0;
+    lcp_world_t *w = NULL;
+    assert_int_equal(lcp_world_create(&s, &w), LCP_OK);
+    assert_int_equal(test_add_plane(w, 0.5, NULL), LCP_OK);
+    lcp_geom_def_t box = test_box_def(0.2, 0.2, 0.2, 0.5);
+    lcp_body_id id = test_add_solid(w, &box, 1.0, (double[]){0, 0, 0.2}, NULL);
+    step_n(w, 240);
+    double p[3];
+    lcp_body_get_pose(w, id, p, NULL);
+    z[k] = p[2];
+    lcp_step_stats_t st;
+    lcp_world_get_stats(w, &st);
+    assert_int_equal(st.contacts, 4);
+    lcp_contact_info_t c[4];
+    lcp_world_get_contacts(w, c, 4);
+    double total = 0;
+    for (int i = 0; i < 4; ++i)
+      total += c[i].normal_impulse;
+    /* At rest the normal impulses carry the weight: Σλn = m g h. */
+    assert_true(fabs(total - 9.81 * s.timestep) < 1e-6);
+    lcp_world_destroy(&w);
+  }
+  assert_true(fabs(z[0] - z[2]) < 1e-4 && fabs(z[1] - z[2]) < 1e-4);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_pile_is_deterministic),
+      cmocka_unit_test(test_snapshot_restore_is_bitwise),
+      cmocka_unit_test(test_bad_input_is_refused),
+      cmocka_unit_test(test_bodies_and_geoms),
+      cmocka_unit_test(test_solvers_agree_on_resting_box),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
