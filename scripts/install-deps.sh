@@ -1,0 +1,17 @@
+#!/bin/sh
+# Installs the Debian packages lcpsim needs to build and test, when they are
+# missing. Run as root (or with sudo available). Does nothing when all are there.
+set -eu
+PACKAGES="build-essential cmake pkg-config libcmocka-dev"
+missing=""
+for p in $PACKAGES; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+echo "install-deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing

@@ -1,0 +1,22 @@
+#!/bin/sh
+# The whole test suite, twice: a normal build and an AddressSanitizer +
+# UndefinedBehaviorSanitizer build. Installs what is missing first.
+set -eu
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
+jobs=$(nproc 2>/dev/null || echo 2)
+for variant in release asan; do
+  dir=build
+  flags="-DCMAKE_BUILD_TYPE=RelWithDebInfo"
+  if [ "$variant" = asan ]; then
+    dir=build-asan
+    flags="-DCMAKE_BUILD_TYPE=Debug -DLCP_SANITIZE=ON"
+  fi
+  echo "== $variant build ($dir)"
+  # shellcheck disable=SC2086
+  cmake -S . -B "$dir" $flags >/dev/null
+  cmake --build "$dir" -j "$jobs" >/dev/null
+  echo "== $variant tests"
+  (cd "$dir" && ctest --output-on-failure -j "$jobs")
+done
+echo "== all tests passed in both builds"
