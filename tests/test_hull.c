@@ -1,0 +1,467 @@
+/* hull_build: topology, geometry and mass properties of convex hulls. */
+// clang-format off
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+// clang-format on
+
+#include "collide.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ASSERT_NEAR(a, b, tol)                                                                     \
+  do {                                                                                             \
+    double a_ = (a), b_ = (b), t_ = (tol);                                                         \
+    if (!(fabs(a_ - b_) <= t_))                                                                    \
+      fail_msg("%s = %.17g, expected %.17g (tol %g)", #a, a_, b_, t_);                             \
+  } while (0)
+
+/* splitmix64: a deterministic generator for the random clouds. */
+static uint64_t rng_next(uint64_t *s) {
+  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+static double rng_uniform(uint64_t *s) { return (double)(rng_next(s) >> 11) * 0x1.0p-53; }
+static double rng_range(uint64_t *s, double lo, double hi) {
+  return lo + (hi - lo) * rng_uniform(s);
+}
+
+/* Deterministic Fisher–Yates shuffle, so coplanar points are met in any order. */
+static void shuffle(vec3 *p, int32_t n, uint64_t seed) {
+  for (int32_t i = n - 1; i > 0; --i) {
+    int32_t j = (int32_t)(rng_next(&seed) % (uint64_t)(i + 1));
+    vec3 t = p[i];
+    p[i] = p[j];
+    p[j] = t;
+  }
+}
+
+/* Structural checks every hull must pass; tol is the geometric tolerance. */
+static void check_hull(const hull *h, const vec3 *pts, int32_t n, double tol) {
+  assert_true(h->vertex_count >= 4);
+  assert_true(h->face_count >= 4);
+  assert_int_equal(h->vertex_count - h->edge_count + h->face_count, 2);
+  assert_true(h->volume > 0.0);
+  /* every vertex is an input point */
+  for (int32_t v = 0; v < h->vertex_count; ++v) {
+    bool found = false;
+    for (int32_t i = 0; i < n && !found; ++i)
+      found = memcmp(&h->vertices[v], &pts[i], sizeof(vec3)) == 0;
+    assert_true(found);
+  }
+  int32_t total = 0;
+  int32_t *uses = calloc((size_t)h->vertex_count, sizeof(int32_t));
+  for (int32_t f = 0; f < h->face_count; ++f) {
+    const hull_face *F = &h->faces[f];
+    assert_true(F->vertex_count >= 3);
+    ASSERT_NEAR(v3_len(F->normal), 1.0, 1e-12);
+    total += F->vertex_count;
+    const int32_t *l = h->face_vertices + F->first_index;
+    vec3 newell = v3_zero();
+    for (int32_t k = 0; k < F->vertex_count; ++k) {
+      vec3 a = h->vertices[l[k]], b = h->vertices[l[(k + 1) % F->vertex_count]];
+      ASSERT_NEAR(v3_dot(F->normal, a), F->offset, tol);
+      newell = v3_add(newell, v3_cross(a, b));
+      uses[l[k]]++;
+      /* strictly convex corner, counter-clockwise about the outward normal */
+      vec3 c = h->vertices[l[(k + 2) % F->vertex_count]];
+      double turn = v3_dot(v3_cross(v3_sub(b, a), v3_sub(c, b)), F->normal);
+      assert_true(turn > 0.0);
+    }
+    assert_true(v3_dot(newell, F->normal) > 0.0);
+    /* a supporting plane of the whole input */
+    for (int32_t i = 0; i < n; ++i)
+      assert_true(v3_dot(F->normal, pts[i]) - F->offset <= tol);
+  }
+  for (int32_t v = 0; v < h->vertex_count; ++v)
+    assert_true(uses[v] >= 3); /* a true corner of the solid */
+  free(uses);
+  assert_int_equal(total, 2 * h->edge_count);
+  for (int32_t e = 0; e < h->edge_count; ++e) {
+    const hull_edge *E = &h->edges[e];
+    assert_true(E->a < E->b);
+    assert_true(E->face_a != E->face_b);
+    for (int s = 0; s < 2; ++s) {
+      const hull_face *F = &h->faces[s == 0 ? E->face_a : E->face_b];
+      const int32_t *l = h->face_vertices + F->first_index;
+      bool has = false;
+      for (int32_t k = 0; k < F->vertex_count; ++k) {
+        int32_t a = l[k], b = l[(k + 1) % F->vertex_count];
+        if ((a == E->a && b == E->b) || (a == E->b && b == E->a))
+          has = true;
+      }
+      assert_true(has);
+    }
+    for (int32_t k = e + 1; k < h->edge_count; ++k)
+      assert_false(h->edges[k].a == E->a && h->edges[k].b == E->b);
+  }
+  double r = 0.0;
+  for (int32_t v = 0; v < h->vertex_count; ++v)
+    r = fmax(r, v3_len(h->vertices[v]));
+  ASSERT_NEAR(h->bounding_radius, r, 1e-15 * r);
+}
+
+/* Box corners, then points inside, on the faces, on the edges and duplicated. */
+static int32_t box_cloud(vec3 *p, vec3 he, vec3 c, const mat3 *R, uint64_t seed) {
+  int32_t n = 0;
+  for (int i = 0; i < 8; ++i)
+    p[n++] = v3((i & 1) ? he.x : -he.x, (i & 2) ? he.y : -he.y, (i & 4) ? he.z : -he.z);
+  for (int i = 0; i < 8; ++i)
+    p[n++] = p[i]; /* duplicates */
+  for (int i = 0; i < 30; ++i)
+    p[n++] = v3(rng_range(&seed, -he.x, he.x), rng_range(&seed, -he.y, he.y),
+                rng_range(&seed, -he.z, he.z));
+  for (int axis = 0; axis < 3; ++axis)
+    for (int s = -1; s <= 1; s += 2)
+      for (int i = 0; i < 6; ++i) {
+        vec3 q = v3(rng_range(&seed, -he.x, he.x), rng_range(&seed, -he.y, he.y),
+                    rng_range(&seed, -he.z, he.z));
+        v3_set(&q, axis, s * v3_get(he, axis));
+        p[n++] = q;
+      }
+  for (int i = 0; i < 8; ++i) /* edge midpoints and face centres */
+    for (int axis = 0; axis < 3; ++axis) {
+      vec3 q = p[i];
+      v3_set(&q, axis, 0.0);
+      p[n++] = q;
+      vec3 r = v3_zero();
+      v3_set(&r, axis, v3_get(p[i], axis));
+      p[n++] = r;
+    }
+  for (int32_t i = 0; i < n; ++i)
+    p[i] = v3_add(m3_mulv(R, p[i]), c);
+  return n;
+}
+
+static void test_box_with_extra_points(void **state) {
+  (void)state;
+  vec3 pts[256];
+  mat3 I = m3_identity();
+  vec3 he = v3(0.5, 1.0, 1.5);
+  int32_t n = box_cloud(pts, he, v3_zero(), &I, 1);
+  for (uint64_t order = 0; order < 8; ++order) {
+    if (order > 0)
+      shuffle(pts, n, order);
+    hull h;
+    assert_int_equal(hull_build(pts, n, &h), LCP_OK);
+    assert_int_equal(h.vertex_count, 8);
+    assert_int_equal(h.face_count, 6);
+    assert_int_equal(h.edge_count, 12);
+    check_hull(&h, pts, n, 1e-12);
+    int seen = 0;
+    for (int32_t f = 0; f < 6; ++f) {
+      assert_int_equal(h.faces[f].vertex_count, 4);
+      vec3 nrm = h.faces[f].normal;
+      for (int axis = 0; axis < 3; ++axis) {
+        double c = v3_get(nrm, axis);
+        if (fabs(c) > 0.5) {
+          ASSERT_NEAR(fabs(c), 1.0, 1e-15);
+          ASSERT_NEAR(h.faces[f].offset, v3_get(he, axis), 1e-15);
+          seen |= 1 << (2 * axis + (c > 0));
+        }
+      }
+    }
+    assert_int_equal(seen, 63);
+    for (int32_t v = 0; v < 8; ++v)
+      assert_true(fabs(h.vertices[v].x) == he.x && fabs(h.vertices[v].y) == he.y &&
+                  fabs(h.vertices[v].z) == he.z);
+    hull_free(&h);
+  }
+}
+
+static void test_rotated_box_with_extra_points(void **state) {
+  (void)state;
+  vec3 pts[256];
+  mat3 R = q_to_mat3(q_normalize((quat){0.8, 0.3, -0.4, 0.25}));
+  int32_t n = box_cloud(pts, v3(0.2, 0.05, 0.7), v3(3.0, -1.0, 0.5), &R, 7);
+  shuffle(pts, n, 99);
+  hull h;
+  assert_int_equal(hull_build(pts, n, &h), LCP_OK);
+  assert_int_equal(h.vertex_count, 8);
+  assert_int_equal(h.face_count, 6);
+  assert_int_equal(h.edge_count, 12);
+  check_hull(&h, pts, n, 1e-12);
+  ASSERT_NEAR(h.volume, 8 * 0.2 * 0.05 * 0.7, 1e-14);
+  hull_free(&h);
+}
+
+/* A 5×5×5 lattice: every point but the corners is coplanar or collinear with
+ * others, the worst case for quickhull's tolerances. */
+static void test_lattice(void **state) {
+  (void)state;
+  vec3 pts[125];
+  int32_t n = 0;
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 5; ++j)
+      for (int k = 0; k < 5; ++k)
+        pts[n++] = v3(0.25 * i, 0.25 * j, 0.25 * k);
+  for (uint64_t order = 0; order < 6; ++order) {
+    if (order > 0)
+      shuffle(pts, n, order + 100);
+    hull h;
+    assert_int_equal(hull_build(pts, n, &h), LCP_OK);
+    assert_int_equal(h.vertex_count, 8);
+    assert_int_equal(h.face_count, 6);
+    assert_int_equal(h.edge_count, 12);
+    check_hull(&h, pts, n, 1e-12);
+    ASSERT_NEAR(h.volume, 1.0, 1e-15);
+    hull_free(&h);
+  }
+}
+
+static void test_box_mass_properties(void **state) {
+  (void)state;
+  vec3 he = v3(0.5, 1.0, 1.5), c = v3(1.0, 2.0, -3.0);
+  vec3 pts[8];
+  for (int i = 0; i < 8; ++i)
+    pts[i] = v3_add(c, v3((i & 1) ? he.x : -he.x, (i & 2) ? he.y : -he.y, (i & 4) ? he.z : -he.z));
+  hull h;
+  assert_int_equal(hull_build(pts, 8, &h), LCP_OK);
+  double m = 8.0 * he.x * he.y * he.z;
+  ASSERT_NEAR(h.volume, m, 1e-12 * m);
+  ASSERT_NEAR(h.centroid.x, c.x, 1e-12);
+  ASSERT_NEAR(h.centroid.y, c.y, 1e-12);
+  ASSERT_NEAR(h.centroid.z, c.z, 1e-12);
+  double I[3] = {m * (he.y * he.y + he.z * he.z) / 3.0, m * (he.x * he.x + he.z * he.z) / 3.0,
+                 m * (he.x * he.x + he.y * he.y) / 3.0};
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j)
+      ASSERT_NEAR(h.inertia_unit_density.m[i][j], i == j ? I[i] : 0.0, 1e-12 * I[2]);
+  ASSERT_NEAR(h.bounding_radius, v3_len(v3_add(v3_abs(c), he)), 1e-15);
+  hull_free(&h);
+}
+
+static void test_regular_tetrahedron_mass_properties(void **state) {
+  (void)state;
+  const double s = 0.3;
+  vec3 base[4] = {v3(1, 1, 1), v3(1, -1, -1), v3(-1, 1, -1), v3(-1, -1, 1)};
+  mat3 R = q_to_mat3(q_normalize((quat){0.3, -0.5, 0.7, 0.1}));
+  vec3 c = v3(-2.0, 0.5, 4.0);
+  vec3 pts[4];
+  for (int i = 0; i < 4; ++i)
+    pts[i] = v3_add(m3_mulv(&R, v3_scale(base[i], s)), c);
+  hull h;
+  assert_int_equal(hull_build(pts, 4, &h), LCP_OK);
+  assert_int_equal(h.vertex_count, 4);
+  assert_int_equal(h.face_count, 4);
+  assert_int_equal(h.edge_count, 6);
+  check_hull(&h, pts, 4, 1e-12);
+  double a = 2.0 * sqrt(2.0) * s; /* edge length */
+  double vol = a * a * a / (6.0 * sqrt(2.0));
+  ASSERT_NEAR(h.volume, vol, 1e-12 * vol);
+  ASSERT_NEAR(h.centroid.x, c.x, 1e-12);
+  ASSERT_NEAR(h.centroid.y, c.y, 1e-12);
+  ASSERT_NEAR(h.centroid.z, c.z, 1e-12);
+  /* A regular tetrahedron's inertia is isotropic: m a²/20 about any axis
+   * through the centroid. */
+  double I = vol * a * a / 20.0;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j)
+      ASSERT_NEAR(h.inertia_unit_density.m[i][j], i == j ? I : 0.0, 1e-12 * I);
+  hull_free(&h);
+}
+
+/* A 32-sided prism with points on its caps and sides: caps must come out as
+ * single 32-gons. Volume and inertia against the prism's closed form. */
+static void test_prism(void **state) {
+  (void)state;
+  enum { N = 32 };
+  vec3 pts[4 * N + 40];
+  int32_t n = 0;
+  const double r = 0.4, hl = 0.25;
+  for (int k = 0; k < N; ++k) {
+    double a = 2.0 * LCP_PI * k / N;
+    pts[n++] = v3(r * cos(a), r * sin(a), hl);
+    pts[n++] = v3(r * cos(a), r * sin(a), -hl);
+    pts[n++] = v3(r * cos(a), r * sin(a), 0.3 * hl); /* on a side edge */
+  }
+  uint64_t seed = 5;
+  for (int k = 0; k < 40; ++k)
+    pts[n++] = v3(rng_range(&seed, -0.2, 0.2), rng_range(&seed, -0.2, 0.2), k % 2 ? hl : -hl);
+  shuffle(pts, n, 3);
+  hull h;
+  assert_int_equal(hull_build(pts, n, &h), LCP_OK);
+  assert_int_equal(h.vertex_count, 2 * N);
+  assert_int_equal(h.face_count, N + 2);
+  assert_int_equal(h.edge_count, 3 * N);
+  check_hull(&h, pts, n, 1e-12);
+  int caps = 0;
+  for (int32_t f = 0; f < h.face_count; ++f)
+    if (h.faces[f].vertex_count == N)
+      ++caps;
+    else
+      assert_int_equal(h.faces[f].vertex_count, 4);
+  assert_int_equal(caps, 2);
+  /* regular N-gon of circumradius r: area N r² sin(2π/N)/2 */
+  double area = 0.5 * N * r * r * sin(2.0 * LCP_PI / N);
+  double vol = area * 2.0 * hl;
+  ASSERT_NEAR(h.volume, vol, 1e-12 * vol);
+  /* polar moment of the N-gon about its centre, summed over its N triangles
+   * (0, a, b): area·(a·a + a·b + b·b)/6 = area r² (2 + cos(2π/N))/6 */
+  double J = area * r * r / 6.0 * (2.0 + cos(2.0 * LCP_PI / N));
+  double Izz = 2.0 * hl * J;
+  double Ixx = 2.0 * hl * J / 2.0 + vol * (2.0 * hl) * (2.0 * hl) / 12.0;
+  ASSERT_NEAR(h.inertia_unit_density.m[2][2], Izz, 1e-12 * Izz);
+  ASSERT_NEAR(h.inertia_unit_density.m[0][0], Ixx, 1e-12 * Ixx);
+  ASSERT_NEAR(h.inertia_unit_density.m[1][1], Ixx, 1e-12 * Ixx);
+  ASSERT_NEAR(h.inertia_unit_density.m[0][1], 0.0, 1e-12 * Izz);
+  hull_free(&h);
+}
+
+static void test_octahedron_and_duplicates(void **state) {
+  (void)state;
+  vec3 pts[60];
+  int32_t n = 0;
+  for (int rep = 0; rep < 10; ++rep) {
+    pts[n++] = v3(1, 0, 0);
+    pts[n++] = v3(-1, 0, 0);
+    pts[n++] = v3(0, 1, 0);
+    pts[n++] = v3(0, -1, 0);
+    pts[n++] = v3(0, 0, 1);
+    pts[n++] = v3(0, 0, -1);
+  }
+  hull h;
+  assert_int_equal(hull_build(pts, n, &h), LCP_OK);
+  assert_int_equal(h.vertex_count, 6);
+  assert_int_equal(h.face_count, 8);
+  assert_int_equal(h.edge_count, 12);
+  check_hull(&h, pts, n, 1e-12);
+  ASSERT_NEAR(h.volume, 4.0 / 3.0, 1e-15);
+  /* |x|+|y|+|z| ≤ 1: ∫x² dV = 8·(1/60) over the unit simplices, so
+   * Ixx = ∫(y² + z²) dV = 4/15 = m/5 */
+  ASSERT_NEAR(h.inertia_unit_density.m[0][0], 4.0 / 3.0 * 0.2, 1e-15);
+  hull_free(&h);
+}
+
+static void check_random_cloud(vec3 *pts, int32_t n) {
+  hull h;
+  assert_int_equal(hull_build(pts, n, &h), LCP_OK);
+  check_hull(&h, pts, n, 1e-9);
+  /* triangles only on a cloud in general position */
+  for (int32_t f = 0; f < h.face_count; ++f)
+    assert_int_equal(h.faces[f].vertex_count, 3);
+  /* determinism: a second build is bitwise identical */
+  hull g;
+  assert_int_equal(hull_build(pts, n, &g), LCP_OK);
+  assert_int_equal(g.vertex_count, h.vertex_count);
+  assert_int_equal(g.face_count, h.face_count);
+  assert_memory_equal(g.vertices, h.vertices, sizeof(vec3) * (size_t)h.vertex_count);
+  assert_memory_equal(g.face_vertices, h.face_vertices, sizeof(int32_t) * 3 * (size_t)h.face_count);
+  assert_memory_equal(&g.inertia_unit_density, &h.inertia_unit_density, sizeof(mat3));
+  hull_free(&g);
+  hull_free(&h);
+}
+
+static void test_random_clouds(void **state) {
+  (void)state;
+  enum { N = 400 };
+  vec3 *pts = malloc(sizeof(vec3) * N);
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    uint64_t s = seed * 1000;
+    int32_t n = 4 + (int32_t)(rng_next(&s) % (N - 4));
+    for (int32_t i = 0; i < n; ++i)
+      pts[i] = v3(rng_range(&s, -1, 1), rng_range(&s, -2, 2), rng_range(&s, -0.5, 0.5));
+    check_random_cloud(pts, n);
+  }
+  /* on a sphere: every point is a vertex */
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    uint64_t s = seed;
+    for (int32_t i = 0; i < N; ++i) {
+      vec3 d;
+      do
+        d = v3(rng_range(&s, -1, 1), rng_range(&s, -1, 1), rng_range(&s, -1, 1));
+      while (v3_len2(d) > 1.0 || v3_len2(d) < 0.01);
+      v3_normalize(d, &pts[i], 0.0);
+    }
+    check_random_cloud(pts, N);
+    hull h;
+    assert_int_equal(hull_build(pts, N, &h), LCP_OK);
+    assert_int_equal(h.vertex_count, N);
+    assert_true(h.volume < 4.0 / 3.0 * LCP_PI && h.volume > 0.9 * 4.0 / 3.0 * LCP_PI);
+    hull_free(&h);
+  }
+  free(pts);
+}
+
+/* Far from the origin the rounding of the coordinates dominates the
+ * tolerance; the box must still come out whole. */
+static void test_far_from_origin(void **state) {
+  (void)state;
+  vec3 pts[256];
+  mat3 I = m3_identity();
+  int32_t n = box_cloud(pts, v3(0.5, 0.5, 0.5), v3(1e5, -2e5, 3e4), &I, 11);
+  hull h;
+  assert_int_equal(hull_build(pts, n, &h), LCP_OK);
+  assert_int_equal(h.vertex_count, 8);
+  assert_int_equal(h.face_count, 6);
+  assert_int_equal(h.edge_count, 12);
+  ASSERT_NEAR(h.volume, 1.0, 1e-9);
+  hull_free(&h);
+}
+
+static void test_degenerate_inputs(void **state) {
+  (void)state;
+  hull h;
+  vec3 pts[64];
+  /* fewer than four points */
+  pts[0] = v3(0, 0, 0);
+  pts[1] = v3(1, 0, 0);
+  pts[2] = v3(0, 1, 0);
+  assert_int_equal(hull_build(pts, 3, &h), LCP_ERR_DEGENERATE);
+  assert_int_equal(hull_build(pts, 0, &h), LCP_ERR_DEGENERATE);
+  /* coplanar, including within the relative tolerance */
+  uint64_t s = 42;
+  for (int i = 0; i < 50; ++i)
+    pts[i] = v3(rng_range(&s, -1, 1), rng_range(&s, -1, 1), 1e-11 * rng_range(&s, -1, 1));
+  assert_int_equal(hull_build(pts, 50, &h), LCP_ERR_DEGENERATE);
+  /* ... but not when the thickness is above it */
+  pts[7].z = 1e-6;
+  assert_int_equal(hull_build(pts, 50, &h), LCP_OK);
+  hull_free(&h);
+  /* collinear */
+  for (int i = 0; i < 20; ++i)
+    pts[i] = v3(0.1 * i, 0.2 * i, -0.3 * i);
+  assert_int_equal(hull_build(pts, 20, &h), LCP_ERR_DEGENERATE);
+  /* coincident */
+  for (int i = 0; i < 20; ++i)
+    pts[i] = v3(1.5, -2.0, 3.0);
+  assert_int_equal(hull_build(pts, 20, &h), LCP_ERR_DEGENERATE);
+  /* non-finite */
+  for (int i = 0; i < 8; ++i)
+    pts[i] = v3((i & 1) ? 1 : -1, (i & 2) ? 1 : -1, (i & 4) ? 1 : -1);
+  pts[5].y = NAN;
+  assert_int_equal(hull_build(pts, 8, &h), LCP_ERR_INVALID_ARGUMENT);
+  pts[5].y = INFINITY;
+  assert_int_equal(hull_build(pts, 8, &h), LCP_ERR_INVALID_ARGUMENT);
+  pts[5].y = 1.0;
+  assert_int_equal(hull_build(NULL, 8, &h), LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(hull_build(pts, 8, NULL), LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(hull_build(pts, -1, &h), LCP_ERR_INVALID_ARGUMENT);
+  /* a failed build leaves an empty hull that hull_free accepts */
+  assert_int_equal(hull_build(pts, 3, &h), LCP_ERR_DEGENERATE);
+  assert_null(h.vertices);
+  hull_free(&h);
+  hull_free(NULL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_box_with_extra_points),
+      cmocka_unit_test(test_rotated_box_with_extra_points),
+      cmocka_unit_test(test_lattice),
+      cmocka_unit_test(test_box_mass_properties),
+      cmocka_unit_test(test_regular_tetrahedron_mass_properties),
+      cmocka_unit_test(test_prism),
+      cmocka_unit_test(test_octahedron_and_duplicates),
+      cmocka_unit_test(test_random_clouds),
+      cmocka_unit_test(test_far_from_origin),
+      cmocka_unit_test(test_degenerate_inputs),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
