@@ -1,0 +1,1391 @@
+/* The boxed LCP solvers (DESIGN.md §3 step 5; seed 000; seed 002 §3.5).
+ *
+ *     w = A λ + b,  A = J M⁻¹ Jᵀ (+ diag cfm),  b = J u_free − target
+ *     λ_i = lo_i ⇒ w_i ≥ 0;  λ_i = hi_i ⇒ w_i ≤ 0;  lo_i < λ_i < hi_i ⇒ w_i = 0
+ *
+ * Three solvers share the row preparation below:
+ *
+ * - solver_pgs: projected Gauss–Seidel with over-relaxation (SOR). Seed 000
+ *   splits A = B + C with B = L + ω⁻¹D and iterates λ ← LCP(B, b + Cλ); with a
+ *   diagonal D this is one clamped scalar update per row, and only A_ii is
+ *   ever formed because w_i = J_i·v − target_i with v = u_free + M⁻¹Jᵀλ kept
+ *   current. Converges for 0 < ω < 2 when A is positive definite (seed 000).
+ * - solver_jacobi: the same with B = ω⁻¹D (all rows from one v), i.e. a
+ *   projected gradient step in the D metric; converges for ω < 2/ρ(D⁻¹A).
+ * - solver_direct: forms the dense A and solves it exactly by Dantzig's
+ *   principal pivoting (lcp_dense_dantzig), with friction bounds from an outer
+ *   fixed-point loop on the normal impulses.
+ *
+ * Friction rows come in (ROW_FRICTION_1, ROW_FRICTION_2) pairs whose bounds
+ * follow their normal row's current λn (isotropic Coulomb, seed 001):
+ * box model |λt_k| ≤ μλn per row; cone model |(λt1, λt2)| ≤ μλn. A friction
+ * row's own lo/hi are not used; a negative λn counts as 0. In the cone model
+ * the iterative solvers update a pair from one v with one common step
+ * ω/λmax(2×2 block of A + cfm) and then project on the disc: with a common
+ * scalar step the fixed point on the rim is λt = −μλn wt/‖wt‖ exactly
+ * (maximal dissipation), which per-row steps ω/A_ii would skew whenever the
+ * two tangents see different effective masses.
+ *
+ * Contract details beyond solver.h: a row with A_ii + cfm_i = 0 (J_i in the
+ * null space of M⁻¹, no cfm) is degenerate and keeps λ = 0; a malformed
+ * problem (side ranges outside [0, dof_count), a friction row whose
+ * normal_row is out of range or itself a friction row, cfm < 0, μ < 0,
+ * lo > hi, ω ≤ 0) gives LCP_ERR_INVALID_ARGUMENT before anything is
+ * written. */
+#include "solver.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* A_ii below this fraction of Σ_k |J_ik (M⁻¹J_iᵀ)_k| is rounding noise: the
+ * row cannot move its own w (see compute_diagonal). */
+#define DEGENERATE_RATIO 1e-13
+
+static bool is_friction(row_kind k) { return k == ROW_FRICTION_1 || k == ROW_FRICTION_2; }
+
+/* The 6-wide kernels of the hot loop. With GCC/Clang they use 2-wide double
+ * vectors (SSE2 on x86-64, NEON on arm64: part of every baseline, so the
+ * arithmetic, and hence the result, does not depend on the machine);
+ * scalar code elsewhere. Loads go through memcpy: coefficient blocks need
+ * not be 16-byte aligned. */
+#if defined(__GNUC__) || defined(__clang__)
+typedef double vd2 __attribute__((vector_size(16)));
+static inline vd2 ld2(const double *p) {
+  vd2 r;
+  memcpy(&r, p, sizeof r);
+  return r;
+}
+static inline void st2(double *p, vd2 v) { memcpy(p, &v, sizeof v); }
+static inline vd2 dot6_partial(const double *a, const double *b) {
+  return ld2(a) * ld2(b) + ld2(a + 2) * ld2(b + 2) + ld2(a + 4) * ld2(b + 4);
+}
+static inline double dot6(const double *a, const double *b) {
+  vd2 s = dot6_partial(a, b);
+  return s[0] + s[1];
+}
+/* a0·b0 + a1·b1 over two 6-wide sides */
+static inline double dot12(const double *a0, const double *b0, const double *a1, const double *b1) {
+  vd2 s = dot6_partial(a0, b0) + dot6_partial(a1, b1);
+  return s[0] + s[1];
+}
+static inline void axpy6(double *y, const double *x, double s) {
+  vd2 sv = {s, s};
+  st2(y, ld2(y) + ld2(x) * sv);
+  st2(y + 2, ld2(y + 2) + ld2(x + 2) * sv);
+  st2(y + 4, ld2(y + 4) + ld2(x + 4) * sv);
+}
+/* y += x1 s1 + x2 s2: both tangents of a contact act on the same sides. */
+static inline void axpy6x2(double *y, const double *x1, double s1, const double *x2, double s2) {
+  vd2 a = {s1, s1}, b = {s2, s2};
+  st2(y, ld2(y) + (ld2(x1) * a + ld2(x2) * b));
+  st2(y + 2, ld2(y + 2) + (ld2(x1 + 2) * a + ld2(x2 + 2) * b));
+  st2(y + 4, ld2(y + 4) + (ld2(x1 + 4) * a + ld2(x2 + 4) * b));
+}
+#else
+static inline double dot6(const double *a, const double *b) {
+  return ((a[0] * b[0] + a[1] * b[1]) + (a[2] * b[2] + a[3] * b[3])) + (a[4] * b[4] + a[5] * b[5]);
+}
+static inline double dot12(const double *a0, const double *b0, const double *a1, const double *b1) {
+  return dot6(a0, b0) + dot6(a1, b1);
+}
+static inline void axpy6(double *y, const double *x, double s) {
+  for (int k = 0; k < 6; ++k)
+    y[k] += x[k] * s;
+}
+static inline void axpy6x2(double *y, const double *x1, double s1, const double *x2, double s2) {
+  for (int k = 0; k < 6; ++k)
+    y[k] += x1[k] * s1 + x2[k] * s2;
+}
+#endif
+
+static inline double side_dot(const double *a, const double *b, int32_t n) {
+  if (n == 6)
+    return dot6(a, b);
+  double s = 0.0;
+  for (int32_t k = 0; k < n; ++k)
+    s += a[k] * b[k];
+  return s;
+}
+
+static inline void side_axpy(double *y, const double *x, int32_t n, double s) {
+  if (n == 6) {
+    axpy6(y, x, s);
+    return;
+  }
+  for (int32_t k = 0; k < n; ++k)
+    y[k] += x[k] * s;
+}
+
+/* ---- A from the rows ---- */
+
+/* Σ a_k b_k over the dof indices both segments cover: a covers
+ * [a_off, a_off + a_n), b covers [b_off, b_off + b_n). Blocks of different
+ * lengths (a body's 6 against a robot's n) overlap in any sub-range. */
+static double overlap_dot(const double *a, int32_t a_off, int32_t a_n, const double *b,
+                          int32_t b_off, int32_t b_n) {
+  int32_t start = a_off > b_off ? a_off : b_off;
+  int32_t a_end = a_off + a_n, b_end = b_off + b_n;
+  int32_t end = a_end < b_end ? a_end : b_end;
+  double sum = 0.0;
+  for (int32_t k = start; k < end; ++k)
+    sum += a[k - a_off] * b[k - b_off];
+  return sum;
+}
+
+/* J_i · M⁻¹J_jᵀ = A_ij: every side of row i against every side of row j
+ * (seed 000's δ(lhs(i), lhs(j)) ... terms, generalised to overlapping
+ * ranges, so that two sides on the same block also give their cross terms). */
+static double row_cross(const solver_problem *p, const solver_row *ri, const solver_row *rj) {
+  double sum = 0.0;
+  for (int a = 0; a < 2; ++a) {
+    if (ri->dof_count[a] <= 0)
+      continue;
+    for (int c = 0; c < 2; ++c) {
+      if (rj->dof_count[c] <= 0)
+        continue;
+      const double *ja = p->J + ri->coef_offset[a], *tc = p->MinvJt + rj->coef_offset[c];
+      if (ri->dof_offset[a] == rj->dof_offset[c] && ri->dof_count[a] == rj->dof_count[c])
+        sum += side_dot(ja, tc, ri->dof_count[a]); /* the common case: the same block */
+      else
+        sum += overlap_dot(ja, ri->dof_offset[a], ri->dof_count[a], tc, rj->dof_offset[c],
+                           rj->dof_count[c]);
+    }
+  }
+  return sum;
+}
+
+/* J_i · v − target_i: the row's current constraint velocity w_i (seed 000). */
+static double row_velocity(const solver_problem *p, const solver_row *r, const double *v) {
+  double sum = -r->target;
+  for (int a = 0; a < 2; ++a)
+    for (int32_t k = 0; k < r->dof_count[a]; ++k)
+      sum += p->J[r->coef_offset[a] + k] * v[r->dof_offset[a] + k];
+  return sum;
+}
+
+/* v += M⁻¹J_iᵀ s */
+static void row_apply(const solver_problem *p, const solver_row *r, double *v, double s) {
+  for (int a = 0; a < 2; ++a)
+    for (int32_t k = 0; k < r->dof_count[a]; ++k)
+      v[r->dof_offset[a] + k] += p->MinvJt[r->coef_offset[a] + k] * s;
+}
+
+/* ---- checks and per-row facts shared by the three solvers ---- */
+
+/* LCP_ERR_INVALID_ARGUMENT for a malformed problem (indices out of range, a
+ * friction row without a valid normal row, cfm < 0, μ < 0, lo > hi),
+ * LCP_ERR_NUMERIC for a non-finite input. */
+static int check_problem(const solver_problem *p) {
+  if (!p || p->row_count < 0 || p->dof_count < 0)
+    return LCP_ERR_INVALID_ARGUMENT;
+  if (p->row_count > 0 && (!p->rows || !p->J || !p->MinvJt))
+    return LCP_ERR_INVALID_ARGUMENT;
+  if (p->dof_count > 0 && !p->velocity)
+    return LCP_ERR_INVALID_ARGUMENT;
+  bool numeric = false;
+  for (int32_t i = 0; i < p->dof_count; ++i)
+    numeric |= !isfinite(p->velocity[i]);
+  for (int32_t i = 0; i < p->row_count; ++i) {
+    const solver_row *r = &p->rows[i];
+    int kind = (int)r->kind;
+    if (kind < ROW_BILATERAL || kind > ROW_FRICTION_2)
+      return LCP_ERR_INVALID_ARGUMENT;
+    for (int a = 0; a < 2; ++a) {
+      if (r->dof_count[a] < 0)
+        return LCP_ERR_INVALID_ARGUMENT;
+      if (r->dof_count[a] > 0 &&
+          (r->dof_offset[a] < 0 || r->coef_offset[a] < 0 ||
+           (int64_t)r->dof_offset[a] + r->dof_count[a] > (int64_t)p->dof_count))
+        return LCP_ERR_INVALID_ARGUMENT;
+    }
+    if (is_friction(r->kind)) {
+      if (r->normal_row < 0 || r->normal_row >= p->row_count || r->normal_row == i ||
+          is_friction(p->rows[r->normal_row].kind))
+        return LCP_ERR_INVALID_ARGUMENT;
+      if (!isfinite(r->mu))
+        numeric = true;
+      else if (r->mu < 0.0)
+        return LCP_ERR_INVALID_ARGUMENT;
+    } else {
+      if (isnan(r->lo) || isnan(r->hi))
+        numeric = true;
+      else if (r->lo > r->hi)
+        return LCP_ERR_INVALID_ARGUMENT;
+    }
+    if (!isfinite(r->cfm) || !isfinite(r->target) || !isfinite(r->lambda))
+      numeric = true;
+    else if (r->cfm < 0.0)
+      return LCP_ERR_INVALID_ARGUMENT;
+  }
+  return numeric ? LCP_ERR_NUMERIC : LCP_OK;
+}
+
+/* Σ a_k b_k and Σ |a_k b_k| over the overlap of two segments (as overlap_dot). */
+static double overlap_dot_abs(const double *a, int32_t a_off, int32_t a_n, const double *b,
+                              int32_t b_off, int32_t b_n, double *abs_sum) {
+  int32_t start = a_off > b_off ? a_off : b_off;
+  int32_t a_end = a_off + a_n, b_end = b_off + b_n;
+  int32_t end = a_end < b_end ? a_end : b_end;
+  double sum = 0.0, sa = 0.0;
+  for (int32_t k = start; k < end; ++k) {
+    double x = a[k - a_off] * b[k - b_off];
+    sum += x;
+    sa += fabs(x);
+  }
+  *abs_sum += sa;
+  return sum;
+}
+
+/* diag[i] = A_ii + cfm_i, or 0 for a degenerate row (its impulse stays 0).
+ * A_ii = Σ_k J_k (M⁻¹Jᵀ)_k is taken as zero when it is below 1e-13 of
+ * Σ_k |J_k (M⁻¹Jᵀ)_k|, i.e. at the rounding level of its own terms (J_i in
+ * the null space of M⁻¹: the row cannot change its own w). A non-finite
+ * coefficient always makes A_ii non-finite (x·∞ = ±∞, 0·∞ = NaN). */
+static int compute_diagonal(const solver_problem *p, double *diag) {
+  for (int32_t i = 0; i < p->row_count; ++i) {
+    const solver_row *r = &p->rows[i];
+    double a = 0.0, scale = 0.0;
+    for (int s = 0; s < 2; ++s) {
+      const double *j = p->J + r->coef_offset[s], *t = p->MinvJt + r->coef_offset[s];
+      for (int32_t k = 0; k < r->dof_count[s]; ++k) {
+        double x = j[k] * t[k];
+        a += x;
+        scale += fabs(x);
+      }
+    }
+    const int32_t o0 = r->dof_offset[0], n0 = r->dof_count[0];
+    const int32_t o1 = r->dof_offset[1], n1 = r->dof_count[1];
+    if (n0 > 0 && n1 > 0 && o0 < o1 + n1 && o1 < o0 + n0) {
+      /* two sides on overlapping ranges: their cross terms belong to A_ii */
+      const double *j0 = p->J + r->coef_offset[0], *t0 = p->MinvJt + r->coef_offset[0];
+      const double *j1 = p->J + r->coef_offset[1], *t1 = p->MinvJt + r->coef_offset[1];
+      a += overlap_dot_abs(j0, o0, n0, t1, o1, n1, &scale);
+      a += overlap_dot_abs(j1, o1, n1, t0, o0, n0, &scale);
+    }
+    if (!isfinite(a) || !isfinite(scale))
+      return LCP_ERR_NUMERIC;
+    if (!(a > DEGENERATE_RATIO * scale))
+      a = 0.0;
+    double d = a + r->cfm;
+    diag[i] = d > 0.0 ? d : 0.0;
+  }
+  return LCP_OK;
+}
+
+/* Rows i and i+1 are solved together on the friction disc (cone model). */
+static bool is_cone_pair(const solver_problem *p, const double *diag, int32_t i) {
+  const solver_row *r = p->rows;
+  return i + 1 < p->row_count && r[i].kind == ROW_FRICTION_1 && r[i + 1].kind == ROW_FRICTION_2 &&
+         r[i + 1].normal_row == r[i].normal_row && diag[i] > 0.0 && diag[i + 1] > 0.0;
+}
+
+/* The largest eigenvalue of the pair's 2×2 block [[d1, a], [a, d2]] of
+ * A + diag(cfm). Both tangents of a pair take the common step 1/λmax: with a
+ * common scalar step the fixed point of "step, then project on the disc" is
+ * λt ∥ −wt on the rim (maximal dissipation, isotropic Coulomb), which
+ * per-row steps 1/d1 ≠ 1/d2 would skew; and a step ≤ 1/λmax keeps the
+ * pair's projected-gradient update a contraction for ω < 2. */
+static double pair_lambda_max(const solver_problem *p, const double *diag, int32_t i) {
+  const solver_row *r = p->rows;
+  double a = 0.5 * (row_cross(p, &r[i], &r[i + 1]) + row_cross(p, &r[i + 1], &r[i]));
+  double d1 = diag[i], d2 = diag[i + 1];
+  double h = 0.5 * (d1 - d2);
+  return 0.5 * (d1 + d2) + sqrt(h * h + a * a);
+}
+
+static double clampd(double x, double lo, double hi) {
+  x = x < lo ? lo : x;
+  return x > hi ? hi : x;
+}
+
+/* Warm start (DESIGN.md §3 step 5): the rows' lambda, clamped into the bounds
+ * (friction bounds from the already clamped normal), zero for degenerate rows. */
+static void clamp_warm_start(const solver_problem *p, const double *diag, bool cone, double *lam) {
+  const solver_row *r = p->rows;
+  for (int32_t i = 0; i < p->row_count; ++i)
+    if (!is_friction(r[i].kind))
+      lam[i] = diag[i] > 0.0 ? clampd(r[i].lambda, r[i].lo, r[i].hi) : 0.0;
+  for (int32_t i = 0; i < p->row_count; ++i) {
+    if (!is_friction(r[i].kind))
+      continue;
+    double n = lam[r[i].normal_row];
+    double bound = r[i].mu * (n > 0.0 ? n : 0.0);
+    if (cone && is_cone_pair(p, diag, i)) {
+      double l1 = r[i].lambda, l2 = r[i + 1].lambda;
+      double len = sqrt(l1 * l1 + l2 * l2);
+      double f = len > bound ? bound / len : 1.0;
+      lam[i] = l1 * f;
+      lam[i + 1] = l2 * f;
+      ++i;
+      continue;
+    }
+    lam[i] = diag[i] > 0.0 ? clampd(r[i].lambda, -bound, bound) : 0.0;
+  }
+}
+
+static void set_result(solver_result *result, int32_t iterations, double residual) {
+  if (result) {
+    result->iterations = iterations;
+    result->residual = residual;
+  }
+}
+
+static int check_finite_output(const solver_problem *p) {
+  for (int32_t i = 0; i < p->dof_count; ++i)
+    if (!isfinite(p->velocity[i]))
+      return LCP_ERR_NUMERIC;
+  for (int32_t i = 0; i < p->row_count; ++i)
+    if (!isfinite(p->rows[i].lambda))
+      return LCP_ERR_NUMERIC;
+  return LCP_OK;
+}
+
+/* ---- the iterative solvers ---- */
+
+/* One row as the sweep sees it: everything the update touches, by pointer,
+ * in one 128-byte record, in row order. A row whose sides are all 6 wide or
+ * absent is "fast": absent sides point at zeros and a dummy velocity, so the
+ * update is straight-line code (dot12/axpy6) without branches. */
+enum { IT_FAST = 0, IT_GENERAL = 1, IT_PAIR_FAST = 2, IT_PAIR_GENERAL = 3 };
+
+typedef struct pgs_item {
+  double *v[2];       /* velocity of each side */
+  const double *J[2]; /* J_i coefficients of each side */
+  const double *T[2]; /* M⁻¹J_iᵀ coefficients of each side */
+  /* The update λ − ω (J_i·v − target + cfm λ)/(A_ii + cfm), regrouped as
+   * keep·λ + bias − step·(J_i·v) so that the part that waits for v is one
+   * multiply-subtract: */
+  double step;    /* ω / (A_ii + cfm_i); ω / λmax of the block for a cone pair */
+  double keep;    /* 1 − step·cfm_i */
+  double bias;    /* step·target_i */
+  double diag;    /* A_ii + cfm_i, for the residual */
+  double lo, hi;  /* fixed bounds; 0 for friction rows */
+  double mu;      /* friction: bounds ±μ max(λn, 0); 0 otherwise */
+  int32_t n[2];   /* side widths (0 for an absent side) */
+  int32_t row;    /* row index */
+  int32_t normal; /* row whose λ scales the bounds (itself when mu == 0) */
+  int32_t kind;   /* IT_*; a pair is this item and the next */
+  int32_t pad_;
+} pgs_item;
+
+typedef struct iter_setup {
+  pgs_item *items;
+  int32_t count;
+  double *lam;  /* [row_count] current impulses */
+  double *diag; /* [row_count] */
+} iter_setup;
+
+static const double zeros6[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+
+/* J_i · v (without the target) */
+static inline double item_jv(const pgs_item *it) {
+  if (it->kind == IT_FAST || it->kind == IT_PAIR_FAST)
+    return dot12(it->J[0], it->v[0], it->J[1], it->v[1]);
+  return side_dot(it->J[0], it->v[0], it->n[0]) + side_dot(it->J[1], it->v[1], it->n[1]);
+}
+
+static inline void item_apply(const pgs_item *it, double dl) {
+  if (it->kind == IT_FAST || it->kind == IT_PAIR_FAST) {
+    axpy6(it->v[0], it->T[0], dl);
+    axpy6(it->v[1], it->T[1], dl);
+  } else {
+    side_axpy(it->v[0], it->T[0], it->n[0], dl);
+    side_axpy(it->v[1], it->T[1], it->n[1], dl);
+  }
+}
+
+/* The projected update of one scalar row (seed 000):
+ * λ ← clamp(λ − ω (w + cfm λ)/(A_ii + cfm), lo, hi), w = J_i·v − target,
+ * the bounds of a friction row being ±μλn with λn the normal row's current
+ * impulse. jv = J_i·v. */
+static inline double item_update(const pgs_item *it, const double *lam, double jv) {
+  double l = lam[it->row];
+  double n = lam[it->normal];
+  double bound = it->mu * (n > 0.0 ? n : 0.0);
+  double x = (it->keep * l + it->bias) - it->step * jv;
+  return clampd(x, it->lo - bound, it->hi + bound);
+}
+
+/* The cone pair's update: both tangents step from the same v with the common
+ * step, then (λ1, λ2) is projected on the disc of radius μλn (DESIGN.md §3
+ * step 5, cone model). */
+static inline void pair_update(const pgs_item *a, const pgs_item *b, const double *lam, double jv1,
+                               double jv2, double *out1, double *out2) {
+  double l1 = lam[a->row], l2 = lam[b->row];
+  double n = lam[a->normal];
+  double radius = a->mu * (n > 0.0 ? n : 0.0);
+  double u1 = (a->keep * l1 + a->bias) - a->step * jv1;
+  double u2 = (b->keep * l2 + b->bias) - b->step * jv2;
+  double len2 = u1 * u1 + u2 * u2;
+  if (len2 > radius * radius) {
+    double f = radius / sqrt(len2);
+    u1 *= f;
+    u2 *= f;
+  }
+  *out1 = u1;
+  *out2 = u2;
+}
+
+static void item_set_step(pgs_item *it, double step, const solver_row *r) {
+  it->step = step;
+  it->keep = 1.0 - step * r->cfm;
+  it->bias = step * r->target;
+}
+
+static void fill_item(pgs_item *it, const solver_problem *p, int32_t i, double diag, double omega,
+                      double *dummy_v) {
+  const solver_row *r = &p->rows[i];
+  bool fast = true;
+  for (int s = 0; s < 2; ++s) {
+    int32_t n = r->dof_count[s];
+    if (n > 0) {
+      it->v[s] = p->velocity + r->dof_offset[s];
+      it->J[s] = p->J + r->coef_offset[s];
+      it->T[s] = p->MinvJt + r->coef_offset[s];
+    } else {
+      it->v[s] = dummy_v;
+      it->J[s] = zeros6;
+      it->T[s] = zeros6;
+      n = 0;
+    }
+    it->n[s] = n;
+    fast &= n == 0 || n == 6;
+  }
+  it->kind = fast ? IT_FAST : IT_GENERAL;
+  it->diag = diag;
+  item_set_step(it, omega / diag, r);
+  it->row = i;
+  it->pad_ = 0;
+  if (is_friction(r->kind)) {
+    it->lo = 0.0;
+    it->hi = 0.0;
+    it->mu = r->mu;
+    it->normal = r->normal_row;
+  } else {
+    it->lo = r->lo;
+    it->hi = r->hi;
+    it->mu = 0.0;
+    it->normal = i;
+  }
+}
+
+/* Checks, diagonal, items, warm start applied to velocity (v = u_free + M⁻¹Jᵀλ). */
+static int iter_prepare(const solver_settings *settings, solver_problem *p, arena *scratch,
+                        iter_setup *out) {
+  if (!settings || !scratch)
+    return LCP_ERR_INVALID_ARGUMENT;
+  if (!(settings->omega > 0.0) || !isfinite(settings->omega))
+    return LCP_ERR_INVALID_ARGUMENT;
+  int rc = check_problem(p);
+  if (rc != LCP_OK)
+    return rc;
+  int32_t n = p->row_count;
+  size_t rows = n > 0 ? (size_t)n : 1;
+  out->diag = ARENA_NEW(scratch, double, rows);
+  out->lam = ARENA_NEW(scratch, double, rows);
+  out->items = ARENA_NEW(scratch, pgs_item, rows);
+  double *dummy_v = arena_calloc(scratch, 6, sizeof(double));
+  if (!out->diag || !out->lam || !out->items || !dummy_v)
+    return LCP_ERR_NO_MEMORY;
+  rc = compute_diagonal(p, out->diag);
+  if (rc != LCP_OK)
+    return rc;
+  bool cone = settings->friction_model == LCP_FRICTION_CONE;
+  clamp_warm_start(p, out->diag, cone, out->lam);
+
+  int32_t count = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    if (!(out->diag[i] > 0.0))
+      continue; /* degenerate: λ stays 0 */
+    if (cone && is_cone_pair(p, out->diag, i)) {
+      pgs_item *a = &out->items[count], *b = &out->items[count + 1];
+      fill_item(a, p, i, out->diag[i], settings->omega, dummy_v);
+      fill_item(b, p, i + 1, out->diag[i + 1], settings->omega, dummy_v);
+      double step = settings->omega / pair_lambda_max(p, out->diag, i);
+      item_set_step(a, step, &p->rows[i]);
+      item_set_step(b, step, &p->rows[i + 1]);
+      bool fused =
+          a->kind == IT_FAST && b->kind == IT_FAST && a->v[0] == b->v[0] && a->v[1] == b->v[1];
+      a->kind = b->kind = fused ? IT_PAIR_FAST : IT_PAIR_GENERAL;
+      count += 2;
+      ++i;
+      continue;
+    }
+    fill_item(&out->items[count++], p, i, out->diag[i], settings->omega, dummy_v);
+  }
+  out->count = count;
+
+  for (int32_t k = 0; k < count; ++k) {
+    const pgs_item *it = &out->items[k];
+    double l = out->lam[it->row];
+    if (l != 0.0)
+      item_apply(it, l);
+  }
+  return LCP_OK;
+}
+
+static void iter_finish(solver_problem *p, const iter_setup *s) {
+  for (int32_t i = 0; i < p->row_count; ++i)
+    p->rows[i].lambda = s->lam[i];
+}
+
+/* One Gauss–Seidel sweep in row order. Returns the residual, the largest
+ * |Δλ_i|·(A_ii + cfm_i); *sum gets their sum, which turns non-finite as soon
+ * as any update does (the clamps below would hide a NaN in λ, not in Δλ). */
+static double pgs_sweep(const pgs_item *items, int32_t count, double *lam, double *sum) {
+  double res = 0.0, acc = 0.0;
+  for (int32_t k = 0; k < count;) {
+    const pgs_item *a = &items[k];
+    switch (a->kind) {
+    case IT_FAST: {
+      double *v0 = a->v[0], *v1 = a->v[1];
+      double l = lam[a->row];
+      double x = item_update(a, lam, dot12(a->J[0], v0, a->J[1], v1));
+      double dl = x - l;
+      lam[a->row] = x;
+      axpy6(v0, a->T[0], dl);
+      axpy6(v1, a->T[1], dl);
+      double r = fabs(dl) * a->diag;
+      res = r > res ? r : res;
+      acc += r;
+      k += 1;
+      break;
+    }
+    case IT_GENERAL: {
+      double l = lam[a->row];
+      double x = item_update(a, lam, item_jv(a));
+      double dl = x - l;
+      lam[a->row] = x;
+      item_apply(a, dl);
+      double r = fabs(dl) * a->diag;
+      res = r > res ? r : res;
+      acc += r;
+      k += 1;
+      break;
+    }
+    case IT_PAIR_FAST: {
+      const pgs_item *b = a + 1;
+      double *v0 = a->v[0], *v1 = a->v[1];
+      double w1 = dot12(a->J[0], v0, a->J[1], v1);
+      double w2 = dot12(b->J[0], v0, b->J[1], v1);
+      double l1 = lam[a->row], l2 = lam[b->row], x1, x2;
+      pair_update(a, b, lam, w1, w2, &x1, &x2);
+      double d1 = x1 - l1, d2 = x2 - l2;
+      lam[a->row] = x1;
+      lam[b->row] = x2;
+      axpy6x2(v0, a->T[0], d1, b->T[0], d2);
+      axpy6x2(v1, a->T[1], d1, b->T[1], d2);
+      double r1 = fabs(d1) * a->diag, r2 = fabs(d2) * b->diag;
+      double r = r1 > r2 ? r1 : r2;
+      res = r > res ? r : res;
+      acc += r1 + r2;
+      k += 2;
+      break;
+    }
+    default: { /* IT_PAIR_GENERAL */
+      const pgs_item *b = a + 1;
+      double w1 = item_jv(a), w2 = item_jv(b);
+      double l1 = lam[a->row], l2 = lam[b->row], x1, x2;
+      pair_update(a, b, lam, w1, w2, &x1, &x2);
+      double d1 = x1 - l1, d2 = x2 - l2;
+      lam[a->row] = x1;
+      lam[b->row] = x2;
+      item_apply(a, d1);
+      item_apply(b, d2);
+      double r1 = fabs(d1) * a->diag, r2 = fabs(d2) * b->diag;
+      double r = r1 > r2 ? r1 : r2;
+      res = r > res ? r : res;
+      acc += r1 + r2;
+      k += 2;
+      break;
+    }
+    }
+  }
+  *sum = acc;
+  return res;
+}
+
+int solver_pgs(const solver_settings *settings, solver_problem *problem, solver_result *result,
+               arena *scratch) {
+  set_result(result, 0, 0.0);
+  iter_setup s;
+  int rc = iter_prepare(settings, problem, scratch, &s);
+  if (rc != LCP_OK)
+    return rc;
+  int32_t it = 0;
+  double res = 0.0;
+  while (s.count > 0 && it < settings->max_iterations) {
+    double sum;
+    res = pgs_sweep(s.items, s.count, s.lam, &sum);
+    ++it;
+    if (!isfinite(sum)) {
+      iter_finish(problem, &s);
+      set_result(result, it, res);
+      return LCP_ERR_NUMERIC;
+    }
+    if (res < settings->tolerance)
+      break;
+  }
+  iter_finish(problem, &s);
+  set_result(result, it, res);
+  return check_finite_output(problem);
+}
+
+/* One Jacobi sweep: every row's new λ from the start-of-sweep v and λ
+ * (friction bounds from the start-of-sweep λn), then v updated once. */
+static double jacobi_sweep(const pgs_item *items, int32_t count, double *lam, double *next,
+                           double *sum) {
+  for (int32_t k = 0; k < count;) {
+    const pgs_item *a = &items[k];
+    if (a->kind == IT_PAIR_FAST || a->kind == IT_PAIR_GENERAL) {
+      const pgs_item *b = a + 1;
+      pair_update(a, b, lam, item_jv(a), item_jv(b), &next[a->row], &next[b->row]);
+      k += 2;
+    } else {
+      next[a->row] = item_update(a, lam, item_jv(a));
+      k += 1;
+    }
+  }
+  double res = 0.0, acc = 0.0;
+  for (int32_t k = 0; k < count; ++k) {
+    const pgs_item *a = &items[k];
+    double dl = next[a->row] - lam[a->row];
+    lam[a->row] = next[a->row];
+    item_apply(a, dl);
+    double r = fabs(dl) * a->diag;
+    res = r > res ? r : res;
+    acc += r;
+  }
+  *sum = acc;
+  return res;
+}
+
+int solver_jacobi(const solver_settings *settings, solver_problem *problem, solver_result *result,
+                  arena *scratch) {
+  set_result(result, 0, 0.0);
+  iter_setup s;
+  int rc = iter_prepare(settings, problem, scratch, &s);
+  if (rc != LCP_OK)
+    return rc;
+  double *next = ARENA_NEW(scratch, double, problem->row_count > 0 ? problem->row_count : 1);
+  if (!next)
+    return LCP_ERR_NO_MEMORY;
+  int32_t it = 0;
+  double res = 0.0;
+  while (s.count > 0 && it < settings->max_iterations) {
+    double sum;
+    res = jacobi_sweep(s.items, s.count, s.lam, next, &sum);
+    ++it;
+    if (!isfinite(sum)) {
+      iter_finish(problem, &s);
+      set_result(result, it, res);
+      return LCP_ERR_NUMERIC;
+    }
+    if (res < settings->tolerance)
+      break;
+  }
+  iter_finish(problem, &s);
+  set_result(result, it, res);
+  return check_finite_output(problem);
+}
+
+/* ---- Dantzig's principal pivoting for the dense boxed LCP ----
+ *
+ * Indices are processed one at a time (Baraff's incremental form of
+ * Dantzig's method). Every processed index is in one of the sets
+ *   F: lo < λ < hi (or touching), w = 0   — "free", in the Cholesky factor
+ *   L: λ = lo, w ≥ 0;   U: λ = hi, w ≤ 0;   X: lo = hi = 0, fixed
+ * and unprocessed ones have λ = 0. To add index d, λ_d is driven in the
+ * direction that takes w_d towards 0 while F keeps w_F = 0 and L, U stay at
+ * their bounds:
+ *   Δλ_d = s,  Δλ_F = −s A_FF⁻¹ A_Fd,  Δw = A Δλ  (Δw_F = 0),
+ *   Δw_d = s (A_dd − A_dF A_FF⁻¹ A_Fd) = s · (Schur complement) > 0·s for A ≻ 0.
+ * The step is the largest that keeps everything complementary; the first
+ * index to block pivots (F member reaches a bound → L/U; an L/U member's w
+ * reaches 0 → F) and the drive continues, until w_d = 0 (d → F) or λ_d
+ * reaches its bound (d → L/U). For positive definite A this terminates.
+ *
+ * A_FF is kept as a Cholesky factor updated in O(|F|²) per pivot (append a
+ * row; delete a row by a rank-one update of the trailing block). Within a
+ * drive the path is followed incrementally, so that blocking variables land
+ * exactly on their bounds; after each drive λ_F is re-solved from the factor
+ * with iterative refinement and w recomputed, so rounding does not pile up:
+ * the result satisfies w_F = 0 to the backward error of a Cholesky solve
+ * (~1e-15 relative on the tests' problems, ~1e-13 on contact problems with
+ * redundant points and cfm 1e-9). With such nearly singular A the re-solve
+ * can disagree with the path by more than rounding; a few repair rounds
+ * then pivot out free variables found outside their bounds and drive again
+ * L/U members with a wrong-signed w. A singular principal block (A only
+ * semidefinite: redundant constraints without cfm), an unbounded ray or
+ * the pivot cap (10n + 100) restarts the solve on A + ε diag(A), ε = 1e-10,
+ * then 1e-8 (the result then solves that nearby problem), and only then
+ * gives LCP_ERR_NUMERIC. Cost: O(n) drives of O(n·|F|) per pivot, about
+ * O(n³) in all. */
+
+#define DZ_RETRY 1 /* internal: singular block, unbounded ray or pivot cap; retry regularised */
+
+enum { DZ_UNSEEN = 0, DZ_FREE = 1, DZ_LOWER = 2, DZ_UPPER = 3, DZ_FIXED = 4 };
+enum { DZ_NONE = 0, DZ_D_ZERO, DZ_D_BOUND, DZ_F_BOUND, DZ_W_ZERO };
+
+typedef struct dz_work {
+  int32_t cap;    /* largest n */
+  double *L;      /* cap×cap, row stride n: lower Cholesky factor of A_FF in F order */
+  double *y;      /* [cap] solve buffer */
+  double *dlf;    /* [cap] Δλ of F members, in F order */
+  double *w;      /* [cap] w of L and U members */
+  double *tmp;    /* [cap] */
+  int32_t *fidx;  /* [cap] F members in factor order */
+  int32_t *order; /* [cap] processing order */
+  uint8_t *state; /* [cap] DZ_* */
+} dz_work;
+
+static int dz_alloc(dz_work *ws, int32_t n, arena *a) {
+  size_t c = n > 0 ? (size_t)n : 1;
+  ws->cap = n;
+  ws->L = ARENA_NEW(a, double, c *c);
+  ws->y = ARENA_NEW(a, double, c);
+  ws->dlf = ARENA_NEW(a, double, c);
+  ws->w = ARENA_NEW(a, double, c);
+  ws->tmp = ARENA_NEW(a, double, c);
+  ws->fidx = ARENA_NEW(a, int32_t, c);
+  ws->order = ARENA_NEW(a, int32_t, c);
+  ws->state = ARENA_NEW(a, uint8_t, c);
+  if (!ws->L || !ws->y || !ws->dlf || !ws->w || !ws->tmp || !ws->fidx || !ws->order || !ws->state)
+    return LCP_ERR_NO_MEMORY;
+  return LCP_OK;
+}
+
+/* (A + reg·diag(A)) row i · x */
+static double dz_row_dot(const double *A, int32_t n, int32_t i, const double *x, double reg) {
+  const double *a = A + (size_t)i * (size_t)n;
+  double s = 0.0;
+  for (int32_t j = 0; j < n; ++j)
+    s += a[j] * x[j];
+  return s + reg * a[i] * x[i];
+}
+
+/* y ← A_FF⁻¹ y with A_FF = L Lᵀ (m×m, row stride n). */
+static void chol_solve(const double *L, int32_t n, int32_t m, double *y) {
+  for (int32_t p = 0; p < m; ++p) {
+    const double *row = L + (size_t)p * (size_t)n;
+    double s = y[p];
+    for (int32_t q = 0; q < p; ++q)
+      s -= row[q] * y[q];
+    y[p] = s / row[p];
+  }
+  for (int32_t p = m - 1; p >= 0; --p) {
+    double s = y[p];
+    for (int32_t q = p + 1; q < m; ++q)
+      s -= L[(size_t)q * (size_t)n + p] * y[q];
+    y[p] = s / L[(size_t)p * (size_t)n + p];
+  }
+}
+
+/* Appends index j to F: the new factor row l solves L l = A_Fj, and the new
+ * pivot is the Schur complement A_jj − l·l. DZ_RETRY when it is not clearly
+ * positive (A_{F∪j} singular). */
+static int chol_add(dz_work *ws, const double *A, int32_t n, int32_t *m, int32_t j, double reg) {
+  double *L = ws->L;
+  double *row = L + (size_t)(*m) * (size_t)n;
+  double ss = 0.0;
+  for (int32_t p = 0; p < *m; ++p) {
+    const double *lp = L + (size_t)p * (size_t)n;
+    double s = A[(size_t)ws->fidx[p] * (size_t)n + j];
+    for (int32_t q = 0; q < p; ++q)
+      s -= lp[q] * row[q];
+    row[p] = s / lp[p];
+    ss += row[p] * row[p];
+  }
+  double ajj = A[(size_t)j * (size_t)n + j] * (1.0 + reg);
+  double piv = ajj - ss;
+  if (!(piv > 1e-12 * ajj))
+    return DZ_RETRY;
+  row[*m] = sqrt(piv);
+  ws->fidx[*m] = j;
+  ++*m;
+  return LCP_OK;
+}
+
+/* Removes the F member at factor position k. Dropping row k of L leaves the
+ * rows below with an extra column k, x = L[k+1:, k]; their block satisfies
+ * A' = L22 L22ᵀ + x xᵀ, so L22 gets the standard rank-one Cholesky update
+ * (rotations that fold x in), and then rows and columns shift up by one. */
+static void chol_remove(dz_work *ws, int32_t n, int32_t *m, int32_t k) {
+  double *L = ws->L, *x = ws->tmp;
+  int32_t mm = *m;
+  for (int32_t p = k + 1; p < mm; ++p)
+    x[p] = L[(size_t)p * (size_t)n + k];
+  for (int32_t p = k + 1; p < mm; ++p) {
+    double *lpp = &L[(size_t)p * (size_t)n + p];
+    double a = *lpp, b = x[p];
+    double r = sqrt(a * a + b * b);
+    double c = r / a, s = b / a;
+    *lpp = r;
+    for (int32_t q = p + 1; q < mm; ++q) {
+      double *lqp = &L[(size_t)q * (size_t)n + p];
+      *lqp = (*lqp + s * x[q]) / c;
+      x[q] = c * x[q] - s * *lqp;
+    }
+  }
+  for (int32_t p = k + 1; p < mm; ++p) {
+    double *dst = L + (size_t)(p - 1) * (size_t)n;
+    const double *src = L + (size_t)p * (size_t)n;
+    for (int32_t q = 0; q < k; ++q)
+      dst[q] = src[q];
+    for (int32_t q = k + 1; q <= p; ++q)
+      dst[q - 1] = src[q];
+    ws->fidx[p - 1] = ws->fidx[p];
+  }
+  *m = mm - 1;
+}
+
+/* λ_F from the factor for the current λ of everything outside F, i.e.
+ * A_FF λ_F = −b_F − A_F,rest λ_rest, then w of the L and U members exactly.
+ * The factor has been through many rank-one updates, and A_FF can be close
+ * to singular (redundant contacts with a small cfm), so the solve is
+ * followed by iterative refinement on the exact residual w_F = A_F·λ + b_F
+ * (it converges while cond(A_FF)·ε < 1: cfm 1e-9 gives 1e10·1e-16). */
+static void dz_refresh(dz_work *ws, int32_t n, int32_t m, const double *A, const double *b,
+                       double *x, double reg) {
+  for (int32_t p = 0; p < m; ++p) {
+    int32_t f = ws->fidx[p];
+    const double *a = A + (size_t)f * (size_t)n;
+    double s = -b[f];
+    for (int32_t k = 0; k < n; ++k)
+      if (ws->state[k] != DZ_FREE && x[k] != 0.0)
+        s -= a[k] * x[k];
+    ws->y[p] = s;
+  }
+  chol_solve(ws->L, n, m, ws->y);
+  for (int32_t p = 0; p < m; ++p)
+    x[ws->fidx[p]] = ws->y[p];
+  for (int refine = 0; refine < 2; ++refine) {
+    for (int32_t p = 0; p < m; ++p)
+      ws->y[p] = -(dz_row_dot(A, n, ws->fidx[p], x, reg) + b[ws->fidx[p]]);
+    chol_solve(ws->L, n, m, ws->y);
+    for (int32_t p = 0; p < m; ++p)
+      x[ws->fidx[p]] += ws->y[p];
+  }
+  for (int32_t j = 0; j < n; ++j)
+    if (ws->state[j] == DZ_LOWER || ws->state[j] == DZ_UPPER)
+      ws->w[j] = dz_row_dot(A, n, j, x, reg) + b[j];
+}
+
+/* Rebuilds the factor of A_FF from scratch (same F order). */
+static int dz_refactor(dz_work *ws, int32_t n, int32_t m, const double *A, double reg) {
+  int32_t k = 0;
+  for (int32_t p = 0; p < m; ++p)
+    if (chol_add(ws, A, n, &k, ws->fidx[p], reg) != LCP_OK)
+      return DZ_RETRY;
+  return LCP_OK;
+}
+
+/* Relative size of rounding noise in w: |w_d| below this fraction of
+ * |b_d| + Σ_k |A_dk λ_k| (the terms it is summed from) counts as zero. */
+#define DZ_W_ZERO_RATIO 1e-13
+
+/* The problem and the pivoting state of one solve. */
+typedef struct dz_problem {
+  int32_t n;
+  const double *A, *b, *lo, *hi;
+  double *x;
+  double reg;
+  double amax;    /* largest (A + reg diag A)_ii */
+  int32_t m;      /* |F| */
+  int64_t pivots; /* so far */
+  int64_t cap;    /* pivot budget of the whole solve */
+} dz_problem;
+
+/* w_d = (Aλ + b)_d at the current λ, and the size of the terms it sums. */
+static double dz_w(const dz_problem *q, int32_t d, double *terms) {
+  const double *ad = q->A + (size_t)d * (size_t)q->n;
+  double w = q->b[d], t = fabs(q->b[d]);
+  for (int32_t k = 0; k < q->n; ++k) {
+    double v = ad[k] * q->x[k];
+    w += v;
+    t += fabs(v);
+  }
+  w += q->reg * ad[d] * q->x[d];
+  *terms = t;
+  return w;
+}
+
+/* Brings index d (not in F, λ_d anywhere in [lo_d, hi_d]) into a
+ * complementary state with everything processed so far kept complementary:
+ * either it already is, or λ_d is driven in the direction s that takes w_d
+ * towards 0 (see above). s is kept for the whole drive: w_d moves
+ * monotonically to 0, so a sign change of w_d can only be rounding and must
+ * not turn the drive around. The path is followed incrementally, and a
+ * blocking variable lands exactly on its bound (or its w exactly on 0),
+ * which keeps the ratio tests consistent. */
+static int dz_drive(dz_work *ws, dz_problem *q, int32_t d) {
+  const int32_t n = q->n;
+  const double *A = q->A, *lo = q->lo, *hi = q->hi;
+  double *x = q->x;
+  const double *ad = A + (size_t)d * (size_t)n;
+  const double add = ad[d] * (1.0 + q->reg);
+  double terms, wd = dz_w(q, d, &terms);
+  const double wtol = DZ_W_ZERO_RATIO * terms;
+  /* Already complementary? */
+  if (x[d] <= lo[d] && wd >= -wtol) {
+    x[d] = lo[d];
+    ws->state[d] = DZ_LOWER;
+    ws->w[d] = wd;
+    return LCP_OK;
+  }
+  if (x[d] >= hi[d] && wd <= wtol) {
+    x[d] = hi[d];
+    ws->state[d] = DZ_UPPER;
+    ws->w[d] = wd;
+    return LCP_OK;
+  }
+  if (fabs(wd) <= wtol) { /* w_d = 0 with λ_d inside: free as it stands */
+    if (chol_add(ws, A, n, &q->m, d, q->reg) != LCP_OK)
+      return DZ_RETRY;
+    ws->state[d] = DZ_FREE;
+    return LCP_OK;
+  }
+  ws->state[d] = DZ_UNSEEN; /* neither F nor L/U while it moves */
+  const double s = wd > 0.0 ? -1.0 : 1.0;
+  for (;;) {
+    const int32_t m = q->m;
+    /* Direction: Δλ_F = −s A_FF⁻¹ A_Fd. */
+    for (int32_t p = 0; p < m; ++p)
+      ws->y[p] = A[(size_t)ws->fidx[p] * (size_t)n + d];
+    chol_solve(ws->L, n, m, ws->y);
+    double size = 1.0, dwd = s * add;
+    for (int32_t p = 0; p < m; ++p) {
+      ws->dlf[p] = -s * ws->y[p];
+      size += fabs(ws->dlf[p]);
+      dwd += ad[ws->fidx[p]] * ws->dlf[p];
+    }
+    /* Δw below this is rounding of a zero (a dependent row of a singular A). */
+    const double eps_dw = 1e-13 * q->amax * size;
+
+    double best = INFINITY;
+    int who = DZ_NONE;
+    int32_t which = -1;
+    if (s * dwd > 1e-11 * add) {
+      double t = -wd / dwd;
+      best = t > 0.0 ? t : 0.0;
+      who = DZ_D_ZERO;
+    }
+    const double bd = s > 0.0 ? hi[d] : lo[d];
+    if (isfinite(bd)) {
+      double t = (bd - x[d]) * s;
+      t = t > 0.0 ? t : 0.0;
+      if (t < best) {
+        best = t;
+        who = DZ_D_BOUND;
+      }
+    }
+    for (int32_t p = 0; p < m; ++p) {
+      int32_t j = ws->fidx[p];
+      double dl = ws->dlf[p], t;
+      if (dl > 0.0 && isfinite(hi[j]))
+        t = (hi[j] - x[j]) / dl;
+      else if (dl < 0.0 && isfinite(lo[j]))
+        t = (lo[j] - x[j]) / dl;
+      else
+        continue;
+      t = t > 0.0 ? t : 0.0;
+      if (t < best) {
+        best = t;
+        who = DZ_F_BOUND;
+        which = p;
+      }
+    }
+    for (int32_t j = 0; j < n; ++j) {
+      uint8_t st = ws->state[j];
+      if (st != DZ_LOWER && st != DZ_UPPER)
+        continue;
+      const double *aj = A + (size_t)j * (size_t)n;
+      double dw = s * aj[d];
+      for (int32_t p = 0; p < m; ++p)
+        dw += aj[ws->fidx[p]] * ws->dlf[p];
+      ws->tmp[j] = dw;
+      if (!(st == DZ_LOWER ? dw < -eps_dw : dw > eps_dw))
+        continue;
+      double t = -ws->w[j] / dw;
+      t = t > 0.0 ? t : 0.0;
+      if (t < best) {
+        best = t;
+        who = DZ_W_ZERO;
+        which = j;
+      }
+    }
+    if (who == DZ_NONE || ++q->pivots > q->cap)
+      return DZ_RETRY; /* unbounded ray (no solution for this A) or cycling */
+
+    /* Step along the path. */
+    x[d] += best * s;
+    wd += best * dwd;
+    for (int32_t p = 0; p < m; ++p)
+      x[ws->fidx[p]] += best * ws->dlf[p];
+    for (int32_t j = 0; j < n; ++j)
+      if (ws->state[j] == DZ_LOWER || ws->state[j] == DZ_UPPER)
+        ws->w[j] += best * ws->tmp[j];
+
+    switch (who) {
+    case DZ_D_ZERO:
+      if (chol_add(ws, A, n, &q->m, d, q->reg) != LCP_OK)
+        return DZ_RETRY;
+      ws->state[d] = DZ_FREE;
+      return LCP_OK;
+    case DZ_D_BOUND:
+      x[d] = bd;
+      ws->state[d] = s > 0.0 ? DZ_UPPER : DZ_LOWER;
+      ws->w[d] = wd;
+      return LCP_OK;
+    case DZ_F_BOUND: {
+      int32_t j = ws->fidx[which];
+      bool up = ws->dlf[which] > 0.0;
+      x[j] = up ? hi[j] : lo[j];
+      ws->state[j] = up ? DZ_UPPER : DZ_LOWER;
+      ws->w[j] = 0.0; /* it was free: w_j = 0 on the path */
+      chol_remove(ws, n, &q->m, which);
+      break;
+    }
+    default: /* DZ_W_ZERO */
+      if (chol_add(ws, A, n, &q->m, which, q->reg) != LCP_OK)
+        return DZ_RETRY;
+      ws->state[which] = DZ_FREE;
+      break;
+    }
+  }
+}
+
+/* Rounds of repair after the main pass, for nearly singular A where the
+ * re-solved λ_F can disagree with the path by more than rounding. */
+#define DZ_CLEANUP_ROUNDS 3
+
+static int dz_solve(dz_work *ws, int32_t n, const double *A, const double *b, const double *lo,
+                    const double *hi, double *x, double reg) {
+  dz_problem q = {n, A, b, lo, hi, x, reg, 0.0, 0, 0, 10 * (int64_t)n + 100};
+  int32_t no = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    x[i] = 0.0;
+    ws->state[i] = lo[i] == hi[i] ? DZ_FIXED : DZ_UNSEEN;
+    double aii = A[(size_t)i * (size_t)n + i] * (1.0 + reg);
+    q.amax = aii > q.amax ? aii : q.amax;
+  }
+  /* Unbounded rows first: they always end in F, and the later drives then
+   * see them as part of the free block from the start. */
+  for (int32_t i = 0; i < n; ++i)
+    if (isinf(lo[i]) && isinf(hi[i]))
+      ws->order[no++] = i;
+  for (int32_t i = 0; i < n; ++i)
+    if (!(isinf(lo[i]) && isinf(hi[i])))
+      ws->order[no++] = i;
+
+  for (int32_t oi = 0; oi < n; ++oi) {
+    int32_t d = ws->order[oi];
+    if (ws->state[d] == DZ_FIXED)
+      continue;
+    int rc = dz_drive(ws, &q, d);
+    if (rc != LCP_OK)
+      return rc;
+    /* Re-solve λ_F from the factor (w_F = 0 to one solve's backward error)
+     * and recompute w of L and U, so rounding does not pile up over drives. */
+    dz_refresh(ws, n, q.m, A, b, x, reg);
+  }
+
+  /* Repair what the exact re-solve of λ_F exposes when A is nearly singular
+   * (the path and the solve then disagree by more than rounding): free
+   * variables outside their bounds leave F at the bound, and L/U members
+   * whose w has the wrong sign beyond rounding are driven again; each round
+   * starts from a fresh factor (the updated one has been through every
+   * pivot). For a well-conditioned A nothing needs repair. */
+  for (int round = 0; round < DZ_CLEANUP_ROUNDS; ++round) {
+    bool repaired = false;
+    for (int32_t p = q.m - 1; p >= 0; --p) {
+      int32_t j = ws->fidx[p];
+      if (x[j] < lo[j] || x[j] > hi[j]) {
+        bool up = x[j] > hi[j];
+        x[j] = up ? hi[j] : lo[j];
+        ws->state[j] = up ? DZ_UPPER : DZ_LOWER;
+        chol_remove(ws, n, &q.m, p);
+        repaired = true;
+      }
+    }
+    if (repaired)
+      dz_refresh(ws, n, q.m, A, b, x, reg);
+    for (int32_t j = 0; j < n; ++j) {
+      uint8_t st = ws->state[j];
+      if (st != DZ_LOWER && st != DZ_UPPER)
+        continue;
+      double terms, w = dz_w(&q, j, &terms);
+      if (st == DZ_LOWER ? w >= -DZ_W_ZERO_RATIO * terms : w <= DZ_W_ZERO_RATIO * terms)
+        continue;
+      int rc = dz_drive(ws, &q, j);
+      if (rc != LCP_OK)
+        return rc;
+      dz_refresh(ws, n, q.m, A, b, x, reg);
+      repaired = true;
+    }
+    if (!repaired)
+      break;
+    if (dz_refactor(ws, n, q.m, A, reg) != LCP_OK)
+      return DZ_RETRY;
+    dz_refresh(ws, n, q.m, A, b, x, reg);
+  }
+  for (int32_t i = 0; i < n; ++i) {
+    x[i] = clampd(x[i], lo[i], hi[i]);
+    if (!isfinite(x[i]))
+      return LCP_ERR_NUMERIC;
+  }
+  return LCP_OK;
+}
+
+/* Exact solve of A (pre-checked), regularised only when the plain one fails. */
+static int dz_solve_robust(dz_work *ws, int32_t n, const double *A, const double *b,
+                           const double *lo, const double *hi, double *x) {
+  static const double regs[] = {0.0, 1e-10, 1e-8};
+  for (size_t r = 0; r < sizeof regs / sizeof regs[0]; ++r) {
+    int rc = dz_solve(ws, n, A, b, lo, hi, x, regs[r]);
+    if (rc != DZ_RETRY)
+      return rc;
+  }
+  for (int32_t i = 0; i < n; ++i)
+    x[i] = 0.0;
+  return LCP_ERR_NUMERIC;
+}
+
+int lcp_dense_dantzig(int32_t n, const double *A, const double *b, const double *lo,
+                      const double *hi, double *lambda, arena *scratch) {
+  if (n < 0 || !scratch || (n > 0 && (!A || !b || !lo || !hi || !lambda)))
+    return LCP_ERR_INVALID_ARGUMENT;
+  if (n == 0)
+    return LCP_OK;
+  for (int32_t i = 0; i < n; ++i) {
+    if (!isfinite(b[i]) || isnan(lo[i]) || isnan(hi[i]))
+      return LCP_ERR_NUMERIC;
+    for (int32_t j = 0; j < n; ++j)
+      if (!isfinite(A[(size_t)i * (size_t)n + j]))
+        return LCP_ERR_NUMERIC;
+  }
+  for (int32_t i = 0; i < n; ++i)
+    if (lo[i] > 0.0 || hi[i] < 0.0 || !(A[(size_t)i * (size_t)n + i] > 0.0))
+      return LCP_ERR_INVALID_ARGUMENT;
+  dz_work ws;
+  if (dz_alloc(&ws, n, scratch) != LCP_OK)
+    return LCP_ERR_NO_MEMORY;
+  return dz_solve_robust(&ws, n, A, b, lo, hi, lambda);
+}
+
+/* ---- the direct solver ----
+ *
+ * Dense A_kl = ½(J_k·M⁻¹J_lᵀ + J_l·M⁻¹J_kᵀ) + δ_kl cfm_k over the
+ * non-degenerate rows (symmetrised: the two products agree in exact
+ * arithmetic, and the factorisation needs exact symmetry), b = J u_free −
+ * target. Friction bounds depend on λn, so Dantzig runs inside a fixed-point
+ * loop on them (ODE's findex idea, done as an outer loop), starting from the
+ * warm-started impulses, until the solution stops changing (≤ 50 solves).
+ * The change is measured on w, max|A Δλ| (m/s; reported as the residual,
+ * and the loop count as iterations): with redundant contacts λ is fixed
+ * only up to directions that A barely sees, and its noise there must not
+ * keep the loop going. The bounds are:
+ *   box model: |λt_k| ≤ μ λn(previous solve);
+ *   cone model: |λt_k| ≤ μ λn |c_k| with c a unit vector per contact, i.e. a
+ *     box inscribed in the disc, re-aimed after each solve at
+ *     g = λt − wt/λmax (c = |g|/‖g‖, λmax of the pair's 2×2 block as in PGS).
+ *     Its fixed points are exactly the Coulomb cone's solutions: sticking
+ *     (wt = 0, c ∥ λt, inside the disc) or sliding (both rows at their
+ *     bounds and wt ∥ λt, i.e. λt = −μλn wt/‖wt‖ on the rim). A state with
+ *     one tangent saturated and the other not is never a fixed point.
+ *     Convergence is linear and not guaranteed (a body slipping in
+ *     different directions at several points may need all 50 solves).
+ * Rows whose fixed bounds exclude 0 are shifted (λ = λ0 + x) for Dantzig,
+ * which needs lo ≤ 0 ≤ hi. Degenerate rows (A_ii + cfm = 0) are left out
+ * with λ = 0, as in PGS. */
+
+#define DIRECT_MAX_LOOPS 50
+
+int solver_direct(const solver_settings *settings, solver_problem *problem, solver_result *result,
+                  arena *scratch, int32_t max_rows) {
+  set_result(result, 0, 0.0);
+  if (!settings || !problem || !scratch)
+    return LCP_ERR_INVALID_ARGUMENT;
+  if (problem->row_count > max_rows)
+    return LCP_ERR_STATE;
+  int rc = check_problem(problem);
+  if (rc != LCP_OK)
+    return rc;
+  const int32_t n = problem->row_count;
+  if (n == 0)
+    return LCP_OK;
+  const solver_row *rows = problem->rows;
+  bool cone = settings->friction_model == LCP_FRICTION_CONE;
+
+  double *diag = ARENA_NEW(scratch, double, n);
+  double *warm = ARENA_NEW(scratch, double, n);
+  int32_t *act = ARENA_NEW(scratch, int32_t, n); /* active index → row */
+  int32_t *pos = ARENA_NEW(scratch, int32_t, n); /* row → active index, −1 if degenerate */
+  if (!diag || !warm || !act || !pos)
+    return LCP_ERR_NO_MEMORY;
+  rc = compute_diagonal(problem, diag);
+  if (rc != LCP_OK)
+    return rc;
+  clamp_warm_start(problem, diag, cone, warm);
+
+  int32_t m = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    pos[i] = diag[i] > 0.0 ? m : -1;
+    if (diag[i] > 0.0)
+      act[m++] = i;
+  }
+  size_t ms = m > 0 ? (size_t)m : 1;
+  double *A = ARENA_NEW(scratch, double, ms *ms);
+  double *b = ARENA_NEW(scratch, double, ms);
+  double *bs = ARENA_NEW(scratch, double, ms); /* b + A λ0 */
+  double *lo = ARENA_NEW(scratch, double, ms);
+  double *hi = ARENA_NEW(scratch, double, ms);
+  double *x0 = ARENA_NEW(scratch, double, ms);
+  double *x = ARENA_NEW(scratch, double, ms);
+  double *lam = ARENA_NEW(scratch, double, ms);
+  double *prev = ARENA_NEW(scratch, double, ms);
+  double *cdir = ARENA_NEW(scratch, double, ms);   /* |c_k| of cone pair rows */
+  double *alpha = ARENA_NEW(scratch, double, ms);  /* 1/λmax of cone pair rows */
+  int32_t *pair = ARENA_NEW(scratch, int32_t, ms); /* cone: partner active index, else −1 */
+  dz_work ws;
+  if (!A || !b || !bs || !lo || !hi || !x0 || !x || !lam || !prev || !cdir || !alpha || !pair ||
+      dz_alloc(&ws, m, scratch) != LCP_OK)
+    return LCP_ERR_NO_MEMORY;
+
+  bool has_friction = false;
+  for (int32_t k = 0; k < m; ++k) {
+    const solver_row *rk = &rows[act[k]];
+    for (int32_t l = 0; l <= k; ++l) {
+      const solver_row *rl = &rows[act[l]];
+      double a = 0.5 * (row_cross(problem, rk, rl) + row_cross(problem, rl, rk));
+      A[(size_t)k * ms + (size_t)l] = a;
+      A[(size_t)l * ms + (size_t)k] = a;
+    }
+    A[(size_t)k * ms + (size_t)k] = diag[act[k]];
+    b[k] = row_velocity(problem, rk, problem->velocity);
+    prev[k] = warm[act[k]];
+    pair[k] = -1;
+    cdir[k] = 1.0;
+    alpha[k] = 0.0;
+    has_friction |= is_friction(rk->kind);
+  }
+  if (cone)
+    for (int32_t k = 0; k + 1 < m; ++k) {
+      int32_t i = act[k];
+      if (act[k + 1] != i + 1 || !is_cone_pair(problem, diag, i))
+        continue;
+      pair[k] = k + 1;
+      pair[k + 1] = k;
+      alpha[k] = alpha[k + 1] = 1.0 / pair_lambda_max(problem, diag, i);
+      double l1 = warm[i], l2 = warm[i + 1], len = hypot(l1, l2);
+      cdir[k] = len > 0.0 ? fabs(l1) / len : sqrt(0.5);
+      cdir[k + 1] = len > 0.0 ? fabs(l2) / len : sqrt(0.5);
+      ++k;
+    }
+
+  int32_t loops = 0;
+  double change = 0.0;
+  for (;;) {
+    bool shifted = false;
+    for (int32_t k = 0; k < m; ++k) {
+      const solver_row *rk = &rows[act[k]];
+      double l, h;
+      if (is_friction(rk->kind)) {
+        int32_t nk = pos[rk->normal_row];
+        double ln = nk >= 0 ? prev[nk] : 0.0;
+        double r = rk->mu * (ln > 0.0 ? ln : 0.0) * cdir[k];
+        l = -r;
+        h = r;
+      } else {
+        l = rk->lo;
+        h = rk->hi;
+      }
+      x0[k] = clampd(0.0, l, h);
+      shifted |= x0[k] != 0.0;
+      lo[k] = l - x0[k];
+      hi[k] = h - x0[k];
+    }
+    for (int32_t k = 0; k < m; ++k)
+      bs[k] = shifted ? b[k] + dz_row_dot(A, m, k, x0, 0.0) : b[k];
+    rc = dz_solve_robust(&ws, m, A, bs, lo, hi, x);
+    ++loops;
+    if (rc != LCP_OK) {
+      set_result(result, loops, change);
+      return rc;
+    }
+    /* The change of this solve, measured as the change of w = Aλ + b
+     * (m/s, the units of the PGS residual): with redundant contacts λ is
+     * fixed only up to directions A barely sees (cfm), and its noise there
+     * must not keep the loop going. */
+    for (int32_t k = 0; k < m; ++k) {
+      lam[k] = x[k] + x0[k];
+      x[k] = lam[k] - prev[k];
+    }
+    change = 0.0;
+    double scale = 0.0;
+    for (int32_t k = 0; k < m; ++k) {
+      double dw = fabs(dz_row_dot(A, m, k, x, 0.0));
+      change = dw > change ? dw : change;
+      double sk = fabs(b[k]) + fabs(dz_row_dot(A, m, k, lam, 0.0));
+      scale = sk > scale ? sk : scale;
+    }
+    if (cone)
+      for (int32_t k = 0; k < m; ++k) {
+        if (pair[k] != k + 1)
+          continue;
+        double w1 = dz_row_dot(A, m, k, lam, 0.0) + b[k];
+        double w2 = dz_row_dot(A, m, k + 1, lam, 0.0) + b[k + 1];
+        double g1 = lam[k] - alpha[k] * w1, g2 = lam[k + 1] - alpha[k] * w2;
+        double len = hypot(g1, g2);
+        if (len > 0.0 && isfinite(len)) {
+          double c1 = fabs(g1) / len, c2 = fabs(g2) / len;
+          /* A box only 1e-6 of μλn wide is noise for the nearly singular A
+           * of redundant contacts and makes Dantzig pivot in circles:
+           * align c with the other tangent instead (≤ 1e-6 rad off). */
+          if (c1 < 1e-6)
+            c1 = 0.0, c2 = 1.0;
+          else if (c2 < 1e-6)
+            c1 = 1.0, c2 = 0.0;
+          cdir[k] = c1;
+          cdir[k + 1] = c2;
+        }
+      }
+    memcpy(prev, lam, sizeof(double) * (size_t)m);
+    if (!has_friction || loops >= DIRECT_MAX_LOOPS || change <= settings->tolerance ||
+        change <= 1e-12 * scale)
+      break;
+  }
+
+  /* The friction impulses obey the bounds of the λn they were solved with
+   * (the previous solve's); put them inside the bounds of the final λn, so
+   * that the returned λ is feasible even when the loop stopped at its cap.
+   * After convergence this moves them by the noise of λn only. */
+  for (int32_t k = 0; k < m; ++k) {
+    const solver_row *rk = &rows[act[k]];
+    if (!is_friction(rk->kind))
+      continue;
+    int32_t nk = pos[rk->normal_row];
+    double ln = nk >= 0 ? lam[nk] : 0.0;
+    double r = rk->mu * (ln > 0.0 ? ln : 0.0);
+    if (pair[k] == k + 1) {
+      double len = hypot(lam[k], lam[k + 1]);
+      if (len > r) {
+        lam[k] *= r / len;
+        lam[k + 1] *= r / len;
+      }
+      ++k;
+    } else {
+      lam[k] = clampd(lam[k], -r, r);
+    }
+  }
+  for (int32_t i = 0; i < n; ++i)
+    problem->rows[i].lambda = pos[i] >= 0 ? lam[pos[i]] : 0.0;
+  for (int32_t i = 0; i < n; ++i)
+    if (problem->rows[i].lambda != 0.0)
+      row_apply(problem, &rows[i], problem->velocity, problem->rows[i].lambda);
+  set_result(result, loops, has_friction ? change : 0.0);
+  return check_finite_output(problem);
+}

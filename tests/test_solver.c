@@ -1,0 +1,1191 @@
+/* Tests of the boxed LCP solvers (server/engine/solver.c; DESIGN.md §3 step 5).
+ *
+ * Random problems are built in row form with M = I, so that A = J Jᵀ is known
+ * exactly: J = Q diag(√e) with Q orthogonal and eigenvalues e in [0.1, 10]
+ * (A = Q diag(e) Qᵀ). lcp_dense_dantzig is checked against the LCP
+ * conditions themselves, and the other solvers against it. All randomness
+ * comes from a fixed-seed splitmix64, so every run sees the same problems. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "arena.h"
+#include "lcp_math.h"
+#include "solver.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- deterministic random numbers (splitmix64) ---- */
+
+typedef struct rng {
+  uint64_t s;
+} rng;
+
+static uint64_t rng_next(rng *r) {
+  uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+static double rng_unit(rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
+static double rng_range(rng *r, double a, double b) { return a + (b - a) * rng_unit(r); }
+static int rng_int(rng *r, int n) { return (int)(rng_next(r) % (uint64_t)n); }
+
+static void *xcalloc(size_t count, size_t size) {
+  void *p = calloc(count ? count : 1, size);
+  assert_non_null(p);
+  return p;
+}
+
+/* ---- dense helpers ---- */
+
+/* The largest violation of the boxed LCP conditions by λ: outside [lo, hi],
+ * or w = Aλ + b of the wrong sign for where λ sits (DESIGN.md §3 step 5). */
+static double lcp_violation(int n, const double *A, const double *b, const double *lo,
+                            const double *hi, const double *lambda) {
+  double worst = 0.0;
+  for (int i = 0; i < n; ++i) {
+    double w = b[i];
+    for (int j = 0; j < n; ++j)
+      w += A[i * n + j] * lambda[j];
+    double l = lambda[i], v;
+    if (l < lo[i] || l > hi[i])
+      v = fmax(lo[i] - l, l - hi[i]);
+    else if (l == lo[i] && l == hi[i])
+      v = 0.0;
+    else if (l == lo[i])
+      v = fmax(0.0, -w);
+    else if (l == hi[i])
+      v = fmax(0.0, w);
+    else
+      v = fabs(w);
+    worst = fmax(worst, v);
+  }
+  return worst;
+}
+
+static double max_abs_diff(int n, const double *a, const double *b) {
+  double d = 0.0;
+  for (int i = 0; i < n; ++i)
+    d = fmax(d, fabs(a[i] - b[i]));
+  return d;
+}
+
+/* ---- random boxed LCPs in row form ---- */
+
+typedef struct lcp_case {
+  int n;      /* rows = dofs */
+  double *Jf; /* n×n, row i = J_i; M = I so M⁻¹J_iᵀ = J_iᵀ */
+  double *A;  /* J Jᵀ + diag(cfm) */
+  double *b, *lo, *hi, *cfm, *u;
+  solver_row *rows;
+  double *J, *T; /* 2n coefficients per row: side 0 at 2n·i, side 1 at 2n·i + n */
+  double *velocity;
+  solver_problem problem;
+} lcp_case;
+
+/* A random SPD boxed LCP of size n. split: each row's J is cut into two
+ * overlapping sides of different lengths, the overlap shared between them
+ * with different random weights in J and in M⁻¹Jᵀ, so only a solver that
+ * forms the cross terms of overlapping sides gets A right. */
+static void case_make(lcp_case *c, rng *r, int n, bool split) {
+  c->n = n;
+  c->Jf = xcalloc((size_t)(n * n), sizeof(double));
+  c->A = xcalloc((size_t)(n * n), sizeof(double));
+  c->b = xcalloc((size_t)n, sizeof(double));
+  c->lo = xcalloc((size_t)n, sizeof(double));
+  c->hi = xcalloc((size_t)n, sizeof(double));
+  c->cfm = xcalloc((size_t)n, sizeof(double));
+  c->u = xcalloc((size_t)n, sizeof(double));
+  c->rows = xcalloc((size_t)n, sizeof(solver_row));
+  c->J = xcalloc((size_t)(2 * n * n), sizeof(double));
+  c->T = xcalloc((size_t)(2 * n * n), sizeof(double));
+  c->velocity = xcalloc((size_t)n, sizeof(double));
+
+  /* Q: Gram–Schmidt (twice, for orthogonality to rounding) on random rows. */
+  double *Q = xcalloc((size_t)(n * n), sizeof(double));
+  for (int i = 0; i < n * n; ++i)
+    Q[i] = rng_range(r, -1.0, 1.0);
+  for (int i = 0; i < n; ++i) {
+    for (int pass = 0; pass < 2; ++pass)
+      for (int j = 0; j < i; ++j) {
+        double d = 0.0;
+        for (int k = 0; k < n; ++k)
+          d += Q[i * n + k] * Q[j * n + k];
+        for (int k = 0; k < n; ++k)
+          Q[i * n + k] -= d * Q[j * n + k];
+      }
+    double len = 0.0;
+    for (int k = 0; k < n; ++k)
+      len += Q[i * n + k] * Q[i * n + k];
+    len = sqrt(len);
+    assert_true(len > 1e-8);
+    for (int k = 0; k < n; ++k)
+      Q[i * n + k] /= len;
+  }
+  /* J = Q diag(√e): J Jᵀ = Q diag(e) Qᵀ, eigenvalues e log-uniform in [0.1, 10]. */
+  for (int k = 0; k < n; ++k) {
+    double e = 0.1 * pow(100.0, rng_unit(r));
+    for (int i = 0; i < n; ++i)
+      c->Jf[i * n + k] = Q[i * n + k] * sqrt(e);
+  }
+  free(Q);
+  for (int i = 0; i < n; ++i) {
+    c->cfm[i] = rng_unit(r) < 0.3 ? rng_range(r, 0.0, 0.5) : 0.0;
+    for (int j = 0; j < n; ++j) {
+      double d = 0.0;
+      for (int k = 0; k < n; ++k)
+        d += c->Jf[i * n + k] * c->Jf[j * n + k];
+      c->A[i * n + j] = d + (i == j ? c->cfm[i] : 0.0);
+    }
+    c->u[i] = rng_range(r, -1.0, 1.0);
+    c->b[i] = rng_range(r, -1.0, 1.0);
+    double kind = rng_unit(r);
+    if (kind < 0.4) { /* contact-like: [0, ∞) */
+      c->lo[i] = 0.0;
+      c->hi[i] = INFINITY;
+    } else if (kind < 0.75) { /* limited effort: [−c, c] */
+      double m = rng_range(r, 0.05, 1.0);
+      c->lo[i] = -m;
+      c->hi[i] = m;
+    } else { /* bilateral */
+      c->lo[i] = -INFINITY;
+      c->hi[i] = INFINITY;
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    solver_row *row = &c->rows[i];
+    const double *ji = &c->Jf[i * n];
+    double *j0 = &c->J[2 * n * i], *j1 = j0 + n, *t0 = &c->T[2 * n * i], *t1 = t0 + n;
+    row->coef_offset[0] = 2 * n * i;
+    row->coef_offset[1] = 2 * n * i + n;
+    if (!split) {
+      row->dof_offset[0] = 0;
+      row->dof_count[0] = n;
+      row->dof_offset[1] = 0;
+      row->dof_count[1] = 0;
+      for (int k = 0; k < n; ++k)
+        j0[k] = t0[k] = ji[k];
+    } else {
+      /* side 0 covers [0, a), side 1 covers [s, n), s ≤ a */
+      int a = 1 + rng_int(r, n), s = rng_int(r, a + 1);
+      row->dof_offset[0] = 0;
+      row->dof_count[0] = a;
+      row->dof_offset[1] = s;
+      row->dof_count[1] = n - s;
+      for (int k = 0; k < n; ++k) {
+        bool in0 = k < a, in1 = k >= s;
+        double wj = in0 && in1 ? rng_unit(r) : (in0 ? 1.0 : 0.0);
+        double wt = in0 && in1 ? rng_unit(r) : (in0 ? 1.0 : 0.0);
+        if (in0) {
+          j0[k] = wj * ji[k];
+          t0[k] = wt * ji[k];
+        }
+        if (in1) {
+          j1[k - s] = (1.0 - wj) * ji[k];
+          t1[k - s] = (1.0 - wt) * ji[k];
+        }
+      }
+      if (rng_unit(r) < 0.5) { /* the side order must not matter */
+        int32_t t;
+        t = row->dof_offset[0], row->dof_offset[0] = row->dof_offset[1], row->dof_offset[1] = t;
+        t = row->dof_count[0], row->dof_count[0] = row->dof_count[1], row->dof_count[1] = t;
+        t = row->coef_offset[0], row->coef_offset[0] = row->coef_offset[1], row->coef_offset[1] = t;
+      }
+    }
+    row->kind = isinf(c->lo[i]) ? ROW_BILATERAL : ROW_NORMAL;
+    row->normal_row = -1;
+    row->mu = 0.0;
+    row->cfm = c->cfm[i];
+    row->lo = c->lo[i];
+    row->hi = c->hi[i];
+    /* b_i = J_i u − target_i */
+    double ju = 0.0;
+    for (int k = 0; k < n; ++k)
+      ju += ji[k] * c->u[k];
+    row->target = ju - c->b[i];
+  }
+  c->problem = (solver_problem){
+      .row_count = n,
+      .rows = c->rows,
+      .J = c->J,
+      .MinvJt = c->T,
+      .dof_count = n,
+      .velocity = c->velocity,
+  };
+}
+
+/* Back to the cold start: velocity = u_free, λ = 0. */
+static void case_reset(lcp_case *c) {
+  memcpy(c->velocity, c->u, sizeof(double) * (size_t)c->n);
+  for (int i = 0; i < c->n; ++i)
+    c->rows[i].lambda = 0.0;
+}
+
+static void case_lambda(const lcp_case *c, double *out) {
+  for (int i = 0; i < c->n; ++i)
+    out[i] = c->rows[i].lambda;
+}
+
+static void case_free(lcp_case *c) {
+  free(c->Jf);
+  free(c->A);
+  free(c->b);
+  free(c->lo);
+  free(c->hi);
+  free(c->cfm);
+  free(c->u);
+  free(c->rows);
+  free(c->J);
+  free(c->T);
+  free(c->velocity);
+}
+
+/* max_k |velocity_k − (u + Jᵀλ)_k|: the solvers must leave v = u_free + M⁻¹Jᵀλ. */
+static double case_velocity_error(const lcp_case *c) {
+  double worst = 0.0;
+  for (int k = 0; k < c->n; ++k) {
+    double v = c->u[k];
+    for (int i = 0; i < c->n; ++i)
+      v += c->Jf[i * c->n + k] * c->rows[i].lambda;
+    worst = fmax(worst, fabs(v - c->velocity[k]));
+  }
+  return worst;
+}
+
+static solver_settings settings_of(int32_t iterations, double omega, double tolerance,
+                                   lcp_friction_model_t model) {
+  return (solver_settings){.max_iterations = iterations,
+                           .omega = omega,
+                           .tolerance = tolerance,
+                           .friction_model = model};
+}
+
+#define CASES 100
+
+static int case_size(rng *r) { return 3 + rng_int(r, 58); } /* 3..60 */
+
+/* ---- Dantzig ---- */
+
+/* lcp_dense_dantzig solves 100 random SPD boxed LCPs (n = 3..60, mixed
+ * [0,∞), [−c,c], (−∞,∞) bounds): the LCP conditions hold to 1e-9 (w in
+ * units of b, |b| ≤ 1). */
+static void test_dantzig_random(void **state) {
+  (void)state;
+  rng r = {1};
+  arena a;
+  arena_init(&a);
+  double worst = 0.0;
+  for (int p = 0; p < CASES; ++p) {
+    lcp_case c;
+    case_make(&c, &r, case_size(&r), false);
+    double *lambda = xcalloc((size_t)c.n, sizeof(double));
+    assert_int_equal(lcp_dense_dantzig(c.n, c.A, c.b, c.lo, c.hi, lambda, &a), LCP_OK);
+    double v = lcp_violation(c.n, c.A, c.b, c.lo, c.hi, lambda);
+    worst = fmax(worst, v);
+    assert_true(v <= 1e-9);
+    free(lambda);
+    case_free(&c);
+    arena_reset(&a);
+  }
+  printf("  dantzig: worst LCP violation over %d problems %.3g\n", CASES, worst);
+  arena_destroy(&a);
+}
+
+/* A positive semidefinite A (8 contact rows on 3 dofs, rank 3, no cfm):
+ * the solver still returns a complementary λ (to 1e-6: it may regularise
+ * by 1e-10 diag(A)). */
+static void test_dantzig_semidefinite(void **state) {
+  (void)state;
+  rng r = {7};
+  arena a;
+  arena_init(&a);
+  for (int p = 0; p < 20; ++p) {
+    enum { N = 8, D = 3 };
+    double Jd[N * D], A[N * N], b[N], lo[N], hi[N], lambda[N];
+    /* All rows in the open half-space J_i·e_z > 0 (contact normals that do
+     * not oppose each other): then no y ≥ 0, y ≠ 0 has Jᵀy = 0, so the LCP
+     * is feasible, and a PSD LCP that is feasible is solvable. */
+    for (int i = 0; i < N * D; ++i)
+      Jd[i] = i % D == D - 1 ? rng_range(&r, 0.5, 1.0) : rng_range(&r, -1.0, 1.0);
+    for (int i = 0; i < N; ++i) {
+      for (int j = 0; j < N; ++j) {
+        double d = 0.0;
+        for (int k = 0; k < D; ++k)
+          d += Jd[i * D + k] * Jd[j * D + k];
+        A[i * N + j] = d;
+      }
+      b[i] = rng_range(&r, -1.0, 0.5);
+      lo[i] = 0.0;
+      hi[i] = p % 2 ? 2.0 : INFINITY;
+    }
+    assert_int_equal(lcp_dense_dantzig(N, A, b, lo, hi, lambda, &a), LCP_OK);
+    assert_true(lcp_violation(N, A, b, lo, hi, lambda) <= 1e-6);
+    arena_reset(&a);
+  }
+  arena_destroy(&a);
+}
+
+/* Duplicated unbounded rows (a redundant joint constraint, no cfm): A is
+ * singular and the plain pivoting meets a row it can neither drive nor add;
+ * the solver then regularises by 1e-10 diag(A). The LCP conditions hold to
+ * 1e-6 and the twin rows share the impulse equally (1e-6). */
+static void test_dantzig_redundant_rows(void **state) {
+  (void)state;
+  rng r = {9};
+  arena a;
+  arena_init(&a);
+  enum { N = 6, D = 4 };
+  double Jd[N * D], A[N * N], b[N], lo[N], hi[N], lambda[N], u[D];
+  for (int i = 0; i < 4 * D; ++i)
+    Jd[i] = rng_range(&r, -1.0, 1.0);
+  for (int k = 0; k < D; ++k) {
+    Jd[4 * D + k] = Jd[0 * D + k]; /* row 4 = row 0 */
+    Jd[5 * D + k] = Jd[2 * D + k]; /* row 5 = row 2 */
+    u[k] = rng_range(&r, -1.0, 1.0);
+  }
+  for (int i = 0; i < N; ++i) {
+    b[i] = 0.0;
+    for (int k = 0; k < D; ++k)
+      b[i] += Jd[i * D + k] * u[k]; /* b = J u: consistent */
+    for (int j = 0; j < N; ++j) {
+      double d = 0.0;
+      for (int k = 0; k < D; ++k)
+        d += Jd[i * D + k] * Jd[j * D + k];
+      A[i * N + j] = d;
+    }
+    lo[i] = -INFINITY;
+    hi[i] = INFINITY;
+  }
+  assert_int_equal(lcp_dense_dantzig(N, A, b, lo, hi, lambda, &a), LCP_OK);
+  assert_true(lcp_violation(N, A, b, lo, hi, lambda) <= 1e-6);
+  assert_true(fabs(lambda[0] - lambda[4]) <= 1e-6 && fabs(lambda[2] - lambda[5]) <= 1e-6);
+  arena_destroy(&a);
+}
+
+/* A 2×2 case solved exactly (1e-15), then: NaN in b or ∞ in A →
+ * LCP_ERR_NUMERIC; bounds not containing 0 → LCP_ERR_INVALID_ARGUMENT. */
+static void test_dantzig_rejects_bad_input(void **state) {
+  (void)state;
+  arena a;
+  arena_init(&a);
+  double A[4] = {2.0, 0.5, 0.5, 1.0}, b[2] = {-1.0, 1.0}, lo[2] = {0.0, -1.0};
+  double hi[2] = {INFINITY, 1.0}, lambda[2];
+  assert_int_equal(lcp_dense_dantzig(2, A, b, lo, hi, lambda, &a), LCP_OK);
+  /* λ0 free: 2 λ0 − 1 + 0.5 λ1 = 0; λ1 at −1 since w1 = 0.5 λ0 + λ1 + 1 > 0 at λ1 = −1 */
+  assert_true(fabs(lambda[0] - 0.75) <= 1e-15 && lambda[1] == -1.0);
+  b[1] = NAN;
+  assert_int_equal(lcp_dense_dantzig(2, A, b, lo, hi, lambda, &a), LCP_ERR_NUMERIC);
+  b[1] = 1.0;
+  A[1] = INFINITY;
+  assert_int_equal(lcp_dense_dantzig(2, A, b, lo, hi, lambda, &a), LCP_ERR_NUMERIC);
+  A[1] = 0.5;
+  lo[0] = 0.1; /* lo ≤ 0 ≤ hi is required */
+  assert_int_equal(lcp_dense_dantzig(2, A, b, lo, hi, lambda, &a), LCP_ERR_INVALID_ARGUMENT);
+  arena_destroy(&a);
+}
+
+/* ---- direct, PGS, Jacobi against Dantzig on the random problems ---- */
+
+/* solver_direct (A formed from rows, half of them with overlapping split
+ * sides) gives Dantzig's λ on the dense A to 1e-9, and leaves
+ * velocity = u + Jᵀλ to 1e-9. */
+static void test_direct_matches_dantzig(void **state) {
+  (void)state;
+  rng r = {2};
+  arena a;
+  arena_init(&a);
+  for (int p = 0; p < CASES; ++p) {
+    lcp_case c;
+    case_make(&c, &r, case_size(&r), p % 2 == 1);
+    double *ref = xcalloc((size_t)c.n, sizeof(double)), *got = xcalloc((size_t)c.n, sizeof(double));
+    assert_int_equal(lcp_dense_dantzig(c.n, c.A, c.b, c.lo, c.hi, ref, &a), LCP_OK);
+    case_reset(&c);
+    solver_settings s = settings_of(20, 1.0, 1e-13, LCP_FRICTION_BOX);
+    solver_result res;
+    assert_int_equal(solver_direct(&s, &c.problem, &res, &a, c.n), LCP_OK);
+    assert_int_equal(res.iterations, 1);
+    case_lambda(&c, got);
+    assert_true(max_abs_diff(c.n, ref, got) <= 1e-9);
+    assert_true(case_velocity_error(&c) <= 1e-9);
+    free(ref);
+    free(got);
+    case_free(&c);
+    arena_reset(&a);
+  }
+  arena_destroy(&a);
+}
+
+/* PGS with ω = 1 and ω = 1.3 (tolerance 1e-13, up to 100000 sweeps)
+ * converges to the direct λ within 1e-6 on all 100 problems. */
+static void test_pgs_matches_direct(void **state) {
+  (void)state;
+  const double omegas[] = {1.0, 1.3};
+  rng r = {3};
+  arena a;
+  arena_init(&a);
+  long sweeps[2] = {0, 0};
+  for (int p = 0; p < CASES; ++p) {
+    lcp_case c;
+    case_make(&c, &r, case_size(&r), p % 2 == 1);
+    double *ref = xcalloc((size_t)c.n, sizeof(double)), *got = xcalloc((size_t)c.n, sizeof(double));
+    assert_int_equal(lcp_dense_dantzig(c.n, c.A, c.b, c.lo, c.hi, ref, &a), LCP_OK);
+    for (int o = 0; o < 2; ++o) {
+      case_reset(&c);
+      solver_settings s = settings_of(100000, omegas[o], 1e-13, LCP_FRICTION_BOX);
+      solver_result res;
+      assert_int_equal(solver_pgs(&s, &c.problem, &res, &a), LCP_OK);
+      assert_true(res.residual < 1e-13);
+      assert_true(res.iterations < 100000);
+      sweeps[o] += res.iterations;
+      case_lambda(&c, got);
+      assert_true(max_abs_diff(c.n, ref, got) <= 1e-6);
+      assert_true(case_velocity_error(&c) <= 1e-9);
+    }
+    free(ref);
+    free(got);
+    case_free(&c);
+    arena_reset(&a);
+  }
+  printf("  pgs: mean sweeps to 1e-13: %.1f (omega 1.0), %.1f (omega 1.3)\n",
+         (double)sweeps[0] / CASES, (double)sweeps[1] / CASES);
+  arena_destroy(&a);
+}
+
+/* ρ(D⁻¹A) = λmax(D^-½ A D^-½) by power iteration, with A (+ diag cfm) formed
+ * here from the rows by expanding each row to full dof vectors — independent
+ * of the solver's own overlap arithmetic. */
+static double jacobi_radius(const solver_problem *p) {
+  int n = p->row_count, d = p->dof_count;
+  double *Jf = xcalloc((size_t)(n * d), sizeof(double)),
+         *Tf = xcalloc((size_t)(n * d), sizeof(double));
+  double *A = xcalloc((size_t)(n * n), sizeof(double));
+  for (int i = 0; i < n; ++i) {
+    const solver_row *r = &p->rows[i];
+    for (int k = 0; k < 2; ++k)
+      for (int q = 0; q < r->dof_count[k]; ++q) {
+        Jf[i * d + r->dof_offset[k] + q] += p->J[r->coef_offset[k] + q];
+        Tf[i * d + r->dof_offset[k] + q] += p->MinvJt[r->coef_offset[k] + q];
+      }
+  }
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      double s = i == j ? p->rows[i].cfm : 0.0;
+      for (int k = 0; k < d; ++k)
+        s += Jf[i * d + k] * Tf[j * d + k];
+      A[i * n + j] = s;
+    }
+  double *x = xcalloc((size_t)n, sizeof(double)), *y = xcalloc((size_t)n, sizeof(double));
+  for (int i = 0; i < n; ++i)
+    x[i] = 1.0 + 0.01 * i;
+  double rho = 0.0;
+  for (int it = 0; it < 500; ++it) {
+    double len = 0.0;
+    for (int i = 0; i < n; ++i) {
+      double s = 0.0;
+      for (int j = 0; j < n; ++j)
+        if (A[i * n + i] > 0.0 && A[j * n + j] > 0.0) /* degenerate rows are skipped */
+          s += A[i * n + j] / sqrt(A[i * n + i] * A[j * n + j]) * x[j];
+      y[i] = s;
+      len += s * s;
+    }
+    len = sqrt(len);
+    rho = len; /* x has unit length from the second iteration on */
+    for (int i = 0; i < n; ++i)
+      x[i] = y[i] / len;
+  }
+  free(Jf);
+  free(Tf);
+  free(A);
+  free(x);
+  free(y);
+  return rho;
+}
+
+/* Projected Jacobi with ω = 1/ρ(D⁻¹A) (< 2/ρ: convergent) reaches the
+ * direct λ within 1e-6. */
+static void test_jacobi_matches_direct(void **state) {
+  (void)state;
+  rng r = {4};
+  arena a;
+  arena_init(&a);
+  for (int p = 0; p < CASES; ++p) {
+    lcp_case c;
+    case_make(&c, &r, case_size(&r), p % 2 == 1);
+    double *ref = xcalloc((size_t)c.n, sizeof(double)), *got = xcalloc((size_t)c.n, sizeof(double));
+    assert_int_equal(lcp_dense_dantzig(c.n, c.A, c.b, c.lo, c.hi, ref, &a), LCP_OK);
+    case_reset(&c);
+    solver_settings s =
+        settings_of(100000, 1.0 / jacobi_radius(&c.problem), 1e-13, LCP_FRICTION_BOX);
+    solver_result res;
+    assert_int_equal(solver_jacobi(&s, &c.problem, &res, &a), LCP_OK);
+    assert_true(res.residual < 1e-13);
+    case_lambda(&c, got);
+    assert_true(max_abs_diff(c.n, ref, got) <= 1e-6);
+    assert_true(case_velocity_error(&c) <= 1e-9);
+    free(ref);
+    free(got);
+    case_free(&c);
+    arena_reset(&a);
+  }
+  arena_destroy(&a);
+}
+
+/* ---- SOR ---- */
+
+/* Seed 000: for A positive definite PGS-SOR converges for every 0 < ω < 2.
+ * Each ω reaches the direct λ within 1e-6. */
+static void test_sor_converges_in_0_2(void **state) {
+  (void)state;
+  const double omegas[] = {0.2, 0.5, 1.0, 1.5, 1.9};
+  rng r = {5};
+  arena a;
+  arena_init(&a);
+  lcp_case c;
+  case_make(&c, &r, 25, true);
+  double ref[25], got[25];
+  assert_int_equal(lcp_dense_dantzig(c.n, c.A, c.b, c.lo, c.hi, ref, &a), LCP_OK);
+  for (size_t o = 0; o < sizeof omegas / sizeof omegas[0]; ++o) {
+    case_reset(&c);
+    solver_settings s = settings_of(100000, omegas[o], 1e-13, LCP_FRICTION_BOX);
+    solver_result res;
+    assert_int_equal(solver_pgs(&s, &c.problem, &res, &a), LCP_OK);
+    case_lambda(&c, got);
+    assert_true(max_abs_diff(c.n, ref, got) <= 1e-6);
+  }
+  case_free(&c);
+  arena_destroy(&a);
+}
+
+/* Outside (0, 2) SOR diverges on an unbounded (bilateral) SPD system: its
+ * iteration matrix has ρ ≥ |ω − 1| (Kahan), 1.3 for ω = 2.3, so after 300
+ * sweeps λ is far (> 1) from the solution — or the solver reports the
+ * overflow. The same problem converges for ω = 1.9. */
+static void test_sor_diverges_outside_0_2(void **state) {
+  (void)state;
+  rng r = {6};
+  arena a;
+  arena_init(&a);
+  lcp_case c;
+  case_make(&c, &r, 10, false);
+  for (int i = 0; i < c.n; ++i) {
+    c.lo[i] = c.rows[i].lo = -INFINITY;
+    c.hi[i] = c.rows[i].hi = INFINITY;
+    c.rows[i].kind = ROW_BILATERAL;
+  }
+  double ref[10], got[10];
+  assert_int_equal(lcp_dense_dantzig(c.n, c.A, c.b, c.lo, c.hi, ref, &a), LCP_OK);
+  case_reset(&c);
+  solver_settings s = settings_of(300, 2.3, 0.0, LCP_FRICTION_BOX);
+  solver_result res;
+  int rc = solver_pgs(&s, &c.problem, &res, &a);
+  case_lambda(&c, got);
+  assert_true(rc == LCP_ERR_NUMERIC || (rc == LCP_OK && max_abs_diff(c.n, ref, got) > 1.0));
+  case_reset(&c);
+  s.omega = 1.9;
+  s.max_iterations = 100000;
+  s.tolerance = 1e-13;
+  assert_int_equal(solver_pgs(&s, &c.problem, &res, &a), LCP_OK);
+  case_lambda(&c, got);
+  assert_true(max_abs_diff(c.n, ref, got) <= 1e-6);
+  case_free(&c);
+  arena_destroy(&a);
+}
+
+/* ---- small hand-made problems ---- */
+
+/* A problem with up to 16 rows on up to 12 dofs, each row one or two
+ * 6-wide (or narrower) sides, coefficients stored densely per row. */
+typedef struct small_problem {
+  solver_row rows[16];
+  double J[16 * 12], T[16 * 12];
+  double u[12], velocity[12];
+  solver_problem problem;
+} small_problem;
+
+static void small_init(small_problem *sp, int rows, int dofs) {
+  memset(sp, 0, sizeof *sp);
+  for (int i = 0; i < rows; ++i) {
+    sp->rows[i].coef_offset[0] = 12 * i;
+    sp->rows[i].coef_offset[1] = 12 * i + 6;
+    sp->rows[i].normal_row = -1;
+    sp->rows[i].lo = -INFINITY;
+    sp->rows[i].hi = INFINITY;
+  }
+  sp->problem = (solver_problem){.row_count = rows,
+                                 .rows = sp->rows,
+                                 .J = sp->J,
+                                 .MinvJt = sp->T,
+                                 .dof_count = dofs,
+                                 .velocity = sp->velocity};
+}
+
+static void small_reset(small_problem *sp) {
+  memcpy(sp->velocity, sp->u, sizeof sp->u);
+  for (int i = 0; i < sp->problem.row_count; ++i)
+    sp->rows[i].lambda = 0.0;
+}
+
+/* A rigid body: mass m, diagonal body inertia, at the identity orientation. */
+typedef struct body {
+  int dof; /* −1: static */
+  double inv_mass;
+  vec3 inv_inertia;
+  vec3 com;
+} body;
+
+/* Side k of row i: J = sign [d, r × d], M⁻¹Jᵀ = sign [d/m, I⁻¹ (r × d)] (seed 000). */
+static void small_side(small_problem *sp, int i, int k, const body *bd, vec3 point, vec3 d,
+                       double sign) {
+  solver_row *row = &sp->rows[i];
+  if (!bd || bd->dof < 0) {
+    row->dof_count[k] = 0;
+    return;
+  }
+  vec3 rr = v3_sub(point, bd->com);
+  vec3 ang = v3_cross(rr, d);
+  double *j = &sp->J[row->coef_offset[k]], *t = &sp->T[row->coef_offset[k]];
+  double jv[6] = {d.x, d.y, d.z, ang.x, ang.y, ang.z};
+  double tv[6] = {d.x * bd->inv_mass,        d.y * bd->inv_mass,        d.z * bd->inv_mass,
+                  ang.x * bd->inv_inertia.x, ang.y * bd->inv_inertia.y, ang.z * bd->inv_inertia.z};
+  for (int q = 0; q < 6; ++q) {
+    j[q] = sign * jv[q];
+    t[q] = sign * tv[q];
+  }
+  row->dof_offset[k] = bd->dof;
+  row->dof_count[k] = 6;
+}
+
+/* A contact at point with normal n (from a to b): rows i (normal), i+1, i+2
+ * (tangents), w = n·(u_b − u_a) at the point. */
+static void small_contact(small_problem *sp, int i, const body *a, const body *b, vec3 point,
+                          vec3 n, double mu) {
+  vec3 t[2];
+  v3_tangent_basis(n, &t[0], &t[1]);
+  for (int q = 0; q < 3; ++q) {
+    vec3 d = q == 0 ? n : t[q - 1];
+    small_side(sp, i + q, 0, a, point, d, -1.0);
+    small_side(sp, i + q, 1, b, point, d, 1.0);
+    solver_row *row = &sp->rows[i + q];
+    row->kind = q == 0 ? ROW_NORMAL : (q == 1 ? ROW_FRICTION_1 : ROW_FRICTION_2);
+    row->normal_row = q == 0 ? -1 : i;
+    row->mu = q == 0 ? 0.0 : mu;
+    row->lo = q == 0 ? 0.0 : -INFINITY;
+    row->hi = INFINITY;
+  }
+}
+
+/* A point mass (3 dofs, m = 1) sliding on the plane z = 0: rows normal (z),
+ * t1 (x), t2 (y), μ = 0.5, approaching at 1 m/s. */
+static void particle_problem(small_problem *sp, double vx, double vy, double vz) {
+  small_init(sp, 3, 3);
+  for (int i = 0; i < 3; ++i) {
+    sp->rows[i].dof_offset[0] = 0;
+    sp->rows[i].dof_count[0] = 3;
+    sp->J[12 * i + (i == 0 ? 2 : i - 1)] = 1.0;
+    sp->T[12 * i + (i == 0 ? 2 : i - 1)] = 1.0;
+  }
+  sp->rows[0].kind = ROW_NORMAL;
+  sp->rows[0].lo = 0.0;
+  sp->rows[1].kind = ROW_FRICTION_1;
+  sp->rows[2].kind = ROW_FRICTION_2;
+  for (int i = 1; i < 3; ++i) {
+    sp->rows[i].normal_row = 0;
+    sp->rows[i].mu = 0.5;
+  }
+  sp->u[0] = vx;
+  sp->u[1] = vy;
+  sp->u[2] = vz;
+}
+
+typedef int (*solver_fn)(const solver_settings *, solver_problem *, solver_result *, arena *);
+
+static int run_direct(const solver_settings *s, solver_problem *p, solver_result *r, arena *a) {
+  return solver_direct(s, p, r, a, 600);
+}
+
+static const solver_fn all_solvers[3] = {solver_pgs, solver_jacobi, run_direct};
+
+/* Box against cone on the particle approaching at 2 m/s (λn = 2, so the
+ * friction bound μλn = 1 differs from μ) and pushed diagonally (u_t = (3, 3),
+ * needs |λt| = 3√2 > μλn to stop): every solver stops the normal motion and
+ * - box: λt = (−1, −1), each component at μλn, so |λt| = √2 exceeds the
+ *   disc of radius 1 — the box model's anisotropy;
+ * - cone: λt = −(1, 1)/√2, exactly on the disc, against the slip.
+ * With u_t = (4, 0.4) the box model sticks in y (λt2 = −0.4 inside its
+ * bound) while the cone slides along (4, 0.4). Tolerance 1e-9. */
+static void test_friction_box_vs_cone(void **state) {
+  (void)state;
+  arena a;
+  arena_init(&a);
+  small_problem sp;
+  for (int f = 0; f < 3; ++f) {
+    for (int model = 0; model < 2; ++model) {
+      solver_settings s =
+          settings_of(1000, 1.0, 1e-14, model ? LCP_FRICTION_CONE : LCP_FRICTION_BOX);
+      solver_result res;
+
+      particle_problem(&sp, 3.0, 3.0, -2.0);
+      small_reset(&sp);
+      assert_int_equal(all_solvers[f](&s, &sp.problem, &res, &a), LCP_OK);
+      double ln = sp.rows[0].lambda, l1 = sp.rows[1].lambda, l2 = sp.rows[2].lambda;
+      assert_true(fabs(ln - 2.0) <= 1e-9);
+      assert_true(fabs(sp.velocity[2]) <= 1e-9);
+      if (!model) {
+        assert_true(fabs(l1 + 1.0) <= 1e-9 && fabs(l2 + 1.0) <= 1e-9);
+        assert_true(hypot(l1, l2) > 0.5 * ln + 0.4); /* outside the disc */
+      } else {
+        assert_true(fabs(l1 + 1.0 / sqrt(2.0)) <= 1e-9 && fabs(l2 + 1.0 / sqrt(2.0)) <= 1e-9);
+        assert_true(hypot(l1, l2) <= 0.5 * ln + 1e-12);
+      }
+
+      particle_problem(&sp, 4.0, 0.4, -2.0);
+      small_reset(&sp);
+      assert_int_equal(all_solvers[f](&s, &sp.problem, &res, &a), LCP_OK);
+      ln = sp.rows[0].lambda, l1 = sp.rows[1].lambda, l2 = sp.rows[2].lambda;
+      assert_true(fabs(ln - 2.0) <= 1e-9);
+      if (!model) {
+        assert_true(fabs(l1 + 1.0) <= 1e-9 && fabs(l2 + 0.4) <= 1e-9);
+        assert_true(fabs(sp.velocity[1]) <= 1e-9); /* sticks in y */
+      } else {
+        double k = 1.0 / hypot(4.0, 0.4);
+        assert_true(fabs(l1 + 4.0 * k) <= 1e-9 && fabs(l2 + 0.4 * k) <= 1e-9);
+        /* slides along the push: v_t ∥ u_t */
+        assert_true(fabs(sp.velocity[0] * 0.4 - sp.velocity[1] * 4.0) <= 1e-9);
+      }
+      arena_reset(&a);
+    }
+  }
+  arena_destroy(&a);
+}
+
+/* Two boxes: A on the ground (two contacts), B on A (one contact), pushed
+ * sideways and down, spinning; the rows couple through lever arms. */
+static void stack_problem(small_problem *sp, double cfm) {
+  small_init(sp, 9, 12);
+  body ground = {-1, 0.0, {0, 0, 0}, {0, 0, 0}};
+  body A = {0, 1.0, {6.0, 5.0, 4.0}, {0.0, 0.0, 0.25}};
+  body B = {6, 2.0, {9.0, 12.0, 10.0}, {0.1, 0.05, 0.75}};
+  small_contact(sp, 0, &ground, &A, v3(-0.25, -0.2, 0.0), v3(0, 0, 1), 0.6);
+  small_contact(sp, 3, &ground, &A, v3(0.25, 0.15, 0.0), v3(0, 0, 1), 0.6);
+  vec3 n;
+  v3_normalize(v3(0.1, 0.0, 0.995), &n, 1e-12);
+  small_contact(sp, 6, &A, &B, v3(0.05, 0.2, 0.5), n, 0.4);
+  for (int i = 0; i < 9; ++i)
+    sp->rows[i].cfm = cfm;
+  sp->rows[0].target = 0.02; /* Baumgarte push-out on one contact */
+  const double u[12] = {0.6, 0.3, -0.5, 0.4, -0.3, 1.0, -0.2, 0.5, -0.8, 0.0, 0.7, -0.4};
+  memcpy(sp->u, u, sizeof u);
+}
+
+/* w_i + cfm_i λ_i for every row from the solver's output velocity. */
+static void small_w(const small_problem *sp, double *w) {
+  for (int i = 0; i < sp->problem.row_count; ++i) {
+    const solver_row *r = &sp->rows[i];
+    double s = -r->target + r->cfm * r->lambda;
+    for (int k = 0; k < 2; ++k)
+      for (int q = 0; q < r->dof_count[k]; ++q)
+        s += sp->J[r->coef_offset[k] + q] * sp->velocity[r->dof_offset[k] + q];
+    w[i] = s;
+  }
+}
+
+/* The direct solver's box and cone solutions on the coupled stack satisfy
+ * the Coulomb conditions (1e-8), and PGS and Jacobi reach them (1e-6):
+ * - normals: λn ≥ 0, w ≥ 0, λn w = 0;
+ * - box: |λt_k| ≤ μλn, w_k = 0 inside, w_k of the opposite sign at a bound;
+ * - cone: |λt| ≤ μλn; inside the disc w_t = 0, on the rim λt = −μλn w_t/|w_t|. */
+static void test_friction_coupled(void **state) {
+  (void)state;
+  arena a;
+  arena_init(&a);
+  small_problem sp;
+  for (int model = 0; model < 2; ++model) {
+    lcp_friction_model_t fm = model ? LCP_FRICTION_CONE : LCP_FRICTION_BOX;
+    stack_problem(&sp, 1e-6);
+    small_reset(&sp);
+    solver_settings s = settings_of(1, 1.0, 1e-14, fm);
+    solver_result res;
+    assert_int_equal(run_direct(&s, &sp.problem, &res, &a), LCP_OK);
+    assert_true(res.iterations < 50); /* the fixed point on λn (and the cone's box) settled */
+    double ref[9], w[9];
+    for (int i = 0; i < 9; ++i)
+      ref[i] = sp.rows[i].lambda;
+    small_w(&sp, w);
+    int sliding = 0;
+    for (int c = 0; c < 3; ++c) {
+      double ln = ref[3 * c], wn = w[3 * c];
+      assert_true(ln >= 0.0 && wn >= -1e-8 && fabs(ln * wn) <= 1e-8);
+      double mu = sp.rows[3 * c + 1].mu, rim = mu * ln;
+      const double *lt = &ref[3 * c + 1], *wt = &w[3 * c + 1];
+      if (!model) {
+        for (int k = 0; k < 2; ++k) {
+          assert_true(fabs(lt[k]) <= rim + 1e-12);
+          if (fabs(lt[k]) < rim - 1e-8) {
+            assert_true(fabs(wt[k]) <= 1e-8);
+          } else {
+            ++sliding;
+            assert_true(lt[k] * wt[k] <= 1e-8); /* opposes the slip */
+          }
+        }
+      } else {
+        double len = hypot(lt[0], lt[1]), wlen = hypot(wt[0], wt[1]);
+        assert_true(len <= rim + 1e-12);
+        if (wlen > 1e-8) { /* sliding: on the rim, against the slip */
+          ++sliding;
+          assert_true(fabs(len - rim) <= 1e-8);
+          assert_true(fabs(lt[0] + rim * wt[0] / wlen) <= 1e-8);
+          assert_true(fabs(lt[1] + rim * wt[1] / wlen) <= 1e-8);
+        }
+      }
+    }
+    assert_true(sliding > 0); /* the case exercises the bounds (box) or the rim (cone) */
+    for (int f = 0; f < 2; ++f) {
+      small_reset(&sp);
+      solver_settings si =
+          settings_of(200000, f ? 1.0 / jacobi_radius(&sp.problem) : 1.0, 1e-13, fm);
+      assert_int_equal(all_solvers[f](&si, &sp.problem, &res, &a), LCP_OK);
+      for (int i = 0; i < 9; ++i)
+        assert_true(fabs(sp.rows[i].lambda - ref[i]) <= 1e-6);
+    }
+    arena_reset(&a);
+  }
+  arena_destroy(&a);
+}
+
+/* A cube on the ground on 4 coplanar contact points (12 rows on 6 dofs, cfm
+ * 1e-9: A is singular up to cfm, cond ≈ 1e10, and the split of λn among the
+ * points is statically indeterminate, fixed only by cfm), pushed sideways,
+ * once sliding straight and once spinning as well. The direct solver's λ
+ * satisfies the LCP (box) and Coulomb (cone) conditions to 1e-6 (what
+ * cond·ε allows) with exact friction bounds; its outer loop settles for the
+ * box model and gets within 1e-6 m/s for the cone. In the box model without
+ * spin the cube's velocity agrees with PGS to 1e-6; with the cone (or spin)
+ * it depends on the indeterminate split — each point's friction is μ times
+ * its own λn, so unequal λn exert a torque — and two exact solvers may
+ * legitimately differ, so only the conditions are checked. */
+static void test_direct_redundant_contacts(void **state) {
+  (void)state;
+  arena a;
+  arena_init(&a);
+  small_problem sp;
+  for (int spin = 0; spin < 2; ++spin)
+    for (int model = 0; model < 2; ++model) {
+      lcp_friction_model_t fm = model ? LCP_FRICTION_CONE : LCP_FRICTION_BOX;
+      small_init(&sp, 12, 6);
+      body ground = {-1, 0.0, {0, 0, 0}, {0, 0, 0}};
+      body cube = {0, 1.0, {24.0, 24.0, 24.0}, {0.0, 0.0, 0.25}};
+      for (int c = 0; c < 4; ++c)
+        small_contact(&sp, 3 * c, &ground, &cube,
+                      v3(c & 1 ? 0.25 : -0.25, c & 2 ? 0.25 : -0.25, 0.0), v3(0, 0, 1), 0.5);
+      for (int i = 0; i < 12; ++i)
+        sp.rows[i].cfm = 1e-9;
+      const double u[6] = {0.3, 0.1, -0.5, 0.2, -0.1, spin ? 0.8 : 0.0};
+      memcpy(sp.u, u, sizeof u);
+      small_reset(&sp);
+      solver_settings s = settings_of(1, 1.0, 1e-12, fm);
+      solver_result res;
+      assert_int_equal(run_direct(&s, &sp.problem, &res, &a), LCP_OK);
+      assert_true(model ? res.residual < 1e-6 : res.iterations < 50);
+      double w[12], v_direct[6];
+      small_w(&sp, w);
+      memcpy(v_direct, sp.velocity, sizeof v_direct);
+      for (int c = 0; c < 4; ++c) {
+        double ln = sp.rows[3 * c].lambda, rim = 0.5 * ln;
+        assert_true(ln >= 0.0 && w[3 * c] >= -1e-6 && fabs(ln * w[3 * c]) <= 1e-6);
+        const double *wt = &w[3 * c + 1];
+        double lt[2] = {sp.rows[3 * c + 1].lambda, sp.rows[3 * c + 2].lambda};
+        if (!model) {
+          for (int k = 0; k < 2; ++k) {
+            assert_true(fabs(lt[k]) <= rim + 1e-12);
+            if (fabs(lt[k]) < rim - 1e-6)
+              assert_true(fabs(wt[k]) <= 1e-6);
+            else
+              assert_true(lt[k] * wt[k] <= 1e-6);
+          }
+        } else {
+          double len = hypot(lt[0], lt[1]), wlen = hypot(wt[0], wt[1]);
+          assert_true(len <= rim + 1e-12);
+          if (wlen > 1e-6) {
+            assert_true(fabs(lt[0] + rim * wt[0] / wlen) <= 1e-6);
+            assert_true(fabs(lt[1] + rim * wt[1] / wlen) <= 1e-6);
+          }
+        }
+      }
+      if (!spin && !model) {
+        small_reset(&sp);
+        solver_settings sg = settings_of(100000, 1.0, 1e-14, fm);
+        assert_int_equal(solver_pgs(&sg, &sp.problem, &res, &a), LCP_OK);
+        for (int k = 0; k < 6; ++k)
+          assert_true(fabs(sp.velocity[k] - v_direct[k]) <= 1e-6);
+      }
+      arena_reset(&a);
+    }
+  arena_destroy(&a);
+}
+
+/* ---- warm start ---- */
+
+/* Started from its own solution, PGS (and Jacobi) stops after 1 sweep with
+ * the residual below the tolerance, and λ moves by less than 1e-9. */
+static void test_warm_start_one_sweep(void **state) {
+  (void)state;
+  arena a;
+  arena_init(&a);
+  rng r = {8};
+  lcp_case c;
+  case_make(&c, &r, 30, true);
+  small_problem sp;
+  for (int f = 0; f < 2; ++f) {
+    for (int which = 0; which < 2; ++which) {
+      solver_problem *p;
+      double omega = f ? 0.5 : 1.0;
+      if (which == 0) {
+        case_reset(&c);
+        p = &c.problem;
+        if (f)
+          omega = 1.0 / jacobi_radius(&c.problem);
+      } else {
+        stack_problem(&sp, 1e-6);
+        small_reset(&sp);
+        p = &sp.problem;
+        if (f)
+          omega = 1.0 / jacobi_radius(p);
+      }
+      solver_settings s = settings_of(100000, omega, 1e-10, LCP_FRICTION_CONE);
+      solver_result res;
+      assert_int_equal(all_solvers[f](&s, p, &res, &a), LCP_OK);
+      assert_true(res.iterations > 1 && res.residual < 1e-10);
+      double sol[30];
+      for (int i = 0; i < p->row_count; ++i)
+        sol[i] = p->rows[i].lambda;
+      /* again, from u_free and the solution */
+      if (which == 0)
+        memcpy(c.velocity, c.u, sizeof(double) * (size_t)c.n);
+      else
+        memcpy(sp.velocity, sp.u, sizeof sp.u);
+      assert_int_equal(all_solvers[f](&s, p, &res, &a), LCP_OK);
+      assert_int_equal(res.iterations, 1);
+      assert_true(res.residual < 1e-10);
+      for (int i = 0; i < p->row_count; ++i)
+        assert_true(fabs(p->rows[i].lambda - sol[i]) <= 1e-9);
+      arena_reset(&a);
+    }
+  }
+  case_free(&c);
+  arena_destroy(&a);
+}
+
+/* A warm start outside the bounds is clamped first: λn = −3 → 0, and a
+ * friction warm start of 5 is cut to μλn of the clamped normal (0) before it
+ * touches the velocity; with max_iterations = 0 that is all that happens. */
+static void test_warm_start_is_clamped(void **state) {
+  (void)state;
+  arena a;
+  arena_init(&a);
+  small_problem sp;
+  particle_problem(&sp, 1.0, 1.0, -1.0);
+  small_reset(&sp);
+  sp.rows[0].lambda = -3.0;
+  sp.rows[1].lambda = 5.0;
+  solver_settings s = settings_of(0, 1.0, 0.0, LCP_FRICTION_BOX);
+  solver_result res;
+  assert_int_equal(solver_pgs(&s, &sp.problem, &res, &a), LCP_OK);
+  assert_int_equal(res.iterations, 0);
+  assert_true(sp.rows[0].lambda == 0.0 && sp.rows[1].lambda == 0.0);
+  assert_true(sp.velocity[0] == 1.0 && sp.velocity[2] == -1.0);
+  /* a valid warm start is applied: λn = 2 moves v_z by 2 */
+  small_reset(&sp);
+  sp.rows[0].lambda = 2.0;
+  sp.rows[1].lambda = 0.5;
+  assert_int_equal(solver_pgs(&s, &sp.problem, &res, &a), LCP_OK);
+  assert_true(fabs(sp.velocity[2] - 1.0) <= 1e-15 && fabs(sp.velocity[0] - 1.5) <= 1e-15);
+  arena_destroy(&a);
+}
+
+/* ---- row forms and special rows ---- */
+
+/* Two sides on the same dof (J = 1 + 1 on u0, M⁻¹ = 1): A = 4, not 1 + 1.
+ * One PGS sweep with ω = 1 solves a single unbounded row exactly, so λ after
+ * one sweep is −b/A = −1 only if the cross terms are in A_ii. */
+static void test_overlapping_sides(void **state) {
+  (void)state;
+  arena a;
+  arena_init(&a);
+  small_problem sp;
+  small_init(&sp, 1, 1);
+  for (int k = 0; k < 2; ++k) {
+    sp.rows[0].dof_offset[k] = 0;
+    sp.rows[0].dof_count[k] = 1;
+    sp.J[12 * 0 + 6 * k] = 1.0;
+    sp.T[12 * 0 + 6 * k] = 1.0;
+  }
+  sp.rows[0].target = -4.0; /* b = J u − target = 4 */
+  for (int f = 0; f < 3; ++f) {
+    small_reset(&sp);
+    solver_settings s = settings_of(1, 1.0, 0.0, LCP_FRICTION_BOX);
+    solver_result res;
+    assert_int_equal(all_solvers[f](&s, &sp.problem, &res, &a), LCP_OK);
+    assert_true(fabs(sp.rows[0].lambda + 1.0) <= 1e-15);
+    assert_true(fabs(sp.velocity[0] + 2.0) <= 1e-15); /* u + (1 + 1)·λ */
+  }
+  arena_destroy(&a);
+}
+
+/* A soft row (cfm = 0.5) solves w + cfm λ = 0: A = J M⁻¹ J = 2·0.5·2 = 2,
+ * b = 2 → λ = −b/(A + cfm) = −0.8 and v = 1 + 0.5·2·λ = 0.2, for every
+ * solver and PGS ω = 1.5 (1e-12). */
+static void test_soft_row(void **state) {
+  (void)state;
+  arena a;
+  arena_init(&a);
+  small_problem sp;
+  small_init(&sp, 1, 1);
+  sp.rows[0].dof_count[0] = 1;
+  sp.J[0] = 2.0;
+  sp.T[0] = 1.0;
+  sp.rows[0].cfm = 0.5;
+  sp.u[0] = 1.0;
+  for (int f = 0; f < 3; ++f) {
+    small_reset(&sp);
+    solver_settings s = settings_of(1000, f == 0 ? 1.5 : 1.0, 1e-15, LCP_FRICTION_BOX);
+    solver_result res;
+    assert_int_equal(all_solvers[f](&s, &sp.problem, &res, &a), LCP_OK);
+    assert_true(fabs(sp.rows[0].lambda + 0.8) <= 1e-12);
+    assert_true(fabs(sp.velocity[0] - 0.2) <= 1e-12);
+  }
+  arena_destroy(&a);
+}
+
+/* Bounds that exclude 0 (lo = 0.5: a minimum push) and a degenerate row
+ * (J = 0, cfm = 0: it cannot change its own w) beside a normal contact:
+ * the degenerate row gets λ = 0, the others agree across solvers (1e-8). */
+static void test_degenerate_and_offset_bounds(void **state) {
+  (void)state;
+  arena a;
+  arena_init(&a);
+  small_problem sp;
+  stack_problem(&sp, 1e-6);
+  /* row 3 (second contact's normal) becomes degenerate; its friction rows
+   * then have bound 0 */
+  for (int q = 0; q < 12; ++q)
+    sp.J[12 * 3 + q] = sp.T[12 * 3 + q] = 0.0;
+  sp.rows[3].cfm = 0.0;
+  sp.rows[6].lo = 0.5; /* B pressed onto A with at least 0.5 N·s */
+  sp.rows[6].hi = 3.0;
+  double ref[9];
+  for (int f = 2; f >= 0; --f) {
+    small_reset(&sp);
+    double omega = f == 1 ? 1.0 / jacobi_radius(&sp.problem) : 1.0;
+    solver_settings s = settings_of(200000, omega, 1e-13, LCP_FRICTION_BOX);
+    solver_result res;
+    assert_int_equal(all_solvers[f](&s, &sp.problem, &res, &a), LCP_OK);
+    assert_true(sp.rows[3].lambda == 0.0 && sp.rows[4].lambda == 0.0 && sp.rows[5].lambda == 0.0);
+    assert_true(sp.rows[6].lambda >= 0.5 && sp.rows[6].lambda <= 3.0);
+    for (int i = 0; i < 9; ++i) {
+      assert_true(isfinite(sp.rows[i].lambda));
+      if (f == 2)
+        ref[i] = sp.rows[i].lambda;
+      else
+        assert_true(fabs(sp.rows[i].lambda - ref[i]) <= 1e-8);
+    }
+  }
+  arena_destroy(&a);
+}
+
+/* ---- errors ---- */
+
+/* Non-finite input (velocity, J, target) or a non-finite value appearing in
+ * the sweep (A_ii = 1e-10, target 1e300: λ overflows) → LCP_ERR_NUMERIC. */
+static void test_non_finite(void **state) {
+  (void)state;
+  arena a;
+  arena_init(&a);
+  small_problem sp;
+  solver_settings s = settings_of(20, 1.0, 0.0, LCP_FRICTION_CONE);
+  solver_result res;
+  for (int f = 0; f < 3; ++f) {
+    particle_problem(&sp, 1.0, 1.0, -1.0);
+    small_reset(&sp);
+    sp.velocity[1] = NAN;
+    assert_int_equal(all_solvers[f](&s, &sp.problem, &res, &a), LCP_ERR_NUMERIC);
+    small_reset(&sp);
+    sp.J[12 * 1 + 0] = INFINITY;
+    assert_int_equal(all_solvers[f](&s, &sp.problem, &res, &a), LCP_ERR_NUMERIC);
+    particle_problem(&sp, 1.0, 1.0, -1.0);
+    small_reset(&sp);
+    sp.rows[2].target = NAN;
+    assert_int_equal(all_solvers[f](&s, &sp.problem, &res, &a), LCP_ERR_NUMERIC);
+  }
+  small_init(&sp, 1, 1);
+  sp.rows[0].dof_count[0] = 1;
+  sp.J[0] = sp.T[0] = 1e-5;
+  sp.rows[0].target = 1e300;
+  for (int f = 0; f < 3; ++f) {
+    small_reset(&sp);
+    assert_int_equal(all_solvers[f](&s, &sp.problem, &res, &a), LCP_ERR_NUMERIC);
+  }
+  arena_destroy(&a);
+}
+
+/* The direct solver refuses more rows than max_rows (LCP_ERR_STATE) and
+ * leaves the problem alone; malformed rows are LCP_ERR_INVALID_ARGUMENT. */
+static void test_errors(void **state) {
+  (void)state;
+  arena a;
+  arena_init(&a);
+  small_problem sp;
+  particle_problem(&sp, 1.0, 1.0, -1.0);
+  small_reset(&sp);
+  solver_settings s = settings_of(20, 1.0, 0.0, LCP_FRICTION_BOX);
+  solver_result res;
+  assert_int_equal(solver_direct(&s, &sp.problem, &res, &a, 2), LCP_ERR_STATE);
+  assert_true(sp.velocity[2] == -1.0 && sp.rows[0].lambda == 0.0);
+  assert_int_equal(solver_direct(&s, &sp.problem, &res, &a, 3), LCP_OK);
+  for (int f = 0; f < 3; ++f) {
+    particle_problem(&sp, 1.0, 1.0, -1.0);
+    small_reset(&sp);
+    sp.rows[1].normal_row = 7; /* no such row */
+    assert_int_equal(all_solvers[f](&s, &sp.problem, &res, &a), LCP_ERR_INVALID_ARGUMENT);
+    particle_problem(&sp, 1.0, 1.0, -1.0);
+    small_reset(&sp);
+    sp.rows[0].dof_count[0] = 4; /* past dof_count */
+    assert_int_equal(all_solvers[f](&s, &sp.problem, &res, &a), LCP_ERR_INVALID_ARGUMENT);
+  }
+  particle_problem(&sp, 1.0, 1.0, -1.0);
+  small_reset(&sp);
+  s.omega = 0.0;
+  assert_int_equal(solver_pgs(&s, &sp.problem, &res, &a), LCP_ERR_INVALID_ARGUMENT);
+  arena_destroy(&a);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_dantzig_random),
+      cmocka_unit_test(test_dantzig_semidefinite),
+      cmocka_unit_test(test_dantzig_redundant_rows),
+      cmocka_unit_test(test_dantzig_rejects_bad_input),
+      cmocka_unit_test(test_direct_matches_dantzig),
+      cmocka_unit_test(test_pgs_matches_direct),
+      cmocka_unit_test(test_jacobi_matches_direct),
+      cmocka_unit_test(test_sor_converges_in_0_2),
+      cmocka_unit_test(test_sor_diverges_outside_0_2),
+      cmocka_unit_test(test_friction_box_vs_cone),
+      cmocka_unit_test(test_friction_coupled),
+      cmocka_unit_test(test_direct_redundant_contacts),
+      cmocka_unit_test(test_warm_start_one_sweep),
+      cmocka_unit_test(test_warm_start_is_clamped),
+      cmocka_unit_test(test_overlapping_sides),
+      cmocka_unit_test(test_soft_row),
+      cmocka_unit_test(test_degenerate_and_offset_bounds),
+      cmocka_unit_test(test_non_finite),
+      cmocka_unit_test(test_errors),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
