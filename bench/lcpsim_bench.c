@@ -23,22 +23,21 @@ typedef struct bench_options {
 } bench_options;
 
 static void usage(FILE *out) {
-  fprintf(out,
-          "usage: lcpsim-bench SCENE [options]\n"
-          "scenes:\n"
-          "  pyramid   L-level pyramid of 0.5 m cubes (L = 20)\n"
-          "  stack     N cubes stacked (N = 10)\n"
-          "  pile      N spheres and cubes dropped into a bin (N = 1000)\n"
-          "options:\n"
-          "  -n, --size N          L or N of the scene\n"
-          "  -s, --steps N         steps per run (the scene's default)\n"
-          "  -i, --iterations N    solver iterations (20)\n"
-          "  -w, --omega W         SOR relaxation (1.0)\n"
-          "  -f, --friction box|cone   friction model (cone)\n"
-          "      --solver pgs|jacobi|direct\n"
-          "      --no-warm-start\n"
-          "  -r, --runs N          repeat the run N times, one line each (1)\n"
-          "  -h, --help\n");
+  fprintf(out, "usage: lcpsim-bench SCENE [options]\n"
+               "scenes:\n"
+               "  pyramid   L-level pyramid of 0.5 m cubes (L = 20)\n"
+               "  stack     N cubes stacked (N = 10)\n"
+               "  pile      N spheres and cubes dropped into a bin (N = 1000)\n"
+               "options:\n"
+               "  -n, --size N          L or N of the scene\n"
+               "  -s, --steps N         steps per run (the scene's default)\n"
+               "  -i, --iterations N    solver iterations (20)\n"
+               "  -w, --omega W         SOR relaxation (1.0)\n"
+               "  -f, --friction box|cone   friction model (cone)\n"
+               "      --solver pgs|jacobi|direct\n"
+               "      --no-warm-start\n"
+               "  -r, --runs N          repeat the run N times, one line each (1)\n"
+               "  -h, --help\n");
 }
 
 static double now_seconds(void) {
@@ -112,9 +111,10 @@ static int run_once(const bench_options *o) {
   printf("scene=%s size=%d bodies=%d dofs=%d steps=%d us_per_step=%.1f contacts=%.1f rows=%.1f "
          "iterations=%.2f residual=%.3g drift_m=%.4f friction=%s solver=%s",
          o->scene, (int)(o->size ? o->size : 0), (int)info.bodies, (int)info.dofs, (int)steps,
-         1e6 * elapsed / steps, contacts / steps, rows / steps, iterations / steps, residual,
-         drift, o->friction == LCP_FRICTION_CONE ? "cone" : "box",
-         o->solver == LCP_SOLVER_PGS ? "pgs" : (o->solver == LCP_SOLVER_JACOBI ? "jacobi" : "direct"));
+         1e6 * elapsed / steps, contacts / steps, rows / steps, iterations / steps, residual, drift,
+         o->friction == LCP_FRICTION_CONE ? "cone" : "box",
+         o->solver == LCP_SOLVER_PGS ? "pgs"
+                                     : (o->solver == LCP_SOLVER_JACOBI ? "jacobi" : "direct"));
   for (int k = 0; k < LCP_STAGE_COUNT; ++k)
     printf(" us_%s=%.1f", lcp_stage_name((lcp_stage_t)k), 1e6 * stage_sum[k] / steps);
   printf("\n");
@@ -133,12 +133,16 @@ int main(int argc, char **argv) {
       .warm_start = 1,
   };
   enum { OPT_SOLVER = 256, OPT_NO_WARM };
-  static const struct option long_options[] = {
-      {"size", required_argument, NULL, 'n'},      {"steps", required_argument, NULL, 's'},
-      {"iterations", required_argument, NULL, 'i'}, {"omega", required_argument, NULL, 'w'},
-      {"friction", required_argument, NULL, 'f'},  {"solver", required_argument, NULL, OPT_SOLVER},
-      {"no-warm-start", no_argument, NULL, OPT_NO_WARM}, {"runs", required_argument, NULL, 'r'},
-      {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
+  static const struct option long_options[] = {{"size", required_argument, NULL, 'n'},
+                                               {"steps", required_argument, NULL, 's'},
+                                               {"iterations", required_argument, NULL, 'i'},
+                                               {"omega", required_argument, NULL, 'w'},
+                                               {"friction", required_argument, NULL, 'f'},
+                                               {"solver", required_argument, NULL, OPT_SOLVER},
+                                               {"no-warm-start", no_argument, NULL, OPT_NO_WARM},
+                                               {"runs", required_argument, NULL, 'r'},
+                                               {"help", no_argument, NULL, 'h'},
+                                               {NULL, 0, NULL, 0}};
   int c;
   while ((c = getopt_long(argc, argv, "n:s:i:w:f:r:h", long_options, NULL)) != -1) {
     switch (c) {

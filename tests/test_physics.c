@@ -125,8 +125,8 @@ static void run_incline(lcp_friction_model_t model) {
       double dl = test_norm3(down);
       for (int i = 0; i < 3; ++i)
         down[i] /= dl;
-      double dv = (v_b[0] - v_a[0]) * down[0] + (v_b[1] - v_a[1]) * down[1] +
-                  (v_b[2] - v_a[2]) * down[2];
+      double dv =
+          (v_b[0] - v_a[0]) * down[0] + (v_b[1] - v_a[1]) * down[1] + (v_b[2] - v_a[2]) * down[2];
       double accel = dv / (t_b - t_a);
       double expected = g * (sin(theta) - mu * cos(theta));
       print_message("%s incline, mu=%.3f: a=%.5f expected %.5f (%.3f %%)\n",
@@ -256,9 +256,10 @@ static void momentum(lcp_world_t *w, const lcp_body_id *ids, int n, double P[3],
     lcp_body_get_velocity(w, ids[i], v, om);
     /* R from q, then I_w ω = R I Rᵀ ω */
     double qw = q[0], qx = q[1], qy = q[2], qz = q[3];
-    double R[3][3] = {{1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy - qw * qz), 2 * (qx * qz + qw * qy)},
-                      {2 * (qx * qy + qw * qz), 1 - 2 * (qx * qx + qz * qz), 2 * (qy * qz - qw * qx)},
-                      {2 * (qx * qz - qw * qy), 2 * (qy * qz + qw * qx), 1 - 2 * (qx * qx + qy * qy)}};
+    double R[3][3] = {
+        {1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy - qw * qz), 2 * (qx * qz + qw * qy)},
+        {2 * (qx * qy + qw * qz), 1 - 2 * (qx * qx + qz * qz), 2 * (qy * qz - qw * qx)},
+        {2 * (qx * qz - qw * qy), 2 * (qy * qz + qw * qx), 1 - 2 * (qx * qx + qy * qy)}};
     double a[3], b[3], c[3];
     for (int r = 0; r < 3; ++r)
       a[r] = R[0][r] * om[0] + R[1][r] * om[1] + R[2][r] * om[2];
@@ -289,8 +290,12 @@ static void test_collision_conserves_momentum(void **state) {
   lcp_body_id ids[2];
   ids[0] = test_add_solid(w, &a, 2.0, (double[]){-1.0, 0.05, 0.1}, qa);
   ids[1] = test_add_solid(w, &b, 1.3, (double[]){1.0, -0.1, -0.05}, qb);
-  assert_int_equal(lcp_body_set_velocity(w, ids[0], (double[]){2.0, 0.1, 0.0}, (double[]){1.0, 2.0, -0.5}), LCP_OK);
-  assert_int_equal(lcp_body_set_velocity(w, ids[1], (double[]){-1.5, 0.0, 0.2}, (double[]){-0.3, 0.4, 3.0}), LCP_OK);
+  assert_int_equal(
+      lcp_body_set_velocity(w, ids[0], (double[]){2.0, 0.1, 0.0}, (double[]){1.0, 2.0, -0.5}),
+      LCP_OK);
+  assert_int_equal(
+      lcp_body_set_velocity(w, ids[1], (double[]){-1.5, 0.0, 0.2}, (double[]){-0.3, 0.4, 3.0}),
+      LCP_OK);
   double P0[3], L0[3], P1[3], L1[3];
   momentum(w, ids, 2, P0, L0);
   int touching_steps = 0;

@@ -58,7 +58,8 @@ static void test_snapshot_restore_is_bitwise(void **state) {
   step_n(w, 150);
   uint64_t uninterrupted = lcp_world_state_hash(w);
   assert_int_equal(lcp_world_restore_state(w, snap, size), LCP_OK);
-  assert_true(lcp_world_time(w) == 150.0 / 240.0 || fabs(lcp_world_time(w) - 150.0 / 240.0) < 1e-12);
+  assert_true(lcp_world_time(w) == 150.0 / 240.0 ||
+              fabs(lcp_world_time(w) - 150.0 / 240.0) < 1e-12);
   step_n(w, 150);
   assert_true(lcp_world_state_hash(w) == uninterrupted);
 
@@ -215,8 +216,8 @@ static void test_bodies_and_geoms(void **state) {
   double v[3], om[3];
   lcp_body_get_velocity(z, f, v, om);
   assert_true(fabs(v[0] - 2.0 * s.timestep) < 1e-12); /* F/m h */
-  assert_true(om[2] < 0.0);                             /* (0, 0.1, 0) × (4, 0, 0) = −0.4 z */
-  step_n(z, 1);                                         /* forces last one step */
+  assert_true(om[2] < 0.0);                           /* (0, 0.1, 0) × (4, 0, 0) = −0.4 z */
+  step_n(z, 1);                                       /* forces last one step */
   double v2[3];
   lcp_body_get_velocity(z, f, v2, NULL);
   assert_true(fabs(v2[0] - v[0]) < 1e-12);

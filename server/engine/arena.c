@@ -16,7 +16,8 @@ struct arena_block {
 
 static size_t align_up(size_t n) { return (n + (ARENA_ALIGN - 1)) & ~(size_t)(ARENA_ALIGN - 1); }
 
-static const size_t header_size = (sizeof(arena_block) + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+static const size_t header_size =
+    (sizeof(arena_block) + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
 
 static arena_block *block_new(size_t size) {
   void *mem = NULL;

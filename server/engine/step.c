@@ -110,6 +110,13 @@ static bool box_reaches_plane(const xform *plane, vec3 lo, vec3 hi) {
   return lowest <= 0.0;
 }
 
+static int compare_pairs(const void *x, const void *y) {
+  const sap_pair *a = x, *b = y;
+  if (a->a != b->a)
+    return a->a < b->a ? -1 : 1;
+  return (a->b > b->b) - (a->b < b->b);
+}
+
 static int stage_broadphase(lcp_world_t *world, step_context *ctx) {
   arena *a = &world->scratch;
   const world_model *model = &world->model;
@@ -139,16 +146,11 @@ static int stage_broadphase(lcp_world_t *world, step_context *ctx) {
   int rc = sap_update(&world->broadphase, proxies, lo, hi, skip, a, &found, &found_count);
   if (rc != LCP_OK)
     return rc;
+  sap_pair *plane_pairs = NEW(a, sap_pair, (int64_t)plane_count * proxies);
   ctx->pairs = NEW(a, sap_pair, found_count + (int64_t)plane_count * proxies);
-  if (!ctx->pairs)
+  if (!plane_pairs || !ctx->pairs)
     return LCP_ERR_NO_MEMORY;
-  int32_t n = 0;
-  for (int32_t i = 0; i < found_count; ++i) {
-    /* Proxy order is slot order, so a < b holds for geom slots too. */
-    int32_t ga = proxy_geom[found[i].a], gb = proxy_geom[found[i].b];
-    if (geoms_may_collide(world, ctx, ga, gb))
-      ctx->pairs[n++] = (sap_pair){ga, gb};
-  }
+  int32_t plane_pair_count = 0;
   for (int32_t p = 0; p < plane_count; ++p) {
     int32_t pg = planes[p];
     for (int32_t i = 0; i < proxies; ++i) {
@@ -156,8 +158,31 @@ static int stage_broadphase(lcp_world_t *world, step_context *ctx) {
       if (!geoms_may_collide(world, ctx, pg, g) ||
           !box_reaches_plane(&ctx->geom_x[pg], ctx->geom_lo[g], ctx->geom_hi[g]))
         continue;
-      ctx->pairs[n++] = pg < g ? (sap_pair){pg, g} : (sap_pair){g, pg};
+      plane_pairs[plane_pair_count++] = pg < g ? (sap_pair){pg, g} : (sap_pair){g, pg};
     }
+  }
+  if (plane_count > 1)
+    qsort(plane_pairs, (size_t)plane_pair_count, sizeof(sap_pair), compare_pairs);
+  /* Merge the two sorted lists: the pairs, and so the manifolds and the
+   * warm-start cache built from them, are sorted by geom slot, i.e. by id. */
+  int32_t n = 0, i = 0, j = 0;
+  while (i < found_count || j < plane_pair_count) {
+    sap_pair next;
+    if (i < found_count) {
+      /* Proxy order is slot order, so a < b holds for geom slots too. */
+      sap_pair sp = {proxy_geom[found[i].a], proxy_geom[found[i].b]};
+      if (j < plane_pair_count && compare_pairs(&plane_pairs[j], &sp) < 0) {
+        next = plane_pairs[j++];
+      } else {
+        ++i;
+        if (!geoms_may_collide(world, ctx, sp.a, sp.b))
+          continue;
+        next = sp;
+      }
+    } else {
+      next = plane_pairs[j++];
+    }
+    ctx->pairs[n++] = next;
   }
   ctx->pair_count = n;
   return LCP_OK;
@@ -190,8 +215,7 @@ static int stage_narrowphase(lcp_world_t *world, step_context *ctx) {
 
 /* ---- 4. rows ---- */
 
-static const cached_manifold *cache_find(const world_state *state, lcp_geom_id a,
-                                         lcp_geom_id b) {
+static const cached_manifold *cache_find(const world_state *state, lcp_geom_id a, lcp_geom_id b) {
   int32_t lo = 0, hi = state->cache_count - 1;
   while (lo <= hi) {
     int32_t mid = lo + (hi - lo) / 2;
@@ -399,8 +423,7 @@ static void stage_integrate(lcp_world_t *world, step_context *ctx) {
     const mat3 *I_local = &model->bodies[i].inertia_local;
     vec3 L = m3_mulv(&ctx->body_x[i].R, m3_mulv(I_local, m3_tmulv(&ctx->body_x[i].R, w)));
     mat3 R_new = q_to_mat3(q_new);
-    vec3 w_new =
-        m3_mulv(&R_new, m3_mulv(&model->bodies[i].inv_inertia_local, m3_tmulv(&R_new, L)));
+    vec3 w_new = m3_mulv(&R_new, m3_mulv(&model->bodies[i].inv_inertia_local, m3_tmulv(&R_new, L)));
     b->orientation = q_new;
     b->linear_velocity = v;
     b->angular_velocity = w_new;
@@ -430,7 +453,8 @@ static int store_contacts(lcp_world_t *world, const step_context *ctx) {
     c->point_count = m->point_count;
     for (int32_t q = 0; q < m->point_count; ++q) {
       const solver_row *r = &rows[ctx->manifold_row[k] + 3 * q];
-      c->points[q] = (cached_point){m->points[q].feature_id, r[0].lambda, {r[1].lambda, r[2].lambda}};
+      c->points[q] =
+          (cached_point){m->points[q].feature_id, r[0].lambda, {r[1].lambda, r[2].lambda}};
       lcp_contact_info_t *info = &world->contacts[n++];
       info->geom_a = ga->id;
       info->geom_b = gb->id;
@@ -477,8 +501,8 @@ int lcp_world_step(lcp_world_t *world) {
   RUN_STAGE(LCP_STAGE_ROWS, stage_rows(world, &ctx));
   RUN_STAGE(LCP_STAGE_SOLVE, stage_solve(world, &ctx, &solve));
   if (rc == LCP_OK) {
-    ctx.pushed = arena_calloc(&world->scratch, (size_t)(ctx.body_count > 0 ? ctx.body_count : 1),
-                              1);
+    ctx.pushed =
+        arena_calloc(&world->scratch, (size_t)(ctx.body_count > 0 ? ctx.body_count : 1), 1);
     if (!ctx.pushed)
       rc = LCP_ERR_NO_MEMORY;
   }

@@ -199,8 +199,8 @@ uint64_t lcp_world_step_count(const lcp_world_t *world) { return world->state.st
 void lcp_world_get_stats(const lcp_world_t *world, lcp_step_stats_t *out) { *out = world->stats; }
 
 const char *lcp_stage_name(lcp_stage_t stage) {
-  static const char *const names[LCP_STAGE_COUNT] = {
-      "kinematics", "broadphase", "narrowphase", "rows", "solve", "integrate"};
+  static const char *const names[LCP_STAGE_COUNT] = {"kinematics", "broadphase", "narrowphase",
+                                                     "rows",       "solve",      "integrate"};
   return (stage >= 0 && stage < LCP_STAGE_COUNT) ? names[stage] : "unknown";
 }
 
@@ -268,8 +268,8 @@ int lcp_body_add(lcp_world_t *world, const lcp_body_def_t *def, lcp_body_id *out
   body_model m = {.type = def->type};
   if (def->type == LCP_BODY_DYNAMIC) {
     if (!(isfinite(def->mass) && def->mass > 0.0))
-      return world_fail(world, LCP_ERR_INVALID_ARGUMENT,
-                        "mass must be finite and > 0 (got %g)", def->mass);
+      return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "mass must be finite and > 0 (got %g)",
+                        def->mass);
     if (!all_finite(def->inertia, 9))
       return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "inertia must be finite");
     m.mass = def->mass;
@@ -429,8 +429,7 @@ int lcp_body_set_velocity(lcp_world_t *world, lcp_body_id id, const double linea
   return LCP_OK;
 }
 
-int lcp_body_get_mass(const lcp_world_t *world, lcp_body_id id, double *mass,
-                      double inertia[9]) {
+int lcp_body_get_mass(const lcp_world_t *world, lcp_body_id id, double *mass, double inertia[9]) {
   int32_t slot = world_body_slot(world, id);
   if (slot < 0)
     return LCP_ERR_NOT_FOUND;
@@ -834,9 +833,8 @@ int lcp_world_restore_state(lcp_world_t *world, const void *buffer, size_t size)
   if (h.layout != layout_signature(world) || h.body_count != world->model.body_count)
     return world_fail(world, LCP_ERR_MISMATCH,
                       "snapshot belongs to another world (different bodies or geoms)");
-  if (h.cache_count < 0 ||
-      size != sizeof h + (size_t)h.body_count * sizeof(body_state) +
-                  (size_t)h.cache_count * sizeof(cached_manifold))
+  if (h.cache_count < 0 || size != sizeof h + (size_t)h.body_count * sizeof(body_state) +
+                                       (size_t)h.cache_count * sizeof(cached_manifold))
     return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "snapshot size does not match its header");
   const unsigned char *p = (const unsigned char *)buffer + sizeof h;
   const body_state *states = (const body_state *)(const void *)p;

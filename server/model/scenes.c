@@ -45,8 +45,8 @@ static lcp_geom_def_t cube(double edge, double mu) {
   return g;
 }
 
-static void info_set(lcp_scene_info_t *info, int32_t bodies, lcp_body_id top, double x,
-                     double y, double z, int32_t steps) {
+static void info_set(lcp_scene_info_t *info, int32_t bodies, lcp_body_id top, double x, double y,
+                     double z, int32_t steps) {
   if (!info)
     return;
   info->bodies = bodies;
