@@ -2,7 +2,7 @@
 # Installs the Debian packages lcpsim needs to build and test, when they are
 # missing. Run as root (or with sudo available). Does nothing when all are there.
 set -eu
-PACKAGES="build-essential cmake pkg-config libcmocka-dev"
+PACKAGES="build-essential cmake pkg-config libcmocka-dev libxml2-dev"
 missing=""
 for p in $PACKAGES; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

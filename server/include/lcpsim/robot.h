@@ -1,0 +1,146 @@
+/* Articulated robots (DESIGN.md §4): trees of links joined by revolute,
+ * continuous, prismatic and fixed joints, on a fixed or floating base, in
+ * reduced (joint-space) coordinates, simulated by Featherstone's algorithms
+ * and solved in the same LCP as contacts.
+ *
+ * A robot is described by an lcp_robot_def_t (built by hand or loaded from
+ * URDF by lcpsim/urdf.h) and added to a world with lcp_robot_add().
+ *
+ * Coordinates. q holds, for a floating base, the base position (3) and
+ * orientation quaternion (w, x, y, z) first, then one value per movable joint
+ * in link order; qd holds the base twist (linear velocity of the base origin,
+ * then angular velocity, both in world axes) first, then the joint rates.
+ * A fixed-base robot has only the joint values. */
+#ifndef LCPSIM_ROBOT_H
+#define LCPSIM_ROBOT_H
+
+#include "lcpsim/lcpsim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LCP_NAME_MAX 64
+
+typedef enum lcp_joint_type {
+  LCP_JOINT_FIXED = 0,
+  LCP_JOINT_REVOLUTE = 1,   /* about axis, with limits */
+  LCP_JOINT_CONTINUOUS = 2, /* about axis, no position limits */
+  LCP_JOINT_PRISMATIC = 3,  /* along axis, with limits */
+} lcp_joint_type_t;
+
+typedef struct lcp_link_def {
+  char name[LCP_NAME_MAX];
+  /* The joint that attaches this link to its parent. Link 0 is the base and
+   * has no joint (its joint fields are ignored). */
+  char joint_name[LCP_NAME_MAX];
+  int32_t parent; /* index of the parent link, < this link's index; -1 for link 0 */
+  lcp_joint_type_t joint_type;
+  double origin_position[3];    /* joint frame in the parent link frame (URDF <origin>) */
+  double origin_orientation[4]; /* w, x, y, z */
+  double axis[3];               /* joint axis in the joint frame; unit length */
+  /* The link frame is the joint frame moved by the joint value. */
+  double mass;           /* kg, > 0 (a massless link must be fixed to its parent) */
+  double com[3];         /* centre of mass in the link frame */
+  double inertia[9];     /* about the centre of mass, link axes, row-major, SPD */
+  double lower, upper;   /* position limits (rad or m); revolute and prismatic only */
+  double effort_limit;   /* N·m or N; > 0, or 0 for none */
+  double velocity_limit; /* rad/s or m/s; > 0, or 0 for none */
+  double damping;        /* N·m·s/rad or N·s/m, ≥ 0 */
+  double friction;       /* Coulomb joint friction, N·m or N, ≥ 0 */
+  int32_t first_geom;    /* this link's geoms: geoms[first_geom .. first_geom + geom_count) */
+  int32_t geom_count;
+} lcp_link_def_t;
+
+typedef struct lcp_robot_def {
+  char name[LCP_NAME_MAX];
+  bool floating_base;
+  int32_t link_count;
+  lcp_link_def_t *links; /* link_count, parents before children */
+  int32_t geom_count;
+  lcp_geom_def_t *geoms; /* geom poses are in their link's frame; hull_points owned (malloc) */
+  bool self_collision;   /* links collide with each other (never parent/child pairs) */
+} lcp_robot_def_t;
+
+/* Frees what lcp_robot_def_alloc or the URDF loader allocated and NULLs *def. */
+void lcp_robot_def_free(lcp_robot_def_t **def);
+/* A zeroed definition with room for the given links and geoms (each link
+ * default: fixed joint, identity origin, axis z, 1 kg, unit inertia). */
+int lcp_robot_def_alloc(int32_t link_count, int32_t geom_count, lcp_robot_def_t **out);
+
+typedef int32_t lcp_robot_id;
+
+/* Adds a robot with its base at the given pose (ignored parts of a fixed base
+ * are its fixed pose), all joints at 0 (clamped into their limits). */
+int lcp_robot_add(lcp_world_t *world, const lcp_robot_def_t *def, const double base_position[3],
+                  const double base_orientation[4], lcp_robot_id *out_id);
+int lcp_robot_remove(lcp_world_t *world, lcp_robot_id id);
+int lcp_robot_find(const lcp_world_t *world, const char *name, lcp_robot_id *out_id);
+int32_t lcp_world_robot_count(const lcp_world_t *world);
+int32_t lcp_world_robot_ids(const lcp_world_t *world, lcp_robot_id *out, int32_t capacity);
+
+typedef struct lcp_robot_info {
+  char name[LCP_NAME_MAX];
+  bool floating_base;
+  int32_t link_count;
+  int32_t joint_count; /* movable joints (= dofs without the base) */
+  int32_t nq;          /* length of q */
+  int32_t nv;          /* length of qd */
+} lcp_robot_info_t;
+int lcp_robot_get_info(const lcp_world_t *world, lcp_robot_id id, lcp_robot_info_t *out);
+
+typedef struct lcp_joint_info {
+  char name[LCP_NAME_MAX];
+  char child_link[LCP_NAME_MAX];
+  lcp_joint_type_t type;
+  int32_t q_index; /* in q */
+  int32_t v_index; /* in qd */
+  double axis[3];
+  double lower, upper;
+  bool has_limits;
+  double effort_limit, velocity_limit, damping, friction;
+} lcp_joint_info_t;
+/* Movable joints, index 0 .. joint_count − 1 in link order. */
+int lcp_robot_get_joint(const lcp_world_t *world, lcp_robot_id id, int32_t joint,
+                        lcp_joint_info_t *out);
+int lcp_robot_find_joint(const lcp_world_t *world, lcp_robot_id id, const char *name,
+                         int32_t *out_joint);
+int lcp_robot_find_link(const lcp_world_t *world, lcp_robot_id id, const char *name,
+                        int32_t *out_link);
+
+int lcp_robot_get_q(const lcp_world_t *world, lcp_robot_id id, double *q, int32_t nq);
+int lcp_robot_set_q(lcp_world_t *world, lcp_robot_id id, const double *q, int32_t nq);
+int lcp_robot_get_qd(const lcp_world_t *world, lcp_robot_id id, double *qd, int32_t nv);
+int lcp_robot_set_qd(lcp_world_t *world, lcp_robot_id id, const double *qd, int32_t nv);
+
+/* World pose of a link frame, and its twist (linear velocity of the link
+ * frame origin, angular velocity; world axes). */
+int lcp_robot_get_link_pose(const lcp_world_t *world, lcp_robot_id id, int32_t link,
+                            double position[3], double orientation[4]);
+int lcp_robot_get_link_velocity(const lcp_world_t *world, lcp_robot_id id, int32_t link,
+                                double linear[3], double angular[3]);
+
+/* Generalised forces (length nv: base wrench in world axes for a floating
+ * base — force at the base origin, then torque — then joint forces) acting
+ * during the next step only. They add up. */
+int lcp_robot_apply_generalized_force(lcp_world_t *world, lcp_robot_id id, const double *f,
+                                      int32_t nv);
+/* A world force at a world point of a link, for the next step only. */
+int lcp_robot_apply_link_force(lcp_world_t *world, lcp_robot_id id, int32_t link,
+                               const double force[3], const double point[3]);
+
+/* Joint-space mass matrix M(q) (nv × nv, row-major) by the composite-rigid-
+ * body algorithm, and inverse dynamics τ = M(q) q̈ + C(q, q̇) q̇ + g(q) by
+ * recursive Newton–Euler with the world's gravity, at the current state. */
+int lcp_robot_mass_matrix(const lcp_world_t *world, lcp_robot_id id, double *M, int32_t nv);
+int lcp_robot_inverse_dynamics(const lcp_world_t *world, lcp_robot_id id, const double *qdd,
+                               double *tau, int32_t nv);
+/* Unconstrained joint accelerations for the current state and the given
+ * generalised forces, by the articulated-body algorithm (no contacts). */
+int lcp_robot_forward_dynamics(const lcp_world_t *world, lcp_robot_id id, const double *tau,
+                               double *qdd, int32_t nv);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
