@@ -1,0 +1,93 @@
+/* URDF loading (DESIGN.md §4, §6 "Files the daemon reads"), with libxml2.
+ *
+ * What a loaded robot is:
+ * - Links in depth-first order from the root, children in the document order
+ *   of their joints, so every leg or chain is a contiguous run of links and of
+ *   joint values in q.
+ * - Every fixed joint is merged away by default: the child's mass, centre of
+ *   mass and inertia are combined with its parent's (parallel-axis theorem),
+ *   its collision geoms are re-expressed in the parent frame, and the joints
+ *   below it are re-attached to the parent. The merged link's name is gone;
+ *   keep_fixed_links keeps such links as real links instead.
+ * - <collision> geometry: box, sphere, cylinder (axis = the geom's z, as in
+ *   URDF), capsule (non-standard; radius, and length = the distance between
+ *   the two hemisphere centres; axis z), and STL meshes (binary or ASCII),
+ *   which become convex hulls of their vertices (scale applied). Geoms get the
+ *   defaults of lcp_geom_def_default() (μ = 0.5, category 1, mask all): URDF
+ *   has no friction. <visual> is ignored; so are <material> and the like.
+ * - Joints: revolute, continuous, prismatic, fixed, and floating between a
+ *   massless root (e.g. "world") and the base. planar and anything else is an
+ *   error. <limit> is required for revolute and prismatic (effort and velocity
+ *   required, lower/upper default 0, as in the URDF specification).
+ * - <mimic>, <calibration>, <safety_controller>, <transmission>, <gazebo> and
+ *   any other element the loader does not understand are ignored with a
+ *   warning ("FILE:LINE: ...") through the log callback.
+ *
+ * Base:
+ * - floating_base = 1 / 0 forces a floating / fixed base.
+ * - floating_base = -1 takes it from the file, as Gazebo, Drake and PyBullet
+ *   read URDF: a massless root link named "world" welded (or jointed) to the
+ *   robot means a fixed base; a floating joint from a massless root means a
+ *   floating base; a robot not attached to a "world" link is free (floating).
+ * - A massless root "world" of a fixed base stays link 0, an anchor of mass 0
+ *   whose frame is where lcp_robot_add puts the base (what is welded to it is
+ *   merged into it, so its offsets are kept). A massless root joined to the
+ *   robot by a floating joint is dropped, and the floating joint's child is
+ *   link 0 (the floating joint's origin is not kept: lcp_robot_add gives the
+ *   base pose).
+ *
+ * Errors return LCP_ERR_INVALID_ARGUMENT (bad or unsupported content),
+ * LCP_ERR_NOT_FOUND (the URDF file or a mesh file does not exist) or
+ * LCP_ERR_NO_MEMORY, with a message "FILE:LINE: what is wrong" in error
+ * ("<string>" stands for FILE when loading from a string). *out is NULL on
+ * error. The loader never prints and keeps no global state (libxml2 errors are
+ * captured, not printed); numbers are read with strtod, so the C locale's
+ * decimal point is assumed. */
+#ifndef LCPSIM_URDF_H
+#define LCPSIM_URDF_H
+
+#include "lcpsim/lcpsim.h"
+#include "lcpsim/robot.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct lcp_urdf_options {
+  /* Directories holding ROS packages: package://NAME/REST resolves to the
+   * first existing P/NAME/REST (or P/REST when P's last component is NAME). */
+  const char *const *package_paths;
+  int32_t package_path_count;
+  /* -1: as the file says (see above); 0: fixed base; 1: floating base. */
+  int floating_base;
+  /* Keep the links of fixed joints as links of their own (massless ones get
+   * mass 0) instead of merging them into their parents. */
+  bool keep_fixed_links;
+  /* Warnings go here ("FILE:LINE: ..."); NULL drops them. */
+  lcp_log_fn log;
+  void *log_user;
+} lcp_urdf_options_t;
+
+/* No package paths, floating_base = -1, fixed links merged, no log. */
+lcp_urdf_options_t lcp_urdf_options_default(void);
+
+/* Loads a URDF file. Relative mesh paths are relative to the file's directory.
+ * options may be NULL (the defaults). error may be NULL. The result is freed
+ * with lcp_robot_def_free(). The robot's self_collision is false. */
+int lcp_urdf_load_file(const char *path, const lcp_urdf_options_t *options, lcp_robot_def_t **out,
+                       char *error, size_t error_size);
+
+/* The same from a NUL-terminated string. Relative mesh paths are relative to
+ * base_dir, or to the working directory when base_dir is NULL. */
+int lcp_urdf_load_string(const char *xml, const char *base_dir, const lcp_urdf_options_t *options,
+                         lcp_robot_def_t **out, char *error, size_t error_size);
+
+/* Reads an STL file (binary or ASCII, told apart by size and content) and
+ * returns its distinct vertices, count × 3 doubles, in order of first
+ * appearance, in *points (malloc'd; the caller frees it). */
+int lcp_stl_load(const char *path, double **points, int32_t *count, char *error, size_t error_size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

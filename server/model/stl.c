@@ -1,0 +1,347 @@
+/* STL reading for URDF collision meshes (lcpsim/urdf.h): binary and ASCII.
+ *
+ * A collision mesh becomes a convex hull of its vertices, so only the
+ * distinct vertices matter: triangles, normals and the solid's name are read
+ * (to check the file) and dropped. */
+#include "lcpsim/urdf.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int stl_fail(char *error, size_t error_size, int status, const char *fmt, ...) {
+  if (error && error_size > 0) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(error, error_size, fmt, ap);
+    va_end(ap);
+  }
+  return status;
+}
+
+/* The whole file, NUL-terminated (so the ASCII reader can use strtod). */
+static int read_whole_file(const char *path, char **out, size_t *out_size, char *error,
+                           size_t error_size) {
+  *out = NULL;
+  *out_size = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    bool missing = errno == ENOENT || errno == ENOTDIR;
+    return stl_fail(error, error_size, missing ? LCP_ERR_NOT_FOUND : LCP_ERR_INVALID_ARGUMENT,
+                    "%s: cannot open (%s)", path, missing ? "no such file" : "not readable");
+  }
+  size_t cap = 1 << 16, size = 0;
+  char *buf = malloc(cap);
+  if (!buf) {
+    fclose(f);
+    return LCP_ERR_NO_MEMORY;
+  }
+  for (;;) {
+    if (size + 1 >= cap) {
+      if (cap > ((size_t)1 << 31)) { /* 2 GiB: no collision mesh is that big */
+        free(buf);
+        fclose(f);
+        return stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: file too large", path);
+      }
+      char *bigger = realloc(buf, cap * 2);
+      if (!bigger) {
+        free(buf);
+        fclose(f);
+        return LCP_ERR_NO_MEMORY;
+      }
+      buf = bigger;
+      cap *= 2;
+    }
+    size_t got = fread(buf + size, 1, cap - 1 - size, f);
+    size += got;
+    if (got == 0)
+      break;
+  }
+  bool bad = ferror(f) != 0;
+  fclose(f);
+  if (bad) {
+    free(buf);
+    return stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: read error", path);
+  }
+  buf[size] = '\0';
+  *out = buf;
+  *out_size = size;
+  return LCP_OK;
+}
+
+typedef struct vertex_key {
+  double p[3];
+  int32_t index;
+} vertex_key;
+
+static int compare_keys(const void *a, const void *b) {
+  const vertex_key *u = a, *v = b;
+  for (int k = 0; k < 3; ++k) {
+    if (u->p[k] < v->p[k])
+      return -1;
+    if (u->p[k] > v->p[k])
+      return 1;
+  }
+  return (u->index > v->index) - (u->index < v->index);
+}
+
+/* Keeps the first appearance of every vertex, in file order, so the result
+ * does not depend on the sort (deterministic either way). Exact equality is
+ * right here: STL repeats shared vertices bit for bit. */
+static int dedup(const double *raw, int32_t n, double **points, int32_t *count) {
+  vertex_key *keys = malloc((size_t)n * sizeof *keys);
+  unsigned char *keep = calloc((size_t)n, 1);
+  if (!keys || !keep) {
+    free(keys);
+    free(keep);
+    return LCP_ERR_NO_MEMORY;
+  }
+  for (int32_t i = 0; i < n; ++i) {
+    memcpy(keys[i].p, &raw[3 * i], sizeof keys[i].p);
+    keys[i].index = i;
+  }
+  qsort(keys, (size_t)n, sizeof *keys, compare_keys);
+  int32_t distinct = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    const double *a = keys[i].p, *b = i > 0 ? keys[i - 1].p : NULL;
+    if (!b || a[0] != b[0] || a[1] != b[1] || a[2] != b[2]) {
+      keep[keys[i].index] = 1;
+      ++distinct;
+    }
+  }
+  free(keys);
+  double *out = malloc((size_t)distinct * 3 * sizeof *out);
+  if (!out) {
+    free(keep);
+    return LCP_ERR_NO_MEMORY;
+  }
+  int32_t j = 0;
+  for (int32_t i = 0; i < n; ++i)
+    if (keep[i]) {
+      memcpy(&out[3 * j], &raw[3 * i], 3 * sizeof *out);
+      ++j;
+    }
+  free(keep);
+  *points = out;
+  *count = distinct;
+  return LCP_OK;
+}
+
+static float read_f32_le(const unsigned char *b) {
+  uint32_t u = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+static int parse_binary(const char *path, const unsigned char *data, uint32_t triangles,
+                        double *raw, char *error, size_t error_size) {
+  for (uint32_t t = 0; t < triangles; ++t) {
+    /* 12 bytes of normal, 3 × 12 bytes of vertices, 2 bytes of attributes. */
+    const unsigned char *tri = data + 84 + 50 * (size_t)t;
+    for (int v = 0; v < 3; ++v)
+      for (int k = 0; k < 3; ++k) {
+        double x = read_f32_le(tri + 12 + 12 * v + 4 * k);
+        if (!isfinite(x))
+          return stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+                          "%s: triangle %u has a non-finite vertex coordinate", path, (unsigned)t);
+        raw[9 * (size_t)t + 3 * (size_t)v + (size_t)k] = x;
+      }
+  }
+  return LCP_OK;
+}
+
+/* ASCII tokens: whitespace-separated words, with the line of each. */
+typedef struct ascii_reader {
+  const char *path;
+  const char *p;
+  int line;
+  char *error;
+  size_t error_size;
+} ascii_reader;
+
+static void skip_space(ascii_reader *r) {
+  while (*r->p == ' ' || *r->p == '\t' || *r->p == '\r' || *r->p == '\n' || *r->p == '\f' ||
+         *r->p == '\v') {
+    if (*r->p == '\n')
+      ++r->line;
+    ++r->p;
+  }
+}
+
+static bool is_space_or_end(char c) {
+  return c == '\0' || c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v';
+}
+
+/* Consumes the word if it is the next token (case-insensitive, as some
+ * exporters write "FACET NORMAL"). */
+static bool accept_word(ascii_reader *r, const char *word) {
+  skip_space(r);
+  size_t n = strlen(word);
+  for (size_t i = 0; i < n; ++i) {
+    char c = r->p[i];
+    if (c >= 'A' && c <= 'Z')
+      c = (char)(c - 'A' + 'a');
+    if (c != word[i])
+      return false;
+  }
+  if (!is_space_or_end(r->p[n]))
+    return false;
+  r->p += n;
+  return true;
+}
+
+static int expect_word(ascii_reader *r, const char *word) {
+  if (accept_word(r, word))
+    return LCP_OK;
+  int len = 0;
+  while (!is_space_or_end(r->p[len]) && len < 32)
+    ++len;
+  return stl_fail(r->error, r->error_size, LCP_ERR_INVALID_ARGUMENT,
+                  "%s:%d: expected '%s', found '%.*s'", r->path, r->line, word, len,
+                  len ? r->p : "end of file");
+}
+
+static int expect_number(ascii_reader *r, double *out) {
+  skip_space(r);
+  char *end = NULL;
+  double x = strtod(r->p, &end);
+  if (end == r->p || !is_space_or_end(*end) || !isfinite(x)) {
+    int len = 0;
+    while (!is_space_or_end(r->p[len]) && len < 32)
+      ++len;
+    return stl_fail(r->error, r->error_size, LCP_ERR_INVALID_ARGUMENT,
+                    "%s:%d: expected a finite number, found '%.*s'", r->path, r->line, len,
+                    len ? r->p : "end of file");
+  }
+  r->p = end;
+  *out = x;
+  return LCP_OK;
+}
+
+static void skip_line(ascii_reader *r) {
+  while (*r->p && *r->p != '\n')
+    ++r->p;
+}
+
+static int parse_ascii(const char *path, const char *text, double **raw, int32_t *n, char *error,
+                       size_t error_size) {
+  ascii_reader r = {path, text, 1, error, error_size};
+  size_t cap = 0, len = 0;
+  double *v = NULL;
+  int rc = LCP_OK;
+  /* One or more solids, each "solid name ... endsolid name". */
+  bool any_solid = false;
+  while (rc == LCP_OK) {
+    skip_space(&r);
+    if (*r.p == '\0' && any_solid)
+      break;
+    if ((rc = expect_word(&r, "solid")) != LCP_OK)
+      break;
+    any_solid = true;
+    skip_line(&r); /* the solid's name */
+    while (rc == LCP_OK && !accept_word(&r, "endsolid")) {
+      double x[3];
+      if ((rc = expect_word(&r, "facet")) != LCP_OK || (rc = expect_word(&r, "normal")) != LCP_OK)
+        break;
+      for (int k = 0; k < 3 && rc == LCP_OK; ++k)
+        rc = expect_number(&r, &x[k]);
+      if (rc != LCP_OK || (rc = expect_word(&r, "outer")) != LCP_OK ||
+          (rc = expect_word(&r, "loop")) != LCP_OK)
+        break;
+      for (int corner = 0; corner < 3 && rc == LCP_OK; ++corner) {
+        if ((rc = expect_word(&r, "vertex")) != LCP_OK)
+          break;
+        if (len + 3 > cap) {
+          size_t bigger_cap = cap ? 2 * cap : 96;
+          if (bigger_cap > (size_t)INT32_MAX) {
+            rc = stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: too many vertices",
+                          path);
+            break;
+          }
+          double *bigger = realloc(v, bigger_cap * sizeof *v);
+          if (!bigger) {
+            rc = LCP_ERR_NO_MEMORY;
+            break;
+          }
+          v = bigger;
+          cap = bigger_cap;
+        }
+        for (int k = 0; k < 3 && rc == LCP_OK; ++k)
+          rc = expect_number(&r, &v[len + (size_t)k]);
+        len += 3;
+      }
+      if (rc == LCP_OK && (rc = expect_word(&r, "endloop")) == LCP_OK)
+        rc = expect_word(&r, "endfacet");
+    }
+    if (rc == LCP_OK)
+      skip_line(&r); /* the name after endsolid */
+  }
+  if (rc == LCP_OK && len == 0)
+    rc = stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: no triangles", path);
+  if (rc != LCP_OK) {
+    free(v);
+    return rc;
+  }
+  *raw = v;
+  *n = (int32_t)(len / 3);
+  return LCP_OK;
+}
+
+int lcp_stl_load(const char *path, double **points, int32_t *count, char *error,
+                 size_t error_size) {
+  if (error && error_size > 0)
+    error[0] = '\0';
+  if (!path || !points || !count)
+    return stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "lcp_stl_load: NULL argument");
+  *points = NULL;
+  *count = 0;
+  char *data = NULL;
+  size_t size = 0;
+  int rc = read_whole_file(path, &data, &size, error, error_size);
+  if (rc != LCP_OK)
+    return rc;
+  const unsigned char *bytes = (const unsigned char *)data;
+  double *raw = NULL;
+  int32_t n = 0;
+  /* Binary files may also begin with "solid" (many exporters write it into
+   * the header), so the size test comes first: a binary STL is exactly
+   * 84 + 50 × triangles bytes. */
+  uint32_t triangles = 0;
+  if (size >= 84)
+    triangles = (uint32_t)bytes[80] | (uint32_t)bytes[81] << 8 | (uint32_t)bytes[82] << 16 |
+                (uint32_t)bytes[83] << 24;
+  if (size >= 84 && (uint64_t)size == 84 + 50 * (uint64_t)triangles) {
+    if (triangles == 0)
+      rc = stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: no triangles", path);
+    else if ((uint64_t)triangles * 9 > (uint64_t)INT32_MAX)
+      rc = stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: too many triangles", path);
+    else if (!(raw = malloc((size_t)triangles * 9 * sizeof *raw)))
+      rc = LCP_ERR_NO_MEMORY;
+    else {
+      rc = parse_binary(path, bytes, triangles, raw, error, error_size);
+      n = (int32_t)triangles * 3;
+    }
+  } else {
+    const char *p = data;
+    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+      ++p;
+    if (strncmp(p, "solid", 5) == 0 && strlen(data) == size)
+      rc = parse_ascii(path, data, &raw, &n, error, error_size);
+    else if (size >= 84)
+      rc = stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+                    "%s: not an STL file (binary STL of %u triangles needs %llu bytes, the file "
+                    "has %zu)",
+                    path, (unsigned)triangles, 84 + 50 * (unsigned long long)triangles, size);
+    else
+      rc = stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: not an STL file", path);
+  }
+  free(data);
+  if (rc == LCP_OK)
+    rc = dedup(raw, n, points, count);
+  free(raw);
+  return rc;
+}

@@ -1,0 +1,1547 @@
+/* URDF loading with libxml2 (lcpsim/urdf.h).
+ *
+ * Three passes: read the document into flat tables of links, joints and
+ * geoms (every value checked where it is read, so each error carries the line
+ * of its element); resolve names into a tree and order it depth-first from
+ * the root; then merge fixed joints and build the lcp_robot_def_t. */
+#include "lcpsim/urdf.h"
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <libxml/xmlerror.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- small rigid-transform algebra (the engine's is internal to it) ---- */
+
+typedef struct xform {
+  double p[3];
+  double q[4]; /* w, x, y, z */
+} xform;
+
+static xform xf_identity(void) { return (xform){{0.0, 0.0, 0.0}, {1.0, 0.0, 0.0, 0.0}}; }
+
+static void quat_mul(const double a[4], const double b[4], double out[4]) {
+  double r[4] = {
+      a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
+      a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
+      a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
+      a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0],
+  };
+  memcpy(out, r, sizeof r);
+}
+
+static void quat_to_matrix(const double q[4], double R[9]) {
+  double w = q[0], x = q[1], y = q[2], z = q[3];
+  R[0] = 1.0 - 2.0 * (y * y + z * z);
+  R[1] = 2.0 * (x * y - w * z);
+  R[2] = 2.0 * (x * z + w * y);
+  R[3] = 2.0 * (x * y + w * z);
+  R[4] = 1.0 - 2.0 * (x * x + z * z);
+  R[5] = 2.0 * (y * z - w * x);
+  R[6] = 2.0 * (x * z - w * y);
+  R[7] = 2.0 * (y * z + w * x);
+  R[8] = 1.0 - 2.0 * (x * x + y * y);
+}
+
+static void mat_vec(const double R[9], const double v[3], double out[3]) {
+  double r[3] = {R[0] * v[0] + R[1] * v[1] + R[2] * v[2], R[3] * v[0] + R[4] * v[1] + R[5] * v[2],
+                 R[6] * v[0] + R[7] * v[1] + R[8] * v[2]};
+  memcpy(out, r, sizeof r);
+}
+
+/* R I Rᵀ: an inertia tensor re-expressed in rotated axes. */
+static void rotate_inertia(const double R[9], const double I[9], double out[9]) {
+  double t[9], r[9];
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j)
+      t[3 * i + j] = R[3 * i] * I[j] + R[3 * i + 1] * I[3 + j] + R[3 * i + 2] * I[6 + j];
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j)
+      r[3 * i + j] =
+          t[3 * i] * R[3 * j] + t[3 * i + 1] * R[3 * j + 1] + t[3 * i + 2] * R[3 * j + 2];
+  memcpy(out, r, sizeof r);
+}
+
+/* a ∘ b: b's frame given in a's frame, expressed in a's parent frame. */
+static xform xf_compose(const xform *a, const xform *b) {
+  xform r;
+  double R[9];
+  quat_to_matrix(a->q, R);
+  mat_vec(R, b->p, r.p);
+  for (int k = 0; k < 3; ++k)
+    r.p[k] += a->p[k];
+  quat_mul(a->q, b->q, r.q);
+  double n = sqrt(r.q[0] * r.q[0] + r.q[1] * r.q[1] + r.q[2] * r.q[2] + r.q[3] * r.q[3]);
+  for (int k = 0; k < 4; ++k)
+    r.q[k] /= n;
+  return r;
+}
+
+/* URDF rpy are fixed-axis angles: R = Rz(yaw) Ry(pitch) Rx(roll), i.e. the
+ * quaternion qz ⊗ qy ⊗ qx, written out. */
+static void quat_from_rpy(const double rpy[3], double q[4]) {
+  double cr = cos(0.5 * rpy[0]), sr = sin(0.5 * rpy[0]);
+  double cp = cos(0.5 * rpy[1]), sp = sin(0.5 * rpy[1]);
+  double cy = cos(0.5 * rpy[2]), sy = sin(0.5 * rpy[2]);
+  q[0] = cr * cp * cy + sr * sp * sy;
+  q[1] = sr * cp * cy - cr * sp * sy;
+  q[2] = cr * sp * cy + sr * cp * sy;
+  q[3] = cr * cp * sy - sr * sp * cy;
+}
+
+/* Symmetric 3×3 positive semidefinite (strict: positive definite) by its
+ * principal minors, with a tolerance relative to the trace so that round-off
+ * in a file's last digit does not reject a valid inertia. */
+static bool inertia_ok(const double I[9], bool strict) {
+  double tr = I[0] + I[4] + I[8];
+  if (!(tr > 0.0))
+    return !strict && tr == 0.0 && I[0] == 0.0 && I[4] == 0.0 && I[8] == 0.0 && I[1] == 0.0 &&
+           I[2] == 0.0 && I[5] == 0.0;
+  double t1 = 1e-12 * tr, t2 = t1 * tr, t3 = t2 * tr;
+  double m2[3] = {I[0] * I[4] - I[1] * I[3], I[0] * I[8] - I[2] * I[6], I[4] * I[8] - I[5] * I[7]};
+  double det = I[0] * (I[4] * I[8] - I[5] * I[7]) - I[1] * (I[3] * I[8] - I[5] * I[6]) +
+               I[2] * (I[3] * I[7] - I[4] * I[6]);
+  if (strict)
+    return I[0] > t1 && m2[0] > t2 && det > t3;
+  return I[0] >= -t1 && I[4] >= -t1 && I[8] >= -t1 && m2[0] >= -t2 && m2[1] >= -t2 &&
+         m2[2] >= -t2 && det >= -t3;
+}
+
+/* ---- the flat tables read from the document ---- */
+
+typedef enum ujoint_type {
+  UJ_FIXED,
+  UJ_REVOLUTE,
+  UJ_CONTINUOUS,
+  UJ_PRISMATIC,
+  UJ_FLOATING
+} ujoint_type;
+
+typedef struct ulink {
+  char name[LCP_NAME_MAX];
+  long line;
+  bool has_inertial;
+  long inertial_line;
+  double mass, com[3], inertia[9]; /* link frame; inertia about the com */
+  int32_t parent_joint;            /* -1: none (a root) */
+} ulink;
+
+typedef struct ujoint {
+  char name[LCP_NAME_MAX];
+  long line;
+  ujoint_type type;
+  char parent_name[LCP_NAME_MAX], child_name[LCP_NAME_MAX];
+  long parent_line, child_line;
+  int32_t parent, child;
+  xform origin;
+  double axis[3];
+  double lower, upper, effort, velocity, damping, friction;
+} ujoint;
+
+typedef struct ugeom {
+  int32_t link;
+  lcp_geom_def_t def; /* hull_points malloc'd, owned until moved into the def */
+} ugeom;
+
+typedef struct loader {
+  const char *file;     /* for messages: the path, or "<string>" */
+  const char *base_dir; /* relative mesh paths; NULL: working directory */
+  lcp_urdf_options_t opt;
+  char *error;
+  size_t error_size;
+  bool failed;
+  char robot_name[LCP_NAME_MAX];
+  long robot_line;
+  ulink *links;
+  int32_t link_count, link_cap;
+  ujoint *joints;
+  int32_t joint_count, joint_cap;
+  ugeom *geoms;
+  int32_t geom_count, geom_cap;
+} loader;
+
+static void loader_free(loader *L) {
+  for (int32_t i = 0; i < L->geom_count; ++i)
+    free((void *)L->geoms[i].def.hull_points);
+  free(L->links);
+  free(L->joints);
+  free(L->geoms);
+}
+
+/* Records the first error as "FILE:LINE: message" and returns status. */
+static int fail(loader *L, long line, int status, const char *fmt, ...) {
+  if (!L->failed && L->error && L->error_size > 0) {
+    int n = line > 0 ? snprintf(L->error, L->error_size, "%s:%ld: ", L->file, line)
+                     : snprintf(L->error, L->error_size, "%s: ", L->file);
+    if (n >= 0 && (size_t)n < L->error_size) {
+      va_list ap;
+      va_start(ap, fmt);
+      vsnprintf(L->error + n, L->error_size - (size_t)n, fmt, ap);
+      va_end(ap);
+    }
+  }
+  L->failed = true;
+  return status;
+}
+
+static void warn(loader *L, long line, const char *fmt, ...) {
+  if (!L->opt.log)
+    return;
+  char msg[512];
+  int n = snprintf(msg, sizeof msg, "%s:%ld: ", L->file, line);
+  if (n < 0 || (size_t)n >= sizeof msg)
+    n = 0;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
+  va_end(ap);
+  L->opt.log(L->opt.log_user, LCP_LOG_WARNING, msg);
+}
+
+static int grow(void **items, int32_t *cap, int32_t need, size_t item_size) {
+  if (need <= *cap)
+    return LCP_OK;
+  if (need > INT32_MAX / 2)
+    return LCP_ERR_NO_MEMORY;
+  int32_t n = *cap ? *cap : 8;
+  while (n < need)
+    n *= 2;
+  void *p = realloc(*items, (size_t)n * item_size);
+  if (!p)
+    return LCP_ERR_NO_MEMORY;
+  *items = p;
+  *cap = n;
+  return LCP_OK;
+}
+
+/* ---- reading elements and attributes ---- */
+
+static long line_of(const xmlNode *n) { return xmlGetLineNo(n); }
+
+/* Element n is <name> without a namespace prefix (xacro:..., drake:... are
+ * not URDF). */
+static bool is_element(const xmlNode *n, const char *name) {
+  return n->type == XML_ELEMENT_NODE && !(n->ns && n->ns->prefix) &&
+         strcmp((const char *)n->name, name) == 0;
+}
+
+/* "<prefix:name>" for messages. */
+static void element_label(const xmlNode *n, char *buf, size_t size) {
+  if (n->ns && n->ns->prefix)
+    snprintf(buf, size, "<%s:%s>", (const char *)n->ns->prefix, (const char *)n->name);
+  else
+    snprintf(buf, size, "<%s>", (const char *)n->name);
+}
+
+static void warn_ignored(loader *L, const xmlNode *n, const char *context, bool known) {
+  char label[96];
+  element_label(n, label, sizeof label);
+  if (known)
+    warn(L, line_of(n), "%s is not supported by lcpsim; ignored", label);
+  else
+    warn(L, line_of(n), "unknown element %s in %s; ignored", label, context);
+}
+
+/* The one child <name> of n, NULL if none; a second one is an error. */
+static int only_child(loader *L, const xmlNode *n, const char *name, const char *owner,
+                      xmlNode **out) {
+  *out = NULL;
+  for (xmlNode *c = n->children; c; c = c->next)
+    if (is_element(c, name)) {
+      if (*out)
+        return fail(L, line_of(c), LCP_ERR_INVALID_ARGUMENT, "%s has a second <%s>", owner, name);
+      *out = c;
+    }
+  return LCP_OK;
+}
+
+/* Attribute value (xmlFree it) or NULL when absent; required → error. */
+static int get_attr(loader *L, const xmlNode *n, const char *attr, bool required, xmlChar **out) {
+  *out = xmlGetNoNsProp(n, (const xmlChar *)attr);
+  if (!*out && required)
+    return fail(L, line_of(n), LCP_ERR_INVALID_ARGUMENT, "<%s> is missing attribute '%s'",
+                (const char *)n->name, attr);
+  return LCP_OK;
+}
+
+static bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+/* Exactly count whitespace-separated finite numbers; names the attribute and
+ * the bad text otherwise. "nan", "inf", "1e999" and "1.0abc" are rejected. */
+static int parse_numbers(loader *L, const xmlNode *n, const char *attr, const char *text,
+                         double *out, int count) {
+  const char *p = text;
+  int got = 0;
+  for (;;) {
+    while (is_space(*p))
+      ++p;
+    if (!*p)
+      break;
+    const char *start = p;
+    while (*p && !is_space(*p))
+      ++p;
+    int len = (int)(p - start);
+    char *end = NULL;
+    double x = strtod(start, &end);
+    if (end != p || !isfinite(x))
+      return fail(L, line_of(n), LCP_ERR_INVALID_ARGUMENT,
+                  "<%s> attribute '%s': '%.*s' is not a finite number", (const char *)n->name, attr,
+                  len > 40 ? 40 : len, start);
+    if (got < count)
+      out[got] = x;
+    ++got;
+  }
+  if (got != count)
+    return fail(L, line_of(n), LCP_ERR_INVALID_ARGUMENT,
+                "<%s> attribute '%s': expected %d number%s, found %d ('%.40s')",
+                (const char *)n->name, attr, count, count == 1 ? "" : "s", got, text);
+  return LCP_OK;
+}
+
+/* Reads count numbers from an attribute; *found (may be NULL) says whether it
+ * was there. Absent and not required: out is left as it was. */
+static int attr_numbers(loader *L, const xmlNode *n, const char *attr, bool required, double *out,
+                        int count, bool *found) {
+  xmlChar *v;
+  int rc = get_attr(L, n, attr, required, &v);
+  if (found)
+    *found = v != NULL;
+  if (rc != LCP_OK || !v)
+    return rc;
+  rc = parse_numbers(L, n, attr, (const char *)v, out, count);
+  xmlFree(v);
+  return rc;
+}
+
+static int attr_number_min(loader *L, const xmlNode *n, const char *attr, bool required,
+                           double *out, double min, bool strict) {
+  bool found;
+  int rc = attr_numbers(L, n, attr, required, out, 1, &found);
+  if (rc != LCP_OK || !found)
+    return rc;
+  if (strict ? !(*out > min) : !(*out >= min))
+    return fail(L, line_of(n), LCP_ERR_INVALID_ARGUMENT,
+                "<%s> attribute '%s' must be %s %g, not %g", (const char *)n->name, attr,
+                strict ? ">" : ">=", min, *out);
+  return LCP_OK;
+}
+
+/* A name attribute into a fixed buffer: non-empty and short enough. */
+static int attr_name(loader *L, const xmlNode *n, const char *attr, char out[LCP_NAME_MAX]) {
+  xmlChar *v;
+  int rc = get_attr(L, n, attr, true, &v);
+  if (rc != LCP_OK)
+    return rc;
+  size_t len = strlen((const char *)v);
+  if (len == 0)
+    rc = fail(L, line_of(n), LCP_ERR_INVALID_ARGUMENT, "<%s> attribute '%s' is empty",
+              (const char *)n->name, attr);
+  else if (len >= LCP_NAME_MAX)
+    rc = fail(L, line_of(n), LCP_ERR_INVALID_ARGUMENT,
+              "<%s> attribute '%s': '%.40s...' is longer than %d characters", (const char *)n->name,
+              attr, (const char *)v, LCP_NAME_MAX - 1);
+  else
+    memcpy(out, v, len + 1);
+  xmlFree(v);
+  return rc;
+}
+
+/* <origin xyz rpy>, both optional (zero). */
+static int read_origin(loader *L, const xmlNode *n, xform *out) {
+  *out = xf_identity();
+  if (!n)
+    return LCP_OK;
+  double rpy[3] = {0.0, 0.0, 0.0};
+  int rc = attr_numbers(L, n, "xyz", false, out->p, 3, NULL);
+  if (rc == LCP_OK)
+    rc = attr_numbers(L, n, "rpy", false, rpy, 3, NULL);
+  if (rc == LCP_OK)
+    quat_from_rpy(rpy, out->q);
+  return rc;
+}
+
+static int origin_child(loader *L, const xmlNode *n, const char *owner, xform *out) {
+  xmlNode *o;
+  int rc = only_child(L, n, "origin", owner, &o);
+  return rc != LCP_OK ? rc : read_origin(L, o, out);
+}
+
+/* ---- meshes ---- */
+
+static char *join_path(const char *dir, const char *rel) {
+  size_t a = strlen(dir), b = strlen(rel);
+  char *s = malloc(a + b + 2);
+  if (!s)
+    return NULL;
+  memcpy(s, dir, a);
+  size_t k = a;
+  if (a > 0 && dir[a - 1] != '/')
+    s[k++] = '/';
+  memcpy(s + k, rel, b + 1);
+  return s;
+}
+
+static bool file_exists(const char *path) { return access(path, F_OK) == 0; }
+
+/* The file a <mesh filename> names: package://NAME/REST against the package
+ * paths, file:// and absolute paths as they are, others relative to the URDF's
+ * directory. *out is malloc'd. */
+static int resolve_mesh(loader *L, const xmlNode *n, const char *uri, char **out) {
+  *out = NULL;
+  if (strncmp(uri, "package://", 10) == 0) {
+    const char *name = uri + 10, *slash = strchr(name, '/');
+    if (!slash || slash == name || !slash[1])
+      return fail(L, line_of(n), LCP_ERR_INVALID_ARGUMENT,
+                  "mesh filename '%s' is not package://NAME/PATH", uri);
+    size_t name_len = (size_t)(slash - name);
+    char tried[256] = "";
+    for (int32_t i = 0; i < L->opt.package_path_count; ++i) {
+      const char *root = L->opt.package_paths[i];
+      if (!root)
+        continue;
+      /* P/NAME/REST: P is a directory of packages (as ROS_PACKAGE_PATH). */
+      char *candidate = join_path(root, name); /* "P/NAME/REST" */
+      if (!candidate)
+        return LCP_ERR_NO_MEMORY;
+      if (file_exists(candidate)) {
+        *out = candidate;
+        return LCP_OK;
+      }
+      size_t used = strlen(tried);
+      snprintf(tried + used, sizeof tried - used, "%s%s", used ? ", " : "", candidate);
+      free(candidate);
+      /* P/REST when P is the package itself. */
+      size_t rl = strlen(root);
+      while (rl > 1 && root[rl - 1] == '/')
+        --rl;
+      if (rl >= name_len && strncmp(root + rl - name_len, name, name_len) == 0 &&
+          (rl == name_len || root[rl - name_len - 1] == '/')) {
+        char *dir = malloc(rl + 1);
+        if (!dir)
+          return LCP_ERR_NO_MEMORY;
+        memcpy(dir, root, rl);
+        dir[rl] = '\0';
+        candidate = join_path(dir, slash + 1);
+        free(dir);
+        if (!candidate)
+          return LCP_ERR_NO_MEMORY;
+        if (file_exists(candidate)) {
+          *out = candidate;
+          return LCP_OK;
+        }
+        free(candidate);
+      }
+    }
+    if (L->opt.package_path_count <= 0)
+      return fail(L, line_of(n), LCP_ERR_NOT_FOUND,
+                  "mesh file '%s' not found: no package paths were given", uri);
+    return fail(L, line_of(n), LCP_ERR_NOT_FOUND, "mesh file '%s' not found (tried %s)", uri,
+                tried);
+  }
+  const char *path = uri;
+  if (strncmp(uri, "file://", 7) == 0)
+    path = uri + 7;
+  char *resolved =
+      path[0] == '/' || !L->base_dir ? join_path("", path) : join_path(L->base_dir, path);
+  if (!resolved)
+    return LCP_ERR_NO_MEMORY;
+  if (!file_exists(resolved)) {
+    int rc = fail(L, line_of(n), LCP_ERR_NOT_FOUND, "mesh file '%s' not found", resolved);
+    free(resolved);
+    return rc;
+  }
+  *out = resolved;
+  return LCP_OK;
+}
+
+static bool ends_with_ci(const char *s, const char *suffix) {
+  size_t a = strlen(s), b = strlen(suffix);
+  if (a < b)
+    return false;
+  for (size_t i = 0; i < b; ++i) {
+    char c = s[a - b + i];
+    if (c >= 'A' && c <= 'Z')
+      c = (char)(c - 'A' + 'a');
+    if (c != suffix[i])
+      return false;
+  }
+  return true;
+}
+
+/* A hull needs 4 points that span a volume; checked here so the error names
+ * the mesh instead of surfacing later from lcp_geom_add. */
+static bool spans_volume(const double *p, int32_t n) {
+  if (n < 4)
+    return false;
+  double ext = 0.0;
+  for (int32_t i = 0; i < 3 * n; ++i)
+    ext = fmax(ext, fabs(p[i] - p[i % 3]));
+  if (!(ext > 0.0))
+    return false;
+  /* Greedy: farthest from p0, farthest from the line, farthest from the plane. */
+  int32_t b = 0;
+  double best = 0.0;
+  for (int32_t i = 1; i < n; ++i) {
+    double d = 0.0;
+    for (int k = 0; k < 3; ++k)
+      d += (p[3 * i + k] - p[k]) * (p[3 * i + k] - p[k]);
+    if (d > best)
+      best = d, b = i;
+  }
+  double u[3] = {p[3 * b] - p[0], p[3 * b + 1] - p[1], p[3 * b + 2] - p[2]};
+  double nrm[3] = {0.0, 0.0, 0.0};
+  best = 0.0;
+  for (int32_t i = 1; i < n; ++i) {
+    double v[3] = {p[3 * i] - p[0], p[3 * i + 1] - p[1], p[3 * i + 2] - p[2]};
+    double w[3] = {u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]};
+    double d = w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
+    if (d > best)
+      best = d, memcpy(nrm, w, sizeof w);
+  }
+  double nn = sqrt(best);
+  if (!(nn > 1e-12 * ext * ext))
+    return false;
+  for (int32_t i = 1; i < n; ++i) {
+    double v[3] = {p[3 * i] - p[0], p[3 * i + 1] - p[1], p[3 * i + 2] - p[2]};
+    double h = (v[0] * nrm[0] + v[1] * nrm[1] + v[2] * nrm[2]) / nn;
+    if (fabs(h) > 1e-9 * ext)
+      return true;
+  }
+  return false;
+}
+
+static int read_mesh(loader *L, const xmlNode *n, lcp_geom_def_t *g) {
+  xmlChar *uri;
+  int rc = get_attr(L, n, "filename", true, &uri);
+  if (rc != LCP_OK)
+    return rc;
+  double scale[3] = {1.0, 1.0, 1.0};
+  xmlChar *scale_text = xmlGetNoNsProp(n, (const xmlChar *)"scale");
+  if (scale_text) {
+    /* URDF says three numbers; one (uniform) is common enough to accept. */
+    int words = 0;
+    for (const char *p = (const char *)scale_text; *p;) {
+      while (is_space(*p))
+        ++p;
+      if (*p)
+        ++words;
+      while (*p && !is_space(*p))
+        ++p;
+    }
+    rc = parse_numbers(L, n, "scale", (const char *)scale_text, scale, words == 1 ? 1 : 3);
+    if (words == 1)
+      scale[1] = scale[2] = scale[0];
+    xmlFree(scale_text);
+    if (rc == LCP_OK && (scale[0] == 0.0 || scale[1] == 0.0 || scale[2] == 0.0))
+      rc = fail(L, line_of(n), LCP_ERR_INVALID_ARGUMENT, "<mesh> attribute 'scale' has a zero");
+  }
+  char *path = NULL;
+  if (rc == LCP_OK)
+    rc = resolve_mesh(L, n, (const char *)uri, &path);
+  if (rc == LCP_OK && !ends_with_ci(path, ".stl"))
+    rc = fail(L, line_of(n), LCP_ERR_INVALID_ARGUMENT,
+              "mesh '%s': only STL collision meshes are supported", (const char *)uri);
+  double *points = NULL;
+  int32_t count = 0;
+  if (rc == LCP_OK) {
+    char why[400];
+    rc = lcp_stl_load(path, &points, &count, why, sizeof why);
+    if (rc == LCP_ERR_NO_MEMORY)
+      L->failed = true;
+    else if (rc != LCP_OK)
+      rc = fail(L, line_of(n), rc, "mesh '%s': %s", (const char *)uri, why);
+  }
+  if (rc == LCP_OK) {
+    for (int32_t i = 0; i < count; ++i)
+      for (int k = 0; k < 3; ++k)
+        points[3 * i + k] *= scale[k];
+    if (!spans_volume(points, count))
+      rc = fail(L, line_of(n), LCP_ERR_INVALID_ARGUMENT,
+                "mesh '%s': its %d vertices do not span a volume (a convex hull needs 4 that are "
+                "not coplanar)",
+                (const char *)uri, (int)count);
+  }
+  if (rc == LCP_OK) {
+    g->type = LCP_SHAPE_HULL;
+    g->hull_points = points;
+    g->hull_point_count = count;
+  } else {
+    free(points);
+  }
+  free(path);
+  xmlFree(uri);
+  return rc;
+}
+
+/* ---- links ---- */
+
+static int read_geometry(loader *L, const xmlNode *geometry, lcp_geom_def_t *g) {
+  const xmlNode *shape = NULL;
+  for (const xmlNode *c = geometry->children; c; c = c->next) {
+    if (c->type != XML_ELEMENT_NODE)
+      continue;
+    if (shape)
+      return fail(L, line_of(c), LCP_ERR_INVALID_ARGUMENT, "<geometry> has more than one shape");
+    shape = c;
+  }
+  if (!shape)
+    return fail(L, line_of(geometry), LCP_ERR_INVALID_ARGUMENT, "<geometry> has no shape");
+  int rc;
+  if (is_element(shape, "box")) {
+    double size[3];
+    if ((rc = attr_numbers(L, shape, "size", true, size, 3, NULL)) != LCP_OK)
+      return rc;
+    if (!(size[0] > 0.0 && size[1] > 0.0 && size[2] > 0.0))
+      return fail(L, line_of(shape), LCP_ERR_INVALID_ARGUMENT,
+                  "<box> attribute 'size' must be positive");
+    g->type = LCP_SHAPE_BOX;
+    for (int k = 0; k < 3; ++k)
+      g->half_extents[k] = 0.5 * size[k];
+    return LCP_OK;
+  }
+  if (is_element(shape, "sphere")) {
+    g->type = LCP_SHAPE_SPHERE;
+    return attr_number_min(L, shape, "radius", true, &g->radius, 0.0, true);
+  }
+  if (is_element(shape, "cylinder") || is_element(shape, "capsule")) {
+    /* The capsule is not standard URDF; its length, like PyBullet's and
+     * Drake's, is that of the segment between the hemisphere centres. */
+    double length = 0.0;
+    g->type = is_element(shape, "cylinder") ? LCP_SHAPE_CYLINDER : LCP_SHAPE_CAPSULE;
+    if ((rc = attr_number_min(L, shape, "radius", true, &g->radius, 0.0, true)) != LCP_OK ||
+        (rc = attr_number_min(L, shape, "length", true, &length, 0.0, true)) != LCP_OK)
+      return rc;
+    g->half_length = 0.5 * length;
+    return LCP_OK;
+  }
+  if (is_element(shape, "mesh"))
+    return read_mesh(L, shape, g);
+  char label[96];
+  element_label(shape, label, sizeof label);
+  return fail(L, line_of(shape), LCP_ERR_INVALID_ARGUMENT, "unsupported geometry %s", label);
+}
+
+static int read_collision(loader *L, const xmlNode *n, int32_t link) {
+  xmlNode *geometry;
+  xform origin;
+  int rc = origin_child(L, n, "<collision>", &origin);
+  if (rc == LCP_OK)
+    rc = only_child(L, n, "geometry", "<collision>", &geometry);
+  if (rc != LCP_OK)
+    return rc;
+  if (!geometry)
+    return fail(L, line_of(n), LCP_ERR_INVALID_ARGUMENT, "<collision> has no <geometry>");
+  if ((rc = grow((void **)&L->geoms, &L->geom_cap, L->geom_count + 1, sizeof *L->geoms)) != LCP_OK)
+    return rc;
+  ugeom *g = &L->geoms[L->geom_count];
+  g->link = link;
+  g->def = lcp_geom_def_default();
+  memcpy(g->def.local_position, origin.p, sizeof origin.p);
+  memcpy(g->def.local_orientation, origin.q, sizeof origin.q);
+  rc = read_geometry(L, geometry, &g->def);
+  if (rc == LCP_OK)
+    ++L->geom_count; /* only now does the table own the hull points */
+  return rc;
+}
+
+static int read_inertial(loader *L, const xmlNode *n, ulink *link) {
+  xmlNode *mass, *inertia;
+  xform origin;
+  int rc = origin_child(L, n, "<inertial>", &origin);
+  if (rc == LCP_OK)
+    rc = only_child(L, n, "mass", "<inertial>", &mass);
+  if (rc == LCP_OK)
+    rc = only_child(L, n, "inertia", "<inertial>", &inertia);
+  if (rc != LCP_OK)
+    return rc;
+  if (!mass)
+    return fail(L, line_of(n), LCP_ERR_INVALID_ARGUMENT,
+                "link '%s': missing inertial mass (<inertial> has no <mass>)", link->name);
+  if (!inertia)
+    return fail(L, line_of(n), LCP_ERR_INVALID_ARGUMENT, "link '%s': <inertial> has no <inertia>",
+                link->name);
+  if ((rc = attr_number_min(L, mass, "value", true, &link->mass, 0.0, false)) != LCP_OK)
+    return rc;
+  static const char *const names[6] = {"ixx", "ixy", "ixz", "iyy", "iyz", "izz"};
+  double v[6];
+  for (int k = 0; k < 6; ++k)
+    if ((rc = attr_numbers(L, inertia, names[k], true, &v[k], 1, NULL)) != LCP_OK)
+      return rc;
+  double I[9] = {v[0], v[1], v[2], v[1], v[3], v[4], v[2], v[4], v[5]};
+  if (!inertia_ok(I, false))
+    return fail(L, line_of(inertia), LCP_ERR_INVALID_ARGUMENT,
+                "link '%s': <inertia> is not positive semidefinite", link->name);
+  /* The inertial frame's axes may be rotated: bring the tensor into link axes. */
+  double R[9];
+  quat_to_matrix(origin.q, R);
+  rotate_inertia(R, I, link->inertia);
+  memcpy(link->com, origin.p, sizeof origin.p);
+  link->has_inertial = true;
+  link->inertial_line = line_of(n);
+  return LCP_OK;
+}
+
+static int read_link(loader *L, const xmlNode *n) {
+  int rc = grow((void **)&L->links, &L->link_cap, L->link_count + 1, sizeof *L->links);
+  if (rc != LCP_OK)
+    return rc;
+  int32_t index = L->link_count;
+  ulink *link = &L->links[index];
+  memset(link, 0, sizeof *link);
+  link->line = line_of(n);
+  link->parent_joint = -1;
+  if ((rc = attr_name(L, n, "name", link->name)) != LCP_OK)
+    return rc;
+  ++L->link_count;
+  bool inertial_seen = false;
+  for (const xmlNode *c = n->children; c && rc == LCP_OK; c = c->next) {
+    if (c->type != XML_ELEMENT_NODE)
+      continue;
+    if (is_element(c, "inertial")) {
+      if (inertial_seen)
+        return fail(L, line_of(c), LCP_ERR_INVALID_ARGUMENT, "link '%s' has a second <inertial>",
+                    link->name);
+      inertial_seen = true;
+      rc = read_inertial(L, c, &L->links[index]);
+    } else if (is_element(c, "collision")) {
+      rc = read_collision(L, c, index);
+    } else if (!is_element(c, "visual")) { /* visuals are for viewers: silently ignored */
+      warn_ignored(L, c, "<link>", false);
+    }
+  }
+  return rc;
+}
+
+/* ---- joints ---- */
+
+static int read_link_ref(loader *L, const xmlNode *joint, const char *what, ujoint *j, char *name,
+                         long *line) {
+  xmlNode *ref;
+  int rc = only_child(L, joint, what, "<joint>", &ref);
+  if (rc != LCP_OK)
+    return rc;
+  if (!ref)
+    return fail(L, line_of(joint), LCP_ERR_INVALID_ARGUMENT, "joint '%s' has no <%s>", j->name,
+                what);
+  *line = line_of(ref);
+  return attr_name(L, ref, "link", name);
+}
+
+static int read_limit(loader *L, const xmlNode *n, ujoint *j) {
+  int rc;
+  if (j->type == UJ_FIXED || j->type == UJ_FLOATING)
+    return LCP_OK; /* nothing to limit */
+  if ((rc = attr_number_min(L, n, "effort", true, &j->effort, 0.0, false)) != LCP_OK ||
+      (rc = attr_number_min(L, n, "velocity", true, &j->velocity, 0.0, false)) != LCP_OK)
+    return rc;
+  if (j->type == UJ_CONTINUOUS)
+    return LCP_OK; /* lower and upper mean nothing for a continuous joint */
+  if ((rc = attr_numbers(L, n, "lower", false, &j->lower, 1, NULL)) != LCP_OK ||
+      (rc = attr_numbers(L, n, "upper", false, &j->upper, 1, NULL)) != LCP_OK)
+    return rc;
+  if (j->lower > j->upper)
+    return fail(L, line_of(n), LCP_ERR_INVALID_ARGUMENT,
+                "joint '%s': <limit> lower %g is above upper %g", j->name, j->lower, j->upper);
+  return LCP_OK;
+}
+
+static int read_joint(loader *L, const xmlNode *n) {
+  int rc = grow((void **)&L->joints, &L->joint_cap, L->joint_count + 1, sizeof *L->joints);
+  if (rc != LCP_OK)
+    return rc;
+  ujoint *j = &L->joints[L->joint_count];
+  memset(j, 0, sizeof *j);
+  j->line = line_of(n);
+  j->parent = j->child = -1;
+  j->origin = xf_identity();
+  j->axis[0] = 1.0; /* the URDF default axis */
+  if ((rc = attr_name(L, n, "name", j->name)) != LCP_OK)
+    return rc;
+  xmlChar *type;
+  if ((rc = get_attr(L, n, "type", true, &type)) != LCP_OK)
+    return rc;
+  const char *t = (const char *)type;
+  if (strcmp(t, "revolute") == 0)
+    j->type = UJ_REVOLUTE;
+  else if (strcmp(t, "continuous") == 0)
+    j->type = UJ_CONTINUOUS;
+  else if (strcmp(t, "prismatic") == 0)
+    j->type = UJ_PRISMATIC;
+  else if (strcmp(t, "fixed") == 0)
+    j->type = UJ_FIXED;
+  else if (strcmp(t, "floating") == 0)
+    j->type = UJ_FLOATING;
+  else if (strcmp(t, "planar") == 0)
+    rc = fail(L, j->line, LCP_ERR_INVALID_ARGUMENT, "joint '%s': type 'planar' is not supported",
+              j->name);
+  else
+    rc = fail(L, j->line, LCP_ERR_INVALID_ARGUMENT, "joint '%s': unknown joint type '%.40s'",
+              j->name, t);
+  xmlFree(type);
+  if (rc != LCP_OK)
+    return rc;
+
+  bool movable = j->type == UJ_REVOLUTE || j->type == UJ_CONTINUOUS || j->type == UJ_PRISMATIC;
+  xmlNode *axis, *limit, *dynamics;
+  if ((rc = origin_child(L, n, "<joint>", &j->origin)) != LCP_OK ||
+      (rc = read_link_ref(L, n, "parent", j, j->parent_name, &j->parent_line)) != LCP_OK ||
+      (rc = read_link_ref(L, n, "child", j, j->child_name, &j->child_line)) != LCP_OK ||
+      (rc = only_child(L, n, "axis", "<joint>", &axis)) != LCP_OK ||
+      (rc = only_child(L, n, "limit", "<joint>", &limit)) != LCP_OK ||
+      (rc = only_child(L, n, "dynamics", "<joint>", &dynamics)) != LCP_OK)
+    return rc;
+  if (axis) {
+    if ((rc = attr_numbers(L, axis, "xyz", true, j->axis, 3, NULL)) != LCP_OK)
+      return rc;
+    double len = sqrt(j->axis[0] * j->axis[0] + j->axis[1] * j->axis[1] + j->axis[2] * j->axis[2]);
+    if (!(len > 1e-12)) {
+      if (movable)
+        return fail(L, line_of(axis), LCP_ERR_INVALID_ARGUMENT, "joint '%s': zero <axis>", j->name);
+      j->axis[0] = 1.0, j->axis[1] = j->axis[2] = 0.0;
+    } else {
+      for (int k = 0; k < 3; ++k)
+        j->axis[k] /= len;
+    }
+  }
+  if (limit)
+    rc = read_limit(L, limit, j);
+  else if (j->type == UJ_REVOLUTE || j->type == UJ_PRISMATIC)
+    rc = fail(L, j->line, LCP_ERR_INVALID_ARGUMENT,
+              "joint '%s': a %s joint needs a <limit> (effort, velocity, lower, upper)", j->name,
+              j->type == UJ_REVOLUTE ? "revolute" : "prismatic");
+  if (rc == LCP_OK && dynamics && movable &&
+      ((rc = attr_number_min(L, dynamics, "damping", false, &j->damping, 0.0, false)) != LCP_OK ||
+       (rc = attr_number_min(L, dynamics, "friction", false, &j->friction, 0.0, false)) != LCP_OK))
+    return rc;
+  if (rc != LCP_OK)
+    return rc;
+  ++L->joint_count;
+  for (const xmlNode *c = n->children; c; c = c->next) {
+    if (c->type != XML_ELEMENT_NODE || is_element(c, "origin") || is_element(c, "parent") ||
+        is_element(c, "child") || is_element(c, "axis") || is_element(c, "limit") ||
+        is_element(c, "dynamics"))
+      continue;
+    bool known = is_element(c, "mimic") || is_element(c, "calibration") ||
+                 is_element(c, "safety_controller");
+    warn_ignored(L, c, "<joint>", known);
+  }
+  return LCP_OK;
+}
+
+/* ---- the document ---- */
+
+#if LIBXML_VERSION >= 21200
+typedef const xmlError *xml_error_ptr;
+#else
+typedef xmlErrorPtr xml_error_ptr;
+#endif
+
+typedef struct xml_capture {
+  bool have;
+  int line;
+  char message[256];
+} xml_capture;
+
+/* libxml2 reports through this instead of printing; the first error is the
+ * one that explains the rest. */
+static void capture_xml_error(void *user, xml_error_ptr e) {
+  xml_capture *cap = user;
+  if (cap->have || !e || e->level < XML_ERR_ERROR)
+    return;
+  cap->have = true;
+  cap->line = e->line;
+  snprintf(cap->message, sizeof cap->message, "%s", e->message ? e->message : "malformed XML");
+  size_t n = strlen(cap->message);
+  while (n > 0 && (cap->message[n - 1] == '\n' || cap->message[n - 1] == ' '))
+    cap->message[--n] = '\0';
+}
+
+static void ignore_generic_error(void *user, const char *fmt, ...) {
+  (void)user;
+  (void)fmt;
+}
+
+static int parse_xml(loader *L, const char *buffer, size_t size, xmlDoc **out) {
+  *out = NULL;
+  if (size > INT_MAX)
+    return fail(L, 0, LCP_ERR_INVALID_ARGUMENT, "document too large");
+  xmlInitParser();
+  xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
+  if (!ctxt)
+    return LCP_ERR_NO_MEMORY;
+  /* The handlers are per thread in libxml2; swap ours in for this parse only
+   * so nothing reaches stderr, then put the caller's back. */
+  xml_capture cap = {false, 0, ""};
+  xmlStructuredErrorFunc old_structured = xmlStructuredError;
+  void *old_structured_ctx = xmlStructuredErrorContext;
+  xmlGenericErrorFunc old_generic = xmlGenericError;
+  void *old_generic_ctx = xmlGenericErrorContext;
+  xmlSetStructuredErrorFunc(&cap, capture_xml_error);
+  xmlSetGenericErrorFunc(NULL, ignore_generic_error);
+  /* No network, no external DTD, no entity substitution (XXE). */
+  xmlDoc *doc = xmlCtxtReadMemory(ctxt, buffer, (int)size, NULL, NULL,
+                                  XML_PARSE_NONET | XML_PARSE_NOWARNING | XML_PARSE_NOERROR |
+                                      XML_PARSE_BIG_LINES);
+  bool well_formed = ctxt->wellFormed != 0;
+  if (!cap.have) {
+    xml_error_ptr e = xmlCtxtGetLastError(ctxt);
+    if (e && e->level >= XML_ERR_ERROR)
+      capture_xml_error(&cap, e);
+  }
+  xmlFreeParserCtxt(ctxt);
+  xmlSetStructuredErrorFunc(old_structured_ctx, old_structured);
+  xmlSetGenericErrorFunc(old_generic_ctx, old_generic);
+  if (!doc || !well_formed) {
+    if (doc)
+      xmlFreeDoc(doc);
+    return fail(L, cap.have ? cap.line : 0, LCP_ERR_INVALID_ARGUMENT, "malformed XML: %s",
+                cap.have ? cap.message : "not a well-formed document");
+  }
+  *out = doc;
+  return LCP_OK;
+}
+
+static int read_robot(loader *L, const xmlDoc *doc) {
+  const xmlNode *root = xmlDocGetRootElement(doc);
+  if (!root)
+    return fail(L, 0, LCP_ERR_INVALID_ARGUMENT, "empty document");
+  L->robot_line = line_of(root);
+  if (!is_element(root, "robot")) {
+    char label[96];
+    element_label(root, label, sizeof label);
+    return fail(L, L->robot_line, LCP_ERR_INVALID_ARGUMENT, "the root element is %s, not <robot>",
+                label);
+  }
+  int rc = attr_name(L, root, "name", L->robot_name);
+  for (const xmlNode *c = root->children; c && rc == LCP_OK; c = c->next) {
+    if (c->type != XML_ELEMENT_NODE)
+      continue;
+    if (is_element(c, "link"))
+      rc = read_link(L, c);
+    else if (is_element(c, "joint"))
+      rc = read_joint(L, c);
+    else if (is_element(c, "transmission") || is_element(c, "gazebo"))
+      warn_ignored(L, c, "<robot>", true);
+    else if (!is_element(c, "material")) /* materials only colour visuals */
+      warn_ignored(L, c, "<robot>", false);
+  }
+  if (rc == LCP_OK && L->link_count == 0)
+    rc =
+        fail(L, L->robot_line, LCP_ERR_INVALID_ARGUMENT, "robot '%s' has no <link>", L->robot_name);
+  return rc;
+}
+
+/* ---- the tree ---- */
+
+typedef struct name_index {
+  const char *name;
+  int32_t index;
+} name_index;
+
+static int compare_names(const void *a, const void *b) {
+  const name_index *u = a, *v = b;
+  int c = strcmp(u->name, v->name);
+  return c ? c : (u->index > v->index) - (u->index < v->index);
+}
+
+static int32_t find_name(const name_index *sorted, int32_t n, const char *name) {
+  int32_t lo = 0, hi = n;
+  while (lo < hi) { /* the first entry not below name */
+    int32_t mid = lo + (hi - lo) / 2;
+    if (strcmp(sorted[mid].name, name) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < n && strcmp(sorted[lo].name, name) == 0 ? sorted[lo].index : -1;
+}
+
+/* Sorted names for lookup; the duplicate that comes latest in the document
+ * order among the first pair is reported at its own line. */
+static int index_names(loader *L, const char *what, int32_t n,
+                       const char *(*name_of)(loader *, int32_t),
+                       long (*line_of_item)(loader *, int32_t), name_index **out) {
+  *out = malloc((size_t)(n > 0 ? n : 1) * sizeof **out);
+  if (!*out)
+    return LCP_ERR_NO_MEMORY;
+  for (int32_t i = 0; i < n; ++i)
+    (*out)[i] = (name_index){name_of(L, i), i};
+  qsort(*out, (size_t)n, sizeof **out, compare_names);
+  int32_t dup = -1, first = -1;
+  for (int32_t i = 1; i < n; ++i)
+    if (strcmp((*out)[i].name, (*out)[i - 1].name) == 0 && (dup < 0 || (*out)[i].index < dup)) {
+      dup = (*out)[i].index;
+      first = (*out)[i - 1].index;
+    }
+  if (dup >= 0)
+    return fail(L, line_of_item(L, dup), LCP_ERR_INVALID_ARGUMENT,
+                "duplicate %s name '%s' (first defined at line %ld)", what, name_of(L, dup),
+                line_of_item(L, first));
+  return LCP_OK;
+}
+
+static const char *link_name_of(loader *L, int32_t i) { return L->links[i].name; }
+static long link_line_of(loader *L, int32_t i) { return L->links[i].line; }
+static const char *joint_name_of(loader *L, int32_t i) { return L->joints[i].name; }
+static long joint_line_of(loader *L, int32_t i) { return L->joints[i].line; }
+
+/* Joints → parent/child indices; every link one parent at most; one root. */
+static int link_tree(loader *L, int32_t *out_root) {
+  name_index *links = NULL, *joints = NULL;
+  int rc = index_names(L, "link", L->link_count, link_name_of, link_line_of, &links);
+  if (rc == LCP_OK)
+    rc = index_names(L, "joint", L->joint_count, joint_name_of, joint_line_of, &joints);
+  for (int32_t i = 0; i < L->joint_count && rc == LCP_OK; ++i) {
+    ujoint *j = &L->joints[i];
+    j->parent = find_name(links, L->link_count, j->parent_name);
+    j->child = find_name(links, L->link_count, j->child_name);
+    if (j->parent < 0)
+      rc = fail(L, j->parent_line, LCP_ERR_INVALID_ARGUMENT,
+                "joint '%s': parent link '%s' not found", j->name, j->parent_name);
+    else if (j->child < 0)
+      rc = fail(L, j->child_line, LCP_ERR_INVALID_ARGUMENT, "joint '%s': child link '%s' not found",
+                j->name, j->child_name);
+    else if (j->parent == j->child)
+      rc = fail(L, j->line, LCP_ERR_INVALID_ARGUMENT,
+                "loop in the tree: joint '%s' joins link '%s' to itself", j->name, j->child_name);
+    else if (L->links[j->child].parent_joint >= 0) {
+      const ujoint *other = &L->joints[L->links[j->child].parent_joint];
+      rc = fail(L, j->line, LCP_ERR_INVALID_ARGUMENT,
+                "link '%s' has two parents: joint '%s' (line %ld) and joint '%s' (a loop: URDF "
+                "must be a tree)",
+                j->child_name, other->name, other->line, j->name);
+    } else
+      L->links[j->child].parent_joint = i;
+  }
+  free(links);
+  free(joints);
+  if (rc != LCP_OK)
+    return rc;
+  int32_t root = -1;
+  for (int32_t i = 0; i < L->link_count; ++i) {
+    if (L->links[i].parent_joint >= 0)
+      continue;
+    if (root >= 0)
+      return fail(L, L->links[i].line, LCP_ERR_INVALID_ARGUMENT,
+                  "links '%s' and '%s' are both roots (no joint has them as child): a robot is "
+                  "one tree",
+                  L->links[root].name, L->links[i].name);
+    root = i;
+  }
+  if (root < 0)
+    return fail(L, L->joint_count > 0 ? L->joints[0].line : L->robot_line, LCP_ERR_INVALID_ARGUMENT,
+                "loop in the tree: every link is a joint's child, so there is no root link");
+  *out_root = root;
+  return LCP_OK;
+}
+
+/* Depth-first preorder from the root, children in document order of their
+ * joints, so each chain is contiguous. order gets link indices; returns how
+ * many links were reached. */
+static int order_links(loader *L, int32_t root, int32_t *order, int32_t *reached) {
+  int32_t n = L->link_count, m = L->joint_count;
+  int32_t *start = calloc((size_t)n + 1, sizeof *start);
+  int32_t *by_parent = malloc((size_t)(m > 0 ? m : 1) * sizeof *by_parent);
+  int32_t *stack = malloc((size_t)n * sizeof *stack);
+  if (!start || !by_parent || !stack) {
+    free(start);
+    free(by_parent);
+    free(stack);
+    return LCP_ERR_NO_MEMORY;
+  }
+  /* Counting sort of joints by parent, stable: document order within. */
+  for (int32_t i = 0; i < m; ++i)
+    ++start[L->joints[i].parent + 1];
+  for (int32_t i = 0; i < n; ++i)
+    start[i + 1] += start[i];
+  int32_t *fill = stack; /* borrowed as the insertion cursor before the walk */
+  memcpy(fill, start, (size_t)n * sizeof *fill);
+  for (int32_t i = 0; i < m; ++i)
+    by_parent[fill[L->joints[i].parent]++] = i;
+  int32_t count = 0, top = 0;
+  stack[top++] = root;
+  while (top > 0) {
+    int32_t link = stack[--top];
+    order[count++] = link;
+    /* Push children last-first so the first child is visited first. */
+    for (int32_t k = start[link + 1] - 1; k >= start[link]; --k)
+      stack[top++] = L->joints[by_parent[k]].child;
+  }
+  free(start);
+  free(by_parent);
+  free(stack);
+  *reached = count;
+  return LCP_OK;
+}
+
+/* Links not reached from the root have one parent each, so following parents
+ * from one of them must come back to a link already seen: a loop. */
+static int report_loop(loader *L, const int32_t *order, int32_t reached) {
+  unsigned char *seen = calloc((size_t)L->link_count, 1);
+  if (!seen)
+    return LCP_ERR_NO_MEMORY;
+  for (int32_t i = 0; i < reached; ++i)
+    seen[order[i]] = 1;
+  int32_t link = 0;
+  while (seen[link])
+    ++link;
+  memset(seen, 0, (size_t)L->link_count);
+  while (!seen[link]) {
+    seen[link] = 1;
+    link = L->joints[L->links[link].parent_joint].parent;
+  }
+  free(seen);
+  const ujoint *j = &L->joints[L->links[link].parent_joint];
+  return fail(L, j->line, LCP_ERR_INVALID_ARGUMENT,
+              "loop in the tree: link '%s' is its own ancestor (through joint '%s')",
+              L->links[link].name, j->name);
+}
+
+static bool massless(const ulink *l) { return !l->has_inertial || l->mass == 0.0; }
+
+static const char *joint_type_name(ujoint_type t) {
+  switch (t) {
+  case UJ_FIXED:
+    return "fixed";
+  case UJ_REVOLUTE:
+    return "revolute";
+  case UJ_CONTINUOUS:
+    return "continuous";
+  case UJ_PRISMATIC:
+    return "prismatic";
+  case UJ_FLOATING:
+    return "floating";
+  }
+  return "?";
+}
+
+/* Which link is link 0 and whether it floats (lcpsim/urdf.h, "Base"). */
+static int choose_base(loader *L, int32_t root, int32_t *base, bool *floating) {
+  const ulink *r = &L->links[root];
+  int32_t children = 0, first_child_joint = -1, floating_joint = -1;
+  for (int32_t i = 0; i < L->joint_count; ++i)
+    if (L->joints[i].parent == root && children++ == 0)
+      first_child_joint = i;
+  /* A floating joint anywhere else would be a 6-dof joint inside the tree,
+   * which the multibody does not have. */
+  for (int32_t i = 0; i < L->joint_count; ++i) {
+    const ujoint *j = &L->joints[i];
+    if (j->type != UJ_FLOATING)
+      continue;
+    if (j->parent != root || !massless(r) || children != 1)
+      return fail(L, j->line, LCP_ERR_INVALID_ARGUMENT,
+                  "joint '%s': a floating joint must join a massless root link (such as 'world') "
+                  "to the robot, as the root's only joint",
+                  j->name);
+    floating_joint = i;
+  }
+  int want = L->opt.floating_base;
+  if (floating_joint >= 0) {
+    *base = L->joints[floating_joint].child;
+    *floating = want != 0;
+    return LCP_OK;
+  }
+  bool anchor = strcmp(r->name, "world") == 0 && massless(r);
+  if (anchor && want == 1) {
+    const ujoint *j = first_child_joint >= 0 ? &L->joints[first_child_joint] : NULL;
+    if (children != 1)
+      return fail(L, r->line, LCP_ERR_INVALID_ARGUMENT,
+                  "a floating base was asked for, but root link 'world' has %d joints, not one",
+                  (int)children);
+    if (j->type != UJ_FIXED)
+      return fail(L, j->line, LCP_ERR_INVALID_ARGUMENT,
+                  "a floating base was asked for, but joint '%s' attaches the robot to 'world' "
+                  "with a %s joint",
+                  j->name, joint_type_name(j->type));
+    *base = j->child;
+    *floating = true;
+    return LCP_OK;
+  }
+  *base = root;
+  *floating = anchor ? false : want != 0;
+  return LCP_OK;
+}
+
+/* ---- building the definition ---- */
+
+typedef struct merge_state {
+  int32_t *target;    /* the kept link each link's contents go to; -1: dropped */
+  xform *in_target;   /* each link's frame in its target's frame */
+  int32_t *new_index; /* index in the def of a kept link; -1 otherwise */
+} merge_state;
+
+static int build_def(loader *L, const int32_t *order, int32_t root, int32_t base, bool floating,
+                     lcp_robot_def_t **out) {
+  int32_t n = L->link_count;
+  merge_state s = {malloc((size_t)n * sizeof(int32_t)), malloc((size_t)n * sizeof(xform)),
+                   malloc((size_t)n * sizeof(int32_t))};
+  double *mass = calloc((size_t)n, sizeof *mass), *com = calloc((size_t)n * 3, sizeof *com),
+         *inertia = calloc((size_t)n * 9, sizeof *inertia);
+  /* Links merged into a kept link, chained in preorder from it; and each
+   * link's geoms (document order) by a counting sort. */
+  int32_t *merged_next = malloc((size_t)n * sizeof(int32_t)),
+          *merged_last = malloc((size_t)n * sizeof(int32_t)),
+          *geom_start = calloc((size_t)n + 1, sizeof(int32_t)),
+          *geom_by_link = malloc((size_t)(L->geom_count > 0 ? L->geom_count : 1) * sizeof(int32_t));
+  lcp_robot_def_t *def = NULL;
+  int rc = LCP_OK;
+  if (!s.target || !s.in_target || !s.new_index || !mass || !com || !inertia || !merged_next ||
+      !merged_last || !geom_start || !geom_by_link) {
+    rc = LCP_ERR_NO_MEMORY;
+    goto done;
+  }
+  for (int32_t i = 0; i < n; ++i)
+    s.target[i] = s.new_index[i] = merged_next[i] = -1;
+  for (int32_t g = 0; g < L->geom_count; ++g)
+    ++geom_start[L->geoms[g].link + 1];
+  for (int32_t i = 0; i < n; ++i)
+    geom_start[i + 1] += geom_start[i];
+  memcpy(merged_last, geom_start, (size_t)n * sizeof(int32_t)); /* borrowed as a cursor */
+  for (int32_t g = 0; g < L->geom_count; ++g)
+    geom_by_link[merged_last[L->geoms[g].link]++] = g;
+  if (base != root && L->geom_count > 0)
+    for (int32_t g = 0; g < L->geom_count; ++g)
+      if (L->geoms[g].link == root) {
+        warn(L, L->links[root].line,
+             "collision geometry of link '%s' ignored: it is dropped, as the floating joint's "
+             "parent",
+             L->links[root].name);
+        break;
+      }
+
+  /* Targets and frames, parents first (order is a preorder). */
+  int32_t kept = 0;
+  for (int32_t k = 0; k < n; ++k) {
+    int32_t i = order[k];
+    if (i == base) {
+      s.target[i] = i;
+      s.in_target[i] = xf_identity();
+      s.new_index[i] = kept++;
+      merged_last[i] = i;
+      continue;
+    }
+    if (L->links[i].parent_joint < 0)
+      continue; /* the dropped root */
+    const ujoint *j = &L->joints[L->links[i].parent_joint];
+    int32_t p = j->parent;
+    if (s.target[p] < 0)
+      continue; /* below the dropped root only through the base: cannot happen */
+    if (j->type == UJ_FIXED && !L->opt.keep_fixed_links) {
+      int32_t t = s.target[p];
+      s.target[i] = t;
+      s.in_target[i] = xf_compose(&s.in_target[p], &j->origin);
+      merged_next[merged_last[t]] = i;
+      merged_last[t] = i;
+    } else {
+      s.target[i] = i;
+      s.in_target[i] = xf_identity();
+      s.new_index[i] = kept++;
+      merged_last[i] = i;
+    }
+  }
+
+  /* Mass properties: total mass and centre first, then inertias about it. */
+  for (int32_t i = 0; i < n; ++i) {
+    int32_t t = s.target[i];
+    if (t < 0 || !(L->links[i].mass > 0.0))
+      continue;
+    double c[3], R[9];
+    quat_to_matrix(s.in_target[i].q, R);
+    mat_vec(R, L->links[i].com, c);
+    mass[t] += L->links[i].mass;
+    for (int k = 0; k < 3; ++k)
+      com[3 * t + k] += L->links[i].mass * (c[k] + s.in_target[i].p[k]);
+  }
+  for (int32_t t = 0; t < n; ++t)
+    if (mass[t] > 0.0)
+      for (int k = 0; k < 3; ++k)
+        com[3 * t + k] /= mass[t];
+  for (int32_t i = 0; i < n; ++i) {
+    int32_t t = s.target[i];
+    double m = L->links[i].mass;
+    if (t < 0 || !(m > 0.0))
+      continue;
+    double c[3], R[9], I[9];
+    quat_to_matrix(s.in_target[i].q, R);
+    mat_vec(R, L->links[i].com, c);
+    rotate_inertia(R, L->links[i].inertia, I);
+    double d[3];
+    for (int k = 0; k < 3; ++k)
+      d[k] = c[k] + s.in_target[i].p[k] - com[3 * t + k];
+    double dd = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+    /* Parallel-axis theorem: I + m (|d|² E − d dᵀ). */
+    for (int a = 0; a < 3; ++a)
+      for (int b = 0; b < 3; ++b)
+        inertia[9 * t + 3 * a + b] += I[3 * a + b] + m * ((a == b ? dd : 0.0) - d[a] * d[b]);
+  }
+
+  /* What moves must have mass and a positive definite inertia. */
+  for (int32_t k = 0; k < n; ++k) {
+    int32_t i = order[k];
+    if (s.new_index[i] < 0)
+      continue;
+    const ulink *l = &L->links[i];
+    const ujoint *j = i == base || l->parent_joint < 0 ? NULL : &L->joints[l->parent_joint];
+    bool movable = j ? j->type != UJ_FIXED : floating;
+    if (!movable)
+      continue;
+    if (!(mass[i] > 0.0)) {
+      if (!j)
+        rc = fail(L, l->line, LCP_ERR_INVALID_ARGUMENT,
+                  "link '%s' has no mass, but it is the floating base", l->name);
+      else if (!l->has_inertial)
+        rc = fail(L, l->line, LCP_ERR_INVALID_ARGUMENT,
+                  "link '%s' has no <inertial> but is moved by joint '%s'", l->name, j->name);
+      else
+        rc = fail(L, l->line, LCP_ERR_INVALID_ARGUMENT,
+                  "link '%s' has zero mass but is moved by joint '%s'", l->name, j->name);
+      goto done;
+    }
+    if (!inertia_ok(&inertia[9 * i], true)) {
+      rc = fail(L, l->has_inertial ? l->inertial_line : l->line, LCP_ERR_INVALID_ARGUMENT,
+                "link '%s': its inertia (with the links fixed to it) is not positive definite, "
+                "but it moves",
+                l->name);
+      goto done;
+    }
+  }
+
+  int32_t geom_total = 0;
+  for (int32_t g = 0; g < L->geom_count; ++g)
+    if (s.target[L->geoms[g].link] >= 0)
+      ++geom_total;
+  /* Allocated as lcp_robot_def_alloc does (calloc'd def, links, geoms), which
+   * is what lcp_robot_def_free undoes; every field is filled below. */
+  def = calloc(1, sizeof *def);
+  if (def) {
+    def->links = calloc((size_t)kept, sizeof *def->links);
+    def->geoms = calloc((size_t)(geom_total > 0 ? geom_total : 1), sizeof *def->geoms);
+  }
+  if (!def || !def->links || !def->geoms) {
+    rc = LCP_ERR_NO_MEMORY;
+    goto done;
+  }
+  def->link_count = kept;
+  def->geom_count = geom_total;
+  snprintf(def->name, sizeof def->name, "%s", L->robot_name);
+  def->floating_base = floating;
+  def->self_collision = false;
+
+  int32_t geom_next = 0;
+  for (int32_t k = 0; k < n; ++k) {
+    int32_t i = order[k];
+    int32_t li = s.new_index[i];
+    if (li < 0)
+      continue;
+    const ulink *l = &L->links[i];
+    lcp_link_def_t *d = &def->links[li];
+    memset(d, 0, sizeof *d);
+    snprintf(d->name, sizeof d->name, "%s", l->name);
+    d->mass = mass[i];
+    memcpy(d->com, &com[3 * i], sizeof d->com);
+    memcpy(d->inertia, &inertia[9 * i], sizeof d->inertia);
+    d->origin_orientation[0] = 1.0;
+    d->axis[0] = 1.0;
+    d->joint_type = LCP_JOINT_FIXED;
+    d->parent = -1;
+    if (i != base) {
+      const ujoint *j = &L->joints[l->parent_joint];
+      /* The joint frame, re-expressed in the kept parent's frame. */
+      xform origin = xf_compose(&s.in_target[j->parent], &j->origin);
+      snprintf(d->joint_name, sizeof d->joint_name, "%s", j->name);
+      d->parent = s.new_index[s.target[j->parent]];
+      memcpy(d->origin_position, origin.p, sizeof origin.p);
+      memcpy(d->origin_orientation, origin.q, sizeof origin.q);
+      memcpy(d->axis, j->axis, sizeof d->axis);
+      d->joint_type = j->type == UJ_REVOLUTE     ? LCP_JOINT_REVOLUTE
+                      : j->type == UJ_CONTINUOUS ? LCP_JOINT_CONTINUOUS
+                      : j->type == UJ_PRISMATIC  ? LCP_JOINT_PRISMATIC
+                                                 : LCP_JOINT_FIXED;
+      if (j->type != UJ_FIXED) {
+        if (j->type != UJ_CONTINUOUS) {
+          d->lower = j->lower;
+          d->upper = j->upper;
+        }
+        d->effort_limit = j->effort;
+        d->velocity_limit = j->velocity;
+        d->damping = j->damping;
+        d->friction = j->friction;
+      }
+    }
+    /* Geoms of this link, then of the links merged into it, in link order. */
+    d->first_geom = geom_next;
+    for (int32_t src = i; src >= 0; src = merged_next[src])
+      for (int32_t e = geom_start[src]; e < geom_start[src + 1]; ++e) {
+        int32_t g = geom_by_link[e];
+        lcp_geom_def_t gd = L->geoms[g].def;
+        xform local = {{gd.local_position[0], gd.local_position[1], gd.local_position[2]},
+                       {gd.local_orientation[0], gd.local_orientation[1], gd.local_orientation[2],
+                        gd.local_orientation[3]}};
+        xform moved = xf_compose(&s.in_target[src], &local);
+        memcpy(gd.local_position, moved.p, sizeof moved.p);
+        memcpy(gd.local_orientation, moved.q, sizeof moved.q);
+        def->geoms[geom_next++] = gd;
+        L->geoms[g].def.hull_points = NULL; /* now the def's */
+      }
+    d->geom_count = geom_next - d->first_geom;
+  }
+
+done:
+  free(merged_next);
+  free(merged_last);
+  free(geom_start);
+  free(geom_by_link);
+  free(s.target);
+  free(s.in_target);
+  free(s.new_index);
+  free(mass);
+  free(com);
+  free(inertia);
+  if (rc != LCP_OK)
+    lcp_robot_def_free(&def);
+  *out = def;
+  return rc;
+}
+
+/* ---- entry points ---- */
+
+lcp_urdf_options_t lcp_urdf_options_default(void) {
+  lcp_urdf_options_t o;
+  memset(&o, 0, sizeof o);
+  o.floating_base = -1;
+  return o;
+}
+
+static int load(loader *L, const char *xml, size_t size, lcp_robot_def_t **out) {
+  xmlDoc *doc = NULL;
+  int32_t *order = NULL;
+  int rc = parse_xml(L, xml, size, &doc);
+  if (rc == LCP_OK)
+    rc = read_robot(L, doc);
+  if (doc)
+    xmlFreeDoc(doc); /* everything needed was copied out, lines included */
+  int32_t root = -1, base = -1, reached = 0;
+  bool floating = false;
+  if (rc == LCP_OK)
+    rc = link_tree(L, &root);
+  if (rc == LCP_OK && !(order = malloc((size_t)L->link_count * sizeof *order)))
+    rc = LCP_ERR_NO_MEMORY;
+  if (rc == LCP_OK)
+    rc = order_links(L, root, order, &reached);
+  if (rc == LCP_OK && reached < L->link_count)
+    rc = report_loop(L, order, reached);
+  if (rc == LCP_OK)
+    rc = choose_base(L, root, &base, &floating);
+  if (rc == LCP_OK)
+    rc = build_def(L, order, root, base, floating, out);
+  free(order);
+  loader_free(L);
+  if (rc == LCP_ERR_NO_MEMORY && !L->failed)
+    fail(L, 0, rc, "out of memory");
+  return rc;
+}
+
+static int start(loader *L, const char *file, const char *base_dir,
+                 const lcp_urdf_options_t *options, lcp_robot_def_t **out, char *error,
+                 size_t error_size) {
+  memset(L, 0, sizeof *L);
+  L->file = file;
+  L->base_dir = base_dir;
+  L->opt = options ? *options : lcp_urdf_options_default();
+  L->error = error;
+  L->error_size = error_size;
+  if (error && error_size > 0)
+    error[0] = '\0';
+  if (!out)
+    return fail(L, 0, LCP_ERR_INVALID_ARGUMENT, "no output pointer");
+  *out = NULL;
+  if (L->opt.floating_base < -1 || L->opt.floating_base > 1)
+    return fail(L, 0, LCP_ERR_INVALID_ARGUMENT, "floating_base must be -1, 0 or 1, not %d",
+                L->opt.floating_base);
+  if (L->opt.package_path_count < 0 || (L->opt.package_path_count > 0 && !L->opt.package_paths))
+    return fail(L, 0, LCP_ERR_INVALID_ARGUMENT, "bad package path list");
+  return LCP_OK;
+}
+
+int lcp_urdf_load_string(const char *xml, const char *base_dir, const lcp_urdf_options_t *options,
+                         lcp_robot_def_t **out, char *error, size_t error_size) {
+  loader L;
+  int rc = start(&L, "<string>", base_dir, options, out, error, error_size);
+  if (rc != LCP_OK)
+    return rc;
+  if (!xml)
+    return fail(&L, 0, LCP_ERR_INVALID_ARGUMENT, "no document (NULL)");
+  return load(&L, xml, strlen(xml), out);
+}
+
+int lcp_urdf_load_file(const char *path, const lcp_urdf_options_t *options, lcp_robot_def_t **out,
+                       char *error, size_t error_size) {
+  loader L;
+  int rc = start(&L, path ? path : "(null)", NULL, options, out, error, error_size);
+  if (rc != LCP_OK)
+    return rc;
+  if (!path)
+    return fail(&L, 0, LCP_ERR_INVALID_ARGUMENT, "no path (NULL)");
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    bool missing = errno == ENOENT || errno == ENOTDIR;
+    return fail(&L, 0, missing ? LCP_ERR_NOT_FOUND : LCP_ERR_INVALID_ARGUMENT,
+                "cannot open the file (%s)", missing ? "no such file" : "not readable");
+  }
+  size_t size = 0, cap = 1 << 14;
+  char *text = malloc(cap);
+  while (text) {
+    size += fread(text + size, 1, cap - size, f);
+    if (size < cap || ferror(f))
+      break;
+    if (cap > (size_t)INT_MAX) { /* libxml2 takes an int size */
+      free(text);
+      fclose(f);
+      return fail(&L, 0, LCP_ERR_INVALID_ARGUMENT, "file too large");
+    }
+    char *bigger = realloc(text, cap * 2);
+    if (!bigger) {
+      free(text);
+      text = NULL;
+      break;
+    }
+    text = bigger;
+    cap *= 2;
+  }
+  bool bad = text && ferror(f);
+  fclose(f);
+  if (!text)
+    return fail(&L, 0, LCP_ERR_NO_MEMORY, "out of memory");
+  if (bad) {
+    free(text);
+    return fail(&L, 0, LCP_ERR_INVALID_ARGUMENT, "read error");
+  }
+  /* Relative mesh paths are relative to the file's directory. */
+  const char *slash = strrchr(path, '/');
+  char *dir = NULL;
+  if (slash) {
+    size_t len = slash == path ? 1 : (size_t)(slash - path);
+    dir = malloc(len + 1);
+    if (!dir) {
+      free(text);
+      return fail(&L, 0, LCP_ERR_NO_MEMORY, "out of memory");
+    }
+    memcpy(dir, path, len);
+    dir[len] = '\0';
+  }
+  L.base_dir = dir;
+  rc = load(&L, text, size, out);
+  free(dir);
+  free(text);
+  return rc;
+}

@@ -1,0 +1,897 @@
+/* URDF and STL loading (server/model/urdf.c, stl.c): the shipped robots, values
+ * read back exactly, fixed-joint merging, meshes, package://, base selection,
+ * and broken files, each with its file, line and cause. */
+// clang-format off
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+// clang-format on
+
+#include "lcpsim/urdf.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ASSERT_NEAR(a, b, tol)                                                                     \
+  do {                                                                                             \
+    double a_ = (a), b_ = (b), t_ = (tol);                                                         \
+    if (!(fabs(a_ - b_) <= t_))                                                                    \
+      fail_msg("%s = %.17g, expected %.17g (tol %g)", #a, a_, b_, t_);                             \
+  } while (0)
+
+#define ASSERT_CONTAINS(haystack, needle)                                                          \
+  do {                                                                                             \
+    if (!strstr((haystack), (needle)))                                                             \
+      fail_msg("'%s' does not contain '%s'", (haystack), (needle));                                \
+  } while (0)
+
+static const double PI = 3.14159265358979323846;
+
+static void path_of(char *buf, size_t size, const char *dir, const char *name) {
+  snprintf(buf, size, "%s/%s", dir, name);
+}
+
+static lcp_robot_def_t *load_ok(const char *dir, const char *name, int floating) {
+  char path[512], err[512];
+  path_of(path, sizeof path, dir, name);
+  lcp_urdf_options_t opt = lcp_urdf_options_default();
+  opt.floating_base = floating;
+  lcp_robot_def_t *def = NULL;
+  int rc = lcp_urdf_load_file(path, &opt, &def, err, sizeof err);
+  if (rc != LCP_OK)
+    fail_msg("%s: %d %s", name, rc, err);
+  assert_non_null(def);
+  return def;
+}
+
+static int32_t movable_joints(const lcp_robot_def_t *def) {
+  int32_t n = 0;
+  for (int32_t i = 1; i < def->link_count; ++i)
+    n += def->links[i].joint_type != LCP_JOINT_FIXED;
+  return n;
+}
+
+static int32_t find_link(const lcp_robot_def_t *def, const char *name) {
+  for (int32_t i = 0; i < def->link_count; ++i)
+    if (strcmp(def->links[i].name, name) == 0)
+      return i;
+  fail_msg("no link '%s'", name);
+  return -1;
+}
+
+static void assert_parents_first(const lcp_robot_def_t *def) {
+  assert_int_equal(def->links[0].parent, -1);
+  int32_t geoms = 0;
+  for (int32_t i = 1; i < def->link_count; ++i) {
+    assert_true(def->links[i].parent >= 0 && def->links[i].parent < i);
+  }
+  for (int32_t i = 0; i < def->link_count; ++i) {
+    assert_int_equal(def->links[i].first_geom, geoms);
+    geoms += def->links[i].geom_count;
+  }
+  assert_int_equal(geoms, def->geom_count);
+}
+
+/* ---- small kinematics for the standing pose ---- */
+
+static void qmul(const double a[4], const double b[4], double o[4]) {
+  double r[4] = {a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
+                 a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
+                 a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
+                 a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]};
+  memcpy(o, r, sizeof r);
+}
+
+static void qrot(const double q[4], const double v[3], double o[3]) {
+  double p[4] = {0.0, v[0], v[1], v[2]}, c[4] = {q[0], -q[1], -q[2], -q[3]}, t[4];
+  qmul(q, p, t);
+  qmul(t, c, t);
+  o[0] = t[1], o[1] = t[2], o[2] = t[3];
+}
+
+/* Link frames in the base frame for joint values q (one per movable joint,
+ * in link order). */
+static void forward_kinematics(const lcp_robot_def_t *def, const double *q, double (*pos)[3],
+                               double (*rot)[4]) {
+  pos[0][0] = pos[0][1] = pos[0][2] = 0.0;
+  rot[0][0] = 1.0, rot[0][1] = rot[0][2] = rot[0][3] = 0.0;
+  int32_t k = 0;
+  for (int32_t i = 1; i < def->link_count; ++i) {
+    const lcp_link_def_t *l = &def->links[i];
+    double o[3], r[4];
+    qrot(rot[l->parent], l->origin_position, o);
+    qmul(rot[l->parent], l->origin_orientation, r);
+    for (int c = 0; c < 3; ++c)
+      pos[i][c] = pos[l->parent][c] + o[c];
+    if (l->joint_type == LCP_JOINT_REVOLUTE || l->joint_type == LCP_JOINT_CONTINUOUS) {
+      double a = q[k++], s = sin(0.5 * a);
+      double j[4] = {cos(0.5 * a), s * l->axis[0], s * l->axis[1], s * l->axis[2]};
+      qmul(r, j, rot[i]);
+    } else {
+      memcpy(rot[i], r, sizeof r);
+    }
+  }
+}
+
+/* ---- shipped robots ---- */
+
+static void test_arm7(void **state) {
+  (void)state;
+  lcp_robot_def_t *def = load_ok(LCP_ROBOTS_DIR, "arm7.urdf", 0);
+  assert_string_equal(def->name, "arm7");
+  assert_false(def->floating_base);
+  assert_false(def->self_collision);
+  assert_int_equal(def->link_count, 8);
+  assert_int_equal(movable_joints(def), 7);
+  assert_int_equal(def->geom_count, 8);
+  assert_parents_first(def);
+  assert_string_equal(def->links[0].name, "base_link");
+  assert_int_equal(def->geoms[0].type, LCP_SHAPE_CYLINDER);
+  ASSERT_NEAR(def->geoms[0].local_position[2], -0.05, 1e-15);
+  for (int32_t i = 1; i <= 7; ++i) {
+    const lcp_link_def_t *l = &def->links[i];
+    assert_int_equal(l->parent, i - 1);
+    assert_int_equal(l->joint_type, LCP_JOINT_REVOLUTE);
+    /* Axes alternate z, y, z, ... starting with z. */
+    ASSERT_NEAR(l->axis[2], i % 2 ? 1.0 : 0.0, 0.0);
+    ASSERT_NEAR(l->axis[1], i % 2 ? 0.0 : 1.0, 0.0);
+    ASSERT_NEAR(l->origin_position[2], i == 1 ? 0.0 : 0.3, 0.0);
+    ASSERT_NEAR(l->mass, 1.0, 0.0);
+    ASSERT_NEAR(l->com[2], 0.15, 0.0);
+    ASSERT_NEAR(l->effort_limit, 100.0, 0.0);
+    ASSERT_NEAR(l->velocity_limit, 5.0, 0.0);
+    ASSERT_NEAR(l->upper, -l->lower, 0.0);
+    ASSERT_NEAR(l->upper,
+                i == 7  ? 175.0 * PI / 180.0
+                : i % 2 ? 170.0 * PI / 180.0
+                        : 2.0 * PI / 3.0,
+                1e-12);
+    const lcp_geom_def_t *g = &def->geoms[l->first_geom];
+    assert_int_equal(l->geom_count, 1);
+    assert_int_equal(g->type, LCP_SHAPE_CAPSULE);
+    ASSERT_NEAR(g->radius, 0.04, 0.0);
+    ASSERT_NEAR(g->half_length, 0.15, 0.0);
+    ASSERT_NEAR(g->local_position[2], 0.15, 0.0);
+    /* The inertia is that of the solid capsule the geom describes. */
+    double m, I[9], c[3];
+    assert_int_equal(lcp_geom_def_mass_properties(g, 1.0, &m, I, c), LCP_OK);
+    for (int k = 0; k < 9; ++k)
+      ASSERT_NEAR(l->inertia[k], I[k] / m, 1e-15);
+  }
+  lcp_robot_def_free(&def);
+  assert_null(def);
+}
+
+static void test_quadruped(void **state) {
+  (void)state;
+  for (int floating = -1; floating <= 1; floating += 2) { /* as the file says, and forced */
+    lcp_robot_def_t *def = load_ok(LCP_ROBOTS_DIR, "quadruped.urdf", floating);
+    assert_true(def->floating_base);
+    assert_int_equal(def->link_count, 13); /* the feet are merged into the calves */
+    assert_int_equal(movable_joints(def), 12);
+    assert_int_equal(def->geom_count, 17);
+    assert_parents_first(def);
+    assert_string_equal(def->links[0].name, "trunk");
+    double total = 0.0;
+    for (int32_t i = 0; i < def->link_count; ++i)
+      total += def->links[i].mass;
+    ASSERT_NEAR(total, 16.2, 1e-12);
+    /* Depth first: each leg's three joints are consecutive. */
+    static const char *const order[] = {"FL_hip",   "FL_thigh", "FL_calf",  "FR_hip",
+                                        "FR_thigh", "FR_calf",  "RL_hip",   "RL_thigh",
+                                        "RL_calf",  "RR_hip",   "RR_thigh", "RR_calf"};
+    for (int i = 0; i < 12; ++i)
+      assert_string_equal(def->links[i + 1].name, order[i]);
+    int32_t calf = find_link(def, "FL_calf");
+    ASSERT_NEAR(def->links[calf].mass, 0.55, 1e-15);
+    ASSERT_NEAR(def->links[calf].com[2], (0.5 * -0.1 + 0.05 * -0.2) / 0.55, 1e-15);
+    assert_int_equal(def->links[calf].geom_count, 2);
+    const lcp_geom_def_t *foot = &def->geoms[def->links[calf].first_geom + 1];
+    assert_int_equal(foot->type, LCP_SHAPE_SPHERE);
+    ASSERT_NEAR(foot->local_position[2], -0.2, 0.0);
+
+    /* Nominal stance (hip 0, thigh 0.8, calf -1.6): every foot right below
+     * its thigh joint, the trunk origin 0.3037 m above the ground. */
+    double q[12], pos[13][3], rot[13][4];
+    for (int leg = 0; leg < 4; ++leg)
+      q[3 * leg] = 0.0, q[3 * leg + 1] = 0.8, q[3 * leg + 2] = -1.6;
+    forward_kinematics(def, q, pos, rot);
+    for (int leg = 0; leg < 4; ++leg) {
+      int32_t c = 3 * leg + 3, t = 3 * leg + 2;
+      double f[3];
+      qrot(rot[c], foot->local_position, f);
+      for (int k = 0; k < 3; ++k)
+        f[k] += pos[c][k];
+      ASSERT_NEAR(f[0], pos[t][0], 1e-12);
+      ASSERT_NEAR(f[1], pos[t][1], 1e-12);
+      ASSERT_NEAR(-(f[2] - foot->radius), 0.4 * cos(0.8) + 0.025, 1e-12);
+      ASSERT_NEAR(0.4 * cos(0.8) + 0.025, 0.30368, 1e-5);
+      assert_true(def->links[c].lower <= -1.6 && -1.6 <= def->links[c].upper);
+      assert_true(def->links[t].lower <= 0.8 && 0.8 <= def->links[t].upper);
+      ASSERT_NEAR(def->links[c].effort_limit, 35.0, 0.0);
+    }
+    lcp_robot_def_free(&def);
+  }
+  lcp_robot_def_t *def = load_ok(LCP_ROBOTS_DIR, "quadruped.urdf", 0);
+  assert_false(def->floating_base);
+  lcp_robot_def_free(&def);
+}
+
+static void test_pendulum2(void **state) {
+  (void)state;
+  lcp_robot_def_t *def = load_ok(LCP_ROBOTS_DIR, "pendulum2.urdf", 0);
+  assert_false(def->floating_base);
+  assert_int_equal(def->link_count, 3);
+  assert_int_equal(movable_joints(def), 2);
+  assert_parents_first(def);
+  for (int32_t i = 1; i <= 2; ++i) {
+    const lcp_link_def_t *l = &def->links[i];
+    assert_int_equal(l->joint_type, LCP_JOINT_REVOLUTE);
+    ASSERT_NEAR(l->axis[1], 1.0, 0.0);
+    ASSERT_NEAR(l->mass, 1.0, 0.0);
+    ASSERT_NEAR(l->com[2], -0.25, 0.0);
+    ASSERT_NEAR(l->inertia[0], (0.04 * 0.04 + 0.25) / 12.0, 1e-15);
+    ASSERT_NEAR(l->origin_position[2], i == 1 ? 0.0 : -0.5, 0.0);
+  }
+  lcp_robot_def_free(&def);
+}
+
+/* ---- values ---- */
+
+static void test_values(void **state) {
+  (void)state;
+  lcp_robot_def_t *def = load_ok(LCP_TEST_DATA_DIR "/urdf", "values.urdf", 0);
+  assert_int_equal(def->link_count, 4);
+  assert_int_equal(def->geom_count, 4);
+  const lcp_link_def_t *base = &def->links[0], *arm = &def->links[1];
+  /* Base: com at the inertial origin; yaw 90° swaps ixx and iyy. */
+  ASSERT_NEAR(base->mass, 2.5, 0.0);
+  ASSERT_NEAR(base->com[0], 0.1, 0.0);
+  ASSERT_NEAR(base->com[1], 0.2, 0.0);
+  ASSERT_NEAR(base->com[2], 0.3, 0.0);
+  const double base_I[9] = {2, 0, 0, 0, 1, 0, 0, 0, 3};
+  for (int k = 0; k < 9; ++k)
+    ASSERT_NEAR(base->inertia[k], base_I[k], 1e-12);
+  assert_int_equal(base->geom_count, 0); /* the visual is not a geom */
+
+  /* The joint: rpy (0.1, 0.2, 0.3) is Rz(0.3) Ry(0.2) Rx(0.1); this quaternion
+   * was computed from that matrix, independently of the loader's formula. */
+  assert_string_equal(arm->name, "arm");
+  assert_string_equal(arm->joint_name, "hinge");
+  assert_int_equal(arm->joint_type, LCP_JOINT_REVOLUTE);
+  assert_int_equal(arm->parent, 0);
+  const double p[3] = {1, 2, 3};
+  const double q[4] = {0.9833474432563558, 0.0342707985504821, 0.10602051106179562,
+                       0.14357217502739186};
+  for (int k = 0; k < 3; ++k)
+    ASSERT_NEAR(arm->origin_position[k], p[k], 0.0);
+  for (int k = 0; k < 4; ++k)
+    ASSERT_NEAR(arm->origin_orientation[k], q[k], 1e-12);
+  ASSERT_NEAR(arm->axis[0], 0.0, 0.0); /* (0 0 2) normalised */
+  ASSERT_NEAR(arm->axis[2], 1.0, 0.0);
+  ASSERT_NEAR(arm->lower, -1.5, 0.0);
+  ASSERT_NEAR(arm->upper, 2.25, 0.0);
+  ASSERT_NEAR(arm->effort_limit, 12.5, 0.0);
+  ASSERT_NEAR(arm->velocity_limit, 3.5, 0.0);
+  ASSERT_NEAR(arm->damping, 0.75, 0.0);
+  ASSERT_NEAR(arm->friction, 0.125, 0.0);
+  /* Inertia with roll 90°: R I Rᵀ, R = [[1,0,0],[0,0,-1],[0,1,0]], by hand. */
+  ASSERT_NEAR(arm->mass, 1.5, 0.0);
+  ASSERT_NEAR(arm->com[2], 0.5, 0.0);
+  const double arm_I[9] = {0.1, -0.02, 0.01, -0.02, 0.3, -0.03, 0.01, -0.03, 0.2};
+  for (int k = 0; k < 9; ++k)
+    ASSERT_NEAR(arm->inertia[k], arm_I[k], 1e-12);
+
+  /* Shapes. */
+  assert_int_equal(arm->geom_count, 4);
+  const lcp_geom_def_t *g = &def->geoms[arm->first_geom];
+  assert_int_equal(g[0].type, LCP_SHAPE_BOX);
+  ASSERT_NEAR(g[0].half_extents[0], 0.05, 0.0);
+  ASSERT_NEAR(g[0].half_extents[1], 0.1, 0.0);
+  ASSERT_NEAR(g[0].half_extents[2], 0.2, 0.0);
+  ASSERT_NEAR(g[0].local_position[2], 0.5, 0.0);
+  ASSERT_NEAR(g[0].local_orientation[0], 1.0, 0.0);
+  assert_int_equal(g[1].type, LCP_SHAPE_SPHERE);
+  ASSERT_NEAR(g[1].radius, 0.05, 0.0);
+  assert_int_equal(g[2].type, LCP_SHAPE_CYLINDER);
+  ASSERT_NEAR(g[2].radius, 0.03, 0.0);
+  ASSERT_NEAR(g[2].half_length, 0.3, 0.0);
+  ASSERT_NEAR(g[2].local_orientation[0], sqrt(0.5), 1e-15);
+  ASSERT_NEAR(g[2].local_orientation[1], sqrt(0.5), 1e-15);
+  assert_int_equal(g[3].type, LCP_SHAPE_CAPSULE);
+  ASSERT_NEAR(g[3].radius, 0.02, 0.0);
+  ASSERT_NEAR(g[3].half_length, 0.2, 0.0);
+  ASSERT_NEAR(g[3].friction, lcp_geom_def_default().friction, 0.0);
+
+  /* Continuous: no position limits; axis defaults to x. Prismatic: limits. */
+  const lcp_link_def_t *rotor = &def->links[find_link(def, "rotor")];
+  assert_int_equal(rotor->joint_type, LCP_JOINT_CONTINUOUS);
+  ASSERT_NEAR(rotor->axis[0], 1.0, 0.0);
+  ASSERT_NEAR(rotor->lower, 0.0, 0.0);
+  ASSERT_NEAR(rotor->upper, 0.0, 0.0);
+  ASSERT_NEAR(rotor->effort_limit, 4.0, 0.0);
+  ASSERT_NEAR(rotor->velocity_limit, 30.0, 0.0);
+  ASSERT_NEAR(rotor->damping, 0.0, 0.0);
+  const lcp_link_def_t *carriage = &def->links[find_link(def, "carriage")];
+  assert_int_equal(carriage->joint_type, LCP_JOINT_PRISMATIC);
+  assert_int_equal(carriage->parent, 1);
+  ASSERT_NEAR(carriage->axis[1], 1.0, 0.0);
+  ASSERT_NEAR(carriage->lower, -0.25, 0.0);
+  ASSERT_NEAR(carriage->upper, 0.5, 0.0);
+  ASSERT_NEAR(carriage->origin_position[2], 1.0, 0.0);
+  lcp_robot_def_free(&def);
+}
+
+/* ---- fixed joints ---- */
+
+static void test_merge_fixed(void **state) {
+  (void)state;
+  lcp_robot_def_t *def = load_ok(LCP_TEST_DATA_DIR "/urdf", "merge.urdf", 0);
+  assert_int_equal(def->link_count, 2); /* base (+ sensor) and arm (+ tip) */
+  const lcp_link_def_t *base = &def->links[0], *arm = &def->links[1];
+  assert_string_equal(base->name, "base");
+  assert_string_equal(arm->name, "arm");
+  /* Sensor: 1 kg with its com at (1, 0.5, 0) in base axes (origin (1,0,0),
+   * yaw 90°, com 0.5 along its x); base: 2 kg at 0. */
+  ASSERT_NEAR(base->mass, 3.0, 1e-12);
+  ASSERT_NEAR(base->com[0], 1.0 / 3.0, 1e-12);
+  ASSERT_NEAR(base->com[1], 1.0 / 6.0, 1e-12);
+  ASSERT_NEAR(base->com[2], 0.0, 1e-12);
+  /* Parallel axis by hand: diag(0.1,0.2,0.3) + diag(0.02,0.01,0.03) (the
+   * sensor's rotated) + reduced mass (2·1/3) × (|r|² E − r rᵀ), r = (1, 0.5, 0). */
+  const double I[9] = {0.12 + 1.0 / 6.0, -1.0 / 3.0, 0.0, -1.0 / 3.0,
+                       0.21 + 2.0 / 3.0, 0.0,        0.0, 0.0,
+                       0.33 + 5.0 / 6.0};
+  for (int k = 0; k < 9; ++k)
+    ASSERT_NEAR(base->inertia[k], I[k], 1e-12);
+  /* Base geoms: its own sphere, then the sensor's box moved into base frame. */
+  assert_int_equal(base->geom_count, 2);
+  const lcp_geom_def_t *box = &def->geoms[base->first_geom + 1];
+  assert_int_equal(box->type, LCP_SHAPE_BOX);
+  ASSERT_NEAR(box->local_position[0], 1.0, 1e-12);
+  ASSERT_NEAR(box->local_position[1], 0.0, 1e-12);
+  ASSERT_NEAR(box->local_position[2], 0.1, 1e-12);
+  ASSERT_NEAR(box->local_orientation[0], sqrt(0.5), 1e-12);
+  ASSERT_NEAR(box->local_orientation[3], sqrt(0.5), 1e-12);
+  /* The elbow (0,1,0) in sensor frame = (1,0,0) + Rz90 (0,1,0) = (0,0,0). */
+  assert_int_equal(arm->parent, 0);
+  assert_string_equal(arm->joint_name, "elbow");
+  ASSERT_NEAR(arm->origin_position[0], 0.0, 1e-12);
+  ASSERT_NEAR(arm->origin_position[1], 0.0, 1e-12);
+  ASSERT_NEAR(arm->origin_orientation[0], sqrt(0.5), 1e-12);
+  ASSERT_NEAR(arm->origin_orientation[3], sqrt(0.5), 1e-12);
+  /* The massless tip gives the arm its sphere, 0.5 m up, and no mass. */
+  ASSERT_NEAR(arm->mass, 1.0, 0.0);
+  assert_int_equal(arm->geom_count, 1);
+  ASSERT_NEAR(def->geoms[arm->first_geom].local_position[2], 0.5, 0.0);
+  ASSERT_NEAR(def->geoms[arm->first_geom].radius, 0.02, 0.0);
+  lcp_robot_def_free(&def);
+
+  /* keep_fixed_links: four links, the welded ones with fixed joints. */
+  char path[512], err[512];
+  path_of(path, sizeof path, LCP_TEST_DATA_DIR "/urdf", "merge.urdf");
+  lcp_urdf_options_t opt = lcp_urdf_options_default();
+  opt.floating_base = 0;
+  opt.keep_fixed_links = true;
+  assert_int_equal(lcp_urdf_load_file(path, &opt, &def, err, sizeof err), LCP_OK);
+  assert_int_equal(def->link_count, 4);
+  assert_parents_first(def);
+  int32_t tip = find_link(def, "tip"), sensor = find_link(def, "sensor");
+  assert_int_equal(def->links[tip].joint_type, LCP_JOINT_FIXED);
+  ASSERT_NEAR(def->links[tip].mass, 0.0, 0.0);
+  ASSERT_NEAR(def->links[sensor].mass, 1.0, 0.0);
+  ASSERT_NEAR(def->links[sensor].origin_orientation[3], sqrt(0.5), 1e-15);
+  assert_int_equal(def->links[find_link(def, "arm")].parent, sensor);
+  lcp_robot_def_free(&def);
+}
+
+/* ---- meshes ---- */
+
+static bool has_point(const double *p, int32_t n, double x, double y, double z) {
+  for (int32_t i = 0; i < n; ++i)
+    if (p[3 * i] == x && p[3 * i + 1] == y && p[3 * i + 2] == z)
+      return true;
+  return false;
+}
+
+static void test_mesh(void **state) {
+  (void)state;
+  lcp_robot_def_t *def = load_ok(LCP_TEST_DATA_DIR "/urdf", "mesh.urdf", 0);
+  assert_int_equal(def->geom_count, 2);
+  const lcp_geom_def_t *cube = &def->geoms[0], *tetra = &def->geoms[1];
+  /* Binary cube of edge 1, scale 2: the 8 corners at ±1, each once. */
+  assert_int_equal(cube->type, LCP_SHAPE_HULL);
+  assert_int_equal(cube->hull_point_count, 8);
+  for (int c = 0; c < 8; ++c)
+    assert_true(has_point(cube->hull_points, 8, c & 1 ? 1.0 : -1.0, c & 2 ? 1.0 : -1.0,
+                          c & 4 ? 1.0 : -1.0));
+  /* ASCII tetrahedron, scale (1 2 3), in order of first appearance. */
+  assert_int_equal(tetra->type, LCP_SHAPE_HULL);
+  assert_int_equal(tetra->hull_point_count, 4);
+  const double expected[12] = {0, 0, 0, 0, 2, 0, 1, 0, 0, 0, 0, 3};
+  for (int k = 0; k < 12; ++k)
+    ASSERT_NEAR(tetra->hull_points[k], expected[k], 0.0);
+  ASSERT_NEAR(tetra->local_position[2], 1.0, 0.0);
+  /* The hull is a real solid: mass properties of the unit-density cube. */
+  double m, I[9], c[3];
+  assert_int_equal(lcp_geom_def_mass_properties(cube, 1.0, &m, I, c), LCP_OK);
+  ASSERT_NEAR(m, 8.0, 1e-9);
+  lcp_robot_def_free(&def);
+}
+
+static void test_stl_direct(void **state) {
+  (void)state;
+  double *points = NULL;
+  int32_t count = 0;
+  char err[512];
+  assert_int_equal(
+      lcp_stl_load(LCP_TEST_DATA_DIR "/meshes/cube_binary.stl", &points, &count, err, sizeof err),
+      LCP_OK);
+  assert_int_equal(count, 8);
+  assert_true(has_point(points, count, 0.5, -0.5, 0.5));
+  free(points);
+  assert_int_equal(
+      lcp_stl_load(LCP_TEST_DATA_DIR "/meshes/nothing.stl", &points, &count, err, sizeof err),
+      LCP_ERR_NOT_FOUND);
+  assert_null(points);
+  ASSERT_CONTAINS(err, "nothing.stl");
+  /* A text file that is not STL. */
+  assert_int_equal(
+      lcp_stl_load(LCP_TEST_DATA_DIR "/urdf/values.urdf", &points, &count, err, sizeof err),
+      LCP_ERR_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(err, "not an STL file");
+  /* A bad number in an ASCII STL names its line. */
+  char tmp[] = "/tmp/test_urdf_XXXXXX";
+  int fd = mkstemp(tmp);
+  assert_true(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  fputs("solid x\n facet normal 0 0 1\n  outer loop\n   vertex 0 0 0\n   vertex 1 0 nan\n", f);
+  fclose(f);
+  assert_int_equal(lcp_stl_load(tmp, &points, &count, err, sizeof err), LCP_ERR_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(err, ":5: expected a finite number, found 'nan'");
+  unlink(tmp);
+}
+
+static void test_package(void **state) {
+  (void)state;
+  char path[512], err[512];
+  path_of(path, sizeof path, LCP_TEST_DATA_DIR "/urdf", "package.urdf");
+  const char *const paths[2] = {"/nonexistent/packages", LCP_TEST_DATA_DIR};
+  lcp_urdf_options_t opt = lcp_urdf_options_default();
+  opt.package_paths = paths;
+  opt.package_path_count = 2;
+  lcp_robot_def_t *def = NULL;
+  int rc = lcp_urdf_load_file(path, &opt, &def, err, sizeof err);
+  if (rc != LCP_OK)
+    fail_msg("%s", err);
+  assert_int_equal(def->geoms[0].type, LCP_SHAPE_HULL);
+  assert_int_equal(def->geoms[0].hull_point_count, 4);
+  assert_true(has_point(def->geoms[0].hull_points, 4, 0.0, 0.0, 1.0));
+  lcp_robot_def_free(&def);
+  /* The package directory itself as a path works too. */
+  const char *const self[1] = {LCP_TEST_DATA_DIR "/meshes/"};
+  opt.package_paths = self;
+  opt.package_path_count = 1;
+  assert_int_equal(lcp_urdf_load_file(path, &opt, &def, err, sizeof err), LCP_OK);
+  lcp_robot_def_free(&def);
+  /* Not in any package path; no package paths at all. */
+  opt.package_paths = paths;
+  opt.package_path_count = 1;
+  assert_int_equal(lcp_urdf_load_file(path, &opt, &def, err, sizeof err), LCP_ERR_NOT_FOUND);
+  assert_null(def);
+  ASSERT_CONTAINS(err, "package.urdf:11: mesh file 'package://meshes/tetra_ascii.stl' not found");
+  ASSERT_CONTAINS(err, "/nonexistent/packages/meshes/tetra_ascii.stl");
+  assert_int_equal(lcp_urdf_load_file(path, NULL, &def, err, sizeof err), LCP_ERR_NOT_FOUND);
+  ASSERT_CONTAINS(err, "package.urdf:11:");
+  ASSERT_CONTAINS(err, "no package paths");
+}
+
+/* ---- base selection ---- */
+
+static void test_world_link(void **state) {
+  (void)state;
+  /* Welded to world: fixed; world is link 0 and carries the base 0.5 m up. */
+  lcp_robot_def_t *def = load_ok(LCP_TEST_DATA_DIR "/urdf", "world_fixed.urdf", -1);
+  assert_false(def->floating_base);
+  assert_int_equal(def->link_count, 2);
+  assert_string_equal(def->links[0].name, "world");
+  ASSERT_NEAR(def->links[0].mass, 3.0, 0.0);
+  ASSERT_NEAR(def->links[0].com[2], 0.5, 0.0);
+  ASSERT_NEAR(def->geoms[0].local_position[2], 0.5, 0.0);
+  ASSERT_NEAR(def->links[1].origin_position[2], 0.5, 0.0);
+  lcp_robot_def_free(&def);
+  /* Asked to float: world is dropped and the welded link is the base. */
+  def = load_ok(LCP_TEST_DATA_DIR "/urdf", "world_fixed.urdf", 1);
+  assert_true(def->floating_base);
+  assert_string_equal(def->links[0].name, "base");
+  ASSERT_NEAR(def->geoms[0].local_position[2], 0.0, 0.0);
+  ASSERT_NEAR(def->links[1].origin_position[2], 0.0, 0.0);
+  lcp_robot_def_free(&def);
+  /* A floating joint from world: floating unless told otherwise. */
+  def = load_ok(LCP_TEST_DATA_DIR "/urdf", "world_floating.urdf", -1);
+  assert_true(def->floating_base);
+  assert_int_equal(def->link_count, 1);
+  assert_string_equal(def->links[0].name, "body");
+  lcp_robot_def_free(&def);
+  def = load_ok(LCP_TEST_DATA_DIR "/urdf", "world_floating.urdf", 0);
+  assert_false(def->floating_base);
+  lcp_robot_def_free(&def);
+  /* No world link: free, as the file says. */
+  def = load_ok(LCP_ROBOTS_DIR, "arm7.urdf", -1);
+  assert_true(def->floating_base);
+  lcp_robot_def_free(&def);
+}
+
+/* ---- broken files ---- */
+
+typedef struct broken_case {
+  const char *file;
+  int status;
+  const char *where; /* "name.urdf:LINE:" */
+  const char *what[3];
+} broken_case;
+
+static void test_broken_files(void **state) {
+  (void)state;
+  static const broken_case cases[] = {
+      {"broken_no_mass.urdf",
+       LCP_ERR_INVALID_ARGUMENT,
+       "broken_no_mass.urdf:15: ",
+       {"missing inertial mass", "'l1'", NULL}},
+      {"broken_joint_type.urdf",
+       LCP_ERR_INVALID_ARGUMENT,
+       "broken_joint_type.urdf:15: ",
+       {"unknown joint type 'ball'", "ball_joint", NULL}},
+      {"broken_number.urdf",
+       LCP_ERR_INVALID_ARGUMENT,
+       "broken_number.urdf:10: ",
+       {"<origin> attribute 'xyz'", "'1.0abc' is not a finite number", NULL}},
+      {"broken_parent.urdf",
+       LCP_ERR_INVALID_ARGUMENT,
+       "broken_parent.urdf:10: ",
+       {"parent link 'bsae' not found", "joint 'j1'", NULL}},
+      {"broken_loop.urdf",
+       LCP_ERR_INVALID_ARGUMENT,
+       "broken_loop.urdf:16: ",
+       {"loop in the tree", "link 'b' is its own ancestor", "'c_b'"}},
+      {"broken_two_parents.urdf",
+       LCP_ERR_INVALID_ARGUMENT,
+       "broken_two_parents.urdf:14: ",
+       {"link 'b' has two parents", "'a_b' (line 10)", "'base_b'"}},
+      {"broken_mesh.urdf",
+       LCP_ERR_NOT_FOUND,
+       "broken_mesh.urdf:10: ",
+       {"mesh file '", "/meshes/missing_part.stl' not found", NULL}},
+      {"broken_xml.urdf",
+       LCP_ERR_INVALID_ARGUMENT,
+       "broken_xml.urdf:8: ",
+       {"malformed XML", "tag mismatch", "lnk"}},
+      {"broken_duplicate.urdf",
+       LCP_ERR_INVALID_ARGUMENT,
+       "broken_duplicate.urdf:20: ",
+       {"duplicate link name 'base'", "first defined at line 3", NULL}},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    char path[512], err[512] = "untouched";
+    path_of(path, sizeof path, LCP_TEST_DATA_DIR "/urdf", cases[i].file);
+    lcp_robot_def_t *def = (lcp_robot_def_t *)&def; /* must be reset to NULL */
+    lcp_urdf_options_t opt = lcp_urdf_options_default();
+    opt.floating_base = 0;
+    int rc = lcp_urdf_load_file(path, &opt, &def, err, sizeof err);
+    if (rc != cases[i].status)
+      fail_msg("%s: status %d, expected %d (%s)", cases[i].file, rc, cases[i].status, err);
+    assert_null(def);
+    ASSERT_CONTAINS(err, path); /* the file as given, then the line */
+    ASSERT_CONTAINS(err, cases[i].where);
+    for (int k = 0; k < 3 && cases[i].what[k]; ++k)
+      ASSERT_CONTAINS(err, cases[i].what[k]);
+  }
+  /* A missing file, and an error buffer of NULL or of size 1. */
+  lcp_robot_def_t *def = NULL;
+  char err[512], tiny[1] = {'x'};
+  assert_int_equal(
+      lcp_urdf_load_file(LCP_TEST_DATA_DIR "/urdf/absent.urdf", NULL, &def, err, sizeof err),
+      LCP_ERR_NOT_FOUND);
+  ASSERT_CONTAINS(err, "absent.urdf: cannot open the file (no such file)");
+  assert_int_equal(
+      lcp_urdf_load_file(LCP_TEST_DATA_DIR "/urdf/broken_xml.urdf", NULL, &def, NULL, 0),
+      LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(
+      lcp_urdf_load_file(LCP_TEST_DATA_DIR "/urdf/broken_xml.urdf", NULL, &def, tiny, sizeof tiny),
+      LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(tiny[0], '\0');
+}
+
+/* libxml2 must not print: its errors come back in the message only. */
+static void test_libxml_is_silent(void **state) {
+  (void)state;
+  fflush(stderr);
+  int saved = dup(2);
+  char tmp[] = "/tmp/test_urdf_stderr_XXXXXX";
+  int fd = mkstemp(tmp);
+  assert_true(saved >= 0 && fd >= 0);
+  dup2(fd, 2);
+  lcp_robot_def_t *def = NULL;
+  char err[512];
+  int rc1 =
+      lcp_urdf_load_file(LCP_TEST_DATA_DIR "/urdf/broken_xml.urdf", NULL, &def, err, sizeof err);
+  int rc2 = lcp_urdf_load_string("<robot name='x'><link name='a'>&undefined;</link></robot>", NULL,
+                                 NULL, &def, err, sizeof err);
+  int rc3 = lcp_urdf_load_string("<?xml version='1.0' encoding='no-such-encoding'?><robot/>", NULL,
+                                 NULL, &def, err, sizeof err);
+  int rc4 = lcp_urdf_load_string("\xff\xfe<robot/>", NULL, NULL, &def, err, sizeof err);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  off_t size = lseek(fd, 0, SEEK_END);
+  close(fd);
+  unlink(tmp);
+  assert_int_equal(rc1, LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(rc2, LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(rc3, LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(rc4, LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(size, 0);
+}
+
+/* ---- warnings ---- */
+
+typedef struct log_sink {
+  int count;
+  char text[8][256];
+} log_sink;
+
+static void collect(void *user, lcp_log_level_t level, const char *message) {
+  log_sink *sink = user;
+  assert_int_equal(level, LCP_LOG_WARNING);
+  if (sink->count < 8)
+    snprintf(sink->text[sink->count], sizeof sink->text[0], "%s", message);
+  ++sink->count;
+}
+
+static void test_warnings(void **state) {
+  (void)state;
+  log_sink sink = {0};
+  char path[512], err[512];
+  path_of(path, sizeof path, LCP_TEST_DATA_DIR "/urdf", "warnings.urdf");
+  lcp_urdf_options_t opt = lcp_urdf_options_default();
+  opt.log = collect;
+  opt.log_user = &sink;
+  lcp_robot_def_t *def = NULL;
+  assert_int_equal(lcp_urdf_load_file(path, &opt, &def, err, sizeof err), LCP_OK);
+  assert_int_equal(def->link_count, 2);
+  lcp_robot_def_free(&def);
+  assert_int_equal(sink.count, 3);
+  ASSERT_CONTAINS(sink.text[0], "warnings.urdf:14: <mimic> is not supported");
+  ASSERT_CONTAINS(sink.text[1], "warnings.urdf:22: <transmission> is not supported");
+  ASSERT_CONTAINS(sink.text[2], "warnings.urdf:25: <gazebo> is not supported");
+  /* Without a callback the same load is quiet and fine. */
+  assert_int_equal(lcp_urdf_load_file(path, NULL, &def, err, sizeof err), LCP_OK);
+  lcp_robot_def_free(&def);
+  /* Unknown elements are warned about too; visuals and materials are not. */
+  sink.count = 0;
+  opt.floating_base = 0; /* the one link is massless */
+  assert_int_equal(lcp_urdf_load_string("<robot name='r'>\n<material name='m'/>\n<link name='a'>\n"
+                                        "<visual/>\n<contact/>\n</link>\n<foo/>\n</robot>",
+                                        NULL, &opt, &def, err, sizeof err),
+                   LCP_OK);
+  lcp_robot_def_free(&def);
+  assert_int_equal(sink.count, 2);
+  ASSERT_CONTAINS(sink.text[0], "<string>:5: unknown element <contact> in <link>");
+  ASSERT_CONTAINS(sink.text[1], "<string>:7: unknown element <foo> in <robot>");
+}
+
+/* ---- strings, and errors read from them ---- */
+
+static const char *const INERTIAL =
+    "<inertial><mass value='1'/>"
+    "<inertia ixx='1' ixy='0' ixz='0' iyy='1' iyz='0' izz='1'/></inertial>";
+
+/* A robot "base" → joint "j" (the given type and extra joint body) → "l1",
+ * with l1's body given; line 3 is the joint, line 4 the link. */
+static int load_pair(const char *type, const char *joint_body, const char *link_body,
+                     lcp_robot_def_t **def, char *err, size_t size) {
+  char xml[2048];
+  snprintf(xml, sizeof xml,
+           "<robot name='pair'>\n"
+           "<link name='base'>%s</link>\n"
+           "<joint name='j' type='%s'><parent link='base'/><child link='l1'/>%s</joint>\n"
+           "<link name='l1'>%s</link>\n"
+           "</robot>\n",
+           INERTIAL, type, joint_body, link_body);
+  lcp_urdf_options_t opt = lcp_urdf_options_default();
+  opt.floating_base = 0;
+  return lcp_urdf_load_string(xml, NULL, &opt, def, err, size);
+}
+
+static void expect_pair_error(const char *type, const char *joint_body, const char *link_body,
+                              const char *where, const char *what) {
+  lcp_robot_def_t *def = NULL;
+  char err[512] = "";
+  int rc = load_pair(type, joint_body, link_body, &def, err, sizeof err);
+  if (rc != LCP_ERR_INVALID_ARGUMENT)
+    fail_msg("expected an error containing '%s', got %d '%s'", what, rc, err);
+  assert_null(def);
+  ASSERT_CONTAINS(err, where);
+  ASSERT_CONTAINS(err, what);
+}
+
+static void test_string(void **state) {
+  (void)state;
+  lcp_robot_def_t *def = NULL;
+  char err[512];
+  const char *limit = "<limit lower='-1' upper='1' effort='1' velocity='1'/>";
+  assert_int_equal(load_pair("revolute", limit, INERTIAL, &def, err, sizeof err), LCP_OK);
+  assert_int_equal(def->link_count, 2);
+  assert_string_equal(def->name, "pair");
+  lcp_robot_def_free(&def);
+
+  expect_pair_error("planar", "", INERTIAL, "<string>:3: ", "type 'planar' is not supported");
+  expect_pair_error("revolute", "", INERTIAL, "<string>:3: ", "needs a <limit>");
+  expect_pair_error("prismatic", "<limit lower='0' upper='1' effort='1'/>", INERTIAL,
+                    "<string>:3: ", "<limit> is missing attribute 'velocity'");
+  expect_pair_error("revolute", "<limit lower='1' upper='-1' effort='1' velocity='1'/>", INERTIAL,
+                    "<string>:3: ", "lower 1 is above upper -1");
+  expect_pair_error("continuous", "<axis xyz='0 0 0'/>", INERTIAL, "<string>:3: ", "zero <axis>");
+  expect_pair_error("continuous", "<axis xyz='0 1'/>", INERTIAL,
+                    "<string>:3: ", "<axis> attribute 'xyz': expected 3 numbers, found 2");
+  expect_pair_error("continuous", "<origin rpy='0 nan 0'/>", INERTIAL,
+                    "<string>:3: ", "<origin> attribute 'rpy': 'nan' is not a finite number");
+  expect_pair_error("continuous", "<origin xyz='0 inf 0'/>", INERTIAL,
+                    "<string>:3: ", "'inf' is not a finite number");
+  expect_pair_error("continuous", "<dynamics damping='-1'/>", INERTIAL,
+                    "<string>:3: ", "'damping' must be >= 0");
+  expect_pair_error("continuous", "", "",
+                    "<string>:4: ", "link 'l1' has no <inertial> but is moved by joint 'j'");
+  expect_pair_error("continuous", "",
+                    "<inertial><mass value='0'/>"
+                    "<inertia ixx='0' ixy='0' ixz='0' iyy='0' iyz='0' izz='0'/></inertial>",
+                    "<string>:4: ", "link 'l1' has zero mass but is moved by joint 'j'");
+  expect_pair_error("continuous", "",
+                    "<inertial><mass value='1'/>"
+                    "<inertia ixx='-1' ixy='0' ixz='0' iyy='1' iyz='0' izz='1'/></inertial>",
+                    "<string>:4: ", "not positive semidefinite");
+  expect_pair_error("continuous", "", "<inertial><mass value='1'/></inertial>",
+                    "<string>:4: ", "<inertial> has no <inertia>");
+  expect_pair_error("continuous", "",
+                    "<inertial><mass value='1.0abc'/>"
+                    "<inertia ixx='1' ixy='0' ixz='0' iyy='1' iyz='0' izz='1'/></inertial>",
+                    "<string>:4: ", "<mass> attribute 'value': '1.0abc' is not a finite number");
+  expect_pair_error("continuous", "",
+                    "<inertial><mass/>"
+                    "<inertia ixx='1' ixy='0' ixz='0' iyy='1' iyz='0' izz='1'/></inertial>",
+                    "<string>:4: ", "<mass> is missing attribute 'value'");
+  expect_pair_error("floating", "", INERTIAL,
+                    "<string>:3: ", "a floating joint must join a massless root link");
+  expect_pair_error("fixed", "", "<collision><geometry><box size='1 1'/></geometry></collision>",
+                    "<string>:4: ", "<box> attribute 'size': expected 3 numbers, found 2 ('1 1')");
+  expect_pair_error("fixed", "",
+                    "<collision><geometry><sphere radius='-1'/></geometry></collision>",
+                    "<string>:4: ", "<sphere> attribute 'radius' must be > 0");
+  expect_pair_error("fixed", "", "<collision><geometry><cone/></geometry></collision>",
+                    "<string>:4: ", "unsupported geometry <cone>");
+  expect_pair_error("fixed", "", "<collision><origin/></collision>",
+                    "<string>:4: ", "<collision> has no <geometry>");
+  assert_int_equal(load_pair("fixed", "",
+                             "<collision><geometry><mesh filename='x.dae'/></geometry></collision>",
+                             &def, err, sizeof err),
+                   LCP_ERR_NOT_FOUND);
+  ASSERT_CONTAINS(err, "<string>:4: mesh file 'x.dae' not found");
+  /* Only STL: a mesh that exists but is another format. */
+  lcp_urdf_options_t fixed = lcp_urdf_options_default();
+  fixed.floating_base = 0;
+  assert_int_equal(lcp_urdf_load_string("<robot name='r'><link name='a'><collision><geometry>\n"
+                                        "<mesh filename='urdf/values.urdf'/>"
+                                        "</geometry></collision></link></robot>",
+                                        LCP_TEST_DATA_DIR, &fixed, &def, err, sizeof err),
+                   LCP_ERR_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(err, "<string>:2: mesh 'urdf/values.urdf': only STL collision meshes");
+
+  /* Document-level problems. */
+  const struct {
+    const char *xml, *where, *what;
+  } docs[] = {
+      {"<robot name='r'>\n<link name='a'>\n</robot>", "<string>:3: ", "malformed XML"},
+      {"", "<string>:1: ", "malformed XML: Document is empty"},
+      {"<model name='r'/>", "<string>:1: ", "the root element is <model>, not <robot>"},
+      {"<robot/>", "<string>:1: ", "<robot> is missing attribute 'name'"},
+      {"<robot name='r'/>", "<string>:1: ", "robot 'r' has no <link>"},
+      {"<robot name='r'>\n<link name=''/>\n</robot>", "<string>:2: ", "attribute 'name' is empty"},
+      {"<robot name='r'>\n<link name='a'/>\n<link name='b'/>\n</robot>",
+       "<string>:3: ", "links 'a' and 'b' are both roots"},
+      {"<robot name='r'>\n<link name='a'/>\n<joint name='j' type='fixed'>\n"
+       "<parent link='a'/><child link='a'/></joint>\n</robot>",
+       "<string>:3: ", "joint 'j' joins link 'a' to itself"},
+      {"<robot name='r'>\n<link name='a'/>\n<joint name='j' type='fixed'>\n"
+       "<parent link='a'/>\n<child link='b'/></joint>\n</robot>",
+       "<string>:5: ", "child link 'b' not found"},
+      {"<robot name='r'>\n<link name='a'/>\n<joint name='j' type='fixed'>\n<child link='a'/>\n"
+       "</joint>\n</robot>",
+       "<string>:3: ", "joint 'j' has no <parent>"},
+      {"<robot name='r'>\n<link name='a'/>\n<link name='b'/>\n"
+       "<joint name='j' type='fixed'><parent link='a'/><child link='b'/></joint>\n"
+       "<joint name='j' type='fixed'><parent link='b'/><child link='a'/></joint>\n</robot>",
+       "<string>:5: ", "duplicate joint name 'j' (first defined at line 4)"},
+      {"<robot name='r'>\n<link name='a'>\n<inertial/>\n<inertial/>\n</link>\n</robot>",
+       "<string>:3: ", "missing inertial mass"},
+      {"<robot name='r'>\n<link name='0123456789012345678901234567890123456789012345678901234"
+       "567890123'/>\n</robot>",
+       "<string>:2: ", "longer than 63 characters"},
+  };
+  for (size_t i = 0; i < sizeof docs / sizeof docs[0]; ++i) {
+    int rc = lcp_urdf_load_string(docs[i].xml, NULL, NULL, &def, err, sizeof err);
+    if (rc != LCP_ERR_INVALID_ARGUMENT)
+      fail_msg("document %zu: %d '%s'", i, rc, err);
+    assert_null(def);
+    ASSERT_CONTAINS(err, docs[i].where);
+    ASSERT_CONTAINS(err, docs[i].what);
+  }
+
+  /* A floating base must have mass; 'world' cannot float with a hinge. */
+  assert_int_equal(lcp_urdf_load_string("<robot name='r'><link name='a'/></robot>", NULL, NULL,
+                                        &def, err, sizeof err),
+                   LCP_ERR_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(err, "link 'a' has no mass, but it is the floating base");
+  lcp_urdf_options_t opt = lcp_urdf_options_default();
+  opt.floating_base = 1;
+  char xml[1024];
+  snprintf(xml, sizeof xml,
+           "<robot name='r'>\n<link name='world'/>\n<joint name='j' type='revolute'>"
+           "<parent link='world'/><child link='a'/>"
+           "<limit effort='1' velocity='1'/></joint>\n<link name='a'>%s</link>\n</robot>",
+           INERTIAL);
+  assert_int_equal(lcp_urdf_load_string(xml, NULL, &opt, &def, err, sizeof err),
+                   LCP_ERR_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(err, "<string>:3: a floating base was asked for");
+  opt.floating_base = 0;
+  assert_int_equal(lcp_urdf_load_string(xml, NULL, &opt, &def, err, sizeof err), LCP_OK);
+  assert_int_equal(def->link_count, 2);
+  ASSERT_NEAR(def->links[0].mass, 0.0, 0.0); /* the anchor */
+  lcp_robot_def_free(&def);
+  /* Bad arguments. */
+  opt.floating_base = 2;
+  assert_int_equal(lcp_urdf_load_string(xml, NULL, &opt, &def, err, sizeof err),
+                   LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(lcp_urdf_load_string(NULL, NULL, NULL, &def, err, sizeof err),
+                   LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(lcp_urdf_load_string(xml, NULL, NULL, NULL, err, sizeof err),
+                   LCP_ERR_INVALID_ARGUMENT);
+  /* A relative mesh from a string resolves against base_dir. */
+  assert_int_equal(lcp_urdf_load_string("<robot name='r'><link name='a'><collision><geometry>"
+                                        "<mesh filename='meshes/tetra_ascii.stl' scale='2'/>"
+                                        "</geometry></collision></link></robot>",
+                                        LCP_TEST_DATA_DIR, NULL, &def, err, sizeof err),
+                   LCP_ERR_INVALID_ARGUMENT); /* massless floating base: the mesh itself loaded */
+  ASSERT_CONTAINS(err, "no mass");
+  opt.floating_base = 0;
+  assert_int_equal(lcp_urdf_load_string("<robot name='r'><link name='a'><collision><geometry>"
+                                        "<mesh filename='meshes/tetra_ascii.stl' scale='2'/>"
+                                        "</geometry></collision></link></robot>",
+                                        LCP_TEST_DATA_DIR, &opt, &def, err, sizeof err),
+                   LCP_OK);
+  assert_true(has_point(def->geoms[0].hull_points, 4, 0.0, 0.0, 2.0));
+  lcp_robot_def_free(&def);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_arm7),
+      cmocka_unit_test(test_quadruped),
+      cmocka_unit_test(test_pendulum2),
+      cmocka_unit_test(test_values),
+      cmocka_unit_test(test_merge_fixed),
+      cmocka_unit_test(test_mesh),
+      cmocka_unit_test(test_stl_direct),
+      cmocka_unit_test(test_package),
+      cmocka_unit_test(test_world_link),
+      cmocka_unit_test(test_broken_files),
+      cmocka_unit_test(test_libxml_is_silent),
+      cmocka_unit_test(test_warnings),
+      cmocka_unit_test(test_string),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
