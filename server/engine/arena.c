@@ -82,9 +82,13 @@ void arena_reset(arena *a) {
      * the high-water mark, so the next steps allocate nothing. */
     size_t keep = a->high_water;
     arena_destroy(a);
-    arena_block *one = block_new(align_up(keep));
+    /* Headroom: a scene whose needs creep up step by step (a pile settling,
+     * contacts accumulating) would otherwise reallocate, and fault in fresh
+     * pages, at nearly every step. */
+    arena_block *one = block_new(align_up(keep + keep / 2));
     a->high_water = keep;
     a->blocks = one; /* NULL on failure: the next alloc retries */
+    a->used_total = 0;
     return;
   }
   if (b)

@@ -1,7 +1,7 @@
 /* Per-step scratch memory (DESIGN.md §2): allocations are bump pointers into
  * one block and are all released at once by arena_reset() at the end of the
  * step. When a step needs more than the block holds, extra blocks are taken
- * and the next reset replaces them all by one block of the high-water size,
+ * and the next reset replaces them all by one block of 1.5 × the high-water size,
  * so a steady simulation stops allocating after its first steps. */
 #ifndef LCP_ARENA_H
 #define LCP_ARENA_H
