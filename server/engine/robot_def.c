@@ -30,6 +30,7 @@ int lcp_robot_def_alloc(int32_t link_count, int32_t geom_count, lcp_robot_def_t 
   }
   for (int32_t i = 0; i < geom_count; ++i)
     def->geoms[i] = lcp_geom_def_default();
+  *out = def;
   return LCP_OK;
 }
 
