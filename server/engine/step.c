@@ -478,6 +478,10 @@ static int store_contacts(lcp_world_t *world, const step_context *ctx) {
 int lcp_world_step(lcp_world_t *world) {
   if (!world)
     return LCP_ERR_INVALID_ARGUMENT;
+  /* Robots can be built, posed and queried, but their coupling into the
+   * LCP (DESIGN.md §4) is not in the step yet: refuse rather than ignore. */
+  if (world->model.robot_count > 0)
+    return world_fail(world, LCP_ERR_STATE, "stepping a world with robots is not supported yet");
   step_context ctx = {
       .settings = &world->model.settings,
       .body_count = world->model.body_count,

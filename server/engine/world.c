@@ -162,6 +162,11 @@ void lcp_world_destroy(lcp_world_t **world_ptr) {
     hull_free(world->model.geoms[i].hull);
     free(world->model.geoms[i].hull);
   }
+  for (int32_t i = 0; i < world->model.robot_count; ++i)
+    world_free_robot(&world->model.robots[i], &world->state.robots[i], &world->robot_data[i]);
+  free(world->model.robots);
+  free(world->state.robots);
+  free(world->robot_data);
   free(world->model.bodies);
   free(world->model.geoms);
   free(world->model.body_slot_of_id);
@@ -328,7 +333,7 @@ static void cache_forget_geom(world_state *state, lcp_geom_id geom) {
   state->cache_count = kept;
 }
 
-static void remove_geom_slot(lcp_world_t *world, int32_t slot) {
+void world_remove_geom_slot(lcp_world_t *world, int32_t slot) {
   world_model *model = &world->model;
   geom_model *g = &model->geoms[slot];
   cache_forget_geom(&world->state, g->id);
@@ -349,7 +354,7 @@ int lcp_body_remove(lcp_world_t *world, lcp_body_id id) {
   world_model *model = &world->model;
   for (int32_t g = model->geom_count - 1; g >= 0; --g)
     if (model->geoms[g].body == id)
-      remove_geom_slot(world, g);
+      world_remove_geom_slot(world, g);
   /* Keep creation order: slots after the removed one move down by one. */
   int32_t tail = model->body_count - slot - 1;
   memmove(&model->bodies[slot], &model->bodies[slot + 1], (size_t)tail * sizeof(body_model));
@@ -569,26 +574,27 @@ static int make_shape(lcp_world_t *world, const lcp_geom_def_t *def, shape *out,
   }
 }
 
-int lcp_geom_add(lcp_world_t *world, lcp_body_id body, const lcp_geom_def_t *def,
-                 lcp_geom_id *out_id) {
+int world_add_geom(lcp_world_t *world, const lcp_geom_def_t *def, lcp_body_id body,
+                   lcp_robot_id robot, int32_t link, lcp_geom_id *out_id) {
   if (!def)
     return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "geom def is NULL");
-  int32_t slot;
-  int rc = find_body(world, body, &slot);
+  int rc = validate_pose(world, def->local_position, def->local_orientation);
   if (rc != LCP_OK)
-    return rc;
-  if ((rc = validate_pose(world, def->local_position, def->local_orientation)) != LCP_OK)
     return rc;
   if (!(isfinite(def->friction) && def->friction >= 0.0))
     return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "friction must be finite and >= 0");
-  if (def->type == LCP_SHAPE_PLANE && world->model.bodies[slot].type != LCP_BODY_STATIC)
+  bool static_owner = robot == LCP_NULL_ID &&
+                      world->model.bodies[world_body_slot(world, body)].type == LCP_BODY_STATIC;
+  if (def->type == LCP_SHAPE_PLANE && !static_owner)
     return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "planes can only belong to static bodies");
   world_model *model = &world->model;
   if (world_reserve((void **)&model->geoms, &model->geom_capacity, model->geom_count + 1,
                     sizeof(geom_model)) != LCP_OK)
     return world_fail(world, LCP_ERR_NO_MEMORY, "out of memory adding a geom");
   geom_model g = {
-      .body = body,
+      .body = robot == LCP_NULL_ID ? body : LCP_NULL_ID,
+      .robot = robot,
+      .link = robot == LCP_NULL_ID ? -1 : link,
       .local = xf_make(v3_from(def->local_position), q_normalize(q_from(def->local_orientation))),
       .friction = def->friction,
       .category_bits = def->category_bits,
@@ -603,7 +609,16 @@ int lcp_geom_add(lcp_world_t *world, lcp_body_id body, const lcp_geom_def_t *def
   return LCP_OK;
 }
 
-static int32_t geom_slot(const lcp_world_t *world, lcp_geom_id id) {
+int lcp_geom_add(lcp_world_t *world, lcp_body_id body, const lcp_geom_def_t *def,
+                 lcp_geom_id *out_id) {
+  int32_t slot;
+  int rc = find_body(world, body, &slot);
+  if (rc != LCP_OK)
+    return rc;
+  return world_add_geom(world, def, body, LCP_NULL_ID, -1, out_id);
+}
+
+int32_t world_geom_slot(const lcp_world_t *world, lcp_geom_id id) {
   /* Geoms are kept in creation order, so ids increase with the slot. */
   int32_t lo = 0, hi = world->model.geom_count - 1;
   while (lo <= hi) {
@@ -620,15 +635,15 @@ static int32_t geom_slot(const lcp_world_t *world, lcp_geom_id id) {
 }
 
 int lcp_geom_remove(lcp_world_t *world, lcp_geom_id id) {
-  int32_t slot = geom_slot(world, id);
+  int32_t slot = world_geom_slot(world, id);
   if (slot < 0)
     return world_fail(world, LCP_ERR_NOT_FOUND, "no geom with id %d", (int)id);
-  remove_geom_slot(world, slot);
+  world_remove_geom_slot(world, slot);
   return LCP_OK;
 }
 
 int lcp_geom_get_body(const lcp_world_t *world, lcp_geom_id id, lcp_body_id *out_body) {
-  int32_t slot = geom_slot(world, id);
+  int32_t slot = world_geom_slot(world, id);
   if (slot < 0)
     return LCP_ERR_NOT_FOUND;
   *out_body = world->model.geoms[slot].body;
@@ -636,13 +651,11 @@ int lcp_geom_get_body(const lcp_world_t *world, lcp_geom_id id, lcp_body_id *out
 }
 
 int lcp_geom_get_aabb(const lcp_world_t *world, lcp_geom_id id, double lo[3], double hi[3]) {
-  int32_t slot = geom_slot(world, id);
+  int32_t slot = world_geom_slot(world, id);
   if (slot < 0)
     return LCP_ERR_NOT_FOUND;
   const geom_model *g = &world->model.geoms[slot];
-  const body_state *b = &world->state.bodies[world_body_slot(world, g->body)];
-  xform body_x = xf_make(b->position, b->orientation);
-  xform x = xf_mul(&body_x, &g->local);
+  xform x = world_geom_pose(world, g);
   vec3 l, h;
   shape_aabb(&g->shape, &x, &l, &h);
   v3_store(l, lo);
@@ -786,13 +799,51 @@ static uint64_t layout_signature(const lcp_world_t *world) {
     h = fnv1a(h, &g->id, sizeof g->id);
     h = fnv1a(h, &g->body, sizeof g->body);
     h = fnv1a(h, &g->shape.type, sizeof g->shape.type);
+    h = fnv1a(h, &g->robot, sizeof g->robot);
+  }
+  for (int32_t i = 0; i < world->model.robot_count; ++i) {
+    const robot_model *r = &world->model.robots[i];
+    h = fnv1a(h, &r->id, sizeof r->id);
+    h = fnv1a(h, &r->mb.nq, sizeof r->mb.nq);
+    h = fnv1a(h, &r->mb.nv, sizeof r->mb.nv);
+    h = fnv1a(h, &r->mb.link_count, sizeof r->mb.link_count);
   }
   return h;
 }
 
+/* Doubles of a robot's state in a snapshot: q, qd, force, link_wrench. */
+static size_t robot_state_doubles(const robot_model *r) {
+  return (size_t)r->mb.nq + 2 * (size_t)r->mb.nv + 6 * (size_t)r->mb.link_count;
+}
+
+static size_t robots_state_bytes(const lcp_world_t *world) {
+  size_t n = 0;
+  for (int32_t i = 0; i < world->model.robot_count; ++i)
+    n += robot_state_doubles(&world->model.robots[i]);
+  return n * sizeof(double);
+}
+
+/* Copies robot states to (save) or from (restore) a flat run of doubles. */
+static void robots_state_copy(lcp_world_t *world, unsigned char *flat, bool save) {
+  for (int32_t i = 0; i < world->model.robot_count; ++i) {
+    const robot_model *r = &world->model.robots[i];
+    robot_state *st = &world->state.robots[i];
+    double *parts[4] = {st->q, st->qd, st->force, st->link_wrench};
+    size_t lengths[4] = {(size_t)r->mb.nq, (size_t)r->mb.nv, (size_t)r->mb.nv,
+                         6 * (size_t)r->mb.link_count};
+    for (int k = 0; k < 4; ++k) {
+      if (save)
+        memcpy(flat, parts[k], lengths[k] * sizeof(double));
+      else
+        memcpy(parts[k], flat, lengths[k] * sizeof(double));
+      flat += lengths[k] * sizeof(double);
+    }
+  }
+}
+
 size_t lcp_world_state_size(const lcp_world_t *world) {
   return sizeof(snapshot_header) + (size_t)world->model.body_count * sizeof(body_state) +
-         (size_t)world->state.cache_count * sizeof(cached_manifold);
+         (size_t)world->state.cache_count * sizeof(cached_manifold) + robots_state_bytes(world);
 }
 
 int lcp_world_save_state(const lcp_world_t *world, void *buffer, size_t capacity,
@@ -820,6 +871,8 @@ int lcp_world_save_state(const lcp_world_t *world, void *buffer, size_t capacity
   p += bodies;
   if (h.cache_count)
     memcpy(p, world->state.cache, (size_t)h.cache_count * sizeof(cached_manifold));
+  p += (size_t)h.cache_count * sizeof(cached_manifold);
+  robots_state_copy((lcp_world_t *)world, p, true);
   return LCP_OK;
 }
 
@@ -834,7 +887,8 @@ int lcp_world_restore_state(lcp_world_t *world, const void *buffer, size_t size)
     return world_fail(world, LCP_ERR_MISMATCH,
                       "snapshot belongs to another world (different bodies or geoms)");
   if (h.cache_count < 0 || size != sizeof h + (size_t)h.body_count * sizeof(body_state) +
-                                       (size_t)h.cache_count * sizeof(cached_manifold))
+                                       (size_t)h.cache_count * sizeof(cached_manifold) +
+                                       robots_state_bytes(world))
     return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "snapshot size does not match its header");
   const unsigned char *p = (const unsigned char *)buffer + sizeof h;
   const body_state *states = (const body_state *)(const void *)p;
@@ -848,11 +902,23 @@ int lcp_world_restore_state(lcp_world_t *world, const void *buffer, size_t size)
   if (world_reserve((void **)&world->state.cache, &world->state.cache_capacity, h.cache_count,
                     sizeof(cached_manifold)) != LCP_OK)
     return world_fail(world, LCP_ERR_NO_MEMORY, "out of memory restoring a snapshot");
+  const unsigned char *robot_bytes = p + (size_t)h.body_count * sizeof(body_state) +
+                                     (size_t)h.cache_count * sizeof(cached_manifold);
+  size_t robot_doubles = robots_state_bytes(world) / sizeof(double);
+  for (size_t i = 0; i < robot_doubles; ++i) {
+    double x;
+    memcpy(&x, robot_bytes + i * sizeof x, sizeof x);
+    if (!isfinite(x))
+      return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "snapshot holds non-finite values");
+  }
   size_t bodies = (size_t)h.body_count * sizeof(body_state);
   memcpy(world->state.bodies, p, bodies);
   p += bodies;
   if (h.cache_count)
     memcpy(world->state.cache, p, (size_t)h.cache_count * sizeof(cached_manifold));
+  p += (size_t)h.cache_count * sizeof(cached_manifold);
+  robots_state_copy(world, (unsigned char *)(uintptr_t)p, false);
+  world_refresh_robot_kinematics(world);
   world->state.cache_count = h.cache_count;
   world->state.time = h.time;
   world->state.step_count = h.step_count;
@@ -869,6 +935,11 @@ uint64_t lcp_world_state_hash(const lcp_world_t *world) {
     h = fnv1a(h, &b->orientation, sizeof b->orientation);
     h = fnv1a(h, &b->linear_velocity, sizeof b->linear_velocity);
     h = fnv1a(h, &b->angular_velocity, sizeof b->angular_velocity);
+  }
+  for (int32_t i = 0; i < world->model.robot_count; ++i) {
+    const robot_model *r = &world->model.robots[i];
+    h = fnv1a(h, world->state.robots[i].q, (size_t)r->mb.nq * sizeof(double));
+    h = fnv1a(h, world->state.robots[i].qd, (size_t)r->mb.nv * sizeof(double));
   }
   return h;
 }

@@ -15,6 +15,8 @@
 #include "collide.h"
 #include "lcp_math.h"
 #include "lcpsim/lcpsim.h"
+#include "lcpsim/robot.h"
+#include "multibody.h"
 
 #include <stdint.h>
 
@@ -38,14 +40,41 @@ typedef struct body_state {
 
 typedef struct geom_model {
   lcp_geom_id id;
-  lcp_body_id body;
-  xform local; /* geom frame in the body frame */
+  lcp_body_id body;   /* owner when a free body's geom, else LCP_NULL_ID */
+  lcp_robot_id robot; /* owner when a robot link's geom, else LCP_NULL_ID */
+  int32_t link;       /* the link of that robot */
+  xform local;        /* geom frame in the body frame */
   shape shape;
   hull *hull; /* owned; shape.hull points here */
   double friction;
   uint32_t category_bits;
   uint32_t collide_mask;
 } geom_model;
+
+/* Per movable joint of a robot: what the URDF said about it. */
+typedef struct joint_model {
+  char name[LCP_NAME_MAX];
+  int32_t link; /* the child link the joint moves */
+  lcp_joint_type_t type;
+  bool has_limits;
+  double lower, upper, effort_limit, velocity_limit, damping, friction;
+} joint_model;
+
+typedef struct robot_model {
+  lcp_robot_id id;
+  char name[LCP_NAME_MAX];
+  mb_model mb;
+  bool self_collision;
+  char (*link_names)[LCP_NAME_MAX]; /* [mb.link_count] */
+  joint_model *joints;              /* [mb.joint_count], in link order */
+} robot_model;
+
+typedef struct robot_state {
+  double *q;           /* [nq] */
+  double *qd;          /* [nv] */
+  double *force;       /* [nv] pending generalised forces for the next step */
+  double *link_wrench; /* [6 link_count] pending world wrenches about link origins */
+} robot_state;
 
 /* Impulses of one contact point kept for the next step's warm start. */
 typedef struct cached_point {
@@ -72,6 +101,10 @@ typedef struct world_model {
   lcp_geom_id next_geom_id;
   int32_t body_slot_capacity;
   int32_t *body_slot_of_id; /* id → slot, -1 once removed */
+  int32_t robot_count;      /* creation order */
+  int32_t robot_capacity;
+  robot_model *robots;
+  lcp_robot_id next_robot_id;
 } world_model;
 
 typedef struct world_state {
@@ -81,6 +114,7 @@ typedef struct world_state {
   int32_t cache_count;
   int32_t cache_capacity;
   cached_manifold *cache;
+  robot_state *robots; /* parallel to model.robots (same capacity) */
 } world_state;
 
 struct lcp_world {
@@ -88,6 +122,7 @@ struct lcp_world {
   world_state state;
   sap broadphase;
   arena scratch;
+  mb_data *robot_data; /* parallel to model.robots: kinematics of the current state */
   lcp_step_stats_t stats;
   /* the last step's contacts, for lcp_world_get_contacts */
   int32_t contact_count;
@@ -105,6 +140,18 @@ void world_log(const lcp_world_t *world, lcp_log_level_t level, const char *fmt,
     __attribute__((format(printf, 3, 4)));
 
 int32_t world_body_slot(const lcp_world_t *world, lcp_body_id id);
+int32_t world_robot_slot(const lcp_world_t *world, lcp_robot_id id);
+int32_t world_geom_slot(const lcp_world_t *world, lcp_geom_id id);
+void world_remove_geom_slot(lcp_world_t *world, int32_t slot);
+/* Frees a robot's model and state arrays (robot.c). */
+void world_free_robot(robot_model *model, robot_state *state, mb_data *data);
+/* Adds a geom owned by a free body (robot = LCP_NULL_ID) or by a robot link. */
+int world_add_geom(lcp_world_t *world, const lcp_geom_def_t *def, lcp_body_id body,
+                   lcp_robot_id robot, int32_t link, lcp_geom_id *out_id);
+/* Recomputes every robot's link poses and velocities from its q, qd. */
+void world_refresh_robot_kinematics(lcp_world_t *world);
+/* World pose of a geom for the current state (robots: from their kinematics). */
+xform world_geom_pose(const lcp_world_t *world, const geom_model *g);
 /* Grows a heap array to hold at least need elements (geometric growth). */
 int world_reserve(void **array, int32_t *capacity, int32_t need, size_t element_size);
 

@@ -1,0 +1,475 @@
+/* Robots in a world (lcpsim/robot.h): adding and removing them, their state
+ * in joint space, queries, and the multibody algorithms at the current state.
+ * The step that moves them is in step.c. */
+#include "world_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int32_t world_robot_slot(const lcp_world_t *world, lcp_robot_id id) {
+  for (int32_t i = 0; i < world->model.robot_count; ++i)
+    if (world->model.robots[i].id == id)
+      return i;
+  return -1;
+}
+
+xform world_geom_pose(const lcp_world_t *world, const geom_model *g) {
+  if (g->robot != LCP_NULL_ID) {
+    int32_t r = world_robot_slot(world, g->robot);
+    return xf_mul(&world->robot_data[r].link_x[g->link], &g->local);
+  }
+  const body_state *b = &world->state.bodies[world_body_slot(world, g->body)];
+  xform body_x = xf_make(b->position, b->orientation);
+  return xf_mul(&body_x, &g->local);
+}
+
+void world_refresh_robot_kinematics(lcp_world_t *world) {
+  for (int32_t i = 0; i < world->model.robot_count; ++i)
+    mb_kinematics(&world->model.robots[i].mb, world->state.robots[i].q, world->state.robots[i].qd,
+                  &world->robot_data[i]);
+}
+
+void world_free_robot(robot_model *model, robot_state *state, mb_data *data) {
+  mb_model_free(&model->mb);
+  free(model->link_names);
+  free(model->joints);
+  free(state->q);
+  free(state->qd);
+  free(state->force);
+  free(state->link_wrench);
+  mb_data_free(data);
+  memset(model, 0, sizeof *model);
+  memset(state, 0, sizeof *state);
+}
+
+static int find_robot(lcp_world_t *world, lcp_robot_id id, int32_t *slot) {
+  *slot = world_robot_slot(world, id);
+  if (*slot < 0)
+    return world_fail(world, LCP_ERR_NOT_FOUND, "no robot with id %d", (int)id);
+  return LCP_OK;
+}
+
+static bool finite_array(const double *v, int32_t n) {
+  for (int32_t i = 0; i < n; ++i)
+    if (!isfinite(v[i]))
+      return false;
+  return true;
+}
+
+/* Makes room for one more robot in the three parallel arrays. */
+static int reserve_robot(lcp_world_t *world) {
+  world_model *m = &world->model;
+  if (m->robot_count < m->robot_capacity)
+    return LCP_OK;
+  int32_t cap = m->robot_capacity ? 2 * m->robot_capacity : 4;
+  robot_model *models = realloc(m->robots, (size_t)cap * sizeof *models);
+  if (!models)
+    return LCP_ERR_NO_MEMORY;
+  m->robots = models;
+  robot_state *states = realloc(world->state.robots, (size_t)cap * sizeof *states);
+  if (!states)
+    return LCP_ERR_NO_MEMORY;
+  world->state.robots = states;
+  mb_data *data = realloc(world->robot_data, (size_t)cap * sizeof *data);
+  if (!data)
+    return LCP_ERR_NO_MEMORY;
+  world->robot_data = data;
+  m->robot_capacity = cap;
+  return LCP_OK;
+}
+
+int lcp_robot_add(lcp_world_t *world, const lcp_robot_def_t *def, const double base_position[3],
+                  const double base_orientation[4], lcp_robot_id *out_id) {
+  if (!def || !def->links || def->link_count < 1)
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "robot definition is empty");
+  double zero[3] = {0, 0, 0}, identity[4] = {1, 0, 0, 0};
+  if (!base_position)
+    base_position = zero;
+  if (!base_orientation)
+    base_orientation = identity;
+  if (!finite_array(base_position, 3) || !finite_array(base_orientation, 4) ||
+      !(q_norm(q_from(base_orientation)) > 1e-12))
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT,
+                      "robot base pose must be finite with a non-zero quaternion");
+  if (def->name[0] == '\0' || memchr(def->name, '\0', LCP_NAME_MAX) == NULL)
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "robot needs a name");
+  lcp_robot_id existing;
+  if (lcp_robot_find(world, def->name, &existing) == LCP_OK)
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "a robot named '%s' exists already",
+                      def->name);
+  for (int32_t i = 0; i < def->link_count; ++i) {
+    const lcp_link_def_t *l = &def->links[i];
+    if (l->first_geom < 0 || l->geom_count < 0 || l->first_geom + l->geom_count > def->geom_count)
+      return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "link '%s': geom range out of bounds",
+                        l->name);
+  }
+  if (reserve_robot(world) != LCP_OK)
+    return world_fail(world, LCP_ERR_NO_MEMORY, "out of memory adding a robot");
+
+  robot_model model = {.self_collision = def->self_collision};
+  robot_state state = {0};
+  mb_data data = {0};
+  char err[200] = "";
+  int rc = mb_model_init(&model.mb, def, err, sizeof err);
+  if (rc != LCP_OK)
+    return world_fail(world, rc, "robot '%s': %s", def->name, err);
+  const mb_model *mb = &model.mb;
+  model.link_names = calloc((size_t)mb->link_count, sizeof *model.link_names);
+  model.joints = calloc((size_t)(mb->joint_count > 0 ? mb->joint_count : 1), sizeof *model.joints);
+  state.q = calloc((size_t)mb->nq + 1, sizeof(double));
+  state.qd = calloc((size_t)mb->nv + 1, sizeof(double));
+  state.force = calloc((size_t)mb->nv + 1, sizeof(double));
+  state.link_wrench = calloc(6 * (size_t)mb->link_count, sizeof(double));
+  if (!model.link_names || !model.joints || !state.q || !state.qd || !state.force ||
+      !state.link_wrench || mb_data_init(&data, mb) != LCP_OK) {
+    world_free_robot(&model, &state, &data);
+    return world_fail(world, LCP_ERR_NO_MEMORY, "out of memory adding a robot");
+  }
+  memcpy(model.name, def->name, LCP_NAME_MAX);
+  int32_t j = 0;
+  for (int32_t i = 0; i < mb->link_count; ++i) {
+    const lcp_link_def_t *l = &def->links[i];
+    memcpy(model.link_names[i], l->name, LCP_NAME_MAX);
+    model.link_names[i][LCP_NAME_MAX - 1] = '\0';
+    if (mb->links[i].v_index < 0)
+      continue;
+    joint_model *jm = &model.joints[j++];
+    memcpy(jm->name, l->joint_name, LCP_NAME_MAX);
+    jm->name[LCP_NAME_MAX - 1] = '\0';
+    jm->link = i;
+    jm->type = l->joint_type;
+    jm->has_limits = l->joint_type != LCP_JOINT_CONTINUOUS && l->lower <= l->upper &&
+                     (l->lower != 0.0 || l->upper != 0.0);
+    jm->lower = l->lower;
+    jm->upper = l->upper;
+    jm->effort_limit = l->effort_limit;
+    jm->velocity_limit = l->velocity_limit;
+    jm->damping = l->damping;
+    jm->friction = l->friction;
+    /* Start at 0, or at the nearest limit when 0 is outside the range. */
+    double q0 = 0.0;
+    if (jm->has_limits)
+      q0 = fmin(fmax(q0, jm->lower), jm->upper);
+    state.q[mb->links[i].q_index] = q0;
+  }
+  if (mb->floating) {
+    for (int k = 0; k < 3; ++k)
+      state.q[k] = base_position[k];
+    quat qb = q_normalize(q_from(base_orientation));
+    q_store(qb, &state.q[3]);
+  }
+  /* A fixed base sits where it is put: its pose becomes the base's parent
+   * frame, folded into the base link's joint origin by the kernel's model. */
+  if (!mb->floating) {
+    xform base = xf_make(v3_from(base_position), q_normalize(q_from(base_orientation)));
+    model.mb.links[0].parent_from_joint = xf_mul(&base, &model.mb.links[0].parent_from_joint);
+  }
+  model.id = world->model.next_robot_id;
+  int32_t slot = world->model.robot_count;
+  world->model.robots[slot] = model;
+  world->state.robots[slot] = state;
+  world->robot_data[slot] = data;
+  world->model.robot_count++;
+  mb_kinematics(&world->model.robots[slot].mb, state.q, state.qd, &world->robot_data[slot]);
+  /* Geoms, owned by their links. */
+  for (int32_t i = 0; i < def->link_count; ++i) {
+    const lcp_link_def_t *l = &def->links[i];
+    for (int32_t g = l->first_geom; g < l->first_geom + l->geom_count; ++g) {
+      rc = world_add_geom(world, &def->geoms[g], LCP_NULL_ID, model.id, i, NULL);
+      if (rc != LCP_OK) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", world->last_error);
+        world->model.next_robot_id++;
+        lcp_robot_remove(world, model.id);
+        return world_fail(world, rc, "robot '%s', link '%s': %s", def->name, l->name, why);
+      }
+    }
+  }
+  world->model.next_robot_id++;
+  if (out_id)
+    *out_id = model.id;
+  return LCP_OK;
+}
+
+int lcp_robot_remove(lcp_world_t *world, lcp_robot_id id) {
+  int32_t slot;
+  int rc = find_robot(world, id, &slot);
+  if (rc != LCP_OK)
+    return rc;
+  world_model *m = &world->model;
+  for (int32_t g = m->geom_count - 1; g >= 0; --g)
+    if (m->geoms[g].robot == id)
+      world_remove_geom_slot(world, g);
+  world_free_robot(&m->robots[slot], &world->state.robots[slot], &world->robot_data[slot]);
+  int32_t tail = m->robot_count - slot - 1;
+  memmove(&m->robots[slot], &m->robots[slot + 1], (size_t)tail * sizeof *m->robots);
+  memmove(&world->state.robots[slot], &world->state.robots[slot + 1],
+          (size_t)tail * sizeof *world->state.robots);
+  memmove(&world->robot_data[slot], &world->robot_data[slot + 1],
+          (size_t)tail * sizeof *world->robot_data);
+  m->robot_count--;
+  return LCP_OK;
+}
+
+int lcp_robot_find(const lcp_world_t *world, const char *name, lcp_robot_id *out_id) {
+  if (!name)
+    return LCP_ERR_INVALID_ARGUMENT;
+  for (int32_t i = 0; i < world->model.robot_count; ++i)
+    if (strncmp(world->model.robots[i].name, name, LCP_NAME_MAX) == 0) {
+      if (out_id)
+        *out_id = world->model.robots[i].id;
+      return LCP_OK;
+    }
+  return LCP_ERR_NOT_FOUND;
+}
+
+int32_t lcp_world_robot_count(const lcp_world_t *world) { return world->model.robot_count; }
+
+int32_t lcp_world_robot_ids(const lcp_world_t *world, lcp_robot_id *out, int32_t capacity) {
+  int32_t n = world->model.robot_count < capacity ? world->model.robot_count : capacity;
+  for (int32_t i = 0; i < n; ++i)
+    out[i] = world->model.robots[i].id;
+  return n;
+}
+
+/* The robot at slot, or NULL; for the const queries. */
+static const robot_model *robot_at(const lcp_world_t *world, lcp_robot_id id, int32_t *slot) {
+  *slot = world_robot_slot(world, id);
+  return *slot < 0 ? NULL : &world->model.robots[*slot];
+}
+
+int lcp_robot_get_info(const lcp_world_t *world, lcp_robot_id id, lcp_robot_info_t *out) {
+  int32_t slot;
+  const robot_model *r = robot_at(world, id, &slot);
+  if (!r)
+    return LCP_ERR_NOT_FOUND;
+  memcpy(out->name, r->name, LCP_NAME_MAX);
+  out->floating_base = r->mb.floating;
+  out->link_count = r->mb.link_count;
+  out->joint_count = r->mb.joint_count;
+  out->nq = r->mb.nq;
+  out->nv = r->mb.nv;
+  return LCP_OK;
+}
+
+int lcp_robot_get_joint(const lcp_world_t *world, lcp_robot_id id, int32_t joint,
+                        lcp_joint_info_t *out) {
+  int32_t slot;
+  const robot_model *r = robot_at(world, id, &slot);
+  if (!r)
+    return LCP_ERR_NOT_FOUND;
+  if (joint < 0 || joint >= r->mb.joint_count)
+    return LCP_ERR_NOT_FOUND;
+  const joint_model *j = &r->joints[joint];
+  const mb_link *l = &r->mb.links[j->link];
+  memset(out, 0, sizeof *out);
+  memcpy(out->name, j->name, LCP_NAME_MAX);
+  memcpy(out->child_link, r->link_names[j->link], LCP_NAME_MAX);
+  out->type = j->type;
+  out->q_index = l->q_index;
+  out->v_index = l->v_index;
+  v3_store(l->axis, out->axis);
+  out->lower = j->lower;
+  out->upper = j->upper;
+  out->has_limits = j->has_limits;
+  out->effort_limit = j->effort_limit;
+  out->velocity_limit = j->velocity_limit;
+  out->damping = j->damping;
+  out->friction = j->friction;
+  return LCP_OK;
+}
+
+int lcp_robot_find_joint(const lcp_world_t *world, lcp_robot_id id, const char *name,
+                         int32_t *out_joint) {
+  int32_t slot;
+  const robot_model *r = robot_at(world, id, &slot);
+  if (!r || !name)
+    return LCP_ERR_NOT_FOUND;
+  for (int32_t j = 0; j < r->mb.joint_count; ++j)
+    if (strncmp(r->joints[j].name, name, LCP_NAME_MAX) == 0) {
+      *out_joint = j;
+      return LCP_OK;
+    }
+  return LCP_ERR_NOT_FOUND;
+}
+
+int lcp_robot_find_link(const lcp_world_t *world, lcp_robot_id id, const char *name,
+                        int32_t *out_link) {
+  int32_t slot;
+  const robot_model *r = robot_at(world, id, &slot);
+  if (!r || !name)
+    return LCP_ERR_NOT_FOUND;
+  for (int32_t i = 0; i < r->mb.link_count; ++i)
+    if (strncmp(r->link_names[i], name, LCP_NAME_MAX) == 0) {
+      *out_link = i;
+      return LCP_OK;
+    }
+  return LCP_ERR_NOT_FOUND;
+}
+
+int lcp_robot_get_q(const lcp_world_t *world, lcp_robot_id id, double *q, int32_t nq) {
+  int32_t slot;
+  const robot_model *r = robot_at(world, id, &slot);
+  if (!r)
+    return LCP_ERR_NOT_FOUND;
+  if (!q || nq != r->mb.nq)
+    return LCP_ERR_INVALID_ARGUMENT;
+  memcpy(q, world->state.robots[slot].q, (size_t)nq * sizeof(double));
+  return LCP_OK;
+}
+
+int lcp_robot_get_qd(const lcp_world_t *world, lcp_robot_id id, double *qd, int32_t nv) {
+  int32_t slot;
+  const robot_model *r = robot_at(world, id, &slot);
+  if (!r)
+    return LCP_ERR_NOT_FOUND;
+  if (!qd || nv != r->mb.nv)
+    return LCP_ERR_INVALID_ARGUMENT;
+  memcpy(qd, world->state.robots[slot].qd, (size_t)nv * sizeof(double));
+  return LCP_OK;
+}
+
+int lcp_robot_set_q(lcp_world_t *world, lcp_robot_id id, const double *q, int32_t nq) {
+  int32_t slot;
+  int rc = find_robot(world, id, &slot);
+  if (rc != LCP_OK)
+    return rc;
+  const mb_model *mb = &world->model.robots[slot].mb;
+  if (!q || nq != mb->nq)
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "q has %d values, robot '%s' needs %d",
+                      (int)nq, world->model.robots[slot].name, (int)mb->nq);
+  if (!finite_array(q, nq))
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "q must be finite");
+  if (mb->floating && !(q_norm(q_from(&q[3])) > 1e-12))
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "base quaternion must be non-zero");
+  double *dst = world->state.robots[slot].q;
+  memcpy(dst, q, (size_t)nq * sizeof(double));
+  if (mb->floating)
+    q_store(q_normalize(q_from(&dst[3])), &dst[3]);
+  mb_kinematics(mb, dst, world->state.robots[slot].qd, &world->robot_data[slot]);
+  return LCP_OK;
+}
+
+int lcp_robot_set_qd(lcp_world_t *world, lcp_robot_id id, const double *qd, int32_t nv) {
+  int32_t slot;
+  int rc = find_robot(world, id, &slot);
+  if (rc != LCP_OK)
+    return rc;
+  const mb_model *mb = &world->model.robots[slot].mb;
+  if (!qd || nv != mb->nv)
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "qd has %d values, robot '%s' needs %d",
+                      (int)nv, world->model.robots[slot].name, (int)mb->nv);
+  if (!finite_array(qd, nv))
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "qd must be finite");
+  memcpy(world->state.robots[slot].qd, qd, (size_t)nv * sizeof(double));
+  mb_kinematics(mb, world->state.robots[slot].q, qd, &world->robot_data[slot]);
+  return LCP_OK;
+}
+
+int lcp_robot_get_link_pose(const lcp_world_t *world, lcp_robot_id id, int32_t link,
+                            double position[3], double orientation[4]) {
+  int32_t slot;
+  const robot_model *r = robot_at(world, id, &slot);
+  if (!r || link < 0 || link >= r->mb.link_count)
+    return LCP_ERR_NOT_FOUND;
+  const xform *x = &world->robot_data[slot].link_x[link];
+  if (position)
+    v3_store(x->p, position);
+  if (orientation)
+    q_store(x->q, orientation);
+  return LCP_OK;
+}
+
+int lcp_robot_get_link_velocity(const lcp_world_t *world, lcp_robot_id id, int32_t link,
+                                double linear[3], double angular[3]) {
+  int32_t slot;
+  const robot_model *r = robot_at(world, id, &slot);
+  if (!r || link < 0 || link >= r->mb.link_count)
+    return LCP_ERR_NOT_FOUND;
+  if (linear)
+    v3_store(world->robot_data[slot].link_v[link], linear);
+  if (angular)
+    v3_store(world->robot_data[slot].link_w[link], angular);
+  return LCP_OK;
+}
+
+int lcp_robot_apply_generalized_force(lcp_world_t *world, lcp_robot_id id, const double *f,
+                                      int32_t nv) {
+  int32_t slot;
+  int rc = find_robot(world, id, &slot);
+  if (rc != LCP_OK)
+    return rc;
+  const mb_model *mb = &world->model.robots[slot].mb;
+  if (!f || nv != mb->nv || !finite_array(f, nv))
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT,
+                      "generalised force must have %d finite values", (int)mb->nv);
+  double *acc = world->state.robots[slot].force;
+  for (int32_t i = 0; i < nv; ++i)
+    acc[i] += f[i];
+  return LCP_OK;
+}
+
+int lcp_robot_apply_link_force(lcp_world_t *world, lcp_robot_id id, int32_t link,
+                               const double force[3], const double point[3]) {
+  int32_t slot;
+  int rc = find_robot(world, id, &slot);
+  if (rc != LCP_OK)
+    return rc;
+  if (link < 0 || link >= world->model.robots[slot].mb.link_count)
+    return world_fail(world, LCP_ERR_NOT_FOUND, "robot '%s' has no link %d",
+                      world->model.robots[slot].name, (int)link);
+  if (!force || !point || !finite_array(force, 3) || !finite_array(point, 3))
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "force and point must be finite");
+  vec3 f = v3_from(force);
+  vec3 r = v3_sub(v3_from(point), world->robot_data[slot].link_x[link].p);
+  vec3 t = v3_cross(r, f);
+  double *w = &world->state.robots[slot].link_wrench[6 * link];
+  w[0] += f.x, w[1] += f.y, w[2] += f.z, w[3] += t.x, w[4] += t.y, w[5] += t.z;
+  return LCP_OK;
+}
+
+int lcp_robot_mass_matrix(const lcp_world_t *world, lcp_robot_id id, double *M, int32_t nv) {
+  int32_t slot;
+  const robot_model *r = robot_at(world, id, &slot);
+  if (!r)
+    return LCP_ERR_NOT_FOUND;
+  if (!M || nv != r->mb.nv)
+    return LCP_ERR_INVALID_ARGUMENT;
+  /* The kernel's workspace is scratch for these calls; the poses it keeps
+   * are recomputed from the same state, so queries stay const. */
+  mb_data *d = (mb_data *)&world->robot_data[slot];
+  mb_mass_matrix(&r->mb, world->state.robots[slot].q, d, M);
+  mb_kinematics(&r->mb, world->state.robots[slot].q, world->state.robots[slot].qd, d);
+  return LCP_OK;
+}
+
+int lcp_robot_inverse_dynamics(const lcp_world_t *world, lcp_robot_id id, const double *qdd,
+                               double *tau, int32_t nv) {
+  int32_t slot;
+  const robot_model *r = robot_at(world, id, &slot);
+  if (!r)
+    return LCP_ERR_NOT_FOUND;
+  if (!tau || nv != r->mb.nv || (qdd && !finite_array(qdd, nv)))
+    return LCP_ERR_INVALID_ARGUMENT;
+  mb_data *d = (mb_data *)&world->robot_data[slot];
+  const robot_state *s = &world->state.robots[slot];
+  mb_inverse_dynamics(&r->mb, s->q, s->qd, qdd, v3_from(world->model.settings.gravity), d, tau);
+  mb_kinematics(&r->mb, s->q, s->qd, d);
+  return LCP_OK;
+}
+
+int lcp_robot_forward_dynamics(const lcp_world_t *world, lcp_robot_id id, const double *tau,
+                               double *qdd, int32_t nv) {
+  int32_t slot;
+  const robot_model *r = robot_at(world, id, &slot);
+  if (!r)
+    return LCP_ERR_NOT_FOUND;
+  if (!qdd || nv != r->mb.nv || (tau && !finite_array(tau, nv)))
+    return LCP_ERR_INVALID_ARGUMENT;
+  mb_data *d = (mb_data *)&world->robot_data[slot];
+  const robot_state *s = &world->state.robots[slot];
+  mb_forward_dynamics(&r->mb, s->q, s->qd, tau, NULL, v3_from(world->model.settings.gravity), d,
+                      qdd);
+  return LCP_OK;
+}
