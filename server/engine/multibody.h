@@ -14,6 +14,13 @@
  * qd = [base linear velocity of the base origin (3), base angular velocity
  * (3)], world axes, for a floating base, then joint rates. Spatial vectors
  * are linear part first (DESIGN.md §2). Gravity is a world vector.
+ *
+ * A fixed base sits at links[0].parent_from_joint (its world pose; identity
+ * after mb_model_init, set by the owner). mb_kinematics accepts qd = NULL
+ * (zero velocities). mb_forward_dynamics, mb_mass_matrix (with zero
+ * velocities) and mb_inverse_dynamics run the kinematics themselves, so d
+ * holds their poses afterwards; the last two leave the forward-dynamics
+ * factors intact. Massless links are accepted on fixed joints only.
  */
 #ifndef LCP_MULTIBODY_H
 #define LCP_MULTIBODY_H
