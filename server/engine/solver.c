@@ -371,9 +371,517 @@ typedef struct pgs_item {
   int32_t pad_;
 } pgs_item;
 
+/* ---- contact blocks ----
+ *
+ * One item per row makes a sweep a chain of dependent row updates, each
+ * waiting for the previous row's velocity update (store, reload, a 12-wide
+ * J·v, the clamp, a 12-wide M⁻¹Jᵀ Δλ), ~40 cycles, and a 4-point manifold is
+ * 12 such rows on the same two bodies. A block takes up to BLOCK_MAX_POINTS
+ * consecutive contact points (a normal row and its two friction rows each)
+ * whose rows act on the same sides, and sweeps them with the same
+ * Gauss–Seidel arithmetic reordered:
+ *
+ * - every row's J_i·v is formed from the velocity at the start of the block,
+ *   and the Δλ_j of the rows before it in the block are added through the
+ *   couplings A_ij = J_i·M⁻¹J_jᵀ (formed once per solve, times the row's
+ *   step): J_i·v after row j is J_i·v_start + Σ_j A_ij Δλ_j exactly, up to
+ *   rounding. Only one multiply-subtract then lies between one row's clamp
+ *   and the next row's, and the velocity update is done once at the end of
+ *   the block (v += Σ_j M⁻¹J_jᵀ Δλ_j), off that path;
+ * - the points of a contact manifold share their directions (normal and
+ *   tangents) and bodies, so the linear parts of J and M⁻¹Jᵀ (±d, ±d/m) are
+ *   the same for every point of the block: a block requires it (compared
+ *   exactly) and stores and multiplies them once per block, leaving 3 + 3
+ *   angular coefficients per side and row;
+ * - each block's data is one contiguous record in sweep order.
+ *
+ * Rows, order, steps, clamps and the cone projection are those of the items;
+ * only rounding differs. Everything is 2-wide doubles (SSE2 / NEON
+ * baseline), so results do not depend on the machine. Compilers without
+ * vector extensions sweep every row as an item. */
+#if defined(__GNUC__) || defined(__clang__)
+#define LCP_BLOCKS 1
+#else
+#define LCP_BLOCKS 0
+#endif
+
+enum { BLOCK_MAX_POINTS = 4 };
+
+/* A block's record: a header, then each point's record.
+ *
+ * Header, per side (HD_SIZE each): the linear J and M⁻¹Jᵀ of the rows,
+ * shared by all points: friction rows as (a, b) lane pairs per component,
+ * the normal as (x, y), (z, 0). */
+enum { HD_JL_AB = 0, HD_TL_AB = 6, HD_JL_N = 12, HD_TL_N = 16, HD_SIZE = 20 };
+/* Point: the normal's angular J and M⁻¹Jᵀ in "W form" (both sides' angular
+ * components back to back, padded to even: NW doubles), the friction rows'
+ * angular J and M⁻¹Jᵀ as (a, b) lane pairs per side and component (6 per
+ * side), scalars (PR_*), then couplings to each later point of the block
+ * (CR_*). Steps are ω/(A_ii + cfm_i), or ω/λmax of the pair for a cone
+ * pair. All offsets are even: (a, b) pairs load as one vector. */
+enum {
+  PR_STEP_N = 0, /* normal: step, keep = 1 − step·cfm, bias = step·target, A_ii + cfm, lo, hi */
+  PR_KEEP_N = 1,
+  PR_BIAS_N = 2,
+  PR_DIAG_N = 3,
+  PR_LO = 4,
+  PR_HI = 5,
+  PR_STEP_T = 6, /* friction (a, b): steps, μ, keeps, biases, A_ii + cfm */
+  PR_MU = 8,
+  PR_KEEP_T = 10,
+  PR_BIAS_T = 12,
+  PR_DIAG_T = 14,
+  PR_C_NT = 16, /* step_a A_an, step_b A_bn: normal into the point's friction rows */
+  PR_C_AB = 18, /* step_b A_ba, 0: friction a into b (box model only) */
+  PR_SIZE = 20
+};
+/* Couplings of point p's rows into a later point q's rows, each times the
+ * step of q's row. The zero after CR_N_N keeps groups even and lets the
+ * update of q's normal run 2-wide like the others. */
+enum {
+  CR_N_N = 0, /* step_nq A(n_q, n_p), 0 */
+  CR_N_T = 2, /* step_aq A(a_q, n_p), step_bq A(b_q, n_p) */
+  CR_T_N = 4, /* step_nq A(n_q, a_p), step_nq A(n_q, b_p) */
+  CR_A_T = 6, /* step_aq A(a_q, a_p), step_bq A(b_q, a_p) */
+  CR_B_T = 8, /* step_aq A(a_q, b_p), step_bq A(b_q, b_p) */
+  CR_SIZE = 10
+};
+
+static int32_t block_nw(int32_t sides) { return sides == 2 ? 6 : 4; }
+static int32_t point_scalars(int32_t sides) { return 2 * block_nw(sides) + 12 * sides; }
+static int32_t point_record_size(int32_t sides, int32_t points, int32_t p) {
+  return point_scalars(sides) + PR_SIZE + CR_SIZE * (points - 1 - p);
+}
+static int32_t block_record_size(int32_t sides, int32_t points) {
+  int32_t n = HD_SIZE * sides;
+  for (int32_t p = 0; p < points; ++p)
+    n += point_record_size(sides, points, p);
+  return n;
+}
+
+struct pgs_block;
+typedef void (*block_fn)(const struct pgs_block *b, double *res, double *acc);
+
+typedef struct pgs_block {
+  block_fn sweep;    /* specialised for the friction model, sides and points */
+  const double *rec; /* header, then the points' records */
+  double *v[2];      /* velocity of each present side */
+  double *lam;       /* λ of the block's first row; the rows follow */
+} pgs_block;
+
+#if LCP_BLOCKS
+typedef long long vi2 __attribute__((vector_size(16)));
+static inline vd2 splat2(double x) { return (vd2){x, x}; }
+static inline vd2 abs2(vd2 x) { return (vd2)((vi2)x & (vi2){INT64_MAX, INT64_MAX}); }
+static inline double hsum2(vd2 x) { return x[0] + x[1]; }
+/* (a0 + a1, b0 + b1) */
+static inline vd2 pair_sums(vd2 a, vd2 b) {
+  return __builtin_shufflevector(a, b, 0, 2) + __builtin_shufflevector(a, b, 1, 3);
+}
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+
+/* The sweep of one block, which the compiler unrolls for each (cone, sides,
+ * points) so that y, Δλ and the accumulators live in registers. y holds,
+ * for each row, keep·λ + bias − step·(J·v) with v the current velocity,
+ * i.e. the row's unclamped update: a normal's y is the sum of its two lanes
+ * (lane 1 takes the friction rows' couplings, so no horizontal add is
+ * needed per update); a point's friction pair is one vector. */
+static ALWAYS_INLINE void block_sweep(const pgs_block *b, double *res_out, double *acc_out,
+                                      const bool cone, const int S, const int K) {
+  const int NW = S == 2 ? 6 : 4;
+  double *lam = b->lam;
+  const double *hd = b->rec;
+  const double *pt[BLOCK_MAX_POINTS];
+  vd2 yn[BLOCK_MAX_POINTS], yt[BLOCK_MAX_POINTS], dt[BLOCK_MAX_POINTS];
+  double dn[BLOCK_MAX_POINTS];
+
+  /* J·v at the start: the shared linear part once, the angular part per point */
+  double *va = b->v[0], *vb = b->v[1];
+  vd2 vl[2][3], wsp[2][3], W[3];
+#pragma GCC unroll 2
+  for (int s = 0; s < S; ++s) {
+    const double *v = s == 0 ? va : vb;
+#pragma GCC unroll 3
+    for (int c = 0; c < 3; ++c) {
+      vl[s][c] = splat2(v[c]);
+      wsp[s][c] = splat2(v[3 + c]);
+    }
+  }
+  W[0] = ld2(va + 3);
+  W[1] = (vd2){va[5], S == 2 ? vb[3] : 0.0};
+  if (S == 2)
+    W[2] = ld2(vb + 4);
+  vd2 wl_ab = {0.0, 0.0}, wl_n = {0.0, 0.0};
+#pragma GCC unroll 2
+  for (int s = 0; s < S; ++s) {
+    const double *h = hd + HD_SIZE * s;
+    const double *v = s == 0 ? va : vb;
+#pragma GCC unroll 3
+    for (int c = 0; c < 3; ++c)
+      wl_ab += ld2(h + HD_JL_AB + 2 * c) * vl[s][c];
+    wl_n += ld2(h + HD_JL_N) * ld2(v) + ld2(h + HD_JL_N + 2) * vl[s][2];
+  }
+  double wln = hsum2(wl_n);
+  const double *r = hd + HD_SIZE * S;
+#pragma GCC unroll 4
+  for (int p = 0; p < K; ++p) {
+    const double *sc = r + 2 * NW + 12 * S;
+    pt[p] = r;
+    vd2 wn = ld2(r) * W[0] + ld2(r + 2) * W[1];
+    if (S == 2)
+      wn += ld2(r + 4) * W[2];
+    vd2 wt = wl_ab;
+#pragma GCC unroll 2
+    for (int s = 0; s < S; ++s)
+#pragma GCC unroll 3
+      for (int c = 0; c < 3; ++c)
+        wt += ld2(r + 2 * NW + 6 * s + 2 * c) * wsp[s][c];
+    double w = wln + hsum2(wn);
+    yn[p] = (vd2){(sc[PR_KEEP_N] * lam[3 * p] + sc[PR_BIAS_N]) - sc[PR_STEP_N] * w, 0.0};
+    yt[p] = (ld2(sc + PR_KEEP_T) * ld2(lam + 3 * p + 1) + ld2(sc + PR_BIAS_T)) -
+            ld2(sc + PR_STEP_T) * wt;
+    r = sc + PR_SIZE + CR_SIZE * (K - 1 - p);
+  }
+
+  /* the rows in order; y of later rows follows each Δλ through the couplings */
+  double res = *res_out, acc = *acc_out;
+#pragma GCC unroll 4
+  for (int p = 0; p < K; ++p) {
+    const double *sc = pt[p] + 2 * NW + 12 * S, *c = sc + PR_SIZE;
+    /* normal (or bilateral) row: clamp to its fixed bounds */
+    double ln = lam[3 * p];
+    double x = clampd(yn[p][0] + yn[p][1], sc[PR_LO], sc[PR_HI]);
+    double d_n = x - ln;
+    lam[3 * p] = x;
+    dn[p] = d_n;
+    double rn = fabs(d_n) * sc[PR_DIAG_N];
+    res = rn > res ? rn : res;
+    acc += rn;
+    vd2 d = splat2(d_n);
+    yt[p] -= ld2(sc + PR_C_NT) * d;
+#pragma GCC unroll 4
+    for (int q = p + 1; q < K; ++q) {
+      const double *cq = c + CR_SIZE * (q - p - 1);
+      yn[q] -= ld2(cq + CR_N_N) * d;
+      yt[q] -= ld2(cq + CR_N_T) * d;
+    }
+    double npos = x > 0.0 ? x : 0.0;
+    vd2 lt = ld2(lam + 3 * p + 1);
+    if (cone) {
+      /* both tangents from the same v with the common step, then onto the
+       * disc of radius μλn (pair_update) */
+      double radius = sc[PR_MU] * npos;
+      vd2 u = yt[p];
+      double len2 = u[0] * u[0] + u[1] * u[1];
+      if (len2 > radius * radius)
+        u *= splat2(radius / sqrt(len2));
+      vd2 du = u - lt;
+      st2(lam + 3 * p + 1, u);
+      dt[p] = du;
+      vd2 rt = abs2(du) * ld2(sc + PR_DIAG_T);
+      double rm = rt[0] > rt[1] ? rt[0] : rt[1];
+      res = rm > res ? rm : res;
+      acc += rt[0] + rt[1];
+      vd2 da = splat2(du[0]), db = splat2(du[1]);
+#pragma GCC unroll 4
+      for (int q = p + 1; q < K; ++q) {
+        const double *cq = c + CR_SIZE * (q - p - 1);
+        yn[q] -= ld2(cq + CR_T_N) * du;
+        yt[q] -= ld2(cq + CR_A_T) * da + ld2(cq + CR_B_T) * db;
+      }
+    } else {
+      /* box: the two friction rows one after the other, each to ±μλn */
+      double bound = sc[PR_MU] * npos;
+      double xa = clampd(yt[p][0], -bound, bound);
+      double d_a = xa - lt[0];
+      lam[3 * p + 1] = xa;
+      double ra = fabs(d_a) * sc[PR_DIAG_T];
+      res = ra > res ? ra : res;
+      acc += ra;
+      vd2 da = splat2(d_a), da0 = {d_a, 0.0};
+#pragma GCC unroll 4
+      for (int q = p + 1; q < K; ++q) {
+        const double *cq = c + CR_SIZE * (q - p - 1);
+        yn[q] -= ld2(cq + CR_T_N) * da0;
+        yt[q] -= ld2(cq + CR_A_T) * da;
+      }
+      bound = sc[PR_MU + 1] * npos;
+      double xb = clampd(yt[p][1] - sc[PR_C_AB] * d_a, -bound, bound);
+      double d_b = xb - lt[1];
+      lam[3 * p + 2] = xb;
+      double rb = fabs(d_b) * sc[PR_DIAG_T + 1];
+      res = rb > res ? rb : res;
+      acc += rb;
+      vd2 db = splat2(d_b), db0 = {0.0, d_b};
+#pragma GCC unroll 4
+      for (int q = p + 1; q < K; ++q) {
+        const double *cq = c + CR_SIZE * (q - p - 1);
+        yn[q] -= ld2(cq + CR_T_N) * db0;
+        yt[q] -= ld2(cq + CR_B_T) * db;
+      }
+      dt[p] = (vd2){d_a, d_b};
+    }
+  }
+  *res_out = res;
+  *acc_out = acc;
+
+  /* v += Σ M⁻¹J_iᵀ Δλ_i: angular parts per point, the shared linear parts
+   * from the sums of the Δλ of each row kind */
+  vd2 aw[3] = {{0.0, 0.0}, {0.0, 0.0}, {0.0, 0.0}}, aab[2][3];
+  vd2 sab = {0.0, 0.0};
+  double sn = 0.0;
+#pragma GCC unroll 2
+  for (int s = 0; s < S; ++s)
+#pragma GCC unroll 3
+    for (int k = 0; k < 3; ++k)
+      aab[s][k] = (vd2){0.0, 0.0};
+#pragma GCC unroll 4
+  for (int p = 0; p < K; ++p) {
+    const double *t = pt[p] + NW;
+    vd2 d = splat2(dn[p]);
+    aw[0] += ld2(t) * d;
+    aw[1] += ld2(t + 2) * d;
+    if (S == 2)
+      aw[2] += ld2(t + 4) * d;
+#pragma GCC unroll 2
+    for (int s = 0; s < S; ++s)
+#pragma GCC unroll 3
+      for (int k = 0; k < 3; ++k)
+        aab[s][k] += ld2(pt[p] + 2 * NW + 6 * S + 6 * s + 2 * k) * dt[p];
+    sn += dn[p];
+    sab += dt[p];
+  }
+  vd2 snv = splat2(sn);
+#pragma GCC unroll 2
+  for (int s = 0; s < S; ++s) {
+    const double *h = hd + HD_SIZE * s;
+    double *v = s == 0 ? va : vb;
+    /* linear: normal part plus the (a, b) lane sums */
+    vd2 l01 =
+        ld2(h + HD_TL_N) * snv + pair_sums(ld2(h + HD_TL_AB) * sab, ld2(h + HD_TL_AB + 2) * sab);
+    double l2 = h[HD_TL_N + 2] * sn + hsum2(ld2(h + HD_TL_AB + 4) * sab);
+    /* angular: the normal rows' W-form lanes plus the (a, b) lane sums */
+    vd2 w01 = pair_sums(aab[s][0], aab[s][1]);
+    double w2 = hsum2(aab[s][2]);
+    if (s == 0) {
+      w01 += aw[0];
+      w2 += aw[1][0];
+    } else {
+      w01 += (vd2){aw[1][1], aw[2][0]};
+      w2 += aw[2][1];
+    }
+    st2(v, ld2(v) + l01);
+    st2(v + 2, ld2(v + 2) + (vd2){l2, w01[0]});
+    st2(v + 4, ld2(v + 4) + (vd2){w01[1], w2});
+  }
+}
+
+#define BLOCK_SWEEP_FN(model, cone, sides, points)                                                 \
+  static void block_sweep_##model##sides##points(const pgs_block *b, double *res, double *acc) {   \
+    block_sweep(b, res, acc, cone, sides, points);                                                 \
+  }
+#define BLOCK_SWEEP_FNS(model, cone)                                                               \
+  BLOCK_SWEEP_FN(model, cone, 1, 1)                                                                \
+  BLOCK_SWEEP_FN(model, cone, 1, 2)                                                                \
+  BLOCK_SWEEP_FN(model, cone, 1, 3)                                                                \
+  BLOCK_SWEEP_FN(model, cone, 1, 4)                                                                \
+  BLOCK_SWEEP_FN(model, cone, 2, 1)                                                                \
+  BLOCK_SWEEP_FN(model, cone, 2, 2)                                                                \
+  BLOCK_SWEEP_FN(model, cone, 2, 3)                                                                \
+  BLOCK_SWEEP_FN(model, cone, 2, 4)
+BLOCK_SWEEP_FNS(cone, true)
+BLOCK_SWEEP_FNS(box, false)
+
+/* [cone][sides − 1][points − 1] */
+static const block_fn block_sweeps[2][2][BLOCK_MAX_POINTS] = {
+    {{block_sweep_box11, block_sweep_box12, block_sweep_box13, block_sweep_box14},
+     {block_sweep_box21, block_sweep_box22, block_sweep_box23, block_sweep_box24}},
+    {{block_sweep_cone11, block_sweep_cone12, block_sweep_cone13, block_sweep_cone14},
+     {block_sweep_cone21, block_sweep_cone22, block_sweep_cone23, block_sweep_cone24}},
+};
+#endif
+
+/* The present sides of a row, in side order, when each is 6 wide (a body). */
+typedef struct side_layout {
+  int32_t sides; /* 1 or 2 */
+  int32_t dof[2];
+  int32_t coef[2]; /* the row's coefficient offsets */
+} side_layout;
+
+/* false when a side has another width, none is present, or two present
+ * sides overlap (their velocities could not be updated apart) */
+static bool row_layout(const solver_row *r, side_layout *out) {
+  out->sides = 0;
+  out->dof[1] = -1;
+  for (int s = 0; s < 2; ++s) {
+    if (r->dof_count[s] == 0)
+      continue;
+    if (r->dof_count[s] != 6)
+      return false;
+    out->dof[out->sides] = r->dof_offset[s];
+    out->coef[out->sides] = r->coef_offset[s];
+    out->sides++;
+  }
+  if (out->sides == 2)
+    return out->dof[0] + 6 <= out->dof[1] || out->dof[1] + 6 <= out->dof[0];
+  return out->sides == 1;
+}
+
+static bool same_sides(const side_layout *a, const side_layout *b) {
+  return a->sides == b->sides && a->dof[0] == b->dof[0] && a->dof[1] == b->dof[1];
+}
+
+/* A contact point a block can take at row i: a non-friction row followed by
+ * its two friction rows (ROW_FRICTION_1, ROW_FRICTION_2, both with
+ * normal_row i), none degenerate, all on the same 6-wide sides. l[m] gets
+ * row i + m's layout. */
+static bool block_point_at(const solver_problem *p, const double *diag, int32_t i,
+                           side_layout l[3]) {
+  if (i + 2 >= p->row_count)
+    return false;
+  const solver_row *r = &p->rows[i];
+  if (is_friction(r[0].kind) || r[1].kind != ROW_FRICTION_1 || r[2].kind != ROW_FRICTION_2 ||
+      r[1].normal_row != i || r[2].normal_row != i)
+    return false;
+  if (!(diag[i] > 0.0 && diag[i + 1] > 0.0 && diag[i + 2] > 0.0))
+    return false;
+  for (int m = 0; m < 3; ++m)
+    if (!row_layout(&r[m], &l[m]))
+      return false;
+  return same_sides(&l[0], &l[1]) && same_sides(&l[0], &l[2]);
+}
+
+/* Does the point with layouts l share the linear parts (first 3
+ * coefficients of each side, in J and M⁻¹Jᵀ) of the point with layouts l0? */
+static bool same_linear(const solver_problem *p, const side_layout l0[3], const side_layout l[3]) {
+  for (int m = 0; m < 3; ++m)
+    for (int32_t s = 0; s < l0[m].sides; ++s)
+      for (int k = 0; k < 3; ++k)
+        if (p->J[l[m].coef[s] + k] != p->J[l0[m].coef[s] + k] ||
+            p->MinvJt[l[m].coef[s] + k] != p->MinvJt[l0[m].coef[s] + k])
+          return false;
+  return true;
+}
+
+/* J_i · M⁻¹J_jᵀ of two rows on the same sides */
+static double layout_cross(const solver_problem *p, const side_layout *li, const side_layout *lj) {
+  double s = 0.0;
+  for (int32_t k = 0; k < li->sides; ++k)
+    s += dot6(p->J + li->coef[k], p->MinvJt + lj->coef[k]);
+  return s;
+}
+
+/* Writes the record of the block of `points` points at row i0 (layouts l,
+ * 3 per point) and applies the rows' warm start lam to the velocity, in row
+ * order. */
+static void block_build(const solver_problem *p, const double *diag, const double *lam,
+                        double omega, bool cone, int32_t i0, int32_t points,
+                        const side_layout (*l)[3], double *rec) {
+  const int32_t S = l[0][0].sides, NW = block_nw(S);
+  const double *J = p->J, *T = p->MinvJt;
+  for (int32_t s = 0; s < S; ++s) {
+    double *h = rec + HD_SIZE * s;
+    for (int c = 0; c < 3; ++c) {
+      for (int m = 0; m < 2; ++m) {
+        h[HD_JL_AB + 2 * c + m] = J[l[0][1 + m].coef[s] + c];
+        h[HD_TL_AB + 2 * c + m] = T[l[0][1 + m].coef[s] + c];
+      }
+      h[HD_JL_N + c] = J[l[0][0].coef[s] + c];
+      h[HD_TL_N + c] = T[l[0][0].coef[s] + c];
+    }
+    h[HD_JL_N + 3] = h[HD_TL_N + 3] = 0.0;
+  }
+  double *pt[BLOCK_MAX_POINTS];
+  double step[BLOCK_MAX_POINTS][3];
+  double *r = rec + HD_SIZE * S;
+  for (int32_t q = 0; q < points; ++q) {
+    pt[q] = r;
+    r += point_record_size(S, points, q);
+  }
+  for (int32_t q = 0; q < points; ++q) {
+    int32_t i = i0 + 3 * q;
+    const solver_row *row = &p->rows[i];
+    const side_layout *lq = l[q];
+    double *a = pt[q], *sc = a + point_scalars(S);
+    for (int k = 0; k < NW; ++k)
+      a[k] = a[NW + k] = 0.0;
+    for (int32_t s = 0; s < S; ++s)
+      for (int c = 0; c < 3; ++c) {
+        a[3 * s + c] = J[lq[0].coef[s] + 3 + c];
+        a[NW + 3 * s + c] = T[lq[0].coef[s] + 3 + c];
+        for (int m = 0; m < 2; ++m) {
+          a[2 * NW + 6 * s + 2 * c + m] = J[lq[1 + m].coef[s] + 3 + c];
+          a[2 * NW + 6 * S + 6 * s + 2 * c + m] = T[lq[1 + m].coef[s] + 3 + c];
+        }
+      }
+    step[q][0] = omega / diag[i];
+    if (cone) {
+      /* pair_lambda_max */
+      double x = 0.5 * (layout_cross(p, &lq[1], &lq[2]) + layout_cross(p, &lq[2], &lq[1]));
+      double d1 = diag[i + 1], d2 = diag[i + 2], h = 0.5 * (d1 - d2);
+      step[q][1] = step[q][2] = omega / (0.5 * (d1 + d2) + sqrt(h * h + x * x));
+    } else {
+      step[q][1] = omega / diag[i + 1];
+      step[q][2] = omega / diag[i + 2];
+    }
+    sc[PR_STEP_N] = step[q][0];
+    sc[PR_KEEP_N] = 1.0 - step[q][0] * row[0].cfm;
+    sc[PR_BIAS_N] = step[q][0] * row[0].target;
+    sc[PR_DIAG_N] = diag[i];
+    sc[PR_LO] = row[0].lo;
+    sc[PR_HI] = row[0].hi;
+    for (int m = 0; m < 2; ++m) {
+      sc[PR_STEP_T + m] = step[q][1 + m];
+      sc[PR_MU + m] = row[1 + m].mu;
+      sc[PR_KEEP_T + m] = 1.0 - step[q][1 + m] * row[1 + m].cfm;
+      sc[PR_BIAS_T + m] = step[q][1 + m] * row[1 + m].target;
+      sc[PR_DIAG_T + m] = diag[i + 1 + m];
+    }
+  }
+  /* A(q, m, t, n): J of row m of point q · M⁻¹Jᵀ of row n of point t */
+#define A_(q, m, t, n) layout_cross(p, &l[q][m], &l[t][n])
+  for (int32_t q = 0; q < points; ++q) {
+    double *sc = pt[q] + point_scalars(S);
+    sc[PR_C_NT] = step[q][1] * A_(q, 1, q, 0);
+    sc[PR_C_NT + 1] = step[q][2] * A_(q, 2, q, 0);
+    sc[PR_C_AB] = cone ? 0.0 : step[q][2] * A_(q, 2, q, 1);
+    sc[PR_C_AB + 1] = 0.0;
+    for (int32_t t = q + 1; t < points; ++t) {
+      double *c = sc + PR_SIZE + CR_SIZE * (t - q - 1);
+      c[CR_N_N] = step[t][0] * A_(t, 0, q, 0);
+      c[CR_N_N + 1] = 0.0;
+      for (int m = 0; m < 2; ++m) {
+        c[CR_N_T + m] = step[t][1 + m] * A_(t, 1 + m, q, 0);
+        c[CR_T_N + m] = step[t][0] * A_(t, 0, q, 1 + m);
+        c[CR_A_T + m] = step[t][1 + m] * A_(t, 1 + m, q, 1);
+        c[CR_B_T + m] = step[t][1 + m] * A_(t, 1 + m, q, 2);
+      }
+    }
+  }
+#undef A_
+  for (int32_t q = 0; q < points; ++q)
+    for (int32_t m = 0; m < 3; ++m) {
+      double x = lam[i0 + 3 * q + m];
+      if (x == 0.0)
+        continue;
+      for (int32_t s = 0; s < S; ++s)
+        axpy6(p->velocity + l[q][m].dof[s], T + l[q][m].coef[s], x);
+    }
+}
+
+/* The sweep runs ops in order: a range of items, or a range of blocks. */
+enum { OP_ITEMS = 0, OP_BLOCKS = 1 };
+typedef struct sweep_op {
+  int32_t kind;
+  int32_t begin, end;
+} sweep_op;
+
 typedef struct iter_setup {
   pgs_item *items;
   int32_t count;
+  sweep_op *ops; /* PGS: items and blocks in row order */
+  int32_t op_count;
+  pgs_block *blocks;
   double *lam;  /* [row_count] current impulses */
   double *diag; /* [row_count] */
 } iter_setup;
@@ -472,9 +980,20 @@ static void fill_item(pgs_item *it, const solver_problem *p, int32_t i, double d
   }
 }
 
-/* Checks, diagonal, items, warm start applied to velocity (v = u_free + M⁻¹Jᵀλ). */
+/* Appends item k to the ops, extending the last op when it is an item range. */
+static void ops_add(iter_setup *s, int32_t kind, int32_t index) {
+  sweep_op *last = s->op_count > 0 ? &s->ops[s->op_count - 1] : NULL;
+  if (last && last->kind == kind && last->end == index) {
+    last->end = index + 1;
+    return;
+  }
+  s->ops[s->op_count++] = (sweep_op){kind, index, index + 1};
+}
+
+/* Checks, diagonal, items (and, with use_blocks, contact blocks), warm start
+ * applied to velocity (v = u_free + M⁻¹Jᵀλ) in row order. */
 static int iter_prepare(const solver_settings *settings, solver_problem *p, arena *scratch,
-                        iter_setup *out) {
+                        bool use_blocks, iter_setup *out) {
   if (!settings || !scratch)
     return LCP_ERR_INVALID_ARGUMENT;
   if (!(settings->omega > 0.0) || !isfinite(settings->omega))
@@ -484,11 +1003,17 @@ static int iter_prepare(const solver_settings *settings, solver_problem *p, aren
     return rc;
   int32_t n = p->row_count;
   size_t rows = n > 0 ? (size_t)n : 1;
+  use_blocks = use_blocks && LCP_BLOCKS;
+  size_t max_points = use_blocks ? (size_t)n / 3 + 1 : 1;
   out->diag = ARENA_NEW(scratch, double, rows);
   out->lam = ARENA_NEW(scratch, double, rows);
   out->items = ARENA_NEW(scratch, pgs_item, rows);
+  out->ops = ARENA_NEW(scratch, sweep_op, rows);
+  out->blocks = ARENA_NEW(scratch, pgs_block, max_points);
+  /* the largest point record, for every point */
+  double *pool = ARENA_NEW(scratch, double, max_points *(size_t)block_record_size(2, 1));
   double *dummy_v = arena_calloc(scratch, 6, sizeof(double));
-  if (!out->diag || !out->lam || !out->items || !dummy_v)
+  if (!out->diag || !out->lam || !out->items || !out->ops || !out->blocks || !pool || !dummy_v)
     return LCP_ERR_NO_MEMORY;
   rc = compute_diagonal(p, out->diag);
   if (rc != LCP_OK)
@@ -496,10 +1021,37 @@ static int iter_prepare(const solver_settings *settings, solver_problem *p, aren
   bool cone = settings->friction_model == LCP_FRICTION_CONE;
   clamp_warm_start(p, out->diag, cone, out->lam);
 
-  int32_t count = 0;
-  for (int32_t i = 0; i < n; ++i) {
-    if (!(out->diag[i] > 0.0))
-      continue; /* degenerate: λ stays 0 */
+  int32_t count = 0, block_count = 0;
+  out->op_count = 0;
+  for (int32_t i = 0; i < n;) {
+    side_layout l[BLOCK_MAX_POINTS][3];
+    if (use_blocks && block_point_at(p, out->diag, i, l[0])) {
+      int32_t points = 1;
+      while (points < BLOCK_MAX_POINTS && block_point_at(p, out->diag, i + 3 * points, l[points]) &&
+             same_sides(&l[0][0], &l[points][0]) && same_linear(p, l[0], l[points]))
+        ++points;
+      int32_t sides = l[0][0].sides;
+      block_build(p, out->diag, out->lam, settings->omega, cone, i, points, l, pool);
+      pgs_block *b = &out->blocks[block_count];
+#if LCP_BLOCKS
+      b->sweep = block_sweeps[cone][sides - 1][points - 1];
+#else
+      b->sweep = NULL;
+#endif
+      b->rec = pool;
+      b->v[0] = p->velocity + l[0][0].dof[0];
+      b->v[1] = sides == 2 ? p->velocity + l[0][0].dof[1] : NULL;
+      b->lam = out->lam + i;
+      pool += block_record_size(sides, points);
+      ops_add(out, OP_BLOCKS, block_count++);
+      i += 3 * points;
+      continue;
+    }
+    if (!(out->diag[i] > 0.0)) {
+      ++i; /* degenerate: λ stays 0 */
+      continue;
+    }
+    int32_t first = count;
     if (cone && is_cone_pair(p, out->diag, i)) {
       pgs_item *a = &out->items[count], *b = &out->items[count + 1];
       fill_item(a, p, i, out->diag[i], settings->omega, dummy_v);
@@ -511,19 +1063,20 @@ static int iter_prepare(const solver_settings *settings, solver_problem *p, aren
           a->kind == IT_FAST && b->kind == IT_FAST && a->v[0] == b->v[0] && a->v[1] == b->v[1];
       a->kind = b->kind = fused ? IT_PAIR_FAST : IT_PAIR_GENERAL;
       count += 2;
-      ++i;
-      continue;
+      i += 2;
+    } else {
+      fill_item(&out->items[count++], p, i, out->diag[i], settings->omega, dummy_v);
+      i += 1;
     }
-    fill_item(&out->items[count++], p, i, out->diag[i], settings->omega, dummy_v);
+    for (int32_t k = first; k < count; ++k) {
+      const pgs_item *it = &out->items[k];
+      double l = out->lam[it->row];
+      if (l != 0.0)
+        item_apply(it, l);
+      ops_add(out, OP_ITEMS, k);
+    }
   }
   out->count = count;
-
-  for (int32_t k = 0; k < count; ++k) {
-    const pgs_item *it = &out->items[k];
-    double l = out->lam[it->row];
-    if (l != 0.0)
-      item_apply(it, l);
-  }
   return LCP_OK;
 }
 
@@ -532,11 +1085,13 @@ static void iter_finish(solver_problem *p, const iter_setup *s) {
     p->rows[i].lambda = s->lam[i];
 }
 
-/* One Gauss–Seidel sweep in row order. Returns the residual, the largest
- * |Δλ_i|·(A_ii + cfm_i); *sum gets their sum, which turns non-finite as soon
- * as any update does (the clamps below would hide a NaN in λ, not in Δλ). */
-static double pgs_sweep(const pgs_item *items, int32_t count, double *lam, double *sum) {
-  double res = 0.0, acc = 0.0;
+/* Gauss–Seidel over a range of items in row order. Folds into *res the
+ * residual, the largest |Δλ_i|·(A_ii + cfm_i), and into *sum their sum,
+ * which turns non-finite as soon as any update does (the clamps below would
+ * hide a NaN in λ, not in Δλ). */
+static void pgs_items(const pgs_item *items, int32_t count, double *lam, double *res_io,
+                      double *sum_io) {
+  double res = *res_io, acc = *sum_io;
   for (int32_t k = 0; k < count;) {
     const pgs_item *a = &items[k];
     switch (a->kind) {
@@ -604,6 +1159,23 @@ static double pgs_sweep(const pgs_item *items, int32_t count, double *lam, doubl
     }
     }
   }
+  *res_io = res;
+  *sum_io = acc;
+}
+
+/* One Gauss–Seidel sweep in row order: the ops' items and blocks. Returns
+ * the residual; *sum as in pgs_items. */
+static double pgs_sweep(const iter_setup *s, double *sum) {
+  double res = 0.0, acc = 0.0;
+  for (int32_t k = 0; k < s->op_count; ++k) {
+    const sweep_op *op = &s->ops[k];
+    if (op->kind == OP_ITEMS) {
+      pgs_items(s->items + op->begin, op->end - op->begin, s->lam, &res, &acc);
+      continue;
+    }
+    for (int32_t j = op->begin; j < op->end; ++j)
+      s->blocks[j].sweep(&s->blocks[j], &res, &acc);
+  }
   *sum = acc;
   return res;
 }
@@ -612,14 +1184,14 @@ int solver_pgs(const solver_settings *settings, solver_problem *problem, solver_
                arena *scratch) {
   set_result(result, 0, 0.0);
   iter_setup s;
-  int rc = iter_prepare(settings, problem, scratch, &s);
+  int rc = iter_prepare(settings, problem, scratch, true, &s);
   if (rc != LCP_OK)
     return rc;
   int32_t it = 0;
   double res = 0.0;
-  while (s.count > 0 && it < settings->max_iterations) {
+  while (s.op_count > 0 && it < settings->max_iterations) {
     double sum;
-    res = pgs_sweep(s.items, s.count, s.lam, &sum);
+    res = pgs_sweep(&s, &sum);
     ++it;
     if (!isfinite(sum)) {
       iter_finish(problem, &s);
@@ -667,7 +1239,7 @@ int solver_jacobi(const solver_settings *settings, solver_problem *problem, solv
                   arena *scratch) {
   set_result(result, 0, 0.0);
   iter_setup s;
-  int rc = iter_prepare(settings, problem, scratch, &s);
+  int rc = iter_prepare(settings, problem, scratch, false, &s);
   if (rc != LCP_OK)
     return rc;
   double *next = ARENA_NEW(scratch, double, problem->row_count > 0 ? problem->row_count : 1);
