@@ -20,13 +20,13 @@ typedef struct sap_endpoint {
 } sap_endpoint;
 
 typedef struct sap {
-  int32_t axis;          /* 0, 1, 2 */
-  int32_t proxy_count;   /* boxes known at the last update */
-  int32_t capacity;      /* of endpoints, in proxies */
+  int32_t axis;            /* 0, 1, 2 */
+  int32_t proxy_count;     /* boxes known at the last update */
+  int32_t capacity;        /* of endpoints, in proxies */
   sap_endpoint *endpoints; /* 2 × proxy_count, sorted by value */
-  int64_t last_swaps;    /* insertion-sort swaps of the last update (for benchmarks):
-                            the inversions undone, also counted when a shuffled
-                            list (past about n log n swaps) is merge-sorted */
+  int64_t last_swaps;      /* insertion-sort swaps of the last update (for benchmarks):
+                              the inversions undone, also counted when a shuffled
+                              list (past about n log n swaps) is merge-sorted */
 } sap;
 
 typedef struct sap_pair {

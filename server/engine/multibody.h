@@ -61,10 +61,10 @@ void mb_model_free(mb_model *m);
 
 /* Derived quantities of one state; opaque beyond what is listed. */
 typedef struct mb_data {
-  xform *link_x;      /* [link_count] world pose of each link frame */
-  vec3 *link_v;       /* [link_count] world linear velocity of each link frame origin */
-  vec3 *link_w;       /* [link_count] world angular velocity */
-  void *work;         /* the kernel's own workspace (articulated inertias, factors, ...) */
+  xform *link_x; /* [link_count] world pose of each link frame */
+  vec3 *link_v;  /* [link_count] world linear velocity of each link frame origin */
+  vec3 *link_w;  /* [link_count] world angular velocity */
+  void *work;    /* the kernel's own workspace (articulated inertias, factors, ...) */
   size_t work_size;
 } mb_data;
 
@@ -85,8 +85,8 @@ void mb_forward_dynamics(const mb_model *m, const double *q, const double *qd, c
 /* The Jacobian row J [nv] of a point on a link: J·qd = dir·v(point) +
  * ang_dir·ω(link), for world vectors dir and ang_dir (either may be zero).
  * Uses the poses of the last mb_kinematics. O(depth of the link). */
-void mb_point_jacobian_row(const mb_model *m, const mb_data *d, int32_t link, vec3 point,
-                           vec3 dir, vec3 ang_dir, double *J);
+void mb_point_jacobian_row(const mb_model *m, const mb_data *d, int32_t link, vec3 point, vec3 dir,
+                           vec3 ang_dir, double *J);
 
 /* Response dqd = M⁻¹ Jᵀ of a unit world impulse: the linear impulse dir at
  * point plus the angular impulse ang_dir, applied to link. Uses the factors
