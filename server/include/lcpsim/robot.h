@@ -140,6 +140,60 @@ int lcp_robot_inverse_dynamics(const lcp_world_t *world, lcp_robot_id id, const 
 int lcp_robot_forward_dynamics(const lcp_world_t *world, lcp_robot_id id, const double *tau,
                                double *qdd, int32_t nv);
 
+
+/* ---- joint control (DESIGN.md §5) ----
+ * Every movable joint has a controller, solved inside the step's LCP as one
+ * soft row on the joint velocity, so stiff gains stay stable (implicit PD):
+ *   position: τ = kp (q* − q⁺) + kd (qd* − qd⁺), with q⁺ = q + h qd⁺;
+ *   velocity: τ = kd (qd* − qd⁺);
+ *   torque:   τ = the given torque;
+ * each clamped to |τ| ≤ effort limit; off: no controller (a passive joint).
+ * Gains are physical: N·m/rad and N·m·s/rad (N/m and N·s/m for prismatic
+ * joints). A joint that was never given a controller is off. */
+typedef enum lcp_control_mode {
+  LCP_CONTROL_OFF = 0,
+  LCP_CONTROL_POSITION = 1,
+  LCP_CONTROL_VELOCITY = 2,
+  LCP_CONTROL_TORQUE = 3,
+} lcp_control_mode_t;
+
+typedef struct lcp_joint_control {
+  lcp_control_mode_t mode;
+  double position;     /* q*, rad or m (position mode) */
+  double velocity;     /* qd*, rad/s or m/s (position and velocity modes) */
+  double kp;           /* ≥ 0 (position mode; kp = 0 is a pure damper) */
+  double kd;           /* ≥ 0; position mode needs kp + kd > 0, velocity mode kd > 0 */
+  double torque;       /* N·m or N (torque mode) */
+  double effort_limit; /* > 0 caps |τ|; 0 takes the joint's own (URDF) limit, or none */
+} lcp_joint_control_t;
+
+/* Off, zero targets and gains, effort limit from the joint. */
+lcp_joint_control_t lcp_joint_control_default(void);
+
+/* Sets the controller of one joint (index as lcp_robot_get_joint), of one
+ * joint by name, or of all joint_count joints at once. Checked whole before
+ * anything changes: a NaN, a negative gain or an unknown mode is
+ * LCP_ERR_INVALID_ARGUMENT and leaves every controller as it was. */
+int lcp_robot_set_joint_control(lcp_world_t *world, lcp_robot_id id, int32_t joint,
+                                const lcp_joint_control_t *control);
+int lcp_robot_set_joint_control_by_name(lcp_world_t *world, lcp_robot_id id, const char *joint,
+                                        const lcp_joint_control_t *control);
+int lcp_robot_set_controls(lcp_world_t *world, lcp_robot_id id,
+                           const lcp_joint_control_t *controls, int32_t joint_count);
+int lcp_robot_get_joint_control(const lcp_world_t *world, lcp_robot_id id, int32_t joint,
+                                lcp_joint_control_t *out);
+
+/* The joint force each joint's controller applied during the last step (λ/h
+ * of its row after clamping, or the clamped torque; 0 when off), joint order.
+ * Part of the state (snapshots keep it). */
+int lcp_robot_get_applied_torques(const lcp_world_t *world, lcp_robot_id id, double *tau,
+                                  int32_t joint_count);
+
+/* Gravity compensation: when on, the Newton–Euler gravity torque g(q) of the
+ * robot is added to its joints as a feed-forward force every step. Off by
+ * default. */
+int lcp_robot_set_gravity_compensation(lcp_world_t *world, lcp_robot_id id, bool on);
+
 #ifdef __cplusplus
 }
 #endif
