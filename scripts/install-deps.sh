@@ -2,7 +2,11 @@
 # Installs the Debian packages lcpsim needs to build and test, when they are
 # missing. Run as root (or with sudo available). Does nothing when all are there.
 set -eu
-PACKAGES="build-essential cmake pkg-config libcmocka-dev libxml2-dev"
+# Engine and tests: a C compiler, cmake, cmocka, libxml2 (URDF). Daemon and
+# clients: libzmq, protobuf-c (runtime and protoc-c), protoc (Python code),
+# libuv; the Python client runs on Debian's python3 with python3-zmq and
+# python3-protobuf.
+PACKAGES="build-essential cmake pkg-config libcmocka-dev libxml2-dev libzmq3-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler libuv1-dev python3 python3-zmq python3-protobuf"
 missing=""
 for p in $PACKAGES; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
