@@ -460,6 +460,10 @@ static int store_contacts(lcp_world_t *world, const step_context *ctx) {
       info->geom_b = gb->id;
       info->body_a = ga->body;
       info->body_b = gb->body;
+      info->robot_a = ga->robot;
+      info->robot_b = gb->robot;
+      info->link_a = ga->robot == LCP_NULL_ID ? -1 : ga->link;
+      info->link_b = gb->robot == LCP_NULL_ID ? -1 : gb->link;
       v3_store(m->points[q].position, info->position);
       v3_store(m->normal, info->normal);
       info->depth = m->points[q].depth;

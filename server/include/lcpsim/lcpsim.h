@@ -57,14 +57,14 @@ typedef enum lcp_solver_kind {
 } lcp_solver_kind_t;
 
 typedef struct lcp_world_settings {
-  double timestep;           /* h, s; > 0 */
-  double gravity[3];         /* m/s² */
-  int32_t iterations;        /* maximum solver sweeps; ≥ 1 */
-  double sor_omega;          /* ω of SOR (0, 2); damping of Jacobi */
-  double baumgarte_beta;     /* [0, 1]: fraction of the penetration beyond slop removed per step */
-  double baumgarte_slop;     /* m; penetration left alone */
-  double cfm;                /* constraint force mixing added to every contact row's diagonal */
-  double contact_margin;     /* m; contacts are made this far before touching (speculative) */
+  double timestep;       /* h, s; > 0 */
+  double gravity[3];     /* m/s² */
+  int32_t iterations;    /* maximum solver sweeps; ≥ 1 */
+  double sor_omega;      /* ω of SOR (0, 2); damping of Jacobi */
+  double baumgarte_beta; /* [0, 1]: fraction of the penetration beyond slop removed per step */
+  double baumgarte_slop; /* m; penetration left alone */
+  double cfm;            /* constraint force mixing added to every contact row's diagonal */
+  double contact_margin; /* m; contacts are made this far before touching (speculative) */
   lcp_friction_model_t friction_model;
   lcp_solver_kind_t solver;
   bool warm_start;           /* start from the last step's impulses of persistent contacts */
@@ -158,10 +158,10 @@ int lcp_body_apply_torque(lcp_world_t *world, lcp_body_id id, const double torqu
 /* ---- geoms ---- */
 
 typedef enum lcp_shape_type {
-  LCP_SHAPE_PLANE = 0,    /* the geom frame's z = 0 plane, solid below (z < 0); static bodies only */
-  LCP_SHAPE_SPHERE = 1,   /* radius */
-  LCP_SHAPE_BOX = 2,      /* half_extents */
-  LCP_SHAPE_CAPSULE = 3,  /* radius, half_length: segment along the geom's z axis */
+  LCP_SHAPE_PLANE = 0,   /* the geom frame's z = 0 plane, solid below (z < 0); static bodies only */
+  LCP_SHAPE_SPHERE = 1,  /* radius */
+  LCP_SHAPE_BOX = 2,     /* half_extents */
+  LCP_SHAPE_CAPSULE = 3, /* radius, half_length: segment along the geom's z axis */
   LCP_SHAPE_CYLINDER = 4, /* radius, half_length along the geom's z axis */
   LCP_SHAPE_HULL = 5,     /* convex hull of hull_points (≥ 4 non-coplanar) */
   LCP_SHAPE_COUNT = 6
@@ -176,10 +176,10 @@ typedef struct lcp_geom_def {
   double half_extents[3];
   const double *hull_points; /* hull_point_count × 3, geom frame; copied */
   int32_t hull_point_count;
-  double friction;          /* μ ≥ 0; a contact uses the geometric mean of its two geoms' μ */
-  uint32_t category_bits;   /* what this geom is */
-  uint32_t collide_mask;    /* what it collides with: a and b collide when
-                               (a.category & b.mask) && (b.category & a.mask) */
+  double friction;        /* μ ≥ 0; a contact uses the geometric mean of its two geoms' μ */
+  uint32_t category_bits; /* what this geom is */
+  uint32_t collide_mask;  /* what it collides with: a and b collide when
+                             (a.category & b.mask) && (b.category & a.mask) */
 } lcp_geom_def_t;
 
 /* A unit sphere at the body origin, μ = 0.5, category 1, mask all. */
@@ -217,13 +217,13 @@ typedef enum lcp_stage {
 const char *lcp_stage_name(lcp_stage_t stage);
 
 typedef struct lcp_step_stats {
-  int32_t pairs;           /* candidate pairs from the broad phase */
-  int32_t manifolds;       /* touching pairs */
-  int32_t contacts;        /* contact points */
-  int32_t rows;            /* LCP rows */
-  int32_t iterations;      /* solver sweeps used */
-  double residual;         /* largest row correction of the last sweep, m/s */
-  int32_t warm_started;    /* contact points that reused last step's impulses */
+  int32_t pairs;        /* candidate pairs from the broad phase */
+  int32_t manifolds;    /* touching pairs */
+  int32_t contacts;     /* contact points */
+  int32_t rows;         /* LCP rows */
+  int32_t iterations;   /* solver sweeps used */
+  double residual;      /* largest row correction of the last sweep, m/s */
+  int32_t warm_started; /* contact points that reused last step's impulses */
   double stage_seconds[LCP_STAGE_COUNT];
   double step_seconds;
 } lcp_step_stats_t;
@@ -231,10 +231,12 @@ void lcp_world_get_stats(const lcp_world_t *world, lcp_step_stats_t *out);
 
 typedef struct lcp_contact_info {
   lcp_geom_id geom_a, geom_b;
-  lcp_body_id body_a, body_b;
-  double position[3]; /* world */
-  double normal[3];   /* from a to b */
-  double depth;       /* > 0 penetrating */
+  lcp_body_id body_a, body_b; /* LCP_NULL_ID for a robot link's geom */
+  int32_t robot_a, robot_b;   /* the robot (lcp_robot_id) of a link's geom, else LCP_NULL_ID */
+  int32_t link_a, link_b;     /* that link's index, else -1 */
+  double position[3];         /* world */
+  double normal[3];           /* from a to b */
+  double depth;               /* > 0 penetrating */
   double normal_impulse;
   double friction_impulse[2];
 } lcp_contact_info_t;
@@ -247,8 +249,7 @@ int32_t lcp_world_get_contacts(const lcp_world_t *world, lcp_contact_info_t *out
  * from the moment it was taken gave. It can only be restored into a world
  * with the same bodies and geoms (LCP_ERR_MISMATCH otherwise). */
 size_t lcp_world_state_size(const lcp_world_t *world);
-int lcp_world_save_state(const lcp_world_t *world, void *buffer, size_t capacity,
-                         size_t *out_size);
+int lcp_world_save_state(const lcp_world_t *world, void *buffer, size_t capacity, size_t *out_size);
 int lcp_world_restore_state(lcp_world_t *world, const void *buffer, size_t size);
 
 /* A 64-bit hash (FNV-1a) of the bits of the state: equal states, equal hashes. */
