@@ -20,6 +20,14 @@
 
 #include "test_daemon.h"
 
+/* In double precision (cmocka's assert_float_equal compares floats). */
+#define assert_near(a, b, tol)                                                                     \
+  do {                                                                                             \
+    double a_ = (a), b_ = (b), t_ = (tol);                                                         \
+    if (!(fabs(a_ - b_) <= t_))                                                                    \
+      fail_msg("%s = %.17g, expected %.17g (tol %g)", #a, a_, b_, t_);                             \
+  } while (0)
+
 static const char *daemon_path, *arm_sine_path, *ping_path;
 
 enum { MAX_LINES = 256, MAX_JOINTS = 16 };
@@ -113,7 +121,7 @@ static void arm_sine_tracks_the_sine(void **state) {
   for (int j = 0; j < 7; ++j)
     lowest[j] = highest[j] = lines[0].q[j];
   for (int i = 0; i < count; ++i) {
-    assert_float_equal(lines[i].time, (i + 1) * timestep, 1e-9);
+    assert_near(lines[i].time, (i + 1) * timestep, 1e-9);
     for (int j = 0; j < 7; ++j) {
       lowest[j] = fmin(lowest[j], lines[i].q[j]);
       highest[j] = fmax(highest[j], lines[i].q[j]);
