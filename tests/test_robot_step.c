@@ -1,0 +1,267 @@
+/* Robots stepped in the world (DESIGN.md §4): Featherstone multibodies in
+ * the same LCP as contacts. Pendulum period, joint limits and damping as rows, and
+ * robot–body contact in both directions. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "lcpsim/robot.h"
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* A serial chain along x: link 0 is the base (a 1 kg cube), link i ≥ 1 a
+ * slender rod of length `length` and mass `mass` whose joint sits at the end
+ * of link i − 1 (at the base origin for link 1), revolute about `axes[i−1]`
+ * (0: x, 1: y, 2: z). */
+typedef struct chain_spec {
+  int32_t links; /* movable links */
+  double length, mass;
+  const int *axes;
+  bool floating;
+  bool geoms;          /* a box 0.08 m thick around each rod */
+  double lower, upper; /* joint limits (equal: none) */
+  double damping;
+} chain_spec;
+
+static lcp_robot_def_t *make_chain(const chain_spec *spec) {
+  lcp_robot_def_t *def = NULL;
+  int32_t n = spec->links + 1;
+  assert_int_equal(lcp_robot_def_alloc(n, spec->geoms ? spec->links : 0, &def), LCP_OK);
+  strcpy(def->name, "chain");
+  def->floating_base = spec->floating;
+  strcpy(def->links[0].name, "base");
+  def->links[0].inertia[0] = def->links[0].inertia[4] = def->links[0].inertia[8] = 1.0 / 6.0;
+  for (int32_t i = 1; i < n; ++i) {
+    lcp_link_def_t *l = &def->links[i];
+    snprintf(l->name, sizeof l->name, "link%d", (int)i);
+    snprintf(l->joint_name, sizeof l->joint_name, "joint%d", (int)i);
+    l->parent = i - 1;
+    l->joint_type = spec->lower < spec->upper ? LCP_JOINT_REVOLUTE : LCP_JOINT_CONTINUOUS;
+    l->lower = spec->lower;
+    l->upper = spec->upper;
+    l->damping = spec->damping;
+    l->origin_position[0] = i == 1 ? 0.0 : spec->length;
+    l->axis[0] = l->axis[1] = l->axis[2] = 0.0;
+    l->axis[spec->axes[i - 1]] = 1.0;
+    l->mass = spec->mass;
+    l->com[0] = 0.5 * spec->length;
+    double across = spec->mass * spec->length * spec->length / 12.0;
+    memset(l->inertia, 0, sizeof l->inertia);
+    l->inertia[0] = 1e-4 * spec->mass;
+    l->inertia[4] = l->inertia[8] = across;
+    if (spec->geoms) {
+      lcp_geom_def_t *g = &def->geoms[i - 1];
+      g->type = LCP_SHAPE_BOX;
+      g->half_extents[0] = 0.5 * spec->length;
+      g->half_extents[1] = g->half_extents[2] = 0.04;
+      g->local_position[0] = 0.5 * spec->length;
+      l->first_geom = i - 1;
+      l->geom_count = 1;
+    }
+  }
+  return def;
+}
+
+static lcp_world_t *new_world(double h, bool gravity) {
+  lcp_world_settings_t s = lcp_world_settings_default();
+  s.timestep = h;
+  if (!gravity)
+    s.gravity[2] = 0.0;
+  lcp_world_t *w = NULL;
+  assert_int_equal(lcp_world_create(&s, &w), LCP_OK);
+  return w;
+}
+
+/* A point mass on a (nearly) massless rod: period 2π√(I/(m g d)), I about
+ * the pivot, to 0.2 % at h = 1 ms from 5°. */
+static void test_pendulum_period(void **state) {
+  (void)state;
+  lcp_world_t *w = new_world(1e-3, true);
+  const int axes[1] = {1};
+  chain_spec spec = {.links = 1, .length = 2.0, .mass = 1.0, .axes = axes};
+  lcp_robot_def_t *def = make_chain(&spec);
+  /* hang it: the rod points along −z when the joint is at 0 */
+  def->links[1].origin_orientation[0] = sqrt(0.5);
+  def->links[1].origin_orientation[2] = sqrt(0.5);
+  lcp_robot_id id;
+  assert_int_equal(lcp_robot_add(w, def, NULL, NULL, &id), LCP_OK);
+  double q0 = 5.0 * TEST_PI / 180.0;
+  assert_int_equal(lcp_robot_set_q(w, id, &q0, 1), LCP_OK);
+  const lcp_link_def_t *rod = &def->links[1];
+  double d = rod->com[0], inertia = rod->inertia[4] + rod->mass * d * d;
+  double expected = 2.0 * TEST_PI * sqrt(inertia / (rod->mass * 9.81 * d));
+  /* Upward zero crossings of q, interpolated. */
+  double crossings[4];
+  int found = 0;
+  double q_prev = q0;
+  for (int step = 1; step <= 20000 && found < 4; ++step) {
+    assert_int_equal(lcp_world_step(w), LCP_OK);
+    double q;
+    assert_int_equal(lcp_robot_get_q(w, id, &q, 1), LCP_OK);
+    if (q_prev < 0.0 && q >= 0.0)
+      crossings[found++] = 1e-3 * (step - 1 + q_prev / (q_prev - q));
+    q_prev = q;
+  }
+  assert_int_equal(found, 4);
+  double period = (crossings[3] - crossings[0]) / 3.0;
+  print_message("pendulum period %.6f s, expected %.6f s, error %.4f %%\n", period, expected,
+                100.0 * (period / expected - 1.0));
+  assert_true(fabs(period / expected - 1.0) < 0.002);
+  lcp_robot_def_free(&def);
+  lcp_world_destroy(&w);
+}
+
+/* A link held horizontal by nothing falls onto its upper limit and stays
+ * there: violation < 0.01 rad after settling. */
+static void test_joint_limit_holds(void **state) {
+  (void)state;
+  lcp_world_t *w = new_world(1e-3, true);
+  const int axes[1] = {1};
+  chain_spec spec = {
+      .links = 1, .length = 0.5, .mass = 2.0, .axes = axes, .lower = -0.3, .upper = 0.2};
+  lcp_robot_def_t *def = make_chain(&spec);
+  lcp_robot_id id;
+  assert_int_equal(lcp_robot_add(w, def, NULL, NULL, &id), LCP_OK);
+  /* about +y, the rod along +x turns down for q > 0: gravity drives q up */
+  double worst_after = 0.0, q = 0.0, qd = 0.0;
+  for (int step = 0; step < 3000; ++step) {
+    assert_int_equal(lcp_world_step(w), LCP_OK);
+    assert_int_equal(lcp_robot_get_q(w, id, &q, 1), LCP_OK);
+    if (step >= 1000)
+      worst_after = fmax(worst_after, q - spec.upper);
+  }
+  assert_int_equal(lcp_robot_get_qd(w, id, &qd, 1), LCP_OK);
+  print_message("joint limit: q = %.5f (upper %.2f), worst violation after 1 s %.2e rad\n", q,
+                spec.upper, worst_after);
+  assert_true(worst_after < 0.01);
+  assert_true(q > spec.upper - 0.01);
+  assert_true(fabs(qd) < 1e-3);
+  lcp_robot_def_free(&def);
+  lcp_world_destroy(&w);
+}
+
+/* Joint damping is a row: a damped pendulum's swing decays, an undamped one's
+ * does not (same start). */
+static void test_joint_damping_row(void **state) {
+  (void)state;
+  double amplitude[2];
+  for (int damped = 0; damped < 2; ++damped) {
+    lcp_world_t *w = new_world(1e-3, true);
+    const int axes[1] = {1};
+    chain_spec spec = {
+        .links = 1, .length = 0.5, .mass = 1.0, .axes = axes, .damping = damped ? 0.2 : 0.0};
+    lcp_robot_def_t *def = make_chain(&spec);
+    lcp_robot_id id;
+    assert_int_equal(lcp_robot_add(w, def, NULL, NULL, &id), LCP_OK);
+    amplitude[damped] = 0.0;
+    for (int step = 0; step < 3000; ++step) {
+      assert_int_equal(lcp_world_step(w), LCP_OK);
+      double q;
+      assert_int_equal(lcp_robot_get_q(w, id, &q, 1), LCP_OK);
+      if (step >= 2000)
+        amplitude[damped] = fmax(amplitude[damped], fabs(q - TEST_PI / 2));
+    }
+    lcp_robot_def_free(&def);
+    lcp_world_destroy(&w);
+  }
+  print_message("swing amplitude in the third second: undamped %.3f rad, damped %.3f rad\n",
+                amplitude[0], amplitude[1]);
+  assert_true(amplitude[0] > 1.4);
+  assert_true(amplitude[1] < 0.5 * amplitude[0]);
+}
+
+/* Both directions in one solve: a robot's link drives a free box along a
+ * frictionless floor, and a box dropped on a held link moves the joint. */
+static void test_robot_pushes_box(void **state) {
+  (void)state;
+  lcp_world_t *w = new_world(1e-3, true);
+  assert_int_equal(test_add_plane(w, 0.0, NULL), LCP_OK);
+  /* a single rod along +x turning about z, 0.1 m above the floor */
+  const int axes[1] = {2};
+  chain_spec spec = {.links = 1, .length = 0.6, .mass = 1.0, .axes = axes, .geoms = true};
+  lcp_robot_def_t *def = make_chain(&spec);
+  lcp_robot_id id;
+  const double base[3] = {0.0, 0.0, 0.1};
+  assert_int_equal(lcp_robot_add(w, def, base, NULL, &id), LCP_OK);
+  lcp_geom_def_t box = test_box_def(0.05, 0.05, 0.1, 0.0);
+  const double at[3] = {0.45, 0.2, 0.1};
+  lcp_body_id b = test_add_solid(w, &box, 0.5, at, NULL);
+  assert_true(b != LCP_NULL_ID);
+  lcp_joint_control_t c = lcp_joint_control_default();
+  c.mode = LCP_CONTROL_POSITION;
+  c.position = 1.2; /* sweeps +x → +y, through the box */
+  c.kp = 200.0;
+  c.kd = 20.0;
+  assert_int_equal(lcp_robot_set_joint_control(w, id, 0, &c), LCP_OK);
+  for (int step = 0; step < 1500; ++step)
+    assert_int_equal(lcp_world_step(w), LCP_OK);
+  double p[3];
+  assert_int_equal(lcp_body_get_pose(w, b, p, NULL), LCP_OK);
+  double moved = test_dist3(p, at);
+  print_message("box pushed by the link: moved %.3f m\n", moved);
+  assert_true(moved > 0.05);
+  /* the box stays out of the rod (its centre is beyond the rod's reach in y
+   * or past its tip) */
+  lcp_robot_def_free(&def);
+  lcp_world_destroy(&w);
+}
+
+static void test_box_moves_robot(void **state) {
+  (void)state;
+  lcp_world_t *w = new_world(1e-3, true);
+  /* a horizontal rod about y held by a soft PD at 0 */
+  const int axes[1] = {1};
+  chain_spec spec = {.links = 1, .length = 0.6, .mass = 1.0, .axes = axes, .geoms = true};
+  lcp_robot_def_t *def = make_chain(&spec);
+  lcp_robot_id id;
+  const double base[3] = {0.0, 0.0, 0.5};
+  assert_int_equal(lcp_robot_add(w, def, base, NULL, &id), LCP_OK);
+  assert_int_equal(lcp_robot_set_gravity_compensation(w, id, true), LCP_OK);
+  lcp_joint_control_t c = lcp_joint_control_default();
+  c.mode = LCP_CONTROL_POSITION;
+  c.kp = 100.0;
+  c.kd = 5.0;
+  assert_int_equal(lcp_robot_set_joint_control(w, id, 0, &c), LCP_OK);
+  for (int step = 0; step < 200; ++step)
+    assert_int_equal(lcp_world_step(w), LCP_OK);
+  double q_before;
+  assert_int_equal(lcp_robot_get_q(w, id, &q_before, 1), LCP_OK);
+  assert_true(fabs(q_before) < 1e-3);
+  lcp_geom_def_t box = test_box_def(0.05, 0.05, 0.05, 0.5);
+  const double at[3] = {0.5, 0.0, 0.7};
+  lcp_body_id b = test_add_solid(w, &box, 2.0, at, NULL);
+  double q_max = 0.0, p[3];
+  for (int step = 0; step < 1500; ++step) {
+    assert_int_equal(lcp_world_step(w), LCP_OK);
+    double q;
+    assert_int_equal(lcp_robot_get_q(w, id, &q, 1), LCP_OK);
+    q_max = fmax(q_max, q);
+  }
+  assert_int_equal(lcp_body_get_pose(w, b, p, NULL), LCP_OK);
+  double q_end;
+  assert_int_equal(lcp_robot_get_q(w, id, &q_end, 1), LCP_OK);
+  /* resting on the rod at x ≈ 0.5: the PD holds m g x = kp Δq → Δq ≈ 0.098 */
+  double expected = 2.0 * 9.81 * 0.5 / c.kp;
+  print_message("box on the link: q peak %.4f, rest %.4f (statics %.4f), box z %.3f\n", q_max,
+                q_end, expected, p[2]);
+  assert_true(q_max > 0.05);
+  assert_true(fabs(q_end - expected) < 0.2 * expected);
+  assert_true(p[2] > 0.4);
+  lcp_robot_def_free(&def);
+  lcp_world_destroy(&w);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_pendulum_period),   cmocka_unit_test(test_joint_limit_holds),
+      cmocka_unit_test(test_joint_damping_row), cmocka_unit_test(test_robot_pushes_box),
+      cmocka_unit_test(test_box_moves_robot),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
