@@ -1,5 +1,6 @@
 /* Robots stepped in the world (DESIGN.md §4): Featherstone multibodies in
- * the same LCP as contacts. Pendulum period, joint limits and damping as rows, and
+ * the same LCP as contacts. Pendulum period, momentum of a floating robot,
+ * joint limits and damping as rows, and
  * robot–body contact in both directions. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -78,6 +79,59 @@ static lcp_world_t *new_world(double h, bool gravity) {
   return w;
 }
 
+/* Mass and centre of mass (link frame) of each link, for energies. */
+static void link_mass_com(const lcp_robot_def_t *def, int32_t link, double *m, double c[3]) {
+  *m = def->links[link].mass;
+  memcpy(c, def->links[link].com, sizeof(double) * 3);
+}
+
+static void rotate(const double q[4], const double v[3], double out[3]) {
+  /* v + 2 w (u × v) + 2 u × (u × v), u = (x, y, z) */
+  double u[3] = {q[1], q[2], q[3]}, w = q[0];
+  double t[3] = {2 * (u[1] * v[2] - u[2] * v[1]), 2 * (u[2] * v[0] - u[0] * v[2]),
+                 2 * (u[0] * v[1] - u[1] * v[0])};
+  out[0] = v[0] + w * t[0] + (u[1] * t[2] - u[2] * t[1]);
+  out[1] = v[1] + w * t[1] + (u[2] * t[0] - u[0] * t[2]);
+  out[2] = v[2] + w * t[2] + (u[0] * t[1] - u[1] * t[0]);
+}
+
+static void cross(const double a[3], const double b[3], double out[3]) {
+  out[0] = a[1] * b[2] - a[2] * b[1];
+  out[1] = a[2] * b[0] - a[0] * b[2];
+  out[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+/* Total linear momentum and angular momentum about the world origin. */
+static void robot_momentum(lcp_world_t *w, lcp_robot_id id, const lcp_robot_def_t *def,
+                           double linear[3], double angular[3]) {
+  memset(linear, 0, sizeof(double) * 3);
+  memset(angular, 0, sizeof(double) * 3);
+  for (int32_t l = 0; l < def->link_count; ++l) {
+    double p[3], q[4], v[3], om[3], m, c[3], cw[3], vc[3], t[3];
+    assert_int_equal(lcp_robot_get_link_pose(w, id, l, p, q), LCP_OK);
+    assert_int_equal(lcp_robot_get_link_velocity(w, id, l, v, om), LCP_OK);
+    link_mass_com(def, l, &m, c);
+    rotate(q, c, cw);
+    cross(om, cw, t);
+    for (int k = 0; k < 3; ++k)
+      vc[k] = v[k] + t[k];
+    double pos[3] = {p[0] + cw[0], p[1] + cw[1], p[2] + cw[2]};
+    double mv[3] = {m * vc[0], m * vc[1], m * vc[2]};
+    cross(pos, mv, t);
+    /* I_world ω = R I Rᵀ ω */
+    double qc[4] = {q[0], -q[1], -q[2], -q[3]}, wl[3], Iw[3], Iwl[3];
+    rotate(qc, om, wl);
+    const double *I = def->links[l].inertia;
+    for (int r = 0; r < 3; ++r)
+      Iwl[r] = I[3 * r] * wl[0] + I[3 * r + 1] * wl[1] + I[3 * r + 2] * wl[2];
+    rotate(q, Iwl, Iw);
+    for (int k = 0; k < 3; ++k) {
+      linear[k] += mv[k];
+      angular[k] += t[k] + Iw[k];
+    }
+  }
+}
+
 /* A point mass on a (nearly) massless rod: period 2π√(I/(m g d)), I about
  * the pivot, to 0.2 % at h = 1 ms from 5°. */
 static void test_pendulum_period(void **state) {
@@ -113,6 +167,49 @@ static void test_pendulum_period(void **state) {
   print_message("pendulum period %.6f s, expected %.6f s, error %.4f %%\n", period, expected,
                 100.0 * (period / expected - 1.0));
   assert_true(fabs(period / expected - 1.0) < 0.002);
+  lcp_robot_def_free(&def);
+  lcp_world_destroy(&w);
+}
+
+/* A floating robot in zero gravity driving its joints keeps its total
+ * momentum to 1e-9 relative (internal forces only). */
+static void test_floating_momentum(void **state) {
+  (void)state;
+  lcp_world_t *w = new_world(1e-3, false);
+  const int axes[4] = {1, 0, 2, 1};
+  chain_spec spec = {.links = 4, .length = 0.3, .mass = 0.7, .axes = axes, .floating = true};
+  lcp_robot_def_t *def = make_chain(&spec);
+  lcp_robot_id id;
+  const double base[3] = {0.3, -0.2, 1.0};
+  assert_int_equal(lcp_robot_add(w, def, base, NULL, &id), LCP_OK);
+  double qd[10] = {0.1, -0.2, 0.05, 0.3, -0.1, 0.2, 1.0, -0.5, 0.7, 0.2};
+  assert_int_equal(lcp_robot_set_qd(w, id, qd, 10), LCP_OK);
+  /* joints driven by position controllers toward moving targets */
+  double p0[3], l0[3];
+  robot_momentum(w, id, def, p0, l0);
+  double worst_p = 0.0, worst_l = 0.0;
+  for (int step = 0; step < 2000; ++step) {
+    for (int32_t j = 0; j < 4; ++j) {
+      lcp_joint_control_t c = lcp_joint_control_default();
+      c.mode = LCP_CONTROL_POSITION;
+      c.position = 0.8 * sin(0.004 * step + j);
+      c.kp = 50.0;
+      c.kd = 2.0;
+      assert_int_equal(lcp_robot_set_joint_control(w, id, j, &c), LCP_OK);
+    }
+    assert_int_equal(lcp_world_step(w), LCP_OK);
+    double p[3], l[3], dp[3], dl[3];
+    robot_momentum(w, id, def, p, l);
+    for (int k = 0; k < 3; ++k) {
+      dp[k] = p[k] - p0[k];
+      dl[k] = l[k] - l0[k];
+    }
+    worst_p = fmax(worst_p, test_norm3(dp) / test_norm3(p0));
+    worst_l = fmax(worst_l, test_norm3(dl) / test_norm3(l0));
+  }
+  print_message("floating momentum: relative drift linear %.2e angular %.2e\n", worst_p, worst_l);
+  assert_true(worst_p < 1e-9);
+  assert_true(worst_l < 1e-9);
   lcp_robot_def_free(&def);
   lcp_world_destroy(&w);
 }
@@ -259,9 +356,9 @@ static void test_box_moves_robot(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_pendulum_period),   cmocka_unit_test(test_joint_limit_holds),
-      cmocka_unit_test(test_joint_damping_row), cmocka_unit_test(test_robot_pushes_box),
-      cmocka_unit_test(test_box_moves_robot),
+      cmocka_unit_test(test_pendulum_period),   cmocka_unit_test(test_floating_momentum),
+      cmocka_unit_test(test_joint_limit_holds), cmocka_unit_test(test_joint_damping_row),
+      cmocka_unit_test(test_robot_pushes_box),  cmocka_unit_test(test_box_moves_robot),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -986,3 +986,79 @@ void mb_momentum(const mb_model *m, const mb_data *d, vec3 *linear, vec3 *angula
   if (angular)
     *angular = v3_add(s.a, v3_cross(w->origin, s.l));
 }
+
+void mb_center_of_mass(const mb_model *m, const mb_data *d, double *mass, vec3 *com) {
+  const mb_work *w = d->work;
+  double total = 0.0;
+  vec3 first = v3_zero();
+  for (int32_t i = 0; i < m->link_count; ++i) {
+    total += w->lw[i].I.m;
+    first = v3_add(first, w->lw[i].I.h);
+  }
+  *mass = total;
+  /* h is the first moment about O */
+  *com = total > 0.0 ? v3_add(w->origin, v3_scale(first, 1.0 / total)) : w->origin;
+}
+
+/* Solves the 6×6 system A x = b in place (b becomes x) by Gaussian
+ * elimination with partial pivoting; A is destroyed. */
+static void solve6(double A[6][6], double b[6]) {
+  for (int c = 0; c < 6; ++c) {
+    int pivot = c;
+    for (int r = c + 1; r < 6; ++r)
+      if (fabs(A[r][c]) > fabs(A[pivot][c]))
+        pivot = r;
+    if (pivot != c) {
+      for (int k = 0; k < 6; ++k) {
+        double t = A[c][k];
+        A[c][k] = A[pivot][k];
+        A[pivot][k] = t;
+      }
+      double t = b[c];
+      b[c] = b[pivot];
+      b[pivot] = t;
+    }
+    for (int r = c + 1; r < 6; ++r) {
+      double f = A[r][c] / A[c][c];
+      for (int k = c; k < 6; ++k)
+        A[r][k] -= f * A[c][k];
+      b[r] -= f * b[c];
+    }
+  }
+  for (int c = 5; c >= 0; --c) {
+    double s = b[c];
+    for (int k = c + 1; k < 6; ++k)
+      s -= A[c][k] * b[k];
+    b[c] = s / A[c][c];
+  }
+}
+
+void mb_set_base_velocity_for_momentum(const mb_model *m, const double *q, double *qd,
+                                       vec3 linear, vec3 angular, mb_data *d) {
+  if (!m->floating)
+    return;
+  /* Momentum is linear in qd: h(qd) = A(q) v_base + h([0; q̇_joints]), A
+   * the whole robot's inertia seen from the base; its columns are the
+   * momenta of unit base twists on top of the joint rates. */
+  vec3 lin_j, ang_j, lin, ang;
+  for (int k = 0; k < 6; ++k)
+    qd[k] = 0.0;
+  mb_kinematics(m, q, qd, d);
+  mb_momentum(m, d, &lin_j, &ang_j);
+  double A[6][6], b[6];
+  for (int k = 0; k < 6; ++k) {
+    qd[k] = 1.0;
+    mb_kinematics(m, q, qd, d);
+    mb_momentum(m, d, &lin, &ang);
+    qd[k] = 0.0;
+    vec3 dl = v3_sub(lin, lin_j), da = v3_sub(ang, ang_j);
+    A[0][k] = dl.x, A[1][k] = dl.y, A[2][k] = dl.z;
+    A[3][k] = da.x, A[4][k] = da.y, A[5][k] = da.z;
+  }
+  vec3 rl = v3_sub(linear, lin_j), ra = v3_sub(angular, ang_j);
+  b[0] = rl.x, b[1] = rl.y, b[2] = rl.z, b[3] = ra.x, b[4] = ra.y, b[5] = ra.z;
+  solve6(A, b);
+  for (int k = 0; k < 6; ++k)
+    qd[k] = b[k];
+  mb_kinematics(m, q, qd, d);
+}

@@ -118,4 +118,14 @@ double mb_kinetic_energy(const mb_model *m, const mb_data *d);
 double mb_potential_energy(const mb_model *m, const mb_data *d, vec3 gravity);
 void mb_momentum(const mb_model *m, const mb_data *d, vec3 *linear, vec3 *angular);
 
+/* Total mass and world centre of mass from the last mb_kinematics. */
+void mb_center_of_mass(const mb_model *m, const mb_data *d, double *mass, vec3 *com);
+
+/* Floating base only: sets the base twist qd[0..6) at configuration q so
+ * that the total momentum (linear, and angular about the world origin) with
+ * the joint rates in qd equals the given one, then runs the kinematics.
+ * O(n) (seven kinematics passes and a 6×6 solve). */
+void mb_set_base_velocity_for_momentum(const mb_model *m, const double *q, double *qd,
+                                       vec3 linear, vec3 angular, mb_data *d);
+
 #endif

@@ -24,12 +24,14 @@ typedef struct step_context {
   int32_t *geom_link;      /* [geom_count] the robot link, or -1 */
   uint8_t *geom_static;    /* [geom_count] nothing can move it (static body, fixed base link) */
   int32_t robot_count;
-  int32_t *robot_dof;      /* [robot_count] offset of the robot's qd in the velocity vector */
-  uint8_t **link_moves;    /* [robot_count][link_count] some dof moves the link */
-  double **control_torque; /* [robot_count][joint_count] torque-mode forces applied */
-  int32_t **joint_rows;    /* [robot_count][JOINT_ROW_KINDS joint_count] row index or -1 */
-  xform *geom_x;           /* [geom_count] */
-  vec3 *geom_lo, *geom_hi; /* [geom_count] margin-inflated world boxes */
+  int32_t *robot_dof;          /* [robot_count] offset of the robot's qd in the velocity vector */
+  uint8_t **link_moves;        /* [robot_count][link_count] some dof moves the link */
+  double **control_torque;     /* [robot_count][joint_count] torque-mode forces applied */
+  int32_t **joint_rows;        /* [robot_count][JOINT_ROW_KINDS joint_count] row index or -1 */
+  double (*robot_momentum)[6]; /* [robot_count] floating bases: momentum due at the step's end,
+                                  before constraint impulses (linear; angular about the origin) */
+  xform *geom_x;               /* [geom_count] */
+  vec3 *geom_lo, *geom_hi;     /* [geom_count] margin-inflated world boxes */
   int32_t pair_count;
   sap_pair *pairs; /* [pair_count] geom slots, a < b */
   int32_t manifold_count;
@@ -57,6 +59,38 @@ static double joint_effort_limit(const joint_model *joint, const lcp_joint_contr
   if (control->effort_limit > 0.0)
     return control->effort_limit;
   return joint->effort_limit > 0.0 ? joint->effort_limit : INFINITY;
+}
+
+/* A wrench [F; τ_P] about the point P, moved to the world origin: τ + P × F. */
+static void add_wrench_about_origin(double out[6], vec3 force, vec3 torque, vec3 point) {
+  vec3 t = v3_add(torque, v3_cross(point, force));
+  out[0] += force.x, out[1] += force.y, out[2] += force.z;
+  out[3] += t.x, out[4] += t.y, out[5] += t.z;
+}
+
+/* Momentum balance of a floating robot over the step (kinematics at the
+ * step's start in d): the momentum now plus h times the external wrenches
+ * that are not constraint impulses (gravity at the centre of mass, the user's
+ * base wrench and link wrenches), all about the world origin. Integrating
+ * the base with the velocity this balance asks for (integrate_robots) keeps
+ * momentum exactly, where semi-implicit Euler in joint coordinates would
+ * drift by h Ȧ qd per step (the explicit velocity-product terms). */
+static void robot_momentum_balance(const mb_model *mb, const robot_state *st, const mb_data *d,
+                                   vec3 g, double h, double out[6]) {
+  vec3 lin, ang, com;
+  double mass;
+  mb_momentum(mb, d, &lin, &ang);
+  mb_center_of_mass(mb, d, &mass, &com);
+  double ext[6] = {0, 0, 0, 0, 0, 0};
+  add_wrench_about_origin(ext, v3_scale(g, mass), v3_zero(), com);
+  /* the base part of a generalised force is a wrench about the base origin */
+  add_wrench_about_origin(ext, v3_from(st->force), v3_from(st->force + 3), v3_from(st->q));
+  for (int32_t l = 0; l < mb->link_count; ++l)
+    add_wrench_about_origin(ext, v3_from(st->link_wrench + 6 * l),
+                            v3_from(st->link_wrench + 6 * l + 3), d->link_x[l].p);
+  double now[6] = {lin.x, lin.y, lin.z, ang.x, ang.y, ang.z};
+  for (int k = 0; k < 6; ++k)
+    out[k] = now[k] + h * ext[k];
 }
 
 /* The robot's free velocity u_free = qd + h q̈(q, qd, τ) by the articulated-
@@ -105,6 +139,8 @@ static int robot_free_velocity(lcp_world_t *world, step_context *ctx, int32_t r)
     }
   }
   mb_forward_dynamics(mb, st->q, st->qd, tau, st->link_wrench, g, d, qdd);
+  if (mb->floating)
+    robot_momentum_balance(mb, st, d, g, h, ctx->robot_momentum[r]);
   double *u = &ctx->u_free[ctx->robot_dof[r]];
   for (int32_t k = 0; k < nv; ++k)
     u[k] = st->qd[k] + h * qdd[k];
@@ -132,10 +168,11 @@ static int stage_kinematics(lcp_world_t *world, step_context *ctx) {
   ctx->link_moves = NEW(a, uint8_t *, nr);
   ctx->control_torque = NEW(a, double *, nr);
   ctx->joint_rows = NEW(a, int32_t *, nr);
+  ctx->robot_momentum = (double(*)[6])NEW(a, double, 6 * (nr > 0 ? nr : 1));
   if (!ctx->body_x || !ctx->inv_inertia_world || !ctx->body_dof || !ctx->geom_body ||
       !ctx->geom_robot || !ctx->geom_link || !ctx->geom_static || !ctx->geom_x || !ctx->geom_lo ||
       !ctx->geom_hi || !ctx->robot_dof || !ctx->link_moves || !ctx->control_torque ||
-      !ctx->joint_rows)
+      !ctx->joint_rows || !ctx->robot_momentum)
     return LCP_ERR_NO_MEMORY;
   /* The velocity vector u: 6 per dynamic body, then each robot's qd. */
   int32_t dofs = 0;
@@ -741,15 +778,45 @@ static void stage_integrate(lcp_world_t *world, step_context *ctx) {
 /* Robots: qd⁺ from the solve, q by semi-implicit Euler (DESIGN.md §3 step
  * 6), the controllers' applied torques λ/h and the joint rows' impulses for
  * the next step's warm start; pending forces cleared. */
+/* Adds to each floating robot's momentum balance the constraint impulses of
+ * the solve: the base part of Jᵀλ of every row side on it, a wrench about
+ * the base origin (joint rows have none: they are internal). */
+static void add_constraint_impulses(const lcp_world_t *world, step_context *ctx) {
+  const solver_problem *p = &ctx->problem;
+  for (int32_t i = 0; i < p->row_count; ++i) {
+    const solver_row *row = &p->rows[i];
+    for (int side = 0; side < 2; ++side) {
+      if (row->dof_count[side] == 0 || row->lambda == 0.0)
+        continue;
+      for (int32_t r = 0; r < ctx->robot_count; ++r) {
+        const mb_model *mb = &world->model.robots[r].mb;
+        if (row->dof_offset[side] != ctx->robot_dof[r] || !mb->floating)
+          continue;
+        const double *J = p->J + row->coef_offset[side];
+        vec3 force = v3_scale(v3_from(J), row->lambda);
+        vec3 torque = v3_scale(v3_from(J + 3), row->lambda);
+        add_wrench_about_origin(ctx->robot_momentum[r], force, torque,
+                                v3_from(world->state.robots[r].q));
+      }
+    }
+  }
+}
+
 static void integrate_robots(lcp_world_t *world, step_context *ctx) {
   double h = ctx->settings->timestep;
   const solver_problem *p = &ctx->problem;
+  add_constraint_impulses(world, ctx);
   for (int32_t r = 0; r < ctx->robot_count; ++r) {
     const robot_model *rm = &world->model.robots[r];
     robot_state *st = &world->state.robots[r];
     const mb_model *mb = &rm->mb;
     memcpy(st->qd, &p->velocity[ctx->robot_dof[r]], sizeof(double) * (size_t)mb->nv);
     mb_integrate_positions(mb, st->q, st->qd, h);
+    if (mb->floating) {
+      const double *due = ctx->robot_momentum[r];
+      mb_set_base_velocity_for_momentum(mb, st->q, st->qd, v3_from(due), v3_from(due + 3),
+                                        &world->robot_data[r]);
+    }
     memset(st->force, 0, sizeof(double) * (size_t)mb->nv);
     memset(st->link_wrench, 0, 6 * sizeof(double) * (size_t)mb->link_count);
     const int32_t *rows = ctx->joint_rows[r];
