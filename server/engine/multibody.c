@@ -1033,8 +1033,8 @@ static void solve6(double A[6][6], double b[6]) {
   }
 }
 
-void mb_set_base_velocity_for_momentum(const mb_model *m, const double *q, double *qd,
-                                       vec3 linear, vec3 angular, mb_data *d) {
+void mb_set_base_velocity_for_momentum(const mb_model *m, const double *q, double *qd, vec3 linear,
+                                       vec3 angular, mb_data *d) {
   if (!m->floating)
     return;
   /* Momentum is linear in qd: h(qd) = A(q) v_base + h([0; q̇_joints]), A

@@ -125,7 +125,7 @@ void mb_center_of_mass(const mb_model *m, const mb_data *d, double *mass, vec3 *
  * that the total momentum (linear, and angular about the world origin) with
  * the joint rates in qd equals the given one, then runs the kinematics.
  * O(n) (seven kinematics passes and a 6×6 solve). */
-void mb_set_base_velocity_for_momentum(const mb_model *m, const double *q, double *qd,
-                                       vec3 linear, vec3 angular, mb_data *d);
+void mb_set_base_velocity_for_momentum(const mb_model *m, const double *q, double *qd, vec3 linear,
+                                       vec3 angular, mb_data *d);
 
 #endif

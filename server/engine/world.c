@@ -870,14 +870,15 @@ static void robots_state_copy(lcp_world_t *world, unsigned char *flat, bool save
   for (int32_t i = 0; i < world->model.robot_count; ++i) {
     robot_state *st = &world->state.robots[i];
     size_t bytes = (size_t)world->model.robots[i].mb.joint_count * sizeof(lcp_joint_control_t);
-    int32_t flag = st->gravity_compensation;
+    int32_t flag = (st->gravity_compensation ? 1 : 0) | (st->velocity_synchronized ? 2 : 0);
     if (save) {
       memcpy(flat, st->control, bytes);
       memcpy(flat + bytes, &flag, sizeof flag);
     } else {
       memcpy(st->control, flat, bytes);
       memcpy(&flag, flat + bytes, sizeof flag);
-      st->gravity_compensation = flag != 0;
+      st->gravity_compensation = (flag & 1) != 0;
+      st->velocity_synchronized = (flag & 2) != 0;
     }
     flat += bytes + sizeof flag;
   }
