@@ -813,8 +813,8 @@ static uint64_t layout_signature(const lcp_world_t *world) {
 
 /* A snapshot holds, after the bodies and the cache, every robot's doubles
  * (q, qd, force, link_wrench, applied_torque, joint_impulse) in robot order,
- * then every robot's controls (joint_count records and the gravity
- * compensation flag). */
+ * then every robot's controls (joint_count records and a flag word: bit 0
+ * gravity compensation, bit 1 velocity_synchronized). */
 typedef struct robot_snapshot_part {
   double *data;
   size_t count;
