@@ -15,6 +15,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A serial chain along x: link 0 is the base (a 1 kg cube), link i ≥ 1 a
@@ -329,6 +330,56 @@ static void test_joint_damping_row(void **state) {
   assert_true(amplitude[1] < 0.5 * amplitude[0]);
 }
 
+/* Self-collision: a chain folded so that its first and third links overlap
+ * by 8 mm (gravity off). With self-collision on, the two links touch and are
+ * pushed apart; off, no contact is made (and parent/child pairs never are). */
+static void test_self_collision(void **state) {
+  (void)state;
+  for (int enabled = 0; enabled < 2; ++enabled) {
+    lcp_world_t *w = new_world(1e-3, false);
+    const int axes[3] = {1, 1, 1};
+    chain_spec spec = {.links = 3, .length = 0.3, .mass = 1.0, .axes = axes, .geoms = true};
+    lcp_robot_def_t *def = make_chain(&spec);
+    def->self_collision = enabled;
+    lcp_robot_id id;
+    assert_int_equal(lcp_robot_add(w, def, NULL, NULL, &id), LCP_OK);
+    /* link 2 folds back under link 1; link 3 turns back along +x, its box
+     * 72 mm below link 1's axis: the 80 mm thick boxes overlap by 8 mm */
+    const double q[3] = {0.0, 2.9, -2.9};
+    assert_int_equal(lcp_robot_set_q(w, id, q, 3), LCP_OK);
+    int32_t first_contacts = -1, link13 = 0;
+    double deepest_end = 0.0;
+    for (int step = 0; step < 1000; ++step) {
+      assert_int_equal(lcp_world_step(w), LCP_OK);
+      lcp_contact_info_t contacts[16];
+      int32_t n = lcp_world_get_contacts(w, contacts, 16);
+      if (step == 0)
+        first_contacts = n;
+      for (int32_t c = 0; c < n && c < 16; ++c) {
+        const lcp_contact_info_t *ci = &contacts[c];
+        assert_int_equal(ci->robot_a, id);
+        assert_int_equal(ci->robot_b, id);
+        /* never a link with its parent or child */
+        assert_true(abs(ci->link_a - ci->link_b) >= 2);
+        link13 += (ci->link_a == 1 && ci->link_b == 3) || (ci->link_a == 3 && ci->link_b == 1);
+        if (step == 999)
+          deepest_end = fmax(deepest_end, ci->depth);
+      }
+    }
+    print_message("self-collision %s: %d contacts at the first step, deepest at the end %.4f m\n",
+                  enabled ? "on" : "off", (int)first_contacts, deepest_end);
+    if (enabled) {
+      assert_true(first_contacts > 0);
+      assert_true(link13 > 0);
+      assert_true(deepest_end < 0.002);
+    } else {
+      assert_int_equal(first_contacts, 0);
+    }
+    lcp_robot_def_free(&def);
+    lcp_world_destroy(&w);
+  }
+}
+
 /* Both directions in one solve: a robot's link drives a free box along a
  * frictionless floor, and a box dropped on a held link moves the joint. */
 static void test_robot_pushes_box(void **state) {
@@ -415,7 +466,7 @@ int main(void) {
       cmocka_unit_test(test_pendulum_period),   cmocka_unit_test(test_chain_energy),
       cmocka_unit_test(test_floating_momentum), cmocka_unit_test(test_joint_limit_holds),
       cmocka_unit_test(test_joint_damping_row), cmocka_unit_test(test_robot_pushes_box),
-      cmocka_unit_test(test_box_moves_robot),
+      cmocka_unit_test(test_box_moves_robot),   cmocka_unit_test(test_self_collision),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
