@@ -422,19 +422,23 @@ static int32_t side_width(const lcp_world_t *world, const step_context *ctx, int
 
 /* Writes one side of a contact row on a robot link (DESIGN.md §4): the
  * joint-space Jacobian row of the contact point along dir, and its response
- * M⁻¹Jᵀ from the articulated-body factors, O(n). When other_link ≥ 0 the
- * row is a self-contact and the side carries J_link − J_other (both links
- * move the same velocities), with scratch holding 2 nv doubles. */
+ * M⁻¹Jᵀ from the articulated-body factors, O(n) — or copied from response
+ * when it was computed already (mb_response_point3). When other_link ≥ 0
+ * the row is a self-contact and the side carries J_link − J_other (both
+ * links move the same velocities), with scratch holding 2 nv doubles. */
 static void write_link_side(solver_row *row, int side, const lcp_world_t *world,
                             const step_context *ctx, int32_t r, int32_t link, int32_t other_link,
                             int32_t coef, double *J, double *MinvJt, vec3 point, vec3 dir,
-                            double sign, double *scratch) {
+                            double sign, double *scratch, const double *response) {
   const mb_model *mb = &world->model.robots[r].mb;
   mb_data *d = &world->robot_data[r];
   int32_t nv = mb->nv;
   double *j = J + coef, *t = MinvJt + coef;
   mb_point_jacobian_row(mb, d, link, point, dir, v3_zero(), j);
-  mb_response_point(mb, d, link, point, dir, v3_zero(), t);
+  if (response)
+    memcpy(t, response, sizeof(double) * (size_t)nv);
+  else
+    mb_response_point(mb, d, link, point, dir, v3_zero(), t);
   if (other_link >= 0) {
     mb_point_jacobian_row(mb, d, other_link, point, dir, v3_zero(), scratch);
     mb_response_point(mb, d, other_link, point, dir, v3_zero(), scratch + nv);
@@ -598,6 +602,9 @@ static int32_t joint_rows(lcp_world_t *world, step_context *ctx, int32_t robot, 
     int32_t *mine = &rows[JOINT_ROW_KINDS * j];
     for (int k = 0; k < JOINT_ROW_KINDS; ++k)
       mine[k] = -1;
+    bool controlled = c->mode == LCP_CONTROL_POSITION || c->mode == LCP_CONTROL_VELOCITY;
+    if (!near && !(joint->damping > 0.0) && !(joint->friction > 0.0) && !controlled)
+      continue; /* no row: skip the O(n) response */
     int32_t plus = (int32_t)*coef, minus = plus + nv;
     *coef += 2 * nv;
     double *J = p->J + plus, *T = p->MinvJt + plus;
@@ -632,7 +639,7 @@ static int32_t joint_rows(lcp_world_t *world, step_context *ctx, int32_t robot, 
       add_joint_row(p, &r, ctx, robot, nv, plus, 0.0, s->cfm, -bound, bound,
                     warm[JOINT_ROW_FRICTION]);
     }
-    if (c->mode == LCP_CONTROL_POSITION || c->mode == LCP_CONTROL_VELOCITY) {
+    if (controlled) {
       /* DESIGN.md §5: λ = h τ with τ = kp (q* − q − h qd⁺) + kd (qd* − qd⁺)
        * is the soft row w = qd⁺, w_ref = (kp (q* − q) + kd qd*)/(h kp + kd),
        * cfm = 1/(h (h kp + kd)), |λ| ≤ h τmax. */
@@ -675,7 +682,9 @@ static int stage_rows(lcp_world_t *world, step_context *ctx) {
   p->velocity = NEW(a, double, p->dof_count);
   ctx->manifold_row = NEW(a, int32_t, ctx->manifold_count);
   double *scratch = NEW(a, double, 2 * self_width);
-  if (!p->rows || !p->J || !p->MinvJt || !p->velocity || !ctx->manifold_row || !scratch)
+  double *responses = NEW(a, double, 6 * self_width); /* per point: 3 directions × 2 sides */
+  if (!p->rows || !p->J || !p->MinvJt || !p->velocity || !ctx->manifold_row || !scratch ||
+      !responses)
     return LCP_ERR_NO_MEMORY;
 
   /* u_free = u + h M⁻¹ f_ext (DESIGN.md §3 step 5). Gyroscopic torque is
@@ -727,6 +736,19 @@ static int stage_rows(lcp_world_t *world, step_context *ctx) {
             break;
           }
       warm += warm_point != NULL;
+      /* a link side's three responses (normal, tangents) in one pass */
+      vec3 dirs[3] = {m->normal, t[0], t[1]};
+      const double *response_a = NULL, *response_b = NULL;
+      if (!self_contact && wa > 0 && ra >= 0) {
+        mb_response_point3(&model->robots[ra].mb, &world->robot_data[ra], ctx->geom_link[pair->a],
+                           cp->position, dirs, responses);
+        response_a = responses;
+      }
+      if (!self_contact && wb > 0 && rb >= 0) {
+        mb_response_point3(&model->robots[rb].mb, &world->robot_data[rb], ctx->geom_link[pair->b],
+                           cp->position, dirs, responses + 3 * wa);
+        response_b = responses + 3 * wa;
+      }
       for (int32_t d = 0; d < 3; ++d, ++r) {
         solver_row *row = &p->rows[r];
         vec3 dir = d == 0 ? m->normal : t[d - 1];
@@ -736,14 +758,14 @@ static int stage_rows(lcp_world_t *world, step_context *ctx) {
         if (self_contact) {
           write_absent_side(row, 0);
           write_link_side(row, 1, world, ctx, rb, ctx->geom_link[pair->b], ctx->geom_link[pair->a],
-                          (int32_t)coef, p->J, p->MinvJt, cp->position, dir, 1.0, scratch);
+                          (int32_t)coef, p->J, p->MinvJt, cp->position, dir, 1.0, scratch, NULL);
           coef += wb;
         } else {
           if (wa == 0)
             write_absent_side(row, 0);
           else if (ra >= 0)
             write_link_side(row, 0, world, ctx, ra, ctx->geom_link[pair->a], -1, (int32_t)coef,
-                            p->J, p->MinvJt, cp->position, dir, -1.0, scratch);
+                            p->J, p->MinvJt, cp->position, dir, -1.0, scratch, response_a + d * wa);
           else
             write_side(row, 0, ctx->body_dof[sa], (int32_t)coef, p->J, p->MinvJt, dir, ra_arm, -1.0,
                        model->bodies[sa].inv_mass, &ctx->inv_inertia_world[sa]);
@@ -752,7 +774,7 @@ static int stage_rows(lcp_world_t *world, step_context *ctx) {
             write_absent_side(row, 1);
           else if (rb >= 0)
             write_link_side(row, 1, world, ctx, rb, ctx->geom_link[pair->b], -1, (int32_t)coef,
-                            p->J, p->MinvJt, cp->position, dir, 1.0, scratch);
+                            p->J, p->MinvJt, cp->position, dir, 1.0, scratch, response_b + d * wb);
           else
             write_side(row, 1, ctx->body_dof[sb], (int32_t)coef, p->J, p->MinvJt, dir, rb_arm, 1.0,
                        model->bodies[sb].inv_mass, &ctx->inv_inertia_world[sb]);
