@@ -518,7 +518,9 @@ int lcp_robot_set_controls(lcp_world_t *world, lcp_robot_id id, const lcp_joint_
   if (rc != LCP_OK)
     return rc;
   const robot_model *r = &world->model.robots[slot];
-  if (!controls || joint_count != r->mb.joint_count)
+  if (!controls)
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "controls is NULL");
+  if (joint_count != r->mb.joint_count)
     return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "robot '%s' has %d joints, not %d", r->name,
                       (int)r->mb.joint_count, (int)joint_count);
   for (int32_t j = 0; j < joint_count; ++j) {
