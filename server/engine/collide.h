@@ -32,7 +32,7 @@ typedef struct hull_face {
 } hull_face;
 
 typedef struct hull_edge {
-  int32_t a, b;         /* vertex indices, a < b */
+  int32_t a, b;           /* vertex indices, a < b */
   int32_t face_a, face_b; /* the two faces sharing it */
 } hull_edge;
 
@@ -44,7 +44,7 @@ typedef struct hull {
   int32_t *face_vertices; /* concatenated vertex loops */
   int32_t edge_count;
   hull_edge *edges;
-  vec3 centroid;          /* of the solid */
+  vec3 centroid; /* of the solid */
   double volume;
   mat3 inertia_unit_density; /* about the centroid, hull axes, density 1 */
   double bounding_radius;    /* max |vertex| in the hull frame */
@@ -101,24 +101,23 @@ int32_t manifold_reduce(const contact_point *candidates, int32_t count, vec3 nor
 /* ---- GJK / EPA (gjk.c) ---- */
 
 typedef struct gjk_result {
-  double distance;    /* ≥ 0 between the two shapes, radii included; 0 when overlapping */
-  vec3 point_a;       /* closest point on A, world */
-  vec3 point_b;       /* closest point on B, world */
+  double distance; /* ≥ 0 between the two shapes, radii included; 0 when overlapping */
+  vec3 point_a;    /* closest point on A, world */
+  vec3 point_b;    /* closest point on B, world */
   int32_t iterations;
-  bool overlap;       /* the shapes (radii included) intersect */
+  bool overlap; /* the shapes (radii included) intersect */
 } gjk_result;
 
 /* Distance between two convex shapes by GJK on their cores (sphere: point,
  * capsule: segment) with the radii added afterwards, so that rounded shapes
  * converge exactly. */
-int gjk_distance(const shape *a, const xform *xa, const shape *b, const xform *xb,
-                 gjk_result *out);
+int gjk_distance(const shape *a, const xform *xa, const shape *b, const xform *xb, gjk_result *out);
 
 typedef struct epa_result {
-  double depth;  /* ≥ 0 penetration depth */
-  vec3 normal;   /* unit, from A to B: moving B by depth·normal separates */
-  vec3 point_a;  /* deepest point of A inside B, world */
-  vec3 point_b;  /* deepest point of B inside A, world */
+  double depth; /* ≥ 0 penetration depth */
+  vec3 normal;  /* unit, from A to B: moving B by depth·normal separates */
+  vec3 point_a; /* deepest point of A inside B, world */
+  vec3 point_b; /* deepest point of B inside A, world */
 } epa_result;
 
 /* Penetration depth and direction of two overlapping convex shapes by EPA.

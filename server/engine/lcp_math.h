@@ -104,8 +104,12 @@ static inline mat3 m3_zero(void) { return (mat3){{{0.0}}}; }
 static inline mat3 m3_diag(vec3 d) {
   return (mat3){{{d.x, 0.0, 0.0}, {0.0, d.y, 0.0}, {0.0, 0.0, d.z}}};
 }
-static inline vec3 m3_row(const mat3 *a, int i) { return (vec3){a->m[i][0], a->m[i][1], a->m[i][2]}; }
-static inline vec3 m3_col(const mat3 *a, int j) { return (vec3){a->m[0][j], a->m[1][j], a->m[2][j]}; }
+static inline vec3 m3_row(const mat3 *a, int i) {
+  return (vec3){a->m[i][0], a->m[i][1], a->m[i][2]};
+}
+static inline vec3 m3_col(const mat3 *a, int j) {
+  return (vec3){a->m[0][j], a->m[1][j], a->m[2][j]};
+}
 static inline vec3 m3_mulv(const mat3 *a, vec3 v) {
   return (vec3){a->m[0][0] * v.x + a->m[0][1] * v.y + a->m[0][2] * v.z,
                 a->m[1][0] * v.x + a->m[1][1] * v.y + a->m[1][2] * v.z,
@@ -185,10 +189,9 @@ static inline mat3 m3_from(const double a[9]) {
 /* ---- quaternions (w, x, y, z), Hamilton product ---- */
 static inline quat q_identity(void) { return (quat){1.0, 0.0, 0.0, 0.0}; }
 static inline quat q_mul(quat a, quat b) {
-  return (quat){a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z,
-                a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
-                a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
-                a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w};
+  return (quat){
+      a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z, a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
+      a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x, a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w};
 }
 static inline quat q_conj(quat a) { return (quat){a.w, -a.x, -a.y, -a.z}; }
 static inline double q_norm(quat a) { return sqrt(a.w * a.w + a.x * a.x + a.y * a.y + a.z * a.z); }
@@ -242,7 +245,9 @@ static inline void q_store(quat q, double out[4]) {
 /* ---- transforms ---- */
 static inline xform xf_identity(void) { return (xform){v3_zero(), q_identity(), m3_identity()}; }
 static inline xform xf_make(vec3 p, quat q) { return (xform){p, q, q_to_mat3(q)}; }
-static inline vec3 xf_point(const xform *t, vec3 local) { return v3_add(m3_mulv(&t->R, local), t->p); }
+static inline vec3 xf_point(const xform *t, vec3 local) {
+  return v3_add(m3_mulv(&t->R, local), t->p);
+}
 static inline vec3 xf_vector(const xform *t, vec3 local) { return m3_mulv(&t->R, local); }
 /* world point → local */
 static inline vec3 xf_inv_point(const xform *t, vec3 world) {

@@ -38,6 +38,9 @@ void world_free_robot(robot_model *model, robot_state *state, mb_data *data) {
   free(state->qd);
   free(state->force);
   free(state->link_wrench);
+  free(state->applied_torque);
+  free(state->joint_impulse);
+  free(state->control);
   mb_data_free(data);
   memset(model, 0, sizeof *model);
   memset(state, 0, sizeof *state);
@@ -121,8 +124,14 @@ int lcp_robot_add(lcp_world_t *world, const lcp_robot_def_t *def, const double b
   state.qd = calloc((size_t)mb->nv + 1, sizeof(double));
   state.force = calloc((size_t)mb->nv + 1, sizeof(double));
   state.link_wrench = calloc(6 * (size_t)mb->link_count, sizeof(double));
+  size_t joints = (size_t)mb->joint_count + 1;
+  state.applied_torque = calloc(joints, sizeof(double));
+  state.joint_impulse = calloc(JOINT_ROW_KINDS * joints, sizeof(double));
+  state.control = calloc(joints, sizeof(lcp_joint_control_t));
+  state.velocity_synchronized = true;
   if (!model.link_names || !model.joints || !state.q || !state.qd || !state.force ||
-      !state.link_wrench || mb_data_init(&data, mb) != LCP_OK) {
+      !state.link_wrench || !state.applied_torque || !state.joint_impulse || !state.control ||
+      mb_data_init(&data, mb) != LCP_OK) {
     world_free_robot(&model, &state, &data);
     return world_fail(world, LCP_ERR_NO_MEMORY, "out of memory adding a robot");
   }
@@ -134,6 +143,7 @@ int lcp_robot_add(lcp_world_t *world, const lcp_robot_def_t *def, const double b
     model.link_names[i][LCP_NAME_MAX - 1] = '\0';
     if (mb->links[i].v_index < 0)
       continue;
+    state.control[j] = lcp_joint_control_default();
     joint_model *jm = &model.joints[j++];
     memcpy(jm->name, l->joint_name, LCP_NAME_MAX);
     jm->name[LCP_NAME_MAX - 1] = '\0';
@@ -363,6 +373,7 @@ int lcp_robot_set_qd(lcp_world_t *world, lcp_robot_id id, const double *qd, int3
   if (!finite_array(qd, nv))
     return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "qd must be finite");
   memcpy(world->state.robots[slot].qd, qd, (size_t)nv * sizeof(double));
+  world->state.robots[slot].velocity_synchronized = true;
   mb_kinematics(mb, world->state.robots[slot].q, qd, &world->robot_data[slot]);
   return LCP_OK;
 }
@@ -472,4 +483,118 @@ int lcp_robot_forward_dynamics(const lcp_world_t *world, lcp_robot_id id, const 
   mb_forward_dynamics(&r->mb, s->q, s->qd, tau, NULL, v3_from(world->model.settings.gravity), d,
                       qdd);
   return LCP_OK;
+}
+
+/* ---- joint control (DESIGN.md §5) ---- */
+
+lcp_joint_control_t lcp_joint_control_default(void) {
+  return (lcp_joint_control_t){.mode = LCP_CONTROL_OFF};
+}
+
+/* NULL when the control is acceptable, else what is wrong with it. */
+static const char *control_problem(const lcp_joint_control_t *c) {
+  if (!c)
+    return "control is NULL";
+  if (c->mode < LCP_CONTROL_OFF || c->mode > LCP_CONTROL_TORQUE)
+    return "unknown control mode";
+  double v[6] = {c->position, c->velocity, c->kp, c->kd, c->torque, c->effort_limit};
+  if (!finite_array(v, 6))
+    return "control values must be finite";
+  if (c->kp < 0.0 || c->kd < 0.0)
+    return "gains must be >= 0";
+  if (c->effort_limit < 0.0)
+    return "effort limit must be >= 0 (0: the joint's own)";
+  if (c->mode == LCP_CONTROL_POSITION && !(c->kp + c->kd > 0.0))
+    return "position control needs kp + kd > 0";
+  if (c->mode == LCP_CONTROL_VELOCITY && !(c->kd > 0.0))
+    return "velocity control needs kd > 0";
+  return NULL;
+}
+
+int lcp_robot_set_controls(lcp_world_t *world, lcp_robot_id id, const lcp_joint_control_t *controls,
+                           int32_t joint_count) {
+  int32_t slot;
+  int rc = find_robot(world, id, &slot);
+  if (rc != LCP_OK)
+    return rc;
+  const robot_model *r = &world->model.robots[slot];
+  if (!controls)
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "controls is NULL");
+  if (joint_count != r->mb.joint_count)
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "robot '%s' has %d joints, not %d", r->name,
+                      (int)r->mb.joint_count, (int)joint_count);
+  for (int32_t j = 0; j < joint_count; ++j) {
+    const char *why = control_problem(&controls[j]);
+    if (why)
+      return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "joint '%s': %s", r->joints[j].name, why);
+  }
+  memcpy(world->state.robots[slot].control, controls,
+         (size_t)joint_count * sizeof(lcp_joint_control_t));
+  return LCP_OK;
+}
+
+int lcp_robot_set_joint_control(lcp_world_t *world, lcp_robot_id id, int32_t joint,
+                                const lcp_joint_control_t *control) {
+  int32_t slot;
+  int rc = find_robot(world, id, &slot);
+  if (rc != LCP_OK)
+    return rc;
+  const robot_model *r = &world->model.robots[slot];
+  if (joint < 0 || joint >= r->mb.joint_count)
+    return world_fail(world, LCP_ERR_NOT_FOUND, "robot '%s' has no joint %d", r->name, (int)joint);
+  const char *why = control_problem(control);
+  if (why)
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "joint '%s': %s", r->joints[joint].name,
+                      why);
+  world->state.robots[slot].control[joint] = *control;
+  return LCP_OK;
+}
+
+int lcp_robot_set_joint_control_by_name(lcp_world_t *world, lcp_robot_id id, const char *joint,
+                                        const lcp_joint_control_t *control) {
+  int32_t slot, index;
+  int rc = find_robot(world, id, &slot);
+  if (rc != LCP_OK)
+    return rc;
+  if (lcp_robot_find_joint(world, id, joint, &index) != LCP_OK)
+    return world_fail(world, LCP_ERR_NOT_FOUND, "robot '%s' has no joint named '%s'",
+                      world->model.robots[slot].name, joint ? joint : "(null)");
+  return lcp_robot_set_joint_control(world, id, index, control);
+}
+
+int lcp_robot_get_joint_control(const lcp_world_t *world, lcp_robot_id id, int32_t joint,
+                                lcp_joint_control_t *out) {
+  int32_t slot;
+  const robot_model *r = robot_at(world, id, &slot);
+  if (!r || joint < 0 || joint >= r->mb.joint_count)
+    return LCP_ERR_NOT_FOUND;
+  if (!out)
+    return LCP_ERR_INVALID_ARGUMENT;
+  *out = world->state.robots[slot].control[joint];
+  return LCP_OK;
+}
+
+int lcp_robot_get_applied_torques(const lcp_world_t *world, lcp_robot_id id, double *tau,
+                                  int32_t joint_count) {
+  int32_t slot;
+  const robot_model *r = robot_at(world, id, &slot);
+  if (!r)
+    return LCP_ERR_NOT_FOUND;
+  if (!tau || joint_count != r->mb.joint_count)
+    return LCP_ERR_INVALID_ARGUMENT;
+  memcpy(tau, world->state.robots[slot].applied_torque, (size_t)joint_count * sizeof(double));
+  return LCP_OK;
+}
+
+int lcp_robot_set_gravity_compensation(lcp_world_t *world, lcp_robot_id id, bool on) {
+  int32_t slot;
+  int rc = find_robot(world, id, &slot);
+  if (rc != LCP_OK)
+    return rc;
+  world->state.robots[slot].gravity_compensation = on;
+  return LCP_OK;
+}
+
+bool robot_control_valid(const lcp_joint_control_t *control) {
+  return control_problem(control) == NULL;
 }

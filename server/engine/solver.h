@@ -22,11 +22,12 @@
 #include "arena.h"
 #include "lcpsim/lcpsim.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef enum row_kind {
-  ROW_BILATERAL = 0, /* fixed bounds lo, hi */
-  ROW_NORMAL = 1,    /* contact normal: fixed bounds, usually [0, ∞) */
+  ROW_BILATERAL = 0,  /* fixed bounds lo, hi */
+  ROW_NORMAL = 1,     /* contact normal: fixed bounds, usually [0, ∞) */
   ROW_FRICTION_1 = 2, /* first tangent of a contact; bounds from its normal row */
   ROW_FRICTION_2 = 3, /* second tangent; always the row right after its ROW_FRICTION_1 */
 } row_kind;
@@ -63,6 +64,9 @@ typedef struct solver_settings {
   double omega;     /* SOR relaxation for PGS; damping for Jacobi */
   double tolerance; /* stop when the largest |Δλ_i|·(A_ii + cfm_i) of a sweep is below */
   lcp_friction_model_t friction_model;
+  /* PGS: sweep contact units with the baseline vector code even where a
+   * wider one is available (for tests: the results must be bitwise equal) */
+  bool baseline_only;
 } solver_settings;
 
 typedef struct solver_result {
@@ -78,13 +82,13 @@ typedef struct solver_result {
  * non-finite value appears. */
 int solver_pgs(const solver_settings *settings, solver_problem *problem, solver_result *result,
                arena *scratch);
-int solver_jacobi(const solver_settings *settings, solver_problem *problem,
-                  solver_result *result, arena *scratch);
+int solver_jacobi(const solver_settings *settings, solver_problem *problem, solver_result *result,
+                  arena *scratch);
 /* Forms the dense A and b from the rows and solves the boxed LCP exactly by
  * Dantzig's principal pivoting (friction bounds by an outer fixed-point loop
  * on the normal impulses). LCP_ERR_STATE when row_count exceeds max_rows. */
-int solver_direct(const solver_settings *settings, solver_problem *problem,
-                  solver_result *result, arena *scratch, int32_t max_rows);
+int solver_direct(const solver_settings *settings, solver_problem *problem, solver_result *result,
+                  arena *scratch, int32_t max_rows);
 
 /* Dense boxed LCP by Dantzig's algorithm: finds λ with lo ≤ λ ≤ hi and
  * w = Aλ + b complementary to the bounds (DESIGN.md §3 step 5). A is n×n

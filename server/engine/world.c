@@ -762,7 +762,7 @@ int lcp_geom_def_mass_properties(const lcp_geom_def_t *def, double density, doub
  * doubles: a snapshot is for the same build on the same machine kind. */
 
 #define SNAPSHOT_MAGIC 0x4c435053u /* "LCPS" */
-#define SNAPSHOT_VERSION 1u
+#define SNAPSHOT_VERSION 2u
 
 typedef struct snapshot_header {
   uint32_t magic;
@@ -811,34 +811,93 @@ static uint64_t layout_signature(const lcp_world_t *world) {
   return h;
 }
 
-/* Doubles of a robot's state in a snapshot: q, qd, force, link_wrench. */
-static size_t robot_state_doubles(const robot_model *r) {
-  return (size_t)r->mb.nq + 2 * (size_t)r->mb.nv + 6 * (size_t)r->mb.link_count;
+/* A snapshot holds, after the bodies and the cache, every robot's doubles
+ * (q, qd, force, link_wrench, applied_torque, joint_impulse) in robot order,
+ * then every robot's controls (joint_count records and a flag word: bit 0
+ * gravity compensation, bit 1 velocity_synchronized). */
+typedef struct robot_snapshot_part {
+  double *data;
+  size_t count;
+} robot_snapshot_part;
+
+static int robot_double_parts(const robot_model *r, robot_state *st, robot_snapshot_part out[6]) {
+  size_t nq = (size_t)r->mb.nq, nv = (size_t)r->mb.nv, nj = (size_t)r->mb.joint_count;
+  out[0] = (robot_snapshot_part){st->q, nq};
+  out[1] = (robot_snapshot_part){st->qd, nv};
+  out[2] = (robot_snapshot_part){st->force, nv};
+  out[3] = (robot_snapshot_part){st->link_wrench, 6 * (size_t)r->mb.link_count};
+  out[4] = (robot_snapshot_part){st->applied_torque, nj};
+  out[5] = (robot_snapshot_part){st->joint_impulse, JOINT_ROW_KINDS * nj};
+  return 6;
 }
 
-static size_t robots_state_bytes(const lcp_world_t *world) {
+static size_t robots_double_bytes(const lcp_world_t *world) {
   size_t n = 0;
-  for (int32_t i = 0; i < world->model.robot_count; ++i)
-    n += robot_state_doubles(&world->model.robots[i]);
+  for (int32_t i = 0; i < world->model.robot_count; ++i) {
+    robot_snapshot_part parts[6];
+    int count = robot_double_parts(&world->model.robots[i], &world->state.robots[i], parts);
+    for (int k = 0; k < count; ++k)
+      n += parts[k].count;
+  }
   return n * sizeof(double);
 }
 
-/* Copies robot states to (save) or from (restore) a flat run of doubles. */
+static size_t robot_control_bytes(const robot_model *r) {
+  return (size_t)r->mb.joint_count * sizeof(lcp_joint_control_t) + sizeof(int32_t);
+}
+
+static size_t robots_state_bytes(const lcp_world_t *world) {
+  size_t n = robots_double_bytes(world);
+  for (int32_t i = 0; i < world->model.robot_count; ++i)
+    n += robot_control_bytes(&world->model.robots[i]);
+  return n;
+}
+
+/* Copies robot states to (save) or from (restore) the snapshot bytes. */
 static void robots_state_copy(lcp_world_t *world, unsigned char *flat, bool save) {
   for (int32_t i = 0; i < world->model.robot_count; ++i) {
-    const robot_model *r = &world->model.robots[i];
-    robot_state *st = &world->state.robots[i];
-    double *parts[4] = {st->q, st->qd, st->force, st->link_wrench};
-    size_t lengths[4] = {(size_t)r->mb.nq, (size_t)r->mb.nv, (size_t)r->mb.nv,
-                         6 * (size_t)r->mb.link_count};
-    for (int k = 0; k < 4; ++k) {
+    robot_snapshot_part parts[6];
+    int count = robot_double_parts(&world->model.robots[i], &world->state.robots[i], parts);
+    for (int k = 0; k < count; ++k) {
+      size_t bytes = parts[k].count * sizeof(double);
       if (save)
-        memcpy(flat, parts[k], lengths[k] * sizeof(double));
+        memcpy(flat, parts[k].data, bytes);
       else
-        memcpy(parts[k], flat, lengths[k] * sizeof(double));
-      flat += lengths[k] * sizeof(double);
+        memcpy(parts[k].data, flat, bytes);
+      flat += bytes;
     }
   }
+  for (int32_t i = 0; i < world->model.robot_count; ++i) {
+    robot_state *st = &world->state.robots[i];
+    size_t bytes = (size_t)world->model.robots[i].mb.joint_count * sizeof(lcp_joint_control_t);
+    int32_t flag = (st->gravity_compensation ? 1 : 0) | (st->velocity_synchronized ? 2 : 0);
+    if (save) {
+      memcpy(flat, st->control, bytes);
+      memcpy(flat + bytes, &flag, sizeof flag);
+    } else {
+      memcpy(st->control, flat, bytes);
+      memcpy(&flag, flat + bytes, sizeof flag);
+      st->gravity_compensation = (flag & 1) != 0;
+      st->velocity_synchronized = (flag & 2) != 0;
+    }
+    flat += bytes + sizeof flag;
+  }
+}
+
+/* Are the controls in a snapshot's bytes acceptable to lcp_robot_set_controls? */
+static bool robots_controls_valid(const lcp_world_t *world, const unsigned char *flat) {
+  for (int32_t i = 0; i < world->model.robot_count; ++i) {
+    int32_t joints = world->model.robots[i].mb.joint_count;
+    for (int32_t j = 0; j < joints; ++j) {
+      lcp_joint_control_t c;
+      memcpy(&c, flat, sizeof c);
+      flat += sizeof c;
+      if (!robot_control_valid(&c))
+        return false;
+    }
+    flat += sizeof(int32_t);
+  }
+  return true;
 }
 
 size_t lcp_world_state_size(const lcp_world_t *world) {
@@ -904,13 +963,15 @@ int lcp_world_restore_state(lcp_world_t *world, const void *buffer, size_t size)
     return world_fail(world, LCP_ERR_NO_MEMORY, "out of memory restoring a snapshot");
   const unsigned char *robot_bytes = p + (size_t)h.body_count * sizeof(body_state) +
                                      (size_t)h.cache_count * sizeof(cached_manifold);
-  size_t robot_doubles = robots_state_bytes(world) / sizeof(double);
+  size_t robot_doubles = robots_double_bytes(world) / sizeof(double);
   for (size_t i = 0; i < robot_doubles; ++i) {
     double x;
     memcpy(&x, robot_bytes + i * sizeof x, sizeof x);
     if (!isfinite(x))
       return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "snapshot holds non-finite values");
   }
+  if (!robots_controls_valid(world, robot_bytes + robot_doubles * sizeof(double)))
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "snapshot holds invalid joint controls");
   size_t bodies = (size_t)h.body_count * sizeof(body_state);
   memcpy(world->state.bodies, p, bodies);
   p += bodies;

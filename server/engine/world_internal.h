@@ -69,11 +69,29 @@ typedef struct robot_model {
   joint_model *joints;              /* [mb.joint_count], in link order */
 } robot_model;
 
+/* The rows a joint can have, for the warm-start impulses kept per joint. */
+enum {
+  JOINT_ROW_LOWER = 0,    /* position limit q ≥ lower */
+  JOINT_ROW_UPPER = 1,    /* position limit q ≤ upper */
+  JOINT_ROW_DAMPING = 2,  /* viscous damping b (URDF <dynamics damping>) */
+  JOINT_ROW_FRICTION = 3, /* Coulomb joint friction (URDF <dynamics friction>) */
+  JOINT_ROW_CONTROL = 4,  /* the position / velocity controller (DESIGN.md §5) */
+  JOINT_ROW_KINDS = 5
+};
+
 typedef struct robot_state {
-  double *q;           /* [nq] */
-  double *qd;          /* [nv] */
-  double *force;       /* [nv] pending generalised forces for the next step */
-  double *link_wrench; /* [6 link_count] pending world wrenches about link origins */
+  double *q;              /* [nq] */
+  double *qd;             /* [nv] */
+  double *force;          /* [nv] pending generalised forces for the next step */
+  double *link_wrench;    /* [6 link_count] pending world wrenches about link origins */
+  double *applied_torque; /* [joint_count] the controllers' joint force of the last step */
+  double *joint_impulse;  /* [JOINT_ROW_KINDS joint_count] last step's row impulses (warm start) */
+  lcp_joint_control_t *control; /* [joint_count] */
+  bool gravity_compensation;
+  /* qd is the velocity at the state's time (after a free step, or set by
+   * the user) rather than the last step's velocity (step.c: velocity Verlet
+   * while no row touches the robot). */
+  bool velocity_synchronized;
 } robot_state;
 
 /* Impulses of one contact point kept for the next step's warm start. */
@@ -148,6 +166,8 @@ void world_free_robot(robot_model *model, robot_state *state, mb_data *data);
 /* Adds a geom owned by a free body (robot = LCP_NULL_ID) or by a robot link. */
 int world_add_geom(lcp_world_t *world, const lcp_geom_def_t *def, lcp_body_id body,
                    lcp_robot_id robot, int32_t link, lcp_geom_id *out_id);
+/* Would lcp_robot_set_joint_control accept this control? */
+bool robot_control_valid(const lcp_joint_control_t *control);
 /* Recomputes every robot's link poses and velocities from its q, qd. */
 void world_refresh_robot_kinematics(lcp_world_t *world);
 /* World pose of a geom for the current state (robots: from their kinematics). */
