@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """arm_sine: drives the daemon's arm in lockstep along q*_i(t) = 0.5 sin(2π·0.5·t + i) with
-the in-engine PD controllers (kp = 100, kd = 10, DESIGN.md §7 "arm"), one Step-with-targets
-round trip per control tick, and prints a line of state every 100 steps.
+the in-engine PD controllers (by default kp = 100, kd = 10, DESIGN.md §7 "arm"), one
+Step-with-targets round trip per control tick, and prints a line of state every 100 steps.
 
     PYTHONPATH=build/python /usr/bin/python3 client-examples/python/arm_sine.py \
-        [--steps N] [--robot NAME] [--timeout-ms MS] [ENDPOINT]
+        [--steps N] [--robot NAME] [--kp KP] [--kd KD] [--timeout-ms MS] [ENDPOINT]
 """
 
 import argparse
@@ -16,8 +16,6 @@ from lcpsim_client import (DEFAULT_ENDPOINT, DEFAULT_TIMEOUT_MS, Client, LcpsimE
 
 AMPLITUDE = 0.5  # rad
 FREQUENCY = 0.5  # Hz
-KP = 100.0  # N·m/rad
-KD = 10.0  # N·m·s/rad
 PRINT_EVERY = 100
 
 
@@ -31,7 +29,7 @@ def target_velocity(i, t):
     return AMPLITUDE * 2.0 * math.pi * FREQUENCY * math.cos(2.0 * math.pi * FREQUENCY * t + i)
 
 
-def run(endpoint, steps, robot_name=None, timeout_ms=DEFAULT_TIMEOUT_MS):
+def run(endpoint, steps, robot_name=None, kp=100.0, kd=10.0, timeout_ms=DEFAULT_TIMEOUT_MS):
     with Client(endpoint, timeout_ms=timeout_ms) as sim:
         info = sim.get_info()
         if robot_name:
@@ -43,8 +41,8 @@ def run(endpoint, steps, robot_name=None, timeout_ms=DEFAULT_TIMEOUT_MS):
                              % (" named " + robot_name if robot_name else "", endpoint))
         joints = len(robot.joints)
         timestep = info.settings.timestep
-        print("robot=%s joints=%d timestep=%g steps=%d" % (robot.name, joints, timestep, steps),
-              flush=True)
+        print("robot=%s joints=%d timestep=%g steps=%d kp=%g kd=%g"
+              % (robot.name, joints, timestep, steps, kp, kd), flush=True)
         time = sim.get_state().time
         for step in range(1, steps + 1):
             # The implicit PD acts on the state at the end of the step: aim at that time.
@@ -52,7 +50,7 @@ def run(endpoint, steps, robot_name=None, timeout_ms=DEFAULT_TIMEOUT_MS):
             tracking = target(robot.name, mode="position",
                               position=[target_position(i, t) for i in range(joints)],
                               velocity=[target_velocity(i, t) for i in range(joints)],
-                              kp=KP, kd=KD, gravity_compensation=True)
+                              kp=kp, kd=kd, gravity_compensation=True)
             state = sim.step(1, targets=[tracking], return_state=True).state
             time = state.time
             if step % PRINT_EVERY:
@@ -69,13 +67,15 @@ def main():
                         help="the daemon's request socket (default %(default)s)")
     parser.add_argument("--steps", type=int, default=2000, help="steps to run (default 2000)")
     parser.add_argument("--robot", help="the robot to drive (default: the first)")
+    parser.add_argument("--kp", type=float, default=100.0, help="N·m/rad (default 100)")
+    parser.add_argument("--kd", type=float, default=10.0, help="N·m·s/rad (default 10)")
     parser.add_argument("--timeout-ms", type=int, default=DEFAULT_TIMEOUT_MS,
                         help="how long one call may wait for its reply (default %(default)s)")
     args = parser.parse_args()
-    if args.steps < 0:
-        parser.error("--steps must be >= 0")
+    if args.steps < 0 or args.kp < 0 or args.kd < 0:
+        parser.error("--steps, --kp and --kd must be >= 0")
     try:
-        run(args.endpoint, args.steps, args.robot, args.timeout_ms)
+        run(args.endpoint, args.steps, args.robot, args.kp, args.kd, args.timeout_ms)
     except LcpsimError as error:
         print("arm_sine: %s" % error, file=sys.stderr)
         return 1

@@ -13,36 +13,45 @@ LINE = re.compile(r"^time=(\S+) q=(\S+) tracking_error=(\S+)$")
 
 
 class ArmSineTest(unittest.TestCase):
-    def test_tracks_the_sine(self):
+    def run_arm_sine(self, *options, settled=2.0):
+        """Runs arm_sine.py for 2000 steps and checks what every run must show: exit 0, the arm
+        found, a line every 100 steps, every joint sweeping more than 0.1 rad (the arm moves).
+        Returns the largest tracking error printed from `settled` seconds on."""
         daemon = LiveDaemon()
         try:
-            run = subprocess.run([sys.executable, ARM_SINE, "--steps", "2000", daemon.rep],
-                                 capture_output=True, text=True, timeout=600)
+            run = subprocess.run([sys.executable, ARM_SINE, "--steps", "2000", *options,
+                                  daemon.rep], capture_output=True, text=True, timeout=600)
         finally:
             self.assertEqual(daemon.stop(), 0)
         self.assertEqual(run.returncode, 0, run.stderr)
         lines = run.stdout.splitlines()
         self.assertTrue(lines[0].startswith("robot=arm7 joints=7 "), lines[0])
+        timestep = float(re.search(r"timestep=(\S+)", lines[0]).group(1))
         rows = []
         for line in lines[1:]:
             match = LINE.match(line)
             self.assertIsNotNone(match, line)
             rows.append((float(match.group(1)), [float(v) for v in match.group(2).split(",")],
                          float(match.group(3))))
-        # 2000 steps, a line every 100.
         self.assertEqual(len(rows), 20)
-        timestep = rows[1][0] - rows[0][0]
-        for i, (time, q, error) in enumerate(rows):
-            self.assertAlmostEqual(time, (i + 1) * timestep, delta=1e-9)
+        for i, (time, q, _) in enumerate(rows):
+            # Every 100 steps, printed to the millisecond.
+            self.assertAlmostEqual(time, (i + 1) * 100 * timestep, delta=1e-3)
             self.assertEqual(len(q), 7)
-            # After the transient (the start is a jump to 0.5 sin(i)), the PD with velocity
-            # feed-forward and gravity compensation follows the 0.5 rad sine closely.
-            if time >= 1.0:
-                self.assertLess(error, 0.05, line)
-        # The arm moves: over the run, every joint sweeps more than 0.1 rad.
         for joint in range(7):
             values = [q[joint] for _, q, _ in rows]
             self.assertGreater(max(values) - min(values), 0.1)
+        return max(error for time, _, error in rows if time >= settled)
+
+    def test_moves_the_arm_with_the_scene_gains(self):
+        # kp = 100, kd = 10 leave the shoulder (joint2, about 6 kg·m² of arm above it) a lightly
+        # damped loop (ωn ≈ 4 rad/s, ζ ≈ 0.2) driven near resonance by the 0.5 Hz sine: linear
+        # analysis gives an error of about 0.65 rad there. Bounded, it shows the loop stable.
+        self.assertLess(self.run_arm_sine(), 0.8)
+
+    def test_tracks_closely_with_stiffer_gains(self):
+        # kp = 1000, kd = 100: the same analysis gives 0.03 rad.
+        self.assertLess(self.run_arm_sine("--kp", "1000", "--kd", "100"), 0.05)
 
     def test_no_daemon_is_an_error_not_a_hang(self):
         nothing = RefusingEndpoint()
