@@ -215,8 +215,12 @@ class Client:
                 reply.ParseFromString(frames[1])
             except (DecodeError, ValueError) as error:
                 raise LcpsimProtocolError("%s: undecodable reply (%s)" % (call, error))
-            if reply.id != request.id:
-                continue  # the late reply to a call that timed out
+            # Id 0 answers a request the daemon could not decode; with one request outstanding
+            # at a time, that is this one. Any other id is the late reply to a call that timed
+            # out.
+            undecoded = reply.id == 0 and reply.status.code != pb.Status.OK
+            if reply.id != request.id and not undecoded:
+                continue
             if reply.status.code != pb.Status.OK:
                 raise LcpsimError(reply.status.code, reply.status.message)
             if reply.WhichOneof("result") != call:

@@ -654,6 +654,7 @@ typedef enum {
   FAKE_WRONG_CALL,   /* answer a Ping with a GetInfo result */
   FAKE_UNKNOWN_CODE, /* answer with a status code this client does not know */
   FAKE_UNDECODABLE,  /* answer with bytes that are no Reply */
+  FAKE_UNDECODED,    /* answer as to a request that could not be decoded: id 0, an error */
 } fake_script_t;
 
 typedef struct {
@@ -738,6 +739,16 @@ static void *fake_run(void *argument) {
   case FAKE_UNDECODABLE:
     fake_send(fake, &first, "\xff\xff\xff", 3);
     break;
+  case FAKE_UNDECODED: {
+    Lcpsim__V1__Reply reply = LCPSIM__V1__REPLY__INIT;
+    Lcpsim__V1__Status status = LCPSIM__V1__STATUS__INIT;
+    status.code = LCPSIM__V1__STATUS__CODE__INVALID_ARGUMENT;
+    status.message = "request: not a Request";
+    reply.status = &status;
+    uint8_t bytes[128];
+    fake_send(fake, &first, bytes, lcpsim__v1__reply__pack(&reply, bytes));
+    break;
+  }
   }
   zmq_msg_close(&first.identity);
   zmq_msg_close(&second.identity);
@@ -818,6 +829,18 @@ static void an_undecodable_reply_is_a_protocol_error(void **state) {
   fake_stop(&fake);
 }
 
+static void an_answer_with_id_0_is_this_requests_error(void **state) {
+  (void)state;
+  fake_daemon_t fake;
+  fake_start(&fake, FAKE_UNDECODED);
+  lcpsim_client_t *client = NULL;
+  assert_int_equal(lcpsim_client_connect(fake.endpoint, 10000, &client), LCPSIM_OK);
+  assert_int_equal(lcpsim_client_ping(client, NULL, 0), LCPSIM_ERR_INVALID_ARGUMENT);
+  assert_string_equal(lcpsim_client_last_error(client), "request: not a Request");
+  lcpsim_client_destroy(&client);
+  fake_stop(&fake);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s PATH_TO_LCPSIMD\n", argv[0]);
@@ -847,6 +870,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(a_reply_to_another_call_is_a_protocol_error),
       cmocka_unit_test(an_unknown_status_code_is_still_an_error),
       cmocka_unit_test(an_undecodable_reply_is_a_protocol_error),
+      cmocka_unit_test(an_answer_with_id_0_is_this_requests_error),
   };
 #undef LIVE
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -320,6 +320,20 @@ class TransportTest(unittest.TestCase):
         self.assertEqual(str(caught.exception), "CODE_42: a code from a newer server")
         fake.stop()
 
+    def test_an_answer_with_id_0_is_this_requests_error(self):
+        def undecoded(request):
+            reply = pb.Reply(id=0)
+            reply.status.code = pb.Status.INVALID_ARGUMENT
+            reply.status.message = "request: not a Request"
+            return reply
+        fake = FakeDaemon(undecoded)
+        with Client(fake.endpoint, timeout_ms=10000) as sim:
+            with self.assertRaises(LcpsimError) as caught:
+                sim.ping()
+        self.assertEqual(caught.exception.code, pb.Status.INVALID_ARGUMENT)
+        self.assertEqual(caught.exception.message, "request: not a Request")
+        fake.stop()
+
 
 if __name__ == "__main__":
     unittest.main()
