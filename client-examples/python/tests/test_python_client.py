@@ -285,6 +285,12 @@ class TransportTest(unittest.TestCase):
             self.assertIsInstance(caught.exception, TimeoutError)
         nothing.close()
 
+    def test_a_malformed_endpoint_is_refused(self):
+        with self.assertRaises(zmq.ZMQError):
+            Client("not an endpoint")
+        with self.assertRaises(zmq.ZMQError):
+            Subscriber("not an endpoint")
+
     def test_a_late_reply_is_discarded(self):
         fake = FakeDaemon()
         with Client(fake.endpoint, timeout_ms=300) as sim:
