@@ -34,10 +34,10 @@ void lcpd_call_init(lcpd_call_t *call, size_t decode_budget, size_t reply_limit,
 
 const char *lcpd_call_name(const lcpd_call_t *call) {
   if (!call->request)
-    return "(undecodable)";
+    return "undecodable";
   const ProtobufCFieldDescriptor *field = protobuf_c_message_descriptor_get_field(
       &lcpsim__v1__request__descriptor, (unsigned)call->request->call_case);
-  return field ? field->name : "(unknown call)";
+  return field ? field->name : "unknown call";
 }
 
 static void reply_error(lcpd_call_t *call, const lcpd_error_t *error) {
@@ -769,6 +769,15 @@ bool lcpd_call_start(lcpd_call_t *call, lcpd_sim_t *sim, const void *data, size_
     return true;
   }
   return run_guarded(call, sim, false);
+}
+
+void lcpd_call_reject(lcpd_call_t *call, lcpd_code_t code, const char *message) {
+  lcpsim__v1__reply__init(&call->reply);
+  lcpsim__v1__status__init(&call->status);
+  call->reply.status = &call->status;
+  lcpd_error_t error = {.code = code};
+  snprintf(error.message, sizeof error.message, "%s", message);
+  reply_error(call, &error);
 }
 
 bool lcpd_call_resume(lcpd_call_t *call, lcpd_sim_t *sim) { return run_guarded(call, sim, true); }

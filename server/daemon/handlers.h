@@ -41,6 +41,8 @@ void lcpd_call_init(lcpd_call_t *call, size_t decode_budget, size_t reply_limit,
 /* Decodes and serves one request. Returns true when call->reply is ready,
  * false when a Step goes on: call lcpd_call_resume until it returns true. */
 bool lcpd_call_start(lcpd_call_t *call, lcpd_sim_t *sim, const void *data, size_t size);
+/* Answers a request that is not even a frame to decode (id 0). */
+void lcpd_call_reject(lcpd_call_t *call, Lcpsim__V1__Status__Code code, const char *message);
 bool lcpd_call_resume(lcpd_call_t *call, lcpd_sim_t *sim);
 /* Frees the request and its reply; the call can serve the next request. */
 void lcpd_call_finish(lcpd_call_t *call);

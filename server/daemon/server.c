@@ -148,14 +148,11 @@ static void receive_request(lcpd_server_t *server) {
   bool done;
   if (body_frames != 1) {
     /* Still answered, so that a REQ client is not left waiting. */
-    static const unsigned char nothing[1];
-    done = lcpd_call_start(call, server->sim, nothing, 0);
-    call->reply.id = 0;
-    call->status.code = LCPSIM__V1__STATUS__CODE__INVALID_ARGUMENT;
-    snprintf(call->status_message, sizeof call->status_message,
-             "a request is one frame after the envelope (got %d)", body_frames);
-    call->status.message = call->status_message;
-    call->reply.result_case = LCPSIM__V1__REPLY__RESULT__NOT_SET;
+    char message[128];
+    snprintf(message, sizeof message, "a request is one frame after the envelope (got %d)",
+             body_frames);
+    lcpd_call_reject(call, LCPSIM__V1__STATUS__CODE__INVALID_ARGUMENT, message);
+    done = true;
   } else {
     zmq_msg_t *body = &parts[envelope];
     done = lcpd_call_start(call, server->sim, zmq_msg_data(body), zmq_msg_size(body));

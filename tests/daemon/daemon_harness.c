@@ -355,3 +355,24 @@ bool call_ping(void *socket, uint64_t id) {
   reply_free(&reply);
   return ok;
 }
+
+void write_temp_file(const char *name, const char *content, char *path, size_t size) {
+  char dir[] = "/tmp/lcpsimd_test_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  snprintf(path, size, "%s/%s", dir, name);
+  FILE *file = fopen(path, "wb");
+  assert_non_null(file);
+  assert_int_equal(fwrite(content, 1, strlen(content), file), strlen(content));
+  fclose(file);
+}
+
+void remove_temp_file(const char *path) {
+  unlink(path);
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (slash) {
+    *slash = '\0';
+    rmdir(dir);
+  }
+}

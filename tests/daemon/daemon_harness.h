@@ -73,6 +73,11 @@ uint64_t call_step(void *socket, uint64_t id, int32_t steps);
 uint64_t world_hash(void *socket);
 bool call_ping(void *socket, uint64_t id);
 
+/* Writes content to a new file called name in a new directory under /tmp;
+ * its path goes to path. remove_temp_file removes both. */
+void write_temp_file(const char *name, const char *content, char *path, size_t size);
+void remove_temp_file(const char *path);
+
 /* Paths from the build. */
 const char *robots_dir(void);
 const char *daemon_scenes_dir(void);
