@@ -283,6 +283,24 @@ static int compare_pairs(const void *x, const void *y) {
   return (a->b > b->b) - (a->b < b->b);
 }
 
+/* Can any two of the proxies collide at all? Not when every movable one is a
+ * link of one robot without self-collision (a robot alone on the ground):
+ * then the sweep is skipped (its endpoint order is rebuilt when needed). */
+static bool proxies_may_pair(const lcp_world_t *world, const step_context *ctx,
+                             const int32_t *proxy_geom, int32_t proxies) {
+  int32_t robot = -1;
+  for (int32_t i = 0; i < proxies; ++i) {
+    int32_t g = proxy_geom[i];
+    if (ctx->geom_static[g])
+      continue;
+    int32_t r = ctx->geom_robot[g];
+    if (r < 0 || world->model.robots[r].self_collision || (robot >= 0 && r != robot))
+      return true;
+    robot = r;
+  }
+  return false;
+}
+
 static int stage_broadphase(lcp_world_t *world, step_context *ctx) {
   arena *a = &world->scratch;
   const world_model *model = &world->model;
@@ -309,9 +327,11 @@ static int stage_broadphase(lcp_world_t *world, step_context *ctx) {
   }
   sap_pair *found = NULL;
   int32_t found_count = 0;
-  int rc = sap_update(&world->broadphase, proxies, lo, hi, skip, a, &found, &found_count);
-  if (rc != LCP_OK)
-    return rc;
+  if (proxies_may_pair(world, ctx, proxy_geom, proxies)) {
+    int rc = sap_update(&world->broadphase, proxies, lo, hi, skip, a, &found, &found_count);
+    if (rc != LCP_OK)
+      return rc;
+  }
   sap_pair *plane_pairs = NEW(a, sap_pair, (int64_t)plane_count * proxies);
   ctx->pairs = NEW(a, sap_pair, found_count + (int64_t)plane_count * proxies);
   if (!plane_pairs || !ctx->pairs)
