@@ -283,17 +283,15 @@ static int compare_pairs(const void *x, const void *y) {
   return (a->b > b->b) - (a->b < b->b);
 }
 
-/* Can any two of the proxies collide at all? Not when every movable one is a
- * link of one robot without self-collision (a robot alone on the ground):
- * then the sweep is skipped (its endpoint order is rebuilt when needed). */
+/* Can any two of the proxies collide at all? Not when they are all links of
+ * one robot without self-collision (a robot alone on the ground: planes are
+ * not proxies); then the sweep is skipped (its endpoint order is rebuilt
+ * when needed). */
 static bool proxies_may_pair(const lcp_world_t *world, const step_context *ctx,
                              const int32_t *proxy_geom, int32_t proxies) {
   int32_t robot = -1;
   for (int32_t i = 0; i < proxies; ++i) {
-    int32_t g = proxy_geom[i];
-    if (ctx->geom_static[g])
-      continue;
-    int32_t r = ctx->geom_robot[g];
+    int32_t r = ctx->geom_robot[proxy_geom[i]];
     if (r < 0 || world->model.robots[r].self_collision || (robot >= 0 && r != robot))
       return true;
     robot = r;
