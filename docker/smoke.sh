@@ -37,6 +37,7 @@ STAGE_NAME=""
 STAGE_T=$T0
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/lcpsim-smoke.XXXXXX")
 SERVER_PID=""
+DAEMON_PID=""
 CTR=""
 
 log() { printf 'smoke: %s\n' "$*"; }
@@ -61,7 +62,9 @@ stage_end() {
 cleanup() {
   rc=$?
   if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
-    stop_server KILL >/dev/null 2>&1 || true
+    [ -n "$DAEMON_PID" ] && kill -KILL "$DAEMON_PID" 2>/dev/null
+    kill -TERM "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
   fi
   if [ -n "$CTR" ]; then
     case $BUILDER in
@@ -283,5 +286,232 @@ if [ -n "$need" ]; then
   rm -rf "$base"
   for b in $need; do log "$b: made locally"; done
 fi
+
+# ------------------------------------------------------------------ image ---
+stage "image $IMAGE"
+case $BUILDER in
+  docker)
+    nice_run docker build -f "$ROOT/docker/Dockerfile" -t "$IMAGE" "$ROOT" >"$WORK/build.log" 2>&1 || {
+      tail -n 40 "$WORK/build.log" >&2
+      fail "docker build"
+    }
+    size=$(docker image inspect -f '{{.Size}}' "$IMAGE")
+    ;;
+  buildah)
+    # --layers keeps every step's layer: a rebuild with unchanged inputs is a
+    # cache hit. --format docker keeps HEALTHCHECK (OCI images drop it).
+    nice_run buildah bud --isolation chroot --format docker --layers --pull=false \
+      --ignorefile "$ROOT/docker/Dockerfile.dockerignore" \
+      -f "$ROOT/docker/Dockerfile" -t "$IMAGE" "$ROOT" >"$WORK/build.log" 2>&1 || {
+      tail -n 40 "$WORK/build.log" >&2
+      fail "buildah bud"
+    }
+    size=$(buildah inspect --type image --format '{{.Size}}' "$IMAGE" 2>/dev/null || echo 0)
+    cached=$(grep -c -- '--> Using cache' "$WORK/build.log" || true)
+    log "steps taken from the layer cache: $cached"
+    ;;
+esac
+grep -E 'tests passed|tests failed' "$WORK/build.log" | sed 's/^/smoke: image build: /' || true
+MAX_MB=${LCPSIM_IMAGE_MAX_MB:-150}
+size_mb=$(awk -v b="$size" 'BEGIN { printf "%.1f", b / 1e6 }')
+log "image size: $size_mb MB (limit $MAX_MB MB)"
+awk -v s="$size_mb" -v m="$MAX_MB" 'BEGIN { exit !(s > 0 && s < m) }' ||
+  fail "the runtime image is $size_mb MB, not under $MAX_MB MB"
+
+# ----------------------------------------------------------- host clients ---
+stage "host clients"
+PING=${LCPSIM_PING:-$BUILD_DIR/client-examples/c/ping}
+PROTO_DIR=${LCPSIM_PYTHON_PROTO_DIR:-$BUILD_DIR/python}
+if [ ! -x "$PING" ] || [ ! -f "$PROTO_DIR/lcpsim/v1/lcpsim_pb2.py" ]; then
+  [ "$INSTALL" = 1 ] && "$ROOT/scripts/install-deps.sh"
+  log "building the C ping client and the Python protocol module in $BUILD_DIR"
+  cmake -S "$ROOT" -B "$BUILD_DIR" >/dev/null
+  nice_run cmake --build "$BUILD_DIR" --target c_ping lcpsim_proto_python -j 2 >/dev/null
+fi
+[ -x "$PING" ] || fail "no C ping client at $PING"
+[ -x "$PYTHON" ] || fail "no $PYTHON (Debian's python3 with python3-zmq and python3-protobuf)"
+ARM_SINE_PY=$ROOT/client-examples/python/arm_sine.py
+[ -f "$ARM_SINE_PY" ] || fail "no $ARM_SINE_PY"
+log "ping: $PING"
+
+# --------------------------------------------------------------- daemon -----
+# The image's own configuration: what `docker run IMAGE` would start.
+case $BUILDER in
+  docker) docker image inspect -f '{{json .Config}}' "$IMAGE" >"$WORK/config.json" ;;
+  buildah) buildah inspect --type image --format '{{json .Docker.Config}}' "$IMAGE" >"$WORK/config.json" ;;
+esac
+# Prints a field of the image configuration, one word a line.
+config_field() {
+  "$PYTHON" - "$WORK/config.json" "$1" <<'PY'
+import json, sys
+config = json.load(open(sys.argv[1]))
+field = sys.argv[2]
+if field == "Healthcheck":
+    value = (config.get("Healthcheck") or {}).get("Test") or []
+elif field == "ExposedPorts":
+    value = sorted(config.get("ExposedPorts") or {})
+else:
+    value = config.get(field)
+if isinstance(value, list):
+    print("\n".join(value))
+elif value:
+    print(value)
+PY
+}
+ENTRYPOINT=$(config_field Entrypoint | tr '\n' ' ')
+CMD=$(config_field Cmd | tr '\n' ' ')
+HEALTH=$(config_field Healthcheck | tr '\n' ' ')
+IMAGE_USER=$(config_field User)
+log "ENTRYPOINT: $ENTRYPOINT CMD: $CMD"
+log "HEALTHCHECK: $HEALTH"
+log "USER: $IMAGE_USER EXPOSE: $(config_field ExposedPorts | tr '\n' ' ')"
+[ "$ENTRYPOINT" = "lcpsimd " ] || fail "ENTRYPOINT is not [\"lcpsimd\"]"
+case $HEALTH in
+  "CMD lcpsim-ping "*) ;;
+  *) fail "HEALTHCHECK does not run lcpsim-ping" ;;
+esac
+case $IMAGE_USER in
+  "" | root | 0 | 0:*) fail "the image runs as root" ;;
+esac
+
+# True when nothing on this machine listens on TCP port $1.
+port_free() {
+  "$PYTHON" -c 'import socket, sys
+s = socket.socket()
+try:
+    s.bind(("0.0.0.0", int(sys.argv[1])))
+except OSError:
+    sys.exit(1)' "$1"
+}
+
+# The process of the daemon under `buildah run` (chroot isolation shares the
+# host's process table): the descendant of $1 named lcpsimd.
+find_daemon_pid() {
+  "$PYTHON" - "$1" <<'PY'
+import os, sys
+children = {}
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        stat = open(f"/proc/{pid}/stat").read()
+    except OSError:
+        continue
+    ppid = stat[stat.rindex(")") + 2:].split()[1]
+    children.setdefault(ppid, []).append((pid, stat[stat.index("(") + 1:stat.rindex(")")]))
+todo = [sys.argv[1]]
+while todo:
+    for pid, comm in children.get(todo.pop(), []):
+        if comm == "lcpsimd":
+            print(pid)
+            sys.exit(0)
+        todo.append(pid)
+sys.exit(1)
+PY
+}
+
+stage "start the daemon from the image"
+case $BUILDER in
+  docker)
+    CTR=lcpsim-smoke-$$
+    docker run -d --name "$CTR" -p 127.0.0.1::5555 -p 127.0.0.1::5556 "$IMAGE" >/dev/null ||
+      fail "docker run"
+    REP=tcp://$(docker port "$CTR" 5555/tcp | head -n 1)
+    PUB=tcp://$(docker port "$CTR" 5556/tcp | head -n 1)
+    ;;
+  buildah)
+    CTR=$(buildah from --pull=false --name "lcpsim-smoke-$$" "$IMAGE")
+    uid=$(buildah run --isolation chroot "$CTR" -- id -u)
+    log "the container runs as uid $uid"
+    [ "$uid" != 0 ] || fail "the container runs as root"
+    # Host networking (chroot isolation has no network namespace): the image's
+    # CMD binds 5555 and 5556; when another program holds them, bind ephemeral
+    # loopback ports instead, with the same ENTRYPOINT.
+    if port_free 5555 && port_free 5556; then
+      # shellcheck disable=SC2086
+      set -- $ENTRYPOINT $CMD
+    else
+      log "port 5555 or 5556 is taken on this machine: binding ephemeral ports instead"
+      # shellcheck disable=SC2086
+      set -- $ENTRYPOINT --bind tcp://127.0.0.1:0 --pub tcp://127.0.0.1:0
+    fi
+    log "buildah run: $*"
+    buildah run --isolation chroot "$CTR" -- "$@" >"$WORK/server.log" 2>&1 &
+    SERVER_PID=$!
+    i=0
+    until grep -q 'listening' "$WORK/server.log" 2>/dev/null; do
+      i=$((i + 1))
+      [ $i -le 300 ] || fail "lcpsimd printed no endpoints in 30 s: $(cat "$WORK/server.log")"
+      kill -0 "$SERVER_PID" 2>/dev/null || fail "lcpsimd exited: $(cat "$WORK/server.log")"
+      sleep 0.1
+    done
+    line=$(grep -m 1 'listening' "$WORK/server.log")
+    REP=$(printf '%s\n' "$line" | sed -n 's/.*rep=\([^ ]*\).*/\1/p' | sed 's#//0\.0\.0\.0:#//127.0.0.1:#')
+    PUB=$(printf '%s\n' "$line" | sed -n 's/.*pub=\([^ ]*\).*/\1/p' | sed 's#//0\.0\.0\.0:#//127.0.0.1:#')
+    DAEMON_PID=$(find_daemon_pid "$SERVER_PID") || fail "no lcpsimd process under buildah run"
+    log "lcpsimd: pid $DAEMON_PID, uid $(awk '/^Uid:/ { print $2 }' "/proc/$DAEMON_PID/status")"
+    ;;
+esac
+log "endpoints: rep=$REP pub=$PUB"
+
+stage "wait for health"
+case $BUILDER in
+  docker)
+    i=0
+    while :; do
+      health=$(docker inspect -f '{{.State.Health.Status}}' "$CTR")
+      [ "$health" = healthy ] && break
+      [ "$(docker inspect -f '{{.State.Running}}' "$CTR")" = true ] ||
+        fail "the container stopped: $(docker logs "$CTR" 2>&1 | tail -n 20)"
+      i=$((i + 1))
+      [ $i -le 120 ] || fail "not healthy after 120 s ($health)"
+      sleep 1
+    done
+    ;;
+  buildah)
+    # The image's HEALTHCHECK command, run in the container as Docker would,
+    # aimed at the port the daemon bound.
+    port=${REP##*:}
+    # shellcheck disable=SC2046
+    set -- $(printf '%s\n' "$HEALTH" | sed "s/^CMD //; s#tcp://127.0.0.1:5555#tcp://127.0.0.1:$port#")
+    i=0
+    until buildah run --isolation chroot "$CTR" -- "$@" >/dev/null 2>&1; do
+      kill -0 "$SERVER_PID" 2>/dev/null || fail "lcpsimd exited: $(cat "$WORK/server.log")"
+      i=$((i + 1))
+      [ $i -le 60 ] || fail "the health check did not pass in 60 tries"
+      sleep 1
+    done
+    ;;
+esac
+log "healthy"
+
+stage "C ping from the host"
+"$PING" --timeout-ms 2000 "$REP" || fail "ping $REP"
+
+stage "Python arm_sine.py from the host ($STEPS steps)"
+PYTHONPATH="$ROOT/client-examples/python:$PROTO_DIR${PYTHONPATH:+:$PYTHONPATH}" \
+  "$PYTHON" "$ARM_SINE_PY" --steps "$STEPS" "$REP" >"$WORK/arm_sine.out" 2>&1 || {
+  cat "$WORK/arm_sine.out" >&2
+  fail "arm_sine.py"
+}
+head -n 1 "$WORK/arm_sine.out" | sed 's/^/smoke: /'
+tail -n 1 "$WORK/arm_sine.out" | sed 's/^/smoke: /'
+lines=$(grep -c '^time=' "$WORK/arm_sine.out" || true)
+[ "$lines" -eq $((STEPS / 100)) ] || fail "arm_sine.py printed $lines state lines, not $((STEPS / 100))"
+
+stage "SIGTERM"
+case $BUILDER in
+  docker)
+    docker stop -t 10 "$CTR" >/dev/null
+    code=$(docker inspect -f '{{.State.ExitCode}}' "$CTR")
+    ;;
+  buildah)
+    # What `docker stop` does: SIGTERM to the container's main process.
+    kill -TERM "$DAEMON_PID"
+    code=0
+    wait "$SERVER_PID" || code=$?
+    SERVER_PID=""
+    ;;
+esac
+log "lcpsimd exit code: $code"
+[ "$code" = 0 ] || fail "lcpsimd exited with $code after SIGTERM"
 stage_end
-log "total $(elapsed "$T0") s"
+log "PASSED in $(elapsed "$T0") s"
