@@ -91,8 +91,9 @@ class Daemon:
         return count
 
     def close(self):
-        self.socket.close()
-        self.context.term()
+        if not self.context.closed:
+            self.socket.close()
+            self.context.term()
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGCONT)
             self.proc.terminate()
