@@ -257,8 +257,11 @@ static int call(lcpsim_client_t *client, request_t *request, reply_t **reply) {
     zmq_msg_close(&payload);
     if (!received)
       return fail(client, LCPSIM_ERR_PROTOCOL, "%s: undecodable reply (%d frames)", name, frames);
-    if (received->id != request->id) {
-      /* The late reply to a request that timed out. */
+    /* Id 0 answers a request the daemon could not decode; with one request outstanding at a
+     * time, that is this one. Any other id is the late reply to a request that timed out. */
+    bool undecoded = received->id == 0 && received->status &&
+                     received->status->code != LCPSIM__V1__STATUS__CODE__OK;
+    if (received->id != request->id && !undecoded) {
       lcpsim__v1__reply__free_unpacked(received, NULL);
       continue;
     }

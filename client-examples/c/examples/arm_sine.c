@@ -1,8 +1,9 @@
 /* arm_sine: drives the daemon's arm in lockstep along q*_i(t) = 0.5 sin(2π·0.5·t + i) with the
- * in-engine PD controllers (kp = 100, kd = 10, DESIGN.md §7 "arm"), one Step-with-targets round
- * trip per control tick, and prints a line of state every 100 steps.
+ * in-engine PD controllers (by default kp = 100, kd = 10, DESIGN.md §7 "arm"), one
+ * Step-with-targets round trip per control tick, and prints a line of state every 100 steps.
  *
- *   arm_sine [--steps N] [--robot NAME] [ENDPOINT]     (default tcp://127.0.0.1:5555)
+ *   arm_sine [--steps N] [--robot NAME] [--kp KP] [--kd KD] [ENDPOINT]
+ *                                                     (default tcp://127.0.0.1:5555)
  */
 #include <getopt.h>
 #include <math.h>
@@ -14,12 +15,10 @@
 static const double PI = 3.14159265358979323846;
 static const double AMPLITUDE = 0.5; /* rad */
 static const double FREQUENCY = 0.5; /* Hz */
-static const double KP = 100.0;      /* N·m/rad */
-static const double KD = 10.0;       /* N·m·s/rad */
 enum { PRINT_EVERY = 100, MAX_JOINTS = 64 };
 
 static int usage(const char *program) {
-  fprintf(stderr, "usage: %s [--steps N] [--robot NAME] [ENDPOINT]\n", program);
+  fprintf(stderr, "usage: %s [--steps N] [--robot NAME] [--kp KP] [--kd KD] [ENDPOINT]\n", program);
   return 2;
 }
 
@@ -41,11 +40,12 @@ static double target_velocity(int i, double t) {
 int main(int argc, char **argv) {
   long steps = 2000;
   const char *robot_name = NULL;
-  static const struct option options[] = {{"steps", required_argument, NULL, 's'},
-                                          {"robot", required_argument, NULL, 'r'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
-  for (int option; (option = getopt_long(argc, argv, "s:r:h", options, NULL)) != -1;) {
+  double kp = 100.0, kd = 10.0; /* N·m/rad, N·m·s/rad */
+  static const struct option options[] = {
+      {"steps", required_argument, NULL, 's'}, {"robot", required_argument, NULL, 'r'},
+      {"kp", required_argument, NULL, 'p'},    {"kd", required_argument, NULL, 'd'},
+      {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
+  for (int option; (option = getopt_long(argc, argv, "s:r:p:d:h", options, NULL)) != -1;) {
     char *end = NULL;
     switch (option) {
     case 's':
@@ -55,6 +55,12 @@ int main(int argc, char **argv) {
       break;
     case 'r':
       robot_name = optarg;
+      break;
+    case 'p':
+    case 'd':
+      *(option == 'p' ? &kp : &kd) = strtod(optarg, &end);
+      if (*end != '\0' || !(kp >= 0.0 && kd >= 0.0))
+        return usage(argv[0]);
       break;
     default:
       return usage(argv[0]);
@@ -88,7 +94,8 @@ int main(int argc, char **argv) {
   }
   const int joints = (int)robot->n_joints;
   const double timestep = info->settings->timestep;
-  printf("robot=%s joints=%d timestep=%g steps=%ld\n", robot->name, joints, timestep, steps);
+  printf("robot=%s joints=%d timestep=%g steps=%ld kp=%g kd=%g\n", robot->name, joints, timestep,
+         steps, kp, kd);
 
   code = lcpsim_client_get_state(client, LCPSIM_WITHOUT_CONTACTS, &state);
   if (code != LCPSIM_OK) {
@@ -96,7 +103,6 @@ int main(int argc, char **argv) {
     goto done;
   }
   double position[MAX_JOINTS], velocity[MAX_JOINTS];
-  const double kp = KP, kd = KD;
   lcpsim_target_t target = {
       .robot = robot->name,
       .mode = LCPSIM_MODE_POSITION,

@@ -23,6 +23,14 @@
 #include "lcpsim_client.h"
 #include "test_daemon.h"
 
+/* In double precision (cmocka's assert_float_equal compares floats). */
+#define assert_near(a, b, tol)                                                                     \
+  do {                                                                                             \
+    double a_ = (a), b_ = (b), t_ = (tol);                                                         \
+    if (!(fabs(a_ - b_) <= t_))                                                                    \
+      fail_msg("%s = %.17g, expected %.17g (tol %g)", #a, a_, b_, t_);                             \
+  } while (0)
+
 static const char *daemon_path;
 
 /* The built-in world's arm (server/model/robots/arm7.urdf). */
@@ -91,8 +99,10 @@ static const lcpsim_robot_state_t *arm_of(const lcpsim_state_t *state) {
   return arm;
 }
 
-/* Position control of every arm joint with the scene's gains and gravity compensation. */
-static const double KP = 100.0, KD = 10.0;
+/* Position control of every arm joint with gravity compensation. Gains that damp the shoulder well
+ * (about 6 kg·m² of arm above it: ζ ≈ 0.8), so that the arm settles within a few seconds. */
+static const double KP = 100.0, KD = 40.0;
+static const double SETTLE_SECONDS = 5.0;
 static lcpsim_target_t hold_arm(const double position[ARM_JOINTS]) {
   return (lcpsim_target_t){.robot = ARM,
                            .mode = LCPSIM_MODE_POSITION,
@@ -135,16 +145,16 @@ static void get_info_describes_the_arm_as_its_urdf_says(void **state) {
     assert_true(joint->has_limits);
     /* Axes alternate z, y, z, ...; limits ±170° (z), ±120° (y), ±175° (last), 100 N·m. */
     double expected_upper = i == 6 ? 175.0 : i % 2 == 0 ? 170.0 : 120.0;
-    assert_float_equal(joint->upper, expected_upper * 3.14159265358979323846 / 180.0, 1e-12);
-    assert_float_equal(joint->lower, -joint->upper, 1e-12);
-    assert_float_equal(joint->effort_limit, 100.0, 1e-12);
+    assert_near(joint->upper, expected_upper * 3.14159265358979323846 / 180.0, 1e-12);
+    assert_near(joint->lower, -joint->upper, 1e-12);
+    assert_near(joint->effort_limit, 100.0, 1e-12);
     assert_non_null(joint->axis);
-    assert_float_equal(joint->axis->z, i % 2 == 0 ? 1.0 : 0.0, 1e-12);
-    assert_float_equal(joint->axis->y, i % 2 == 0 ? 0.0 : 1.0, 1e-12);
+    assert_near(joint->axis->z, i % 2 == 0 ? 1.0 : 0.0, 1e-12);
+    assert_near(joint->axis->y, i % 2 == 0 ? 0.0 : 1.0, 1e-12);
   }
   assert_non_null(info->settings);
   assert_true(info->settings->timestep > 0.0);
-  assert_float_equal(info->settings->gravity->z, -9.81, 1e-12);
+  assert_near(info->settings->gravity->z, -9.81, 1e-12);
   assert_true(strlen(info->server_version) > 0);
   lcpsim_info_destroy(&info);
   assert_null(info);
@@ -157,7 +167,7 @@ static void step_advances_time_and_count(void **state) {
   assert_int_equal(lcpsim_client_step(live->client, 10, NULL, 0, LCPSIM_WITHOUT_CONTACTS, &after),
                    LCPSIM_OK);
   assert_int_equal(after->step_count, before->step_count + 10);
-  assert_float_equal(after->time, before->time + 10 * live->timestep, 1e-9);
+  assert_near(after->time, before->time + 10 * live->timestep, 1e-9);
   assert_int_equal(after->sequence, 0);
   /* Without a state asked for, the call still steps. */
   assert_int_equal(lcpsim_client_step(live->client, 5, NULL, 0, LCPSIM_WITHOUT_CONTACTS, NULL),
@@ -174,14 +184,14 @@ static void step_targets_drive_the_arm_to_a_pose(void **state) {
   const double pose[ARM_JOINTS] = {0.3, -0.2, 0.1, 0.4, 0.0, -0.3, 0.2};
   lcpsim_target_t target = hold_arm(pose);
   lcpsim_state_t *after = NULL;
-  assert_int_equal(lcpsim_client_step(live->client, steps_for(live, 3.0), &target, 1,
+  assert_int_equal(lcpsim_client_step(live->client, steps_for(live, SETTLE_SECONDS), &target, 1,
                                       LCPSIM_WITHOUT_CONTACTS, &after),
                    LCPSIM_OK);
   const lcpsim_robot_state_t *arm = arm_of(after);
-  /* With gravity compensated, the PD settles on its target (kd/kp = 0.1 s, 3 s is 30 of them). */
+  /* With gravity compensated, the PD settles on its target. */
   for (int i = 0; i < ARM_JOINTS; ++i) {
-    assert_float_equal(arm->q[i], pose[i], 0.01);
-    assert_float_equal(arm->qd[i], 0.0, 0.01);
+    assert_near(arm->q[i], pose[i], 0.01);
+    assert_near(arm->qd[i], 0.0, 0.01);
   }
   lcpsim_state_destroy(&after);
 }
@@ -216,12 +226,12 @@ static void set_target_by_name_and_by_index(void **state) {
   assert_int_equal(lcpsim_client_set_target(live->client, &by_name), LCPSIM_OK);
   assert_int_equal(lcpsim_client_set_target(live->client, &by_index), LCPSIM_OK);
   lcpsim_state_t *after = NULL;
-  assert_int_equal(lcpsim_client_step(live->client, steps_for(live, 3.0), NULL, 0,
+  assert_int_equal(lcpsim_client_step(live->client, steps_for(live, SETTLE_SECONDS), NULL, 0,
                                       LCPSIM_WITHOUT_CONTACTS, &after),
                    LCPSIM_OK);
   const lcpsim_robot_state_t *arm = arm_of(after);
   for (int i = 0; i < ARM_JOINTS; ++i)
-    assert_float_equal(arm->q[i], i == 1 ? bend : 0.0, 0.01);
+    assert_near(arm->q[i], i == 1 ? bend : 0.0, 0.01);
   lcpsim_state_destroy(&after);
 }
 
@@ -246,10 +256,10 @@ static void torque_mode_accelerates_the_base_joint(void **state) {
                    LCPSIM_OK);
   const lcpsim_robot_state_t *arm = arm_of(after);
   double expected_rate = torque / inertia * duration;
-  assert_float_equal(arm->qd[0], expected_rate, 0.03 * expected_rate);
-  assert_float_equal(arm->q[0], 0.5 * expected_rate * duration, 0.05 * expected_rate * duration);
+  assert_near(arm->qd[0], expected_rate, 0.03 * expected_rate);
+  assert_near(arm->q[0], 0.5 * expected_rate * duration, 0.05 * expected_rate * duration);
   assert_int_equal(arm->n_applied_torque, ARM_JOINTS);
-  assert_float_equal(arm->applied_torque[0], torque, 1e-9);
+  assert_near(arm->applied_torque[0], torque, 1e-9);
   lcpsim_state_destroy(&after);
 }
 
@@ -271,7 +281,7 @@ static void get_state_reports_contacts_only_when_asked(void **state) {
     double n =
         sqrt(contact->normal->x * contact->normal->x + contact->normal->y * contact->normal->y +
              contact->normal->z * contact->normal->z);
-    assert_float_equal(n, 1.0, 1e-6);
+    assert_near(n, 1.0, 1e-6);
     assert_true(contact->normal_impulse >= 0.0);
   }
   /* Step with the state and contacts in one round trip. */
@@ -329,8 +339,8 @@ static void load_model_from_text_and_from_path(void **state) {
   const lcpsim_robot_state_t *second = lcpsim_state_find_robot(now, "second_arm");
   assert_non_null(second);
   assert_non_null(second->base_pose);
-  assert_float_equal(second->base_pose->position->x, 1.0, 1e-12);
-  assert_float_equal(second->base_pose->position->z, 0.1, 1e-12);
+  assert_near(second->base_pose->position->x, 1.0, 1e-12);
+  assert_near(second->base_pose->position->z, 0.1, 1e-12);
   lcpsim_state_destroy(&now);
 
   lcpsim_model_t neither = {.name = "nothing"};
@@ -380,9 +390,8 @@ static void spawn_falls_freely_and_remove_takes_it_away(void **state) {
   assert_int_equal(fallen->id, id);
   double t = after->time - before->time;
   /* Semi-implicit Euler falls a little further than ½ g t² (by ½ g h t). */
-  assert_float_equal(fallen->pose->position->z, 10.0 - 0.5 * 9.81 * t * t,
-                     9.81 * live->timestep * t);
-  assert_float_equal(fallen->twist->linear->z, -9.81 * t, 1e-6);
+  assert_near(fallen->pose->position->z, 10.0 - 0.5 * 9.81 * t * t, 9.81 * live->timestep * t);
+  assert_near(fallen->twist->linear->z, -9.81 * t, 1e-6);
   lcpsim_state_destroy(&before);
   lcpsim_state_destroy(&after);
 
@@ -408,12 +417,12 @@ static void reset_goes_back_to_the_start(void **state) {
   assert_int_equal(lcpsim_client_reset(live->client), LCPSIM_OK);
   lcpsim_state_t *reset = get_state(live);
   assert_int_equal(reset->step_count, start->step_count);
-  assert_float_equal(reset->time, start->time, 0.0);
+  assert_near(reset->time, start->time, 0.0);
   assert_null(find_body(reset, "ball"));
   assert_int_equal(reset->n_bodies, start->n_bodies);
   const lcpsim_robot_state_t *arm = arm_of(reset), *arm_at_start = arm_of(start);
   for (int i = 0; i < ARM_JOINTS; ++i)
-    assert_float_equal(arm->q[i], arm_at_start->q[i], 0.0);
+    assert_near(arm->q[i], arm_at_start->q[i], 0.0);
   lcpsim_state_destroy(&start);
   lcpsim_state_destroy(&reset);
 }
@@ -438,12 +447,12 @@ static void save_and_restore_bytes_replays_bitwise(void **state) {
   assert_int_equal(lcpsim_client_save_state(live->client, NULL, &snapshot, &size, &saved_at),
                    LCPSIM_OK);
   assert_true(size > 0);
-  assert_float_equal(saved_at, warmup->time, 0.0);
+  assert_near(saved_at, warmup->time, 0.0);
   lcpsim_state_t *first = move_arm(live, 100);
   double restored_at = -1.0;
   assert_int_equal(lcpsim_client_restore_state(live->client, snapshot, size, &restored_at),
                    LCPSIM_OK);
-  assert_float_equal(restored_at, saved_at, 0.0);
+  assert_near(restored_at, saved_at, 0.0);
   lcpsim_state_t *again = move_arm(live, 100);
   /* A snapshot is the whole state: the replay is bitwise the same (DESIGN.md §2). */
   assert_int_equal(again->step_count, first->step_count);
@@ -468,12 +477,12 @@ static void save_and_restore_by_slot(void **state) {
   assert_true(moved->time > saved_at);
   double restored_at = -1.0;
   assert_int_equal(lcpsim_client_restore_slot(live->client, "home", &restored_at), LCPSIM_OK);
-  assert_float_equal(restored_at, saved_at, 0.0);
+  assert_near(restored_at, saved_at, 0.0);
   lcpsim_state_t *now = get_state(live);
   assert_int_equal(now->step_count, warmup->step_count);
   const lcpsim_robot_state_t *a = arm_of(warmup), *b = arm_of(now);
   for (int i = 0; i < ARM_JOINTS; ++i)
-    assert_float_equal(a->q[i], b->q[i], 0.0);
+    assert_near(a->q[i], b->q[i], 0.0);
   assert_int_equal(lcpsim_client_restore_slot(live->client, "no such slot", NULL),
                    LCPSIM_ERR_NOT_FOUND);
   lcpsim_state_destroy(&warmup);
@@ -496,10 +505,10 @@ static void set_settings_changes_only_what_is_given(void **state) {
                                      .gravity = {0.0, 0.0, -1.62}};
   lcpsim_settings_t *settings = NULL;
   assert_int_equal(lcpsim_client_set_settings(live->client, &change, &settings), LCPSIM_OK);
-  assert_float_equal(settings->timestep, 0.002, 0.0);
+  assert_near(settings->timestep, 0.002, 0.0);
   assert_int_equal(settings->iterations, 37);
-  assert_float_equal(settings->gravity->z, -1.62, 0.0);
-  assert_float_equal(settings->sor_omega, omega_before, 0.0);
+  assert_near(settings->gravity->z, -1.62, 0.0);
+  assert_near(settings->sor_omega, omega_before, 0.0);
   lcpsim_settings_destroy(&settings);
   assert_null(settings);
 
@@ -507,7 +516,7 @@ static void set_settings_changes_only_what_is_given(void **state) {
   lcpsim_state_t *after = NULL;
   assert_int_equal(lcpsim_client_step(live->client, 3, NULL, 0, LCPSIM_WITHOUT_CONTACTS, &after),
                    LCPSIM_OK);
-  assert_float_equal(after->time - before->time, 3 * 0.002, 1e-12);
+  assert_near(after->time - before->time, 3 * 0.002, 1e-12);
   lcpsim_state_destroy(&before);
   lcpsim_state_destroy(&after);
 
@@ -645,6 +654,7 @@ typedef enum {
   FAKE_WRONG_CALL,   /* answer a Ping with a GetInfo result */
   FAKE_UNKNOWN_CODE, /* answer with a status code this client does not know */
   FAKE_UNDECODABLE,  /* answer with bytes that are no Reply */
+  FAKE_UNDECODED,    /* answer as to a request that could not be decoded: id 0, an error */
 } fake_script_t;
 
 typedef struct {
@@ -729,6 +739,16 @@ static void *fake_run(void *argument) {
   case FAKE_UNDECODABLE:
     fake_send(fake, &first, "\xff\xff\xff", 3);
     break;
+  case FAKE_UNDECODED: {
+    Lcpsim__V1__Reply reply = LCPSIM__V1__REPLY__INIT;
+    Lcpsim__V1__Status status = LCPSIM__V1__STATUS__INIT;
+    status.code = LCPSIM__V1__STATUS__CODE__INVALID_ARGUMENT;
+    status.message = "request: not a Request";
+    reply.status = &status;
+    uint8_t bytes[128];
+    fake_send(fake, &first, bytes, lcpsim__v1__reply__pack(&reply, bytes));
+    break;
+  }
   }
   zmq_msg_close(&first.identity);
   zmq_msg_close(&second.identity);
@@ -809,6 +829,18 @@ static void an_undecodable_reply_is_a_protocol_error(void **state) {
   fake_stop(&fake);
 }
 
+static void an_answer_with_id_0_is_this_requests_error(void **state) {
+  (void)state;
+  fake_daemon_t fake;
+  fake_start(&fake, FAKE_UNDECODED);
+  lcpsim_client_t *client = NULL;
+  assert_int_equal(lcpsim_client_connect(fake.endpoint, 10000, &client), LCPSIM_OK);
+  assert_int_equal(lcpsim_client_ping(client, NULL, 0), LCPSIM_ERR_INVALID_ARGUMENT);
+  assert_string_equal(lcpsim_client_last_error(client), "request: not a Request");
+  lcpsim_client_destroy(&client);
+  fake_stop(&fake);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s PATH_TO_LCPSIMD\n", argv[0]);
@@ -838,6 +870,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(a_reply_to_another_call_is_a_protocol_error),
       cmocka_unit_test(an_unknown_status_code_is_still_an_error),
       cmocka_unit_test(an_undecodable_reply_is_a_protocol_error),
+      cmocka_unit_test(an_answer_with_id_0_is_this_requests_error),
   };
 #undef LIVE
   return cmocka_run_group_tests(tests, NULL, NULL);

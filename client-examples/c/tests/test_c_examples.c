@@ -20,6 +20,14 @@
 
 #include "test_daemon.h"
 
+/* In double precision (cmocka's assert_float_equal compares floats). */
+#define assert_near(a, b, tol)                                                                     \
+  do {                                                                                             \
+    double a_ = (a), b_ = (b), t_ = (tol);                                                         \
+    if (!(fabs(a_ - b_) <= t_))                                                                    \
+      fail_msg("%s = %.17g, expected %.17g (tol %g)", #a, a_, b_, t_);                             \
+  } while (0)
+
 static const char *daemon_path, *arm_sine_path, *ping_path;
 
 enum { MAX_LINES = 256, MAX_JOINTS = 16 };
@@ -89,14 +97,22 @@ static bool parse_arm_line(const char *text, arm_line_t *line) {
   return true;
 }
 
-static void arm_sine_tracks_the_sine(void **state) {
-  test_daemon_t *daemon = *state;
+/* Runs arm_sine for 2000 steps with `options` against the daemon and checks what every run must
+ * show: exit 0, the arm found, a line every 100 steps, and every joint sweeping more than 0.1 rad
+ * (the arm moves). Returns the largest tracking error printed from `settled` seconds on. */
+static double run_arm_sine(const test_daemon_t *daemon, const char *options, double settled) {
   char command[1024];
-  snprintf(command, sizeof command, "'%s' --steps 2000 '%s'", arm_sine_path, daemon->rep);
+  snprintf(command, sizeof command, "'%s' --steps 2000 %s '%s'", arm_sine_path, options,
+           daemon->rep);
   output_t output;
   run(command, &output);
   assert_int_equal(output.exit_status, 0);
+  assert_true(output.lines > 0);
   assert_non_null(strstr(output.text[0], "robot=arm7 joints=7"));
+  const char *timestep_text = strstr(output.text[0], "timestep=");
+  assert_non_null(timestep_text);
+  double timestep = atof(timestep_text + strlen("timestep="));
+  assert_true(timestep > 0.0);
 
   arm_line_t lines[MAX_LINES];
   int count = 0;
@@ -105,27 +121,37 @@ static void arm_sine_tracks_the_sine(void **state) {
     assert_int_equal(lines[count].joints, 7);
     ++count;
   }
-  /* 2000 steps, a line every 100. */
   assert_int_equal(count, 20);
-  double timestep = lines[1].time - lines[0].time;
-  assert_true(timestep > 0.0);
-  double lowest[7], highest[7];
+  double lowest[7], highest[7], worst = 0.0;
   for (int j = 0; j < 7; ++j)
     lowest[j] = highest[j] = lines[0].q[j];
   for (int i = 0; i < count; ++i) {
-    assert_float_equal(lines[i].time, (i + 1) * timestep, 1e-9);
+    /* Every 100 steps, printed to the millisecond. */
+    assert_near(lines[i].time, (i + 1) * 100 * timestep, 1e-3);
     for (int j = 0; j < 7; ++j) {
       lowest[j] = fmin(lowest[j], lines[i].q[j]);
       highest[j] = fmax(highest[j], lines[i].q[j]);
     }
-    /* After the transient (the start is a jump to 0.5 sin(i)), the PD with velocity feed-forward
-     * and gravity compensation follows the 0.5 rad sine closely. */
-    if (lines[i].time >= 1.0)
-      assert_true(lines[i].tracking_error < 0.05);
+    if (lines[i].time >= settled)
+      worst = fmax(worst, lines[i].tracking_error);
   }
-  /* The arm moves: over the run, every joint sweeps more than 0.1 rad. */
   for (int j = 0; j < 7; ++j)
     assert_true(highest[j] - lowest[j] > 0.1);
+  return worst;
+}
+
+static void arm_sine_moves_the_arm_with_the_scene_gains(void **state) {
+  /* kp = 100, kd = 10 leave the shoulder (joint2, about 6 kg·m² of arm above it) a lightly damped
+   * loop (ωn ≈ 4 rad/s, ζ ≈ 0.2) driven near resonance by the 0.5 Hz sine: linear analysis gives
+   * an error of about 0.65 rad there. Bounded, it shows the loop stable. */
+  double worst = run_arm_sine(*state, "", 2.0);
+  assert_true(worst < 0.8);
+}
+
+static void arm_sine_tracks_closely_with_stiffer_gains(void **state) {
+  /* kp = 1000, kd = 100: the same analysis gives 0.03 rad. */
+  double worst = run_arm_sine(*state, "--kp 1000 --kd 100", 2.0);
+  assert_true(worst < 0.05);
 }
 
 static void arm_sine_rejects_a_bad_option(void **state) {
@@ -168,7 +194,10 @@ int main(int argc, char **argv) {
   arm_sine_path = argv[2];
   ping_path = argv[3];
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(arm_sine_tracks_the_sine, start_daemon, stop_daemon),
+      cmocka_unit_test_setup_teardown(arm_sine_moves_the_arm_with_the_scene_gains, start_daemon,
+                                      stop_daemon),
+      cmocka_unit_test_setup_teardown(arm_sine_tracks_closely_with_stiffer_gains, start_daemon,
+                                      stop_daemon),
       cmocka_unit_test(arm_sine_rejects_a_bad_option),
       cmocka_unit_test_setup_teardown(ping_succeeds_against_the_daemon, start_daemon, stop_daemon),
       cmocka_unit_test(ping_fails_when_nothing_answers),

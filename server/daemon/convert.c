@@ -1,0 +1,445 @@
+#include "convert.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+int lcpd_fail(lcpd_error_t *error, lcpd_code_t code, const char *fmt, ...) {
+  error->code = code;
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(error->message, sizeof error->message, fmt, args);
+  va_end(args);
+  return -1;
+}
+
+lcpd_code_t lcpd_code_of(int lcp_status) {
+  switch (lcp_status) {
+  case LCP_OK:
+    return LCPSIM__V1__STATUS__CODE__OK;
+  case LCP_ERR_INVALID_ARGUMENT:
+  case LCP_ERR_DEGENERATE:
+    return LCPSIM__V1__STATUS__CODE__INVALID_ARGUMENT;
+  case LCP_ERR_NOT_FOUND:
+    return LCPSIM__V1__STATUS__CODE__NOT_FOUND;
+  case LCP_ERR_NO_MEMORY:
+    return LCPSIM__V1__STATUS__CODE__RESOURCE_EXHAUSTED;
+  case LCP_ERR_MISMATCH:
+  case LCP_ERR_STATE:
+    return LCPSIM__V1__STATUS__CODE__FAILED_PRECONDITION;
+  default:
+    return LCPSIM__V1__STATUS__CODE__INTERNAL;
+  }
+}
+
+const char *lcpd_code_name(lcpd_code_t code) {
+  const ProtobufCEnumValue *value =
+      protobuf_c_enum_descriptor_get_value(&lcpsim__v1__status__code__descriptor, (int)code);
+  return value ? value->name : "UNKNOWN";
+}
+
+/* ---- finiteness of every number ---- */
+
+typedef struct path_buffer {
+  char *text;
+  size_t size;
+} path_buffer;
+
+/* Appends to the path; returns the old length so the caller can cut back. */
+static size_t path_push(path_buffer *path, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static size_t path_push(path_buffer *path, const char *fmt, ...) {
+  size_t length = strlen(path->text);
+  if (length + 1 < path->size) {
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(path->text + length, path->size - length, fmt, args);
+    va_end(args);
+  }
+  return length;
+}
+
+static bool message_finite(const ProtobufCMessage *message, path_buffer *path, int depth);
+
+static bool value_finite(const ProtobufCFieldDescriptor *field, const void *value,
+                         path_buffer *path, int depth) {
+  switch (field->type) {
+  case PROTOBUF_C_TYPE_DOUBLE: {
+    double x;
+    memcpy(&x, value, sizeof x);
+    return isfinite(x);
+  }
+  case PROTOBUF_C_TYPE_FLOAT: {
+    float x;
+    memcpy(&x, value, sizeof x);
+    return isfinite(x);
+  }
+  case PROTOBUF_C_TYPE_MESSAGE: {
+    const ProtobufCMessage *child;
+    memcpy(&child, value, sizeof child);
+    return !child || message_finite(child, path, depth + 1);
+  }
+  default:
+    return true;
+  }
+}
+
+static bool message_finite(const ProtobufCMessage *message, path_buffer *path, int depth) {
+  const ProtobufCMessageDescriptor *descriptor = message->descriptor;
+  const unsigned char *base = (const unsigned char *)message;
+  for (unsigned i = 0; i < descriptor->n_fields; ++i) {
+    const ProtobufCFieldDescriptor *field = &descriptor->fields[i];
+    if (field->type != PROTOBUF_C_TYPE_DOUBLE && field->type != PROTOBUF_C_TYPE_FLOAT &&
+        field->type != PROTOBUF_C_TYPE_MESSAGE)
+      continue;
+    if (field->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
+      /* Members of a oneof share storage: only the set one may be read. */
+      uint32_t set_case;
+      memcpy(&set_case, base + field->quantifier_offset, sizeof set_case);
+      if (set_case != field->id)
+        continue;
+    }
+    size_t mark = path_push(path, "%s%s", depth ? "." : "", field->name);
+    if (field->label == PROTOBUF_C_LABEL_REPEATED) {
+      size_t count;
+      memcpy(&count, base + field->quantifier_offset, sizeof count);
+      const unsigned char *array;
+      memcpy(&array, base + field->offset, sizeof array);
+      size_t element = field->type == PROTOBUF_C_TYPE_DOUBLE  ? sizeof(double)
+                       : field->type == PROTOBUF_C_TYPE_FLOAT ? sizeof(float)
+                                                              : sizeof(void *);
+      for (size_t k = 0; k < count; ++k) {
+        size_t item_mark = path_push(path, "[%zu]", k);
+        if (!value_finite(field, array + k * element, path, depth))
+          return false;
+        path->text[item_mark] = '\0';
+      }
+    } else if (!value_finite(field, base + field->offset, path, depth)) {
+      return false;
+    }
+    path->text[mark] = '\0';
+  }
+  return true;
+}
+
+bool lcpd_all_finite(const ProtobufCMessage *message, char *path, size_t path_size) {
+  path[0] = '\0';
+  path_buffer buffer = {path, path_size};
+  return message_finite(message, &buffer, 0);
+}
+
+/* ---- reading ---- */
+
+void lcpd_read_vec3(const Lcpsim__V1__Vec3 *v, double out[3]) {
+  out[0] = v ? v->x : 0.0;
+  out[1] = v ? v->y : 0.0;
+  out[2] = v ? v->z : 0.0;
+}
+
+int lcpd_read_pose(const Lcpsim__V1__Pose *pose, double position[3], double orientation[4],
+                   const char *field, lcpd_error_t *error) {
+  lcpd_read_vec3(pose ? pose->position : NULL, position);
+  const Lcpsim__V1__Quat *q = pose ? pose->orientation : NULL;
+  if (!q) {
+    orientation[0] = 1.0;
+    orientation[1] = orientation[2] = orientation[3] = 0.0;
+    return 0;
+  }
+  orientation[0] = q->w;
+  orientation[1] = q->x;
+  orientation[2] = q->y;
+  orientation[3] = q->z;
+  double norm2 = q->w * q->w + q->x * q->x + q->y * q->y + q->z * q->z;
+  if (!(norm2 > 1e-24) || !isfinite(norm2))
+    return lcpd_fail(error, LCPSIM__V1__STATUS__CODE__INVALID_ARGUMENT,
+                     "%s.orientation must be a non-zero quaternion (w, x, y, z)", field);
+  return 0;
+}
+
+int lcpd_read_shape(const Lcpsim__V1__Shape *shape, lcpd_shape_t *out, lcpd_error_t *error) {
+  const lcpd_code_t bad = LCPSIM__V1__STATUS__CODE__INVALID_ARGUMENT;
+  if (!shape)
+    return lcpd_fail(error, bad, "spawn.shape is missing");
+  *out = (lcpd_shape_t){.radius = shape->radius, .half_length = shape->half_length};
+  lcpd_read_vec3(shape->half_extents, out->half_extents);
+  switch (shape->type) {
+  case LCPSIM__V1__SHAPE__TYPE__SPHERE:
+    out->type = LCP_SHAPE_SPHERE;
+    if (!(shape->radius > 0.0))
+      return lcpd_fail(error, bad, "spawn.shape.radius must be > 0 for a sphere (got %g)",
+                       shape->radius);
+    return 0;
+  case LCPSIM__V1__SHAPE__TYPE__BOX:
+    out->type = LCP_SHAPE_BOX;
+    for (int i = 0; i < 3; ++i)
+      if (!(out->half_extents[i] > 0.0))
+        return lcpd_fail(error, bad,
+                         "spawn.shape.half_extents must be > 0 for a box (got %g %g %g)",
+                         out->half_extents[0], out->half_extents[1], out->half_extents[2]);
+    return 0;
+  case LCPSIM__V1__SHAPE__TYPE__CAPSULE:
+  case LCPSIM__V1__SHAPE__TYPE__CYLINDER:
+    out->type =
+        shape->type == LCPSIM__V1__SHAPE__TYPE__CAPSULE ? LCP_SHAPE_CAPSULE : LCP_SHAPE_CYLINDER;
+    if (!(shape->radius > 0.0) || !(shape->half_length > 0.0))
+      return lcpd_fail(error, bad,
+                       "spawn.shape.radius and half_length must be > 0 for a %s (got %g, %g)",
+                       out->type == LCP_SHAPE_CAPSULE ? "capsule" : "cylinder", shape->radius,
+                       shape->half_length);
+    return 0;
+  default:
+    return lcpd_fail(error, bad,
+                     "spawn.shape.type must be SPHERE, BOX, CAPSULE or CYLINDER (got %d)",
+                     (int)shape->type);
+  }
+}
+
+/* ---- building ---- */
+
+Lcpsim__V1__Vec3 *lcpd_new_vec3(lcpd_arena_t *arena, const double v[3]) {
+  Lcpsim__V1__Vec3 *m = LCPD_NEW(arena, Lcpsim__V1__Vec3);
+  lcpsim__v1__vec3__init(m);
+  m->x = v[0];
+  m->y = v[1];
+  m->z = v[2];
+  return m;
+}
+
+Lcpsim__V1__Pose *lcpd_new_pose(lcpd_arena_t *arena, const double position[3],
+                                const double orientation[4]) {
+  Lcpsim__V1__Pose *m = LCPD_NEW(arena, Lcpsim__V1__Pose);
+  lcpsim__v1__pose__init(m);
+  m->position = lcpd_new_vec3(arena, position);
+  m->orientation = LCPD_NEW(arena, Lcpsim__V1__Quat);
+  lcpsim__v1__quat__init(m->orientation);
+  m->orientation->w = orientation[0];
+  m->orientation->x = orientation[1];
+  m->orientation->y = orientation[2];
+  m->orientation->z = orientation[3];
+  return m;
+}
+
+Lcpsim__V1__Twist *lcpd_new_twist(lcpd_arena_t *arena, const double linear[3],
+                                  const double angular[3]) {
+  Lcpsim__V1__Twist *m = LCPD_NEW(arena, Lcpsim__V1__Twist);
+  lcpsim__v1__twist__init(m);
+  m->linear = lcpd_new_vec3(arena, linear);
+  m->angular = lcpd_new_vec3(arena, angular);
+  return m;
+}
+
+Lcpsim__V1__Shape *lcpd_new_shape(lcpd_arena_t *arena, const lcpd_shape_t *shape) {
+  Lcpsim__V1__Shape *m = LCPD_NEW(arena, Lcpsim__V1__Shape);
+  lcpsim__v1__shape__init(m);
+  switch (shape->type) {
+  case LCP_SHAPE_SPHERE:
+    m->type = LCPSIM__V1__SHAPE__TYPE__SPHERE;
+    m->radius = shape->radius;
+    break;
+  case LCP_SHAPE_BOX:
+    m->type = LCPSIM__V1__SHAPE__TYPE__BOX;
+    m->half_extents = lcpd_new_vec3(arena, shape->half_extents);
+    break;
+  case LCP_SHAPE_CAPSULE:
+  case LCP_SHAPE_CYLINDER:
+    m->type = shape->type == LCP_SHAPE_CAPSULE ? LCPSIM__V1__SHAPE__TYPE__CAPSULE
+                                               : LCPSIM__V1__SHAPE__TYPE__CYLINDER;
+    m->radius = shape->radius;
+    m->half_length = shape->half_length;
+    break;
+  default:
+    break;
+  }
+  return m;
+}
+
+Lcpsim__V1__Settings *lcpd_new_settings(lcpd_arena_t *arena, const lcpd_sim_t *sim) {
+  lcp_world_settings_t s;
+  lcp_world_get_settings(sim->live.world, &s);
+  Lcpsim__V1__Settings *m = LCPD_NEW(arena, Lcpsim__V1__Settings);
+  lcpsim__v1__settings__init(m);
+  m->timestep = s.timestep;
+  m->gravity = lcpd_new_vec3(arena, s.gravity);
+  m->iterations = s.iterations;
+  m->sor_omega = s.sor_omega;
+  m->friction_model = s.friction_model == LCP_FRICTION_BOX
+                          ? LCPSIM__V1__SETTINGS__FRICTION_MODEL__FRICTION_BOX
+                          : LCPSIM__V1__SETTINGS__FRICTION_MODEL__FRICTION_CONE;
+  m->mode = sim->mode == LCPD_MODE_REALTIME ? LCPSIM__V1__SETTINGS__MODE__MODE_REALTIME
+                                            : LCPSIM__V1__SETTINGS__MODE__MODE_LOCKSTEP;
+  m->rate = sim->rate;
+  m->baumgarte_beta = s.baumgarte_beta;
+  m->baumgarte_slop = s.baumgarte_slop;
+  return m;
+}
+
+static Lcpsim__V1__JointInfo__Type joint_type(lcp_joint_type_t type) {
+  switch (type) {
+  case LCP_JOINT_REVOLUTE:
+    return LCPSIM__V1__JOINT_INFO__TYPE__REVOLUTE;
+  case LCP_JOINT_CONTINUOUS:
+    return LCPSIM__V1__JOINT_INFO__TYPE__CONTINUOUS;
+  case LCP_JOINT_PRISMATIC:
+    return LCPSIM__V1__JOINT_INFO__TYPE__PRISMATIC;
+  default:
+    return LCPSIM__V1__JOINT_INFO__TYPE__FIXED;
+  }
+}
+
+Lcpsim__V1__RobotInfo *lcpd_new_robot_info(lcpd_arena_t *arena, const lcpd_sim_t *sim,
+                                           const lcpd_robot_t *robot) {
+  const lcp_world_t *world = sim->live.world;
+  lcp_robot_info_t info = {0};
+  lcp_robot_get_info(world, robot->id, &info);
+  Lcpsim__V1__RobotInfo *m = LCPD_NEW(arena, Lcpsim__V1__RobotInfo);
+  lcpsim__v1__robot_info__init(m);
+  m->name = lcpd_arena_strdup(arena, robot->name);
+  m->floating_base = info.floating_base;
+  m->nq = info.nq;
+  m->nv = info.nv;
+  size_t joints = info.joint_count > 0 ? (size_t)info.joint_count : 0;
+  m->n_joints = joints;
+  m->joints = lcpd_arena_array(arena, joints, sizeof *m->joints);
+  for (size_t j = 0; j < joints; ++j) {
+    lcp_joint_info_t ji = {0};
+    lcp_robot_get_joint(world, robot->id, (int32_t)j, &ji);
+    Lcpsim__V1__JointInfo *jm = LCPD_NEW(arena, Lcpsim__V1__JointInfo);
+    lcpsim__v1__joint_info__init(jm);
+    jm->name = lcpd_arena_strdup(arena, ji.name);
+    jm->type = joint_type(ji.type);
+    jm->index = (int32_t)j;
+    jm->child_link = lcpd_arena_strdup(arena, ji.child_link);
+    jm->axis = lcpd_new_vec3(arena, ji.axis);
+    jm->has_limits = ji.has_limits;
+    jm->lower = ji.lower;
+    jm->upper = ji.upper;
+    jm->effort_limit = ji.effort_limit;
+    jm->velocity_limit = ji.velocity_limit;
+    jm->damping = ji.damping;
+    jm->friction = ji.friction;
+    m->joints[j] = jm;
+  }
+  m->n_links = (size_t)robot->link_count;
+  m->links = lcpd_arena_array(arena, m->n_links, sizeof *m->links);
+  for (int32_t k = 0; k < robot->link_count; ++k)
+    m->links[k] = lcpd_arena_strdup(arena, robot->link_names[k]);
+  return m;
+}
+
+Lcpsim__V1__BodyInfo *lcpd_new_body_info(lcpd_arena_t *arena, const lcpd_body_t *body) {
+  Lcpsim__V1__BodyInfo *m = LCPD_NEW(arena, Lcpsim__V1__BodyInfo);
+  lcpsim__v1__body_info__init(m);
+  m->id = (uint32_t)body->id;
+  m->name = lcpd_arena_strdup(arena, body->name);
+  m->is_static = body->is_static;
+  m->mass = body->mass;
+  m->shape = lcpd_new_shape(arena, &body->shape);
+  return m;
+}
+
+static double *new_doubles(lcpd_arena_t *arena, int32_t count) {
+  return lcpd_arena_array(arena, count > 0 ? (size_t)count : 0, sizeof(double));
+}
+
+static Lcpsim__V1__RobotState *new_robot_state(lcpd_arena_t *arena, const lcp_world_t *world,
+                                               const lcpd_robot_t *robot) {
+  lcp_robot_info_t info = {0};
+  lcp_robot_get_info(world, robot->id, &info);
+  Lcpsim__V1__RobotState *m = LCPD_NEW(arena, Lcpsim__V1__RobotState);
+  lcpsim__v1__robot_state__init(m);
+  m->name = lcpd_arena_strdup(arena, robot->name);
+  m->q = new_doubles(arena, info.nq);
+  m->n_q = (size_t)info.nq;
+  lcp_robot_get_q(world, robot->id, m->q, info.nq);
+  m->qd = new_doubles(arena, info.nv);
+  m->n_qd = (size_t)info.nv;
+  lcp_robot_get_qd(world, robot->id, m->qd, info.nv);
+  m->applied_torque = new_doubles(arena, info.joint_count);
+  m->n_applied_torque = (size_t)info.joint_count;
+  lcp_robot_get_applied_torques(world, robot->id, m->applied_torque, info.joint_count);
+  double position[3] = {0}, orientation[4] = {1, 0, 0, 0}, linear[3] = {0}, angular[3] = {0};
+  lcp_robot_get_link_pose(world, robot->id, 0, position, orientation);
+  lcp_robot_get_link_velocity(world, robot->id, 0, linear, angular);
+  m->base_pose = lcpd_new_pose(arena, position, orientation);
+  m->base_twist = lcpd_new_twist(arena, linear, angular);
+  m->n_link_poses = (size_t)robot->link_count;
+  m->link_poses = lcpd_arena_array(arena, m->n_link_poses, sizeof *m->link_poses);
+  for (int32_t k = 0; k < robot->link_count; ++k) {
+    lcp_robot_get_link_pose(world, robot->id, k, position, orientation);
+    m->link_poses[k] = lcpd_new_pose(arena, position, orientation);
+  }
+  return m;
+}
+
+/* "robot/link", a body's name, or "world" for the world body (the ground). */
+static char *contact_side_name(lcpd_arena_t *arena, const lcpd_sim_t *sim, lcp_body_id body,
+                               int32_t robot_id, int32_t link) {
+  char name[2 * LCP_NAME_MAX + 2];
+  if (robot_id != LCP_NULL_ID) {
+    const lcpd_robot_t *robot = lcpd_sim_robot_by_id(sim, robot_id);
+    if (robot && link >= 0 && link < robot->link_count)
+      snprintf(name, sizeof name, "%s/%s", robot->name, robot->link_names[link]);
+    else
+      snprintf(name, sizeof name, "robot%d/link%d", robot_id, link);
+  } else if (body == LCP_WORLD_BODY) {
+    snprintf(name, sizeof name, "world");
+  } else {
+    const lcpd_body_t *named = lcpd_sim_body_by_id(sim, body);
+    if (named)
+      snprintf(name, sizeof name, "%s", named->name);
+    else
+      snprintf(name, sizeof name, "body%d", body);
+  }
+  return lcpd_arena_strdup(arena, name);
+}
+
+Lcpsim__V1__State *lcpd_new_state(lcpd_arena_t *arena, const lcpd_sim_t *sim,
+                                  bool include_contacts) {
+  const lcp_world_t *world = sim->live.world;
+  Lcpsim__V1__State *m = LCPD_NEW(arena, Lcpsim__V1__State);
+  lcpsim__v1__state__init(m);
+  m->time = lcp_world_time(world);
+  m->step_count = lcp_world_step_count(world);
+  m->n_robots = (size_t)sim->live.robot_count;
+  m->robots = lcpd_arena_array(arena, m->n_robots, sizeof *m->robots);
+  for (int32_t i = 0; i < sim->live.robot_count; ++i)
+    m->robots[i] = new_robot_state(arena, world, &sim->live.robots[i]);
+  m->n_bodies = (size_t)sim->live.body_count;
+  m->bodies = lcpd_arena_array(arena, m->n_bodies, sizeof *m->bodies);
+  for (int32_t i = 0; i < sim->live.body_count; ++i) {
+    const lcpd_body_t *body = &sim->live.bodies[i];
+    double position[3] = {0}, orientation[4] = {1, 0, 0, 0}, linear[3] = {0}, angular[3] = {0};
+    lcp_body_get_pose(world, body->id, position, orientation);
+    lcp_body_get_velocity(world, body->id, linear, angular);
+    Lcpsim__V1__BodyState *b = LCPD_NEW(arena, Lcpsim__V1__BodyState);
+    lcpsim__v1__body_state__init(b);
+    b->id = (uint32_t)body->id;
+    b->name = lcpd_arena_strdup(arena, body->name);
+    b->pose = lcpd_new_pose(arena, position, orientation);
+    b->twist = lcpd_new_twist(arena, linear, angular);
+    m->bodies[i] = b;
+  }
+  if (include_contacts) {
+    int32_t count = lcp_world_get_contacts(world, NULL, 0);
+    if (count > 0) {
+      lcp_contact_info_t *contacts = lcpd_arena_array(arena, (size_t)count, sizeof *contacts);
+      count = lcp_world_get_contacts(world, contacts, count);
+      m->n_contacts = (size_t)count;
+      m->contacts = lcpd_arena_array(arena, (size_t)count, sizeof *m->contacts);
+      for (int32_t i = 0; i < count; ++i) {
+        const lcp_contact_info_t *c = &contacts[i];
+        Lcpsim__V1__Contact *cm = LCPD_NEW(arena, Lcpsim__V1__Contact);
+        lcpsim__v1__contact__init(cm);
+        cm->a = contact_side_name(arena, sim, c->body_a, c->robot_a, c->link_a);
+        cm->b = contact_side_name(arena, sim, c->body_b, c->robot_b, c->link_b);
+        cm->position = lcpd_new_vec3(arena, c->position);
+        cm->normal = lcpd_new_vec3(arena, c->normal);
+        cm->depth = c->depth;
+        cm->normal_impulse = c->normal_impulse;
+        m->contacts[i] = cm;
+      }
+    }
+  }
+  return m;
+}

@@ -1,0 +1,63 @@
+/* Between the engine and the protocol: errors and status codes, checks of
+ * decoded numbers, and the protocol messages that describe the world
+ * (built in a reply arena). */
+#ifndef LCPD_CONVERT_H
+#define LCPD_CONVERT_H
+
+#include "memory.h"
+#include "sim.h"
+
+#include "lcpsim/v1/lcpsim.pb-c.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef Lcpsim__V1__Status__Code lcpd_code_t;
+
+/* What went wrong with a request: the status code and a message naming the
+ * field or the name at fault. */
+typedef struct lcpd_error {
+  lcpd_code_t code;
+  char message[768];
+} lcpd_error_t;
+
+/* Records the error and returns -1 (so `return lcpd_fail(...)` reads well). */
+int lcpd_fail(lcpd_error_t *error, lcpd_code_t code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The status code of a negative lcp_status_t. */
+lcpd_code_t lcpd_code_of(int lcp_status);
+const char *lcpd_code_name(lcpd_code_t code);
+
+/* Walks every double and float of a decoded message tree (repeated fields,
+ * the set member of each oneof, nested messages). Returns false and writes
+ * the path of the first non-finite one ("step.targets[1].position[0]") into
+ * path when there is one. */
+bool lcpd_all_finite(const ProtobufCMessage *message, char *path, size_t path_size);
+
+/* ---- reading (values were checked finite by lcpd_all_finite) ---- */
+
+/* An unset vector is zero. */
+void lcpd_read_vec3(const Lcpsim__V1__Vec3 *v, double out[3]);
+/* An unset pose is the origin; an unset orientation the identity. A zero
+ * quaternion is an error naming `field`. */
+int lcpd_read_pose(const Lcpsim__V1__Pose *pose, double position[3], double orientation[4],
+                   const char *field, lcpd_error_t *error);
+int lcpd_read_shape(const Lcpsim__V1__Shape *shape, lcpd_shape_t *out, lcpd_error_t *error);
+
+/* ---- building ---- */
+
+Lcpsim__V1__Vec3 *lcpd_new_vec3(lcpd_arena_t *arena, const double v[3]);
+Lcpsim__V1__Pose *lcpd_new_pose(lcpd_arena_t *arena, const double position[3],
+                                const double orientation[4]);
+Lcpsim__V1__Twist *lcpd_new_twist(lcpd_arena_t *arena, const double linear[3],
+                                  const double angular[3]);
+Lcpsim__V1__Shape *lcpd_new_shape(lcpd_arena_t *arena, const lcpd_shape_t *shape);
+Lcpsim__V1__Settings *lcpd_new_settings(lcpd_arena_t *arena, const lcpd_sim_t *sim);
+Lcpsim__V1__RobotInfo *lcpd_new_robot_info(lcpd_arena_t *arena, const lcpd_sim_t *sim,
+                                           const lcpd_robot_t *robot);
+Lcpsim__V1__BodyInfo *lcpd_new_body_info(lcpd_arena_t *arena, const lcpd_body_t *body);
+/* The whole state; sequence 0. */
+Lcpsim__V1__State *lcpd_new_state(lcpd_arena_t *arena, const lcpd_sim_t *sim,
+                                  bool include_contacts);
+
+#endif

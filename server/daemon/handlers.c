@@ -1,0 +1,794 @@
+#include "handlers.h"
+
+#include "convert.h"
+#include "log.h"
+
+#include "lcpsim/urdf.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define BAD LCPSIM__V1__STATUS__CODE__INVALID_ARGUMENT
+#define NOT_FOUND LCPSIM__V1__STATUS__CODE__NOT_FOUND
+#define PRECONDITION LCPSIM__V1__STATUS__CODE__FAILED_PRECONDITION
+#define EXHAUSTED LCPSIM__V1__STATUS__CODE__RESOURCE_EXHAUSTED
+#define INTERNAL LCPSIM__V1__STATUS__CODE__INTERNAL
+
+static uint64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+void lcpd_call_init(lcpd_call_t *call, size_t decode_budget, size_t reply_limit,
+                    uint64_t slice_ns) {
+  *call = (lcpd_call_t){.decode_budget = decode_budget, .slice_ns = slice_ns};
+  lcpd_arena_init(&call->arena, reply_limit);
+  lcpsim__v1__reply__init(&call->reply);
+  lcpsim__v1__status__init(&call->status);
+}
+
+const char *lcpd_call_name(const lcpd_call_t *call) {
+  if (!call->request)
+    return "undecodable";
+  const ProtobufCFieldDescriptor *field = protobuf_c_message_descriptor_get_field(
+      &lcpsim__v1__request__descriptor, (unsigned)call->request->call_case);
+  return field ? field->name : "unknown call";
+}
+
+static void reply_error(lcpd_call_t *call, const lcpd_error_t *error) {
+  call->reply.result_case = LCPSIM__V1__REPLY__RESULT__NOT_SET;
+  snprintf(call->status_message, sizeof call->status_message, "%s", error->message);
+  call->status.code = error->code;
+  call->status.message = call->status_message;
+}
+
+static void reply_ok(lcpd_call_t *call, Lcpsim__V1__Reply__ResultCase result_case, void *result) {
+  call->status.code = LCPSIM__V1__STATUS__CODE__OK;
+  call->status.message = (char *)"";
+  call->reply.result_case = result_case;
+  /* Every member of the result oneof is a message pointer in the same place. */
+  call->reply.ping = result;
+}
+
+/* ---- names ---- */
+
+/* "arm7, other" (cut short when long), to say what would have been found. */
+static const char *robot_names(const lcpd_sim_t *sim, char *buffer, size_t size) {
+  buffer[0] = '\0';
+  size_t used = 0;
+  for (int32_t i = 0; i < sim->live.robot_count && used + 1 < size; ++i)
+    used += (size_t)snprintf(buffer + used, size - used, "%s%s", i ? ", " : "",
+                             sim->live.robots[i].name);
+  if (sim->live.robot_count == 0)
+    snprintf(buffer, size, "none");
+  return buffer;
+}
+
+static int check_name(const char *name, const char *field, lcpd_error_t *error) {
+  if (strlen(name) >= LCP_NAME_MAX)
+    return lcpd_fail(error, BAD, "%s is longer than %d bytes", field, LCP_NAME_MAX - 1);
+  return 0;
+}
+
+static lcpd_robot_t *find_robot(lcpd_sim_t *sim, const char *name, const char *field,
+                                lcpd_error_t *error) {
+  lcpd_robot_t *robot = lcpd_sim_find_robot(sim, name);
+  if (!robot) {
+    char names[256];
+    lcpd_fail(error, NOT_FOUND, "%s: no robot named '%s' (robots: %s)", field, name,
+              robot_names(sim, names, sizeof names));
+  }
+  return robot;
+}
+
+/* ---- joint targets ---- */
+
+/* The controllers a SetTargetRequest leaves on one robot's joints. */
+typedef struct target_plan {
+  const lcpd_robot_t *robot;
+  int32_t joint_count;
+  lcp_joint_control_t *controls; /* all joints, in joint order */
+  bool set_gravity_compensation;
+  bool gravity_compensation;
+} target_plan;
+
+/* An array of a SetTargetRequest: empty (keep), one value (for every
+ * addressed joint) or one per addressed joint. */
+typedef struct target_array {
+  const char *name;
+  const double *values;
+  size_t count;
+  double lowest; /* values must be >= this (-HUGE_VAL: any) */
+} target_array;
+
+static int plan_target(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__SetTargetRequest *t,
+                       const char *field, const target_plan *earlier, int32_t earlier_count,
+                       target_plan *plan, lcpd_error_t *error) {
+  char where[96];
+  snprintf(where, sizeof where, "%s.robot", field);
+  const lcpd_robot_t *robot = find_robot(sim, t->robot, where, error);
+  if (!robot)
+    return -1;
+  const lcp_world_t *world = sim->live.world;
+  lcp_robot_info_t info;
+  if (lcp_robot_get_info(world, robot->id, &info) != LCP_OK)
+    return lcpd_fail(error, INTERNAL, "robot '%s' has no info", robot->name);
+  const int32_t joint_count = info.joint_count;
+
+  if (t->n_joints && t->n_indices)
+    return lcpd_fail(error, BAD, "%s: give joints by name or by index, not both", field);
+  /* The addressed joints. */
+  size_t addressed = t->n_joints ? t->n_joints : t->n_indices;
+  int32_t *joints;
+  if (addressed == 0) {
+    addressed = (size_t)joint_count;
+    joints = lcpd_arena_array(&call->arena, addressed, sizeof *joints);
+    for (size_t k = 0; k < addressed; ++k)
+      joints[k] = (int32_t)k;
+  } else {
+    joints = lcpd_arena_array(&call->arena, addressed, sizeof *joints);
+    for (size_t k = 0; k < addressed; ++k) {
+      if (t->n_joints) {
+        if (lcp_robot_find_joint(world, robot->id, t->joints[k], &joints[k]) != LCP_OK)
+          return lcpd_fail(error, NOT_FOUND, "%s.joints[%zu]: robot '%s' has no joint named '%s'",
+                           field, k, robot->name, t->joints[k]);
+      } else {
+        int32_t index = t->indices[k];
+        if (index < 0 || index >= joint_count)
+          return lcpd_fail(error, NOT_FOUND,
+                           "%s.indices[%zu] = %d is out of range: robot '%s' has %d joints "
+                           "(0 to %d)",
+                           field, k, index, robot->name, joint_count, joint_count - 1);
+        joints[k] = index;
+      }
+    }
+    /* Naming a joint twice would make the result depend on the order. */
+    bool *seen = lcpd_arena_array(&call->arena, (size_t)joint_count, sizeof *seen);
+    for (size_t k = 0; k < addressed; ++k) {
+      if (seen[joints[k]])
+        return lcpd_fail(error, BAD, "%s: joint %d is addressed twice", field, joints[k]);
+      seen[joints[k]] = true;
+    }
+  }
+
+  const target_array arrays[] = {
+      {"position", t->position, t->n_position, -HUGE_VAL},
+      {"velocity", t->velocity, t->n_velocity, -HUGE_VAL},
+      {"kp", t->kp, t->n_kp, 0.0},
+      {"kd", t->kd, t->n_kd, 0.0},
+      {"effort_limit", t->effort_limit, t->n_effort_limit, 0.0},
+      {"torque", t->torque, t->n_torque, -HUGE_VAL},
+  };
+  enum { POSITION, VELOCITY, KP, KD, EFFORT, TORQUE, ARRAYS };
+  for (int a = 0; a < ARRAYS; ++a) {
+    const target_array *array = &arrays[a];
+    if (array->count > 1 && array->count != addressed)
+      return lcpd_fail(error, BAD,
+                       "%s.%s has %zu values: give none (keep), 1 (for every joint) or %zu (one "
+                       "per addressed joint)",
+                       field, array->name, array->count, addressed);
+    for (size_t k = 0; k < array->count; ++k)
+      if (!(array->values[k] >= array->lowest))
+        return lcpd_fail(error, BAD, "%s.%s[%zu] = %g must be >= %g", field, array->name, k,
+                         array->values[k], array->lowest);
+  }
+  lcp_control_mode_t mode = LCP_CONTROL_OFF;
+  bool keep_mode = false;
+  switch (t->mode) {
+  case LCPSIM__V1__SET_TARGET_REQUEST__MODE__KEEP:
+    keep_mode = true;
+    break;
+  case LCPSIM__V1__SET_TARGET_REQUEST__MODE__OFF:
+    mode = LCP_CONTROL_OFF;
+    break;
+  case LCPSIM__V1__SET_TARGET_REQUEST__MODE__POSITION:
+    mode = LCP_CONTROL_POSITION;
+    break;
+  case LCPSIM__V1__SET_TARGET_REQUEST__MODE__VELOCITY:
+    mode = LCP_CONTROL_VELOCITY;
+    break;
+  case LCPSIM__V1__SET_TARGET_REQUEST__MODE__TORQUE:
+    mode = LCP_CONTROL_TORQUE;
+    break;
+  default:
+    return lcpd_fail(error, BAD, "%s.mode = %d is not a SetTargetRequest.Mode", field,
+                     (int)t->mode);
+  }
+
+  /* Start from the controllers as they will be when this target applies: as
+   * an earlier target of the same request leaves them, else as they are. */
+  plan->robot = robot;
+  plan->joint_count = joint_count;
+  plan->controls = lcpd_arena_array(&call->arena, (size_t)joint_count, sizeof *plan->controls);
+  const target_plan *before = NULL;
+  for (int32_t i = 0; i < earlier_count; ++i)
+    if (earlier[i].robot == robot)
+      before = &earlier[i];
+  for (int32_t j = 0; j < joint_count; ++j) {
+    if (before)
+      plan->controls[j] = before->controls[j];
+    else if (lcp_robot_get_joint_control(world, robot->id, j, &plan->controls[j]) != LCP_OK)
+      return lcpd_fail(error, INTERNAL, "robot '%s': cannot read joint %d's control", robot->name,
+                       j);
+  }
+  plan->set_gravity_compensation = before && before->set_gravity_compensation;
+  plan->gravity_compensation = before && before->gravity_compensation;
+  for (size_t k = 0; k < addressed; ++k) {
+    lcp_joint_control_t *c = &plan->controls[joints[k]];
+    double *fields[ARRAYS] = {&c->position, &c->velocity,     &c->kp,
+                              &c->kd,       &c->effort_limit, &c->torque};
+    for (int a = 0; a < ARRAYS; ++a)
+      if (arrays[a].count)
+        *fields[a] = arrays[a].values[arrays[a].count == 1 ? 0 : k];
+    if (!keep_mode)
+      c->mode = mode;
+    /* The engine's rules, checked here to name the joint and the field. */
+    lcp_joint_info_t joint;
+    lcp_robot_get_joint(world, robot->id, joints[k], &joint);
+    if (c->mode == LCP_CONTROL_POSITION && !(c->kp + c->kd > 0.0))
+      return lcpd_fail(error, BAD, "%s: joint '%s' in POSITION mode needs kp + kd > 0", field,
+                       joint.name);
+    if (c->mode == LCP_CONTROL_VELOCITY && !(c->kd > 0.0))
+      return lcpd_fail(error, BAD, "%s: joint '%s' in VELOCITY mode needs kd > 0", field,
+                       joint.name);
+  }
+  if (t->gravity_compensation_value_case ==
+      LCPSIM__V1__SET_TARGET_REQUEST__GRAVITY_COMPENSATION_VALUE_GRAVITY_COMPENSATION) {
+    plan->set_gravity_compensation = true;
+    plan->gravity_compensation = t->gravity_compensation;
+  }
+  return 0;
+}
+
+/* Applies planned targets in order. The caller keeps a snapshot to undo a
+ * partial application (the plans were checked, so it should not happen). */
+static int apply_plans(lcpd_sim_t *sim, const target_plan *plans, int32_t count,
+                       lcpd_error_t *error) {
+  for (int32_t i = 0; i < count; ++i) {
+    const target_plan *plan = &plans[i];
+    int rc =
+        lcp_robot_set_controls(sim->live.world, plan->robot->id, plan->controls, plan->joint_count);
+    if (rc == LCP_OK && plan->set_gravity_compensation)
+      rc = lcp_robot_set_gravity_compensation(sim->live.world, plan->robot->id,
+                                              plan->gravity_compensation);
+    if (rc != LCP_OK)
+      return lcpd_fail(error, lcpd_code_of(rc), "robot '%s': %s", plan->robot->name,
+                       lcp_world_last_error(sim->live.world));
+  }
+  return 0;
+}
+
+/* ---- the calls ---- */
+
+static int handle_ping(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__PingRequest *req,
+                       lcpd_error_t *error) {
+  (void)sim;
+  (void)error;
+  Lcpsim__V1__PingReply *out = LCPD_NEW(&call->arena, Lcpsim__V1__PingReply);
+  lcpsim__v1__ping_reply__init(out);
+  out->payload = req->payload; /* the request outlives the packing of its reply */
+  out->server_version = (char *)LCPD_SERVER_VERSION;
+  reply_ok(call, LCPSIM__V1__REPLY__RESULT_PING, out);
+  return 0;
+}
+
+static int handle_get_info(lcpd_call_t *call, lcpd_sim_t *sim,
+                           const Lcpsim__V1__GetInfoRequest *req, lcpd_error_t *error) {
+  (void)req;
+  (void)error;
+  lcpd_arena_t *arena = &call->arena;
+  Lcpsim__V1__GetInfoReply *out = LCPD_NEW(arena, Lcpsim__V1__GetInfoReply);
+  lcpsim__v1__get_info_reply__init(out);
+  out->server_version = (char *)LCPD_SERVER_VERSION;
+  out->settings = lcpd_new_settings(arena, sim);
+  out->n_robots = (size_t)sim->live.robot_count;
+  out->robots = lcpd_arena_array(arena, out->n_robots, sizeof *out->robots);
+  for (int32_t i = 0; i < sim->live.robot_count; ++i)
+    out->robots[i] = lcpd_new_robot_info(arena, sim, &sim->live.robots[i]);
+  out->n_bodies = (size_t)sim->live.body_count;
+  out->bodies = lcpd_arena_array(arena, out->n_bodies, sizeof *out->bodies);
+  for (int32_t i = 0; i < sim->live.body_count; ++i)
+    out->bodies[i] = lcpd_new_body_info(arena, &sim->live.bodies[i]);
+  reply_ok(call, LCPSIM__V1__REPLY__RESULT_GET_INFO, out);
+  return 0;
+}
+
+static int handle_set_target(lcpd_call_t *call, lcpd_sim_t *sim,
+                             const Lcpsim__V1__SetTargetRequest *req, lcpd_error_t *error) {
+  target_plan plan;
+  if (plan_target(call, sim, req, "set_target", NULL, 0, &plan, error) != 0)
+    return -1;
+  /* One robot: lcp_robot_set_controls is all or nothing, and gravity
+   * compensation cannot fail once the robot is known. */
+  if (apply_plans(sim, &plan, 1, error) != 0)
+    return -1;
+  Lcpsim__V1__SetTargetReply *out = LCPD_NEW(&call->arena, Lcpsim__V1__SetTargetReply);
+  lcpsim__v1__set_target_reply__init(out);
+  reply_ok(call, LCPSIM__V1__REPLY__RESULT_SET_TARGET, out);
+  return 0;
+}
+
+static void drop_undo(lcpd_call_t *call) {
+  free(call->undo);
+  call->undo = NULL;
+  call->undo_size = 0;
+}
+
+/* Puts the world back as it was before the request. */
+static void undo(lcpd_call_t *call, lcpd_sim_t *sim) {
+  if (call->undo && lcpd_sim_restore(sim, call->undo, call->undo_size, NULL, 0) != LCP_OK)
+    LCPD_ERROR("could not put the world back after a failed request");
+  drop_undo(call);
+}
+
+static void finish_step(lcpd_call_t *call, lcpd_sim_t *sim) {
+  const Lcpsim__V1__StepRequest *req = call->request->step;
+  Lcpsim__V1__StepReply *out = LCPD_NEW(&call->arena, Lcpsim__V1__StepReply);
+  lcpsim__v1__step_reply__init(out);
+  out->time = lcp_world_time(sim->live.world);
+  out->step_count = lcp_world_step_count(sim->live.world);
+  if (req->return_state)
+    out->state = lcpd_new_state(&call->arena, sim, req->include_contacts);
+  reply_ok(call, LCPSIM__V1__REPLY__RESULT_STEP, out);
+}
+
+/* Runs steps for one slice; true when the Step is over (done or failed). */
+static bool step_slice(lcpd_call_t *call, lcpd_sim_t *sim) {
+  uint64_t deadline = now_ns() + call->slice_ns;
+  while (call->steps_done < call->steps_total) {
+    lcpd_error_t error;
+    int rc = lcpd_sim_step(sim, error.message, sizeof error.message);
+    if (rc != LCP_OK) {
+      error.code = lcpd_code_of(rc);
+      size_t length = strlen(error.message);
+      snprintf(error.message + length, sizeof error.message - length,
+               " (step %d of %d of this request; the world is as before the request)",
+               call->steps_done + 1, call->steps_total);
+      undo(call, sim);
+      call->stepping = false;
+      reply_error(call, &error);
+      return true;
+    }
+    call->steps_done++;
+    if (call->steps_done < call->steps_total && now_ns() >= deadline)
+      return false;
+  }
+  call->stepping = false;
+  drop_undo(call);
+  finish_step(call, sim);
+  return true;
+}
+
+/* Returns 1 when the reply is ready, 0 when steps remain, -1 on error. */
+static int handle_step(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__StepRequest *req,
+                       lcpd_error_t *error) {
+  if (req->steps < 0)
+    return lcpd_fail(error, BAD, "step.steps must be >= 0 (got %d)", req->steps);
+  if (req->steps > 0 && sim->mode == LCPD_MODE_REALTIME)
+    return lcpd_fail(error, PRECONDITION,
+                     "step.steps must be 0 in realtime mode (the daemon steps by itself; "
+                     "set the mode to lockstep to step)");
+  target_plan *plans = lcpd_arena_array(&call->arena, req->n_targets, sizeof *plans);
+  for (size_t i = 0; i < req->n_targets; ++i) {
+    char field[48];
+    snprintf(field, sizeof field, "step.targets[%zu]", i);
+    if (plan_target(call, sim, req->targets[i], field, plans, (int32_t)i, &plans[i], error) != 0)
+      return -1;
+  }
+  if (req->steps > 0 || req->n_targets > 0) {
+    int rc = lcpd_sim_snapshot(sim, &call->undo, &call->undo_size);
+    if (rc != LCP_OK)
+      return lcpd_fail(error, lcpd_code_of(rc), "cannot keep the world to undo a failed step");
+  }
+  if (apply_plans(sim, plans, (int32_t)req->n_targets, error) != 0) {
+    undo(call, sim);
+    return -1;
+  }
+  call->stepping = true;
+  call->steps_done = 0;
+  call->steps_total = req->steps;
+  return step_slice(call, sim) ? 1 : 0;
+}
+
+static int handle_get_state(lcpd_call_t *call, lcpd_sim_t *sim,
+                            const Lcpsim__V1__GetStateRequest *req, lcpd_error_t *error) {
+  (void)error;
+  Lcpsim__V1__GetStateReply *out = LCPD_NEW(&call->arena, Lcpsim__V1__GetStateReply);
+  lcpsim__v1__get_state_reply__init(out);
+  out->state = lcpd_new_state(&call->arena, sim, req->include_contacts);
+  reply_ok(call, LCPSIM__V1__REPLY__RESULT_GET_STATE, out);
+  return 0;
+}
+
+static void log_urdf_warning(void *user, lcp_log_level_t level, const char *message) {
+  (void)user;
+  lcpd_log(level <= LCP_LOG_WARNING ? LCPD_LOG_WARNING : LCPD_LOG_DEBUG, "load_model: %s", message);
+}
+
+static int handle_load_model(lcpd_call_t *call, lcpd_sim_t *sim,
+                             const Lcpsim__V1__LoadModelRequest *req, lcpd_error_t *error) {
+  if (check_name(req->name, "load_model.name", error) != 0)
+    return -1;
+  lcp_urdf_options_t options = lcp_urdf_options_default();
+  options.log = log_urdf_warning;
+  switch (req->base_type) {
+  case LCPSIM__V1__LOAD_MODEL_REQUEST__BASE__BASE_DEFAULT:
+    options.floating_base = -1;
+    break;
+  case LCPSIM__V1__LOAD_MODEL_REQUEST__BASE__BASE_FIXED:
+    options.floating_base = 0;
+    break;
+  case LCPSIM__V1__LOAD_MODEL_REQUEST__BASE__BASE_FLOATING:
+    options.floating_base = 1;
+    break;
+  default:
+    return lcpd_fail(error, BAD, "load_model.base_type = %d is not a LoadModelRequest.Base",
+                     (int)req->base_type);
+  }
+  double position[3], orientation[4];
+  if (lcpd_read_pose(req->base_pose, position, orientation, "load_model.base_pose", error) != 0)
+    return -1;
+  lcp_robot_def_t *def = NULL;
+  char why[512] = "";
+  int rc;
+  if (req->source_case == LCPSIM__V1__LOAD_MODEL_REQUEST__SOURCE_URDF_PATH)
+    rc = lcp_urdf_load_file(req->urdf_path, &options, &def, why, sizeof why);
+  else if (req->source_case == LCPSIM__V1__LOAD_MODEL_REQUEST__SOURCE_URDF_TEXT)
+    rc = lcp_urdf_load_string(req->urdf_text, NULL, &options, &def, why, sizeof why);
+  else
+    return lcpd_fail(error, BAD, "load_model needs urdf_path or urdf_text");
+  if (rc != LCP_OK)
+    return lcpd_fail(error, lcpd_code_of(rc), "load_model: %s", why);
+  if (req->name[0])
+    snprintf(def->name, sizeof def->name, "%s", req->name);
+  def->self_collision = req->self_collision;
+  lcpd_robot_t *robot = NULL;
+  rc = lcpd_sim_add_robot(sim, def, position, orientation, &robot, why, sizeof why);
+  lcp_robot_def_free(&def);
+  if (rc != LCP_OK)
+    return lcpd_fail(error, lcpd_code_of(rc), "load_model: %s", why);
+  LCPD_INFO("loaded robot '%s' (%d links)", robot->name, robot->link_count);
+  Lcpsim__V1__LoadModelReply *out = LCPD_NEW(&call->arena, Lcpsim__V1__LoadModelReply);
+  lcpsim__v1__load_model_reply__init(out);
+  out->robot = lcpd_new_robot_info(&call->arena, sim, robot);
+  reply_ok(call, LCPSIM__V1__REPLY__RESULT_LOAD_MODEL, out);
+  return 0;
+}
+
+static int handle_spawn(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__SpawnRequest *req,
+                        lcpd_error_t *error) {
+  if (check_name(req->name, "spawn.name", error) != 0)
+    return -1;
+  lcpd_body_spec_t spec = lcpd_body_spec_default();
+  snprintf(spec.name, sizeof spec.name, "%s", req->name);
+  if (lcpd_read_shape(req->shape, &spec.shape, error) != 0 ||
+      lcpd_read_pose(req->pose, spec.position, spec.orientation, "spawn.pose", error) != 0)
+    return -1;
+  if (req->twist) {
+    lcpd_read_vec3(req->twist->linear, spec.linear_velocity);
+    lcpd_read_vec3(req->twist->angular, spec.angular_velocity);
+  }
+  spec.is_static = req->is_static;
+  spec.mass = req->mass;
+  if (!spec.is_static && !(req->mass > 0.0))
+    return lcpd_fail(error, BAD, "spawn.mass must be > 0 for a dynamic body (got %g)", req->mass);
+  if (req->friction < 0.0)
+    return lcpd_fail(error, BAD, "spawn.friction must be >= 0 (got %g)", req->friction);
+  spec.friction = req->friction > 0.0 ? req->friction : 0.5;
+  if (spec.name[0] && lcpd_sim_name_taken(sim, spec.name))
+    return lcpd_fail(error, BAD, "spawn.name: the name '%s' is taken by another robot or body",
+                     spec.name);
+  lcpd_body_t *body = NULL;
+  char why[512];
+  int rc = lcpd_sim_add_body(sim, &spec, &body, why, sizeof why);
+  if (rc != LCP_OK)
+    return lcpd_fail(error, lcpd_code_of(rc), "spawn: %s", why);
+  Lcpsim__V1__SpawnReply *out = LCPD_NEW(&call->arena, Lcpsim__V1__SpawnReply);
+  lcpsim__v1__spawn_reply__init(out);
+  out->id = (uint32_t)body->id;
+  out->name = lcpd_arena_strdup(&call->arena, body->name);
+  reply_ok(call, LCPSIM__V1__REPLY__RESULT_SPAWN, out);
+  return 0;
+}
+
+static int handle_remove(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__RemoveRequest *req,
+                         lcpd_error_t *error) {
+  char why[512];
+  int rc = lcpd_sim_remove(sim, req->name, why, sizeof why);
+  if (rc != LCP_OK)
+    return lcpd_fail(error, lcpd_code_of(rc), "remove.name: %s", why);
+  Lcpsim__V1__RemoveReply *out = LCPD_NEW(&call->arena, Lcpsim__V1__RemoveReply);
+  lcpsim__v1__remove_reply__init(out);
+  reply_ok(call, LCPSIM__V1__REPLY__RESULT_REMOVE, out);
+  return 0;
+}
+
+static int handle_reset(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__ResetRequest *req,
+                        lcpd_error_t *error) {
+  (void)req;
+  char why[512];
+  int rc = lcpd_sim_reset(sim, why, sizeof why);
+  if (rc != LCP_OK)
+    return lcpd_fail(error, lcpd_code_of(rc), "reset: %s", why);
+  Lcpsim__V1__ResetReply *out = LCPD_NEW(&call->arena, Lcpsim__V1__ResetReply);
+  lcpsim__v1__reset_reply__init(out);
+  reply_ok(call, LCPSIM__V1__REPLY__RESULT_RESET, out);
+  return 0;
+}
+
+static int handle_save_state(lcpd_call_t *call, lcpd_sim_t *sim,
+                             const Lcpsim__V1__SaveStateRequest *req, lcpd_error_t *error) {
+  if (check_name(req->slot, "save_state.slot", error) != 0)
+    return -1;
+  /* Written straight into the reply's arena. */
+  size_t size = lcpd_sim_snapshot_size(sim);
+  unsigned char *data = lcpd_arena_alloc(&call->arena, size);
+  int rc = lcpd_sim_snapshot_write(sim, data, size);
+  if (rc != LCP_OK)
+    return lcpd_fail(error, lcpd_code_of(rc), "save_state: cannot take a snapshot");
+  char why[512];
+  if (req->slot[0] && (rc = lcpd_sim_slot_put(sim, req->slot, data, size, why, sizeof why)) != 0)
+    return lcpd_fail(error, lcpd_code_of(rc), "save_state.slot: %s", why);
+  Lcpsim__V1__SaveStateReply *out = LCPD_NEW(&call->arena, Lcpsim__V1__SaveStateReply);
+  lcpsim__v1__save_state_reply__init(out);
+  out->snapshot.data = data;
+  out->snapshot.len = size;
+  out->time = lcp_world_time(sim->live.world);
+  reply_ok(call, LCPSIM__V1__REPLY__RESULT_SAVE_STATE, out);
+  return 0;
+}
+
+static int handle_restore_state(lcpd_call_t *call, lcpd_sim_t *sim,
+                                const Lcpsim__V1__RestoreStateRequest *req, lcpd_error_t *error) {
+  const unsigned char *data;
+  size_t size;
+  const char *field;
+  if (req->source_case == LCPSIM__V1__RESTORE_STATE_REQUEST__SOURCE_SNAPSHOT) {
+    data = req->snapshot.data;
+    size = req->snapshot.len;
+    field = "restore_state.snapshot";
+  } else if (req->source_case == LCPSIM__V1__RESTORE_STATE_REQUEST__SOURCE_SLOT) {
+    const lcpd_slot_t *slot = lcpd_sim_slot_get(sim, req->slot);
+    if (!slot)
+      return lcpd_fail(error, NOT_FOUND, "restore_state.slot: no snapshot slot named '%s'",
+                       req->slot);
+    data = slot->data;
+    size = slot->size;
+    field = "restore_state.slot";
+  } else {
+    return lcpd_fail(error, BAD, "restore_state needs a snapshot or a slot");
+  }
+  char why[512];
+  int rc = lcpd_sim_restore(sim, data, size, why, sizeof why);
+  if (rc != LCP_OK)
+    return lcpd_fail(error, lcpd_code_of(rc), "%s: %s", field, why);
+  Lcpsim__V1__RestoreStateReply *out = LCPD_NEW(&call->arena, Lcpsim__V1__RestoreStateReply);
+  lcpsim__v1__restore_state_reply__init(out);
+  out->time = lcp_world_time(sim->live.world);
+  reply_ok(call, LCPSIM__V1__REPLY__RESULT_RESTORE_STATE, out);
+  return 0;
+}
+
+static int handle_set_settings(lcpd_call_t *call, lcpd_sim_t *sim,
+                               const Lcpsim__V1__SetSettingsRequest *req, lcpd_error_t *error) {
+  lcp_world_settings_t s;
+  lcp_world_get_settings(sim->live.world, &s);
+  lcpd_mode_t mode = sim->mode;
+  double rate = sim->rate;
+  if (req->timestep_value_case == LCPSIM__V1__SET_SETTINGS_REQUEST__TIMESTEP_VALUE_TIMESTEP) {
+    if (!(req->timestep > 0.0))
+      return lcpd_fail(error, BAD, "set_settings.timestep must be > 0 (got %g)", req->timestep);
+    s.timestep = req->timestep;
+  }
+  if (req->gravity)
+    lcpd_read_vec3(req->gravity, s.gravity);
+  if (req->iterations_value_case == LCPSIM__V1__SET_SETTINGS_REQUEST__ITERATIONS_VALUE_ITERATIONS) {
+    if (req->iterations < 1)
+      return lcpd_fail(error, BAD, "set_settings.iterations must be >= 1 (got %d)",
+                       req->iterations);
+    s.iterations = req->iterations;
+  }
+  if (req->sor_omega_value_case == LCPSIM__V1__SET_SETTINGS_REQUEST__SOR_OMEGA_VALUE_SOR_OMEGA) {
+    if (!(req->sor_omega > 0.0 && req->sor_omega < 2.0))
+      return lcpd_fail(error, BAD, "set_settings.sor_omega must be in (0, 2) (got %g)",
+                       req->sor_omega);
+    s.sor_omega = req->sor_omega;
+  }
+  if (req->friction_model_value_case ==
+      LCPSIM__V1__SET_SETTINGS_REQUEST__FRICTION_MODEL_VALUE_FRICTION_MODEL) {
+    if (req->friction_model == LCPSIM__V1__SETTINGS__FRICTION_MODEL__FRICTION_CONE)
+      s.friction_model = LCP_FRICTION_CONE;
+    else if (req->friction_model == LCPSIM__V1__SETTINGS__FRICTION_MODEL__FRICTION_BOX)
+      s.friction_model = LCP_FRICTION_BOX;
+    else
+      return lcpd_fail(error, BAD, "set_settings.friction_model = %d is not a FrictionModel",
+                       (int)req->friction_model);
+  }
+  if (req->mode_value_case == LCPSIM__V1__SET_SETTINGS_REQUEST__MODE_VALUE_MODE) {
+    if (req->mode == LCPSIM__V1__SETTINGS__MODE__MODE_LOCKSTEP)
+      mode = LCPD_MODE_LOCKSTEP;
+    else if (req->mode == LCPSIM__V1__SETTINGS__MODE__MODE_REALTIME)
+      mode = LCPD_MODE_REALTIME;
+    else
+      return lcpd_fail(error, BAD, "set_settings.mode = %d is not a Settings.Mode", (int)req->mode);
+  }
+  if (req->rate_value_case == LCPSIM__V1__SET_SETTINGS_REQUEST__RATE_VALUE_RATE) {
+    if (!(req->rate > 0.0))
+      return lcpd_fail(error, BAD, "set_settings.rate must be > 0 (got %g)", req->rate);
+    rate = req->rate;
+  }
+  const char *why = "";
+  if (lcp_world_settings_validate(&s, &why) != LCP_OK)
+    return lcpd_fail(error, BAD, "set_settings: %s", why);
+  int rc = lcp_world_set_settings(sim->live.world, &s);
+  if (rc != LCP_OK)
+    return lcpd_fail(error, lcpd_code_of(rc), "set_settings: %s",
+                     lcp_world_last_error(sim->live.world));
+  sim->mode = mode;
+  sim->rate = rate;
+  Lcpsim__V1__SetSettingsReply *out = LCPD_NEW(&call->arena, Lcpsim__V1__SetSettingsReply);
+  lcpsim__v1__set_settings_reply__init(out);
+  out->settings = lcpd_new_settings(&call->arena, sim);
+  reply_ok(call, LCPSIM__V1__REPLY__RESULT_SET_SETTINGS, out);
+  return 0;
+}
+
+static int handle_subscribe(lcpd_call_t *call, lcpd_sim_t *sim,
+                            const Lcpsim__V1__SubscribeRequest *req, lcpd_error_t *error) {
+  (void)error;
+  sim->publish_every = req->every_steps;
+  sim->publish_contacts = req->include_contacts;
+  sim->steps_since_publish = 0;
+  LCPD_INFO("state stream: %s", req->every_steps ? "on" : "off");
+  if (req->every_steps)
+    LCPD_INFO("state stream: every %u steps%s", req->every_steps,
+              req->include_contacts ? ", with contacts" : "");
+  Lcpsim__V1__SubscribeReply *out = LCPD_NEW(&call->arena, Lcpsim__V1__SubscribeReply);
+  lcpsim__v1__subscribe_reply__init(out);
+  reply_ok(call, LCPSIM__V1__REPLY__RESULT_SUBSCRIBE, out);
+  return 0;
+}
+
+/* ---- decoding and dispatch ---- */
+
+/* Returns true when the reply is ready. */
+static bool dispatch(lcpd_call_t *call, lcpd_sim_t *sim, lcpd_error_t *error) {
+  const Lcpsim__V1__Request *r = call->request;
+  int rc;
+  switch (r->call_case) {
+  case LCPSIM__V1__REQUEST__CALL_PING:
+    rc = handle_ping(call, sim, r->ping, error);
+    break;
+  case LCPSIM__V1__REQUEST__CALL_GET_INFO:
+    rc = handle_get_info(call, sim, r->get_info, error);
+    break;
+  case LCPSIM__V1__REQUEST__CALL_STEP:
+    rc = handle_step(call, sim, r->step, error);
+    if (rc == 0)
+      return false;
+    if (rc == 1)
+      return true;
+    break;
+  case LCPSIM__V1__REQUEST__CALL_SET_TARGET:
+    rc = handle_set_target(call, sim, r->set_target, error);
+    break;
+  case LCPSIM__V1__REQUEST__CALL_GET_STATE:
+    rc = handle_get_state(call, sim, r->get_state, error);
+    break;
+  case LCPSIM__V1__REQUEST__CALL_LOAD_MODEL:
+    rc = handle_load_model(call, sim, r->load_model, error);
+    break;
+  case LCPSIM__V1__REQUEST__CALL_SPAWN:
+    rc = handle_spawn(call, sim, r->spawn, error);
+    break;
+  case LCPSIM__V1__REQUEST__CALL_REMOVE:
+    rc = handle_remove(call, sim, r->remove, error);
+    break;
+  case LCPSIM__V1__REQUEST__CALL_RESET:
+    rc = handle_reset(call, sim, r->reset, error);
+    break;
+  case LCPSIM__V1__REQUEST__CALL_SAVE_STATE:
+    rc = handle_save_state(call, sim, r->save_state, error);
+    break;
+  case LCPSIM__V1__REQUEST__CALL_RESTORE_STATE:
+    rc = handle_restore_state(call, sim, r->restore_state, error);
+    break;
+  case LCPSIM__V1__REQUEST__CALL_SET_SETTINGS:
+    rc = handle_set_settings(call, sim, r->set_settings, error);
+    break;
+  case LCPSIM__V1__REQUEST__CALL_SUBSCRIBE:
+    rc = handle_subscribe(call, sim, r->subscribe, error);
+    break;
+  default:
+    rc = lcpd_fail(error, BAD,
+                   "unknown or missing call: the Request sets none of the calls this daemon "
+                   "knows (field numbers 10 to 22)");
+    break;
+  }
+  if (rc != 0)
+    reply_error(call, error);
+  return true;
+}
+
+/* Runs the request (or the rest of its Step) with the arena's failure armed:
+ * a reply too large for the arena becomes a RESOURCE_EXHAUSTED reply. */
+static bool run_guarded(lcpd_call_t *call, lcpd_sim_t *sim, bool resume) {
+  jmp_buf on_failure;
+  lcpd_error_t error = {0};
+  if (setjmp(on_failure) != 0) {
+    call->arena.on_failure = NULL;
+    /* The reply pointed into the arena: drop both. A Step that was still
+     * running has not changed the world for good. */
+    if (call->stepping) {
+      undo(call, sim);
+      call->stepping = false;
+    }
+    lcpd_arena_reset(&call->arena);
+    lcpd_fail(&error, EXHAUSTED,
+              "%s: the reply would need more than the daemon's %zu-byte reply limit; any "
+              "change the call made before building its reply was kept",
+              lcpd_call_name(call), call->arena.limit);
+    reply_error(call, &error);
+    return true;
+  }
+  call->arena.on_failure = &on_failure;
+  bool done = resume ? step_slice(call, sim) : dispatch(call, sim, &error);
+  call->arena.on_failure = NULL;
+  return done;
+}
+
+bool lcpd_call_start(lcpd_call_t *call, lcpd_sim_t *sim, const void *data, size_t size) {
+  lcpd_error_t error = {0};
+  lcpsim__v1__reply__init(&call->reply);
+  lcpsim__v1__status__init(&call->status);
+  call->reply.status = &call->status;
+  lcpd_budget_init(&call->budget, call->decode_budget);
+  call->request = lcpsim__v1__request__unpack(&call->budget.allocator, size, data);
+  if (!call->request) {
+    if (call->budget.exhausted)
+      lcpd_fail(&error, EXHAUSTED,
+                "decoding the request (%zu bytes) needs more than the %zu bytes of memory a "
+                "request may use",
+                size, call->decode_budget);
+    else
+      lcpd_fail(&error, BAD, "the request (%zu bytes) does not decode as an lcpsim.v1.Request",
+                size);
+    reply_error(call, &error);
+    return true;
+  }
+  call->reply.id = call->request->id;
+  char path[256];
+  if (!lcpd_all_finite(&call->request->base, path, sizeof path)) {
+    lcpd_fail(&error, BAD, "%s is not a finite number (NaN or infinite)", path);
+    reply_error(call, &error);
+    return true;
+  }
+  return run_guarded(call, sim, false);
+}
+
+void lcpd_call_reject(lcpd_call_t *call, lcpd_code_t code, const char *message) {
+  lcpsim__v1__reply__init(&call->reply);
+  lcpsim__v1__status__init(&call->status);
+  call->reply.status = &call->status;
+  lcpd_error_t error = {.code = code};
+  snprintf(error.message, sizeof error.message, "%s", message);
+  reply_error(call, &error);
+}
+
+bool lcpd_call_resume(lcpd_call_t *call, lcpd_sim_t *sim) { return run_guarded(call, sim, true); }
+
+void lcpd_call_finish(lcpd_call_t *call) {
+  if (call->request)
+    lcpsim__v1__request__free_unpacked(call->request, &call->budget.allocator);
+  call->request = NULL;
+  drop_undo(call);
+  call->stepping = false;
+  lcpd_arena_reset(&call->arena);
+  lcpsim__v1__reply__init(&call->reply);
+  lcpsim__v1__status__init(&call->status);
+}

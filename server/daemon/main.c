@@ -1,0 +1,300 @@
+/* lcpsimd: the lcpsim simulation daemon (DESIGN.md §6). Parses the command
+ * line, builds the world, serves it until SIGINT or SIGTERM. */
+#include "handlers.h"
+#include "log.h"
+#include "scene.h"
+#include "scene_file.h"
+#include "server.h"
+#include "sim.h"
+
+#include "lcpsim/urdf.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_BIND "tcp://127.0.0.1:5555"
+#define DEFAULT_PUB "tcp://127.0.0.1:5556"
+#define DEFAULT_MAX_MESSAGE_BYTES (16 * 1024 * 1024)
+/* The most a reply or a published state may occupy while it is built. */
+#define REPLY_LIMIT_BYTES ((size_t)512 << 20)
+#define MAX_URDFS 64
+
+typedef struct options {
+  const char *bind;
+  const char *pub;
+  const char *world;
+  const char *urdfs[MAX_URDFS];
+  int urdf_count;
+  bool mode_given;
+  lcpd_mode_t mode;
+  bool rate_given;
+  double rate;
+  bool timestep_given;
+  double timestep;
+  long long max_message_bytes;
+  long long max_decode_bytes; /* 0: derived from max_message_bytes */
+  lcpd_log_level_t log_level;
+} options;
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: lcpsimd [OPTION]...\n"
+          "Serve an lcpsim physics world over ZeroMQ + protobuf (package lcpsim.v1).\n"
+          "\n"
+          "  --bind ENDPOINT          request socket (ROUTER) [" DEFAULT_BIND "]\n"
+          "  --pub ENDPOINT           state stream (PUB) [" DEFAULT_PUB "]\n"
+          "                           port 0 picks a free port; the first line of output\n"
+          "                           names the endpoints as bound\n"
+          "  --world FILE             load a scene file (server/daemon/SCENE_FORMAT.md)\n"
+          "  --urdf FILE              add a robot from a URDF file at the origin (repeatable;\n"
+          "                           base fixed or floating as the file says)\n"
+          "  --mode lockstep|realtime step when asked (default) or at rate x wall clock\n"
+          "  --rate R                 realtime mode: simulated seconds per second [1]\n"
+          "  --timestep H             step length in seconds [the scene's, else 1/240]\n"
+          "  --max-message-bytes N    largest request frame; a peer sending more is\n"
+          "                           disconnected [%d]\n"
+          "  --max-decode-bytes N     memory a decoded request may use [4 x the above + 1 MiB]\n"
+          "  --log-level LEVEL        error, warning, info (default) or debug\n"
+          "  --help                   show this and exit\n"
+          "  --version                show the version and exit\n"
+          "\n"
+          "With neither --world nor --urdf it serves a built-in world: ground, the 7-dof arm\n"
+          "'arm7' on a fixed base, a table and a box on it.\n",
+          DEFAULT_MAX_MESSAGE_BYTES);
+}
+
+static bool parse_double(const char *text, double *out) {
+  char *end;
+  errno = 0;
+  double value = strtod(text, &end);
+  if (errno != 0 || end == text || *end != '\0' || !isfinite(value))
+    return false;
+  *out = value;
+  return true;
+}
+
+static bool parse_count(const char *text, long long *out) {
+  char *end;
+  errno = 0;
+  long long value = strtoll(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || value < 1)
+    return false;
+  *out = value;
+  return true;
+}
+
+/* Returns -1 to exit 0 (help, version), 0 to run, 2 on a usage error. */
+static int parse_options(int argc, char **argv, options *o) {
+  enum {
+    OPT_BIND = 256,
+    OPT_PUB,
+    OPT_WORLD,
+    OPT_URDF,
+    OPT_MODE,
+    OPT_RATE,
+    OPT_TIMESTEP,
+    OPT_MAX_MESSAGE,
+    OPT_MAX_DECODE,
+    OPT_LOG_LEVEL,
+    OPT_HELP,
+    OPT_VERSION
+  };
+  static const struct option long_options[] = {
+      {"bind", required_argument, NULL, OPT_BIND},
+      {"pub", required_argument, NULL, OPT_PUB},
+      {"world", required_argument, NULL, OPT_WORLD},
+      {"urdf", required_argument, NULL, OPT_URDF},
+      {"mode", required_argument, NULL, OPT_MODE},
+      {"rate", required_argument, NULL, OPT_RATE},
+      {"timestep", required_argument, NULL, OPT_TIMESTEP},
+      {"max-message-bytes", required_argument, NULL, OPT_MAX_MESSAGE},
+      {"max-decode-bytes", required_argument, NULL, OPT_MAX_DECODE},
+      {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+      {"help", no_argument, NULL, OPT_HELP},
+      {"version", no_argument, NULL, OPT_VERSION},
+      {NULL, 0, NULL, 0},
+  };
+  *o = (options){.bind = DEFAULT_BIND,
+                 .pub = DEFAULT_PUB,
+                 .max_message_bytes = DEFAULT_MAX_MESSAGE_BYTES,
+                 .log_level = LCPD_LOG_INFO};
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, "", long_options, NULL)) != -1) {
+    switch (c) {
+    case OPT_BIND:
+      o->bind = optarg;
+      break;
+    case OPT_PUB:
+      o->pub = optarg;
+      break;
+    case OPT_WORLD:
+      o->world = optarg;
+      break;
+    case OPT_URDF:
+      if (o->urdf_count == MAX_URDFS) {
+        fprintf(stderr, "lcpsimd: at most %d --urdf options\n", MAX_URDFS);
+        return 2;
+      }
+      o->urdfs[o->urdf_count++] = optarg;
+      break;
+    case OPT_MODE:
+      o->mode_given = true;
+      if (strcmp(optarg, "lockstep") == 0) {
+        o->mode = LCPD_MODE_LOCKSTEP;
+      } else if (strcmp(optarg, "realtime") == 0) {
+        o->mode = LCPD_MODE_REALTIME;
+      } else {
+        fprintf(stderr, "lcpsimd: --mode must be lockstep or realtime, not '%s'\n", optarg);
+        return 2;
+      }
+      break;
+    case OPT_RATE:
+      o->rate_given = true;
+      if (!parse_double(optarg, &o->rate) || !(o->rate > 0.0)) {
+        fprintf(stderr, "lcpsimd: --rate must be a number > 0, not '%s'\n", optarg);
+        return 2;
+      }
+      break;
+    case OPT_TIMESTEP:
+      o->timestep_given = true;
+      if (!parse_double(optarg, &o->timestep) || !(o->timestep > 0.0)) {
+        fprintf(stderr, "lcpsimd: --timestep must be a number of seconds > 0, not '%s'\n", optarg);
+        return 2;
+      }
+      break;
+    case OPT_MAX_MESSAGE:
+      if (!parse_count(optarg, &o->max_message_bytes)) {
+        fprintf(stderr, "lcpsimd: --max-message-bytes must be a whole number > 0, not '%s'\n",
+                optarg);
+        return 2;
+      }
+      break;
+    case OPT_MAX_DECODE:
+      if (!parse_count(optarg, &o->max_decode_bytes)) {
+        fprintf(stderr, "lcpsimd: --max-decode-bytes must be a whole number > 0, not '%s'\n",
+                optarg);
+        return 2;
+      }
+      break;
+    case OPT_LOG_LEVEL:
+      if (!lcpd_log_parse_level(optarg, &o->log_level)) {
+        fprintf(stderr, "lcpsimd: --log-level must be error, warning, info or debug, not '%s'\n",
+                optarg);
+        return 2;
+      }
+      break;
+    case OPT_HELP:
+      usage(stdout);
+      return -1;
+    case OPT_VERSION:
+      printf("lcpsimd %s (protocol lcpsim.v1)\n", LCP_VERSION_STRING);
+      return -1;
+    default:
+      if (optopt >= OPT_BIND)
+        fprintf(stderr, "lcpsimd: option '%s' needs a value\n", argv[optind - 1]);
+      else
+        fprintf(stderr, "lcpsimd: unknown option '%s'\n", argv[optind - 1]);
+      fprintf(stderr, "Try 'lcpsimd --help'.\n");
+      return 2;
+    }
+  }
+  if (optind < argc) {
+    fprintf(stderr, "lcpsimd: unexpected argument '%s'\nTry 'lcpsimd --help'.\n", argv[optind]);
+    return 2;
+  }
+  return 0;
+}
+
+static void log_urdf_warning(void *user, lcp_log_level_t level, const char *message) {
+  (void)user;
+  lcpd_log(level <= LCP_LOG_WARNING ? LCPD_LOG_WARNING : LCPD_LOG_DEBUG, "%s", message);
+}
+
+/* The world to serve, from the options. */
+static int build_scene(const options *o, lcpd_scene_t *scene, char *error, size_t error_size) {
+  int rc;
+  if (o->world) {
+    rc = lcpd_scene_file_load(o->world, scene, error, error_size);
+  } else if (o->urdf_count == 0) {
+    rc = lcpd_scene_builtin(scene, error, error_size);
+  } else {
+    lcpd_scene_init(scene);
+    scene->has_ground = true;
+    rc = LCP_OK;
+  }
+  for (int i = 0; rc == LCP_OK && i < o->urdf_count; ++i) {
+    lcp_urdf_options_t urdf_options = lcp_urdf_options_default();
+    urdf_options.log = log_urdf_warning;
+    lcp_robot_def_t *def = NULL;
+    rc = lcp_urdf_load_file(o->urdfs[i], &urdf_options, &def, error, error_size);
+    if (rc == LCP_OK) {
+      const double origin[3] = {0, 0, 0}, identity[4] = {1, 0, 0, 0};
+      rc = lcpd_scene_add_robot(scene, def, origin, identity, error, error_size);
+    }
+  }
+  if (rc != LCP_OK) {
+    lcpd_scene_clear(scene);
+    return rc;
+  }
+  if (o->timestep_given)
+    scene->settings.timestep = o->timestep;
+  if (o->mode_given)
+    scene->mode = o->mode;
+  if (o->rate_given)
+    scene->rate = o->rate;
+  return LCP_OK;
+}
+
+int main(int argc, char **argv) {
+  options o;
+  int parsed = parse_options(argc, argv, &o);
+  if (parsed != 0)
+    return parsed < 0 ? 0 : parsed;
+  lcpd_log_set_level(o.log_level);
+
+  char error[1024] = "";
+  lcpd_scene_t scene;
+  if (build_scene(&o, &scene, error, sizeof error) != LCP_OK) {
+    LCPD_ERROR("%s", error);
+    return 1;
+  }
+  lcpd_sim_t sim;
+  if (lcpd_sim_init(&sim, &scene, error, sizeof error) != LCP_OK) {
+    LCPD_ERROR("cannot build the world: %s", error);
+    return 1;
+  }
+  size_t max_message = (size_t)o.max_message_bytes;
+  lcpd_server_options_t server_options = {
+      .bind_endpoint = o.bind,
+      .pub_endpoint = o.pub,
+      .max_message_bytes = (int64_t)o.max_message_bytes,
+      .decode_budget =
+          o.max_decode_bytes ? (size_t)o.max_decode_bytes : 4 * max_message + ((size_t)1 << 20),
+      .reply_limit = REPLY_LIMIT_BYTES,
+  };
+  lcpd_server_t server;
+  if (lcpd_server_open(&server, &sim, &server_options, error, sizeof error) != 0) {
+    LCPD_ERROR("%s", error);
+    lcpd_sim_destroy(&sim);
+    return 1;
+  }
+  /* The first line of output: tests and scripts read the bound endpoints
+   * (ephemeral ports included) from it. */
+  printf("lcpsimd listening rep=%s pub=%s\n", server.router_endpoint, server.publisher_endpoint);
+  fflush(stdout);
+  LCPD_INFO("lcpsimd %s: %d robots, %d bodies, timestep %g s, %s mode; requests on %s, states "
+            "on %s",
+            LCP_VERSION_STRING, sim.live.robot_count, sim.live.body_count,
+            sim.scene.settings.timestep, sim.mode == LCPD_MODE_REALTIME ? "realtime" : "lockstep",
+            server.router_endpoint, server.publisher_endpoint);
+  lcpd_server_run(&server);
+  lcpd_server_close(&server);
+  lcpd_sim_destroy(&sim);
+  LCPD_INFO("stopped");
+  return 0;
+}

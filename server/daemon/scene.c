@@ -1,0 +1,258 @@
+#include "scene.h"
+
+#include "lcpsim/urdf.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int fail(char *error, size_t error_size, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int fail(char *error, size_t error_size, int code, const char *fmt, ...) {
+  if (error && error_size) {
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(error, error_size, fmt, args);
+    va_end(args);
+  }
+  return code;
+}
+
+void lcpd_scene_init(lcpd_scene_t *scene) {
+  *scene = (lcpd_scene_t){
+      .settings = lcp_world_settings_default(),
+      .mode = LCPD_MODE_LOCKSTEP,
+      .rate = 1.0,
+      .ground_friction = 0.8,
+  };
+}
+
+void lcpd_scene_clear(lcpd_scene_t *scene) {
+  for (int32_t i = 0; i < scene->robot_count; ++i)
+    lcp_robot_def_free(&scene->robots[i].def);
+  free(scene->robots);
+  free(scene->bodies);
+  scene->robots = NULL;
+  scene->bodies = NULL;
+  scene->robot_count = 0;
+  scene->body_count = 0;
+}
+
+bool lcpd_scene_has_name(const lcpd_scene_t *scene, const char *name) {
+  for (int32_t i = 0; i < scene->robot_count; ++i)
+    if (strcmp(scene->robots[i].def->name, name) == 0)
+      return true;
+  for (int32_t i = 0; i < scene->body_count; ++i)
+    if (strcmp(scene->bodies[i].name, name) == 0)
+      return true;
+  return false;
+}
+
+static bool finite3(const double v[3]) {
+  return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]);
+}
+
+static bool usable_quaternion(const double q[4]) {
+  double n = 0.0;
+  for (int i = 0; i < 4; ++i) {
+    if (!isfinite(q[i]))
+      return false;
+    n += q[i] * q[i];
+  }
+  return n > 1e-24;
+}
+
+int lcpd_scene_add_robot(lcpd_scene_t *scene, lcp_robot_def_t *def, const double position[3],
+                         const double orientation[4], char *error, size_t error_size) {
+  int rc = LCP_OK;
+  if (!finite3(position) || !usable_quaternion(orientation))
+    rc = fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+              "robot '%s': the base pose must be finite with a non-zero quaternion", def->name);
+  else if (lcpd_scene_has_name(scene, def->name))
+    rc = fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+              "the name '%s' is taken by another robot or body", def->name);
+  lcpd_robot_spec_t *grown = NULL;
+  if (rc == LCP_OK) {
+    grown = realloc(scene->robots, (size_t)(scene->robot_count + 1) * sizeof *grown);
+    if (!grown)
+      rc = fail(error, error_size, LCP_ERR_NO_MEMORY, "out of memory");
+  }
+  if (rc != LCP_OK) {
+    lcp_robot_def_free(&def);
+    return rc;
+  }
+  scene->robots = grown;
+  lcpd_robot_spec_t *spec = &scene->robots[scene->robot_count++];
+  spec->def = def;
+  memcpy(spec->position, position, sizeof spec->position);
+  memcpy(spec->orientation, orientation, sizeof spec->orientation);
+  return LCP_OK;
+}
+
+int lcpd_scene_add_body(lcpd_scene_t *scene, const lcpd_body_spec_t *body, char *error,
+                        size_t error_size) {
+  int rc = lcpd_body_spec_validate(body, error, error_size);
+  if (rc != LCP_OK)
+    return rc;
+  if (lcpd_scene_has_name(scene, body->name))
+    return fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+                "the name '%s' is taken by another robot or body", body->name);
+  lcpd_body_spec_t *grown = realloc(scene->bodies, (size_t)(scene->body_count + 1) * sizeof *grown);
+  if (!grown)
+    return fail(error, error_size, LCP_ERR_NO_MEMORY, "out of memory");
+  scene->bodies = grown;
+  scene->bodies[scene->body_count++] = *body;
+  return LCP_OK;
+}
+
+lcpd_body_spec_t lcpd_body_spec_default(void) {
+  return (lcpd_body_spec_t){
+      .shape = {.type = LCP_SHAPE_BOX, .half_extents = {0.05, 0.05, 0.05}},
+      .orientation = {1.0, 0.0, 0.0, 0.0},
+      .mass = 1.0,
+      .friction = 0.5,
+  };
+}
+
+static bool positive(double x) { return isfinite(x) && x > 0.0; }
+
+int lcpd_body_spec_validate(const lcpd_body_spec_t *b, char *error, size_t error_size) {
+  if (b->name[0] == '\0' || memchr(b->name, '\0', LCP_NAME_MAX) == NULL)
+    return fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "a body needs a name of 1 to %d bytes",
+                LCP_NAME_MAX - 1);
+  const lcpd_shape_t *s = &b->shape;
+  switch (s->type) {
+  case LCP_SHAPE_SPHERE:
+    if (!positive(s->radius))
+      return fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+                  "body '%s': a sphere needs a radius > 0 (got %g)", b->name, s->radius);
+    break;
+  case LCP_SHAPE_BOX:
+    if (!positive(s->half_extents[0]) || !positive(s->half_extents[1]) ||
+        !positive(s->half_extents[2]))
+      return fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+                  "body '%s': a box needs half extents > 0 (got %g %g %g)", b->name,
+                  s->half_extents[0], s->half_extents[1], s->half_extents[2]);
+    break;
+  case LCP_SHAPE_CAPSULE:
+  case LCP_SHAPE_CYLINDER:
+    if (!positive(s->radius) || !positive(s->half_length))
+      return fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+                  "body '%s': a %s needs a radius > 0 and a half length > 0 (got %g, %g)", b->name,
+                  s->type == LCP_SHAPE_CAPSULE ? "capsule" : "cylinder", s->radius, s->half_length);
+    break;
+  default:
+    return fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+                "body '%s': the shape must be a sphere, box, capsule or cylinder", b->name);
+  }
+  if (!finite3(b->position))
+    return fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+                "body '%s': the position must be finite", b->name);
+  if (!usable_quaternion(b->orientation))
+    return fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+                "body '%s': the orientation must be a finite, non-zero quaternion", b->name);
+  if (!finite3(b->linear_velocity) || !finite3(b->angular_velocity))
+    return fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+                "body '%s': the velocity must be finite", b->name);
+  if (!b->is_static && !positive(b->mass))
+    return fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+                "body '%s': a dynamic body needs a mass > 0 (got %g)", b->name, b->mass);
+  if (!(isfinite(b->friction) && b->friction >= 0.0))
+    return fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+                "body '%s': the friction must be finite and >= 0 (got %g)", b->name, b->friction);
+  return LCP_OK;
+}
+
+int lcpd_body_spec_defs(const lcpd_body_spec_t *b, lcp_body_def_t *body_def,
+                        lcp_geom_def_t *geom_def) {
+  lcp_geom_def_t g = lcp_geom_def_default();
+  g.type = b->shape.type;
+  g.radius = b->shape.radius;
+  g.half_length = b->shape.half_length;
+  memcpy(g.half_extents, b->shape.half_extents, sizeof g.half_extents);
+  g.friction = b->friction;
+  lcp_body_def_t d = lcp_body_def_default();
+  memcpy(d.position, b->position, sizeof d.position);
+  memcpy(d.orientation, b->orientation, sizeof d.orientation);
+  if (b->is_static) {
+    d.type = LCP_BODY_STATIC;
+    d.mass = 0.0;
+    memset(d.inertia, 0, sizeof d.inertia);
+  } else {
+    /* The solid's inertia at unit density, scaled to the mass: the shapes are
+     * symmetric about the body origin, so that is the centre of mass. */
+    double unit_mass, inertia[9], center[3];
+    int rc = lcp_geom_def_mass_properties(&g, 1.0, &unit_mass, inertia, center);
+    if (rc != LCP_OK)
+      return rc;
+    if (!(unit_mass > 0.0))
+      return LCP_ERR_INVALID_ARGUMENT;
+    d.mass = b->mass;
+    for (int i = 0; i < 9; ++i)
+      d.inertia[i] = inertia[i] * (b->mass / unit_mass);
+    memcpy(d.linear_velocity, b->linear_velocity, sizeof d.linear_velocity);
+    memcpy(d.angular_velocity, b->angular_velocity, sizeof d.angular_velocity);
+  }
+  *body_def = d;
+  *geom_def = g;
+  return LCP_OK;
+}
+
+void lcpd_quat_from_rpy(const double rpy[3], double q[4]) {
+  /* q = qz(yaw) qy(pitch) qx(roll): rotations about the fixed x, y, z axes. */
+  double cr = cos(rpy[0] / 2), sr = sin(rpy[0] / 2);
+  double cp = cos(rpy[1] / 2), sp = sin(rpy[1] / 2);
+  double cy = cos(rpy[2] / 2), sy = sin(rpy[2] / 2);
+  q[0] = cy * cp * cr + sy * sp * sr;
+  q[1] = cy * cp * sr - sy * sp * cr;
+  q[2] = cy * sp * cr + sy * cp * sr;
+  q[3] = sy * cp * cr - cy * sp * sr;
+}
+
+int lcpd_scene_builtin(lcpd_scene_t *scene, char *error, size_t error_size) {
+  lcpd_scene_init(scene);
+  scene->has_ground = true;
+  scene->ground_friction = 0.8;
+
+  /* The arm's base cylinder is 0.1 m tall below its first joint: with the
+   * base at z = 0.1 m it stands on the ground. */
+  lcp_urdf_options_t options = lcp_urdf_options_default();
+  options.floating_base = 0;
+  lcp_robot_def_t *arm = NULL;
+  char why[512];
+  int rc = lcp_urdf_load_file(LCP_ROBOTS_DIR "/arm7.urdf", &options, &arm, why, sizeof why);
+  if (rc != LCP_OK) {
+    fail(error, error_size, rc, "built-in world: %s", why);
+    lcpd_scene_clear(scene);
+    return rc;
+  }
+  const double arm_position[3] = {0.0, 0.0, 0.1}, identity[4] = {1.0, 0.0, 0.0, 0.0};
+  rc = lcpd_scene_add_robot(scene, arm, arm_position, identity, error, error_size);
+
+  /* A table 0.4 m high whose near edge is 0.45 m in front of the arm, and a
+   * 0.1 m, 0.5 kg box resting on it 0.6 m out: the arm reaches it by
+   * bending its second and fourth joints. */
+  lcpd_body_spec_t table = lcpd_body_spec_default();
+  snprintf(table.name, sizeof table.name, "table");
+  table.shape = (lcpd_shape_t){.type = LCP_SHAPE_BOX, .half_extents = {0.3, 0.4, 0.2}};
+  table.position[0] = 0.75;
+  table.position[2] = 0.2;
+  table.is_static = true;
+  table.friction = 0.6;
+  lcpd_body_spec_t box = lcpd_body_spec_default();
+  snprintf(box.name, sizeof box.name, "box");
+  box.shape = (lcpd_shape_t){.type = LCP_SHAPE_BOX, .half_extents = {0.05, 0.05, 0.05}};
+  box.position[0] = 0.6;
+  box.position[2] = 0.45;
+  box.mass = 0.5;
+  box.friction = 0.6;
+  if (rc == LCP_OK)
+    rc = lcpd_scene_add_body(scene, &table, error, error_size);
+  if (rc == LCP_OK)
+    rc = lcpd_scene_add_body(scene, &box, error, error_size);
+  if (rc != LCP_OK)
+    lcpd_scene_clear(scene);
+  return rc;
+}

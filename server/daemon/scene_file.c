@@ -1,0 +1,406 @@
+#include "scene_file.h"
+
+#include "log.h"
+
+#include "lcpsim/urdf.h"
+
+#include <errno.h>
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <libxml/xmlerror.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct reader {
+  const char *path;
+  char *error;
+  size_t error_size;
+  lcpd_scene_t *scene;
+} reader;
+
+static int fail_at(reader *r, const xmlNode *node, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int fail_at(reader *r, const xmlNode *node, int code, const char *fmt, ...) {
+  int length = snprintf(r->error, r->error_size, "%s:%ld: ", r->path,
+                        node ? xmlGetLineNo((xmlNode *)node) : 0L);
+  if (length >= 0 && (size_t)length < r->error_size) {
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(r->error + length, r->error_size - (size_t)length, fmt, args);
+    va_end(args);
+  }
+  return code;
+}
+
+#define BAD LCP_ERR_INVALID_ARGUMENT
+
+static bool named(const xmlNode *node, const char *name) {
+  return xmlStrcmp(node->name, (const xmlChar *)name) == 0;
+}
+
+/* Every attribute of node must be one of the names given (NULL-terminated):
+ * a misspelt attribute is an error, not silently a default. */
+static int check_attributes(reader *r, const xmlNode *node, const char *const *known) {
+  for (const xmlAttr *a = node->properties; a; a = a->next) {
+    bool found = false;
+    for (const char *const *k = known; *k && !found; ++k)
+      found = xmlStrcmp(a->name, (const xmlChar *)*k) == 0;
+    if (!found) {
+      char list[256] = "";
+      size_t used = 0;
+      for (const char *const *k = known; *k && used + 1 < sizeof list; ++k)
+        used +=
+            (size_t)snprintf(list + used, sizeof list - used, "%s%s", k == known ? "" : ", ", *k);
+      return fail_at(r, node, BAD, "<%s> has no attribute '%s' (it has: %s)", node->name, a->name,
+                     list);
+    }
+  }
+  return LCP_OK;
+}
+
+/* The attribute's value copied into buffer; false when absent. */
+static bool attribute(const xmlNode *node, const char *name, char *buffer, size_t size) {
+  xmlChar *value = xmlGetProp((xmlNode *)node, (const xmlChar *)name);
+  if (!value)
+    return false;
+  snprintf(buffer, size, "%s", (const char *)value);
+  xmlFree(value);
+  return true;
+}
+
+/* Reads exactly count finite numbers separated by spaces; leaves out alone
+ * when the attribute is absent. */
+static int read_numbers(reader *r, const xmlNode *node, const char *name, double *out, int count) {
+  char text[512];
+  if (!attribute(node, name, text, sizeof text))
+    return LCP_OK;
+  const char *p = text;
+  double values[8];
+  int n = 0;
+  for (;;) {
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+      ++p;
+    if (*p == '\0')
+      break;
+    char *end;
+    errno = 0;
+    double v = strtod(p, &end);
+    if (end == p || errno == ERANGE || !isfinite(v) || n == count)
+      return fail_at(r, node, BAD, "<%s %s=\"%s\">: expected %d finite number%s", node->name, name,
+                     text, count, count == 1 ? "" : "s");
+    values[n++] = v;
+    p = end;
+  }
+  if (n != count)
+    return fail_at(r, node, BAD, "<%s %s=\"%s\">: expected %d finite number%s", node->name, name,
+                   text, count, count == 1 ? "" : "s");
+  memcpy(out, values, (size_t)count * sizeof *out);
+  return LCP_OK;
+}
+
+static int read_bool(reader *r, const xmlNode *node, const char *name, bool *out) {
+  char text[64];
+  if (!attribute(node, name, text, sizeof text))
+    return LCP_OK;
+  if (strcmp(text, "true") == 0 || strcmp(text, "1") == 0)
+    *out = true;
+  else if (strcmp(text, "false") == 0 || strcmp(text, "0") == 0)
+    *out = false;
+  else
+    return fail_at(r, node, BAD, "<%s %s=\"%s\">: expected true or false", node->name, name, text);
+  return LCP_OK;
+}
+
+static int read_name(reader *r, const xmlNode *node, char out[LCP_NAME_MAX], bool required) {
+  char text[512];
+  if (!attribute(node, "name", text, sizeof text)) {
+    if (required)
+      return fail_at(r, node, BAD, "<%s> needs a name", node->name);
+    return LCP_OK;
+  }
+  if (text[0] == '\0' || strlen(text) >= LCP_NAME_MAX)
+    return fail_at(r, node, BAD, "<%s name=\"%s\">: a name has 1 to %d bytes", node->name, text,
+                   LCP_NAME_MAX - 1);
+  if (lcpd_scene_has_name(r->scene, text))
+    return fail_at(r, node, BAD, "the name '%s' is used twice", text);
+  snprintf(out, LCP_NAME_MAX, "%s", text);
+  return LCP_OK;
+}
+
+static int read_pose(reader *r, const xmlNode *node, double position[3], double orientation[4]) {
+  double rpy[3] = {0, 0, 0};
+  int rc = read_numbers(r, node, "xyz", position, 3);
+  if (rc == LCP_OK)
+    rc = read_numbers(r, node, "rpy", rpy, 3);
+  if (rc == LCP_OK)
+    lcpd_quat_from_rpy(rpy, orientation);
+  return rc;
+}
+
+static int read_settings(reader *r, const xmlNode *node) {
+  static const char *const known[] = {
+      "timestep",       "iterations",     "gravity", "friction", "sor_omega",
+      "baumgarte_beta", "baumgarte_slop", "mode",    "rate",     NULL};
+  int rc = check_attributes(r, node, known);
+  if (rc != LCP_OK)
+    return rc;
+  lcp_world_settings_t *s = &r->scene->settings;
+  double iterations = s->iterations;
+  if ((rc = read_numbers(r, node, "timestep", &s->timestep, 1)) != LCP_OK ||
+      (rc = read_numbers(r, node, "iterations", &iterations, 1)) != LCP_OK ||
+      (rc = read_numbers(r, node, "gravity", s->gravity, 3)) != LCP_OK ||
+      (rc = read_numbers(r, node, "sor_omega", &s->sor_omega, 1)) != LCP_OK ||
+      (rc = read_numbers(r, node, "baumgarte_beta", &s->baumgarte_beta, 1)) != LCP_OK ||
+      (rc = read_numbers(r, node, "baumgarte_slop", &s->baumgarte_slop, 1)) != LCP_OK ||
+      (rc = read_numbers(r, node, "rate", &r->scene->rate, 1)) != LCP_OK)
+    return rc;
+  if (!(iterations >= 1 && iterations <= 1e6 && iterations == floor(iterations)))
+    return fail_at(r, node, BAD, "<settings iterations=\"%g\">: a whole number >= 1", iterations);
+  s->iterations = (int32_t)iterations;
+  if (!(s->timestep > 0))
+    return fail_at(r, node, BAD, "<settings timestep=\"%g\">: must be > 0", s->timestep);
+  if (!(r->scene->rate > 0))
+    return fail_at(r, node, BAD, "<settings rate=\"%g\">: must be > 0", r->scene->rate);
+  char text[64];
+  if (attribute(node, "friction", text, sizeof text)) {
+    if (strcmp(text, "cone") == 0)
+      s->friction_model = LCP_FRICTION_CONE;
+    else if (strcmp(text, "box") == 0)
+      s->friction_model = LCP_FRICTION_BOX;
+    else
+      return fail_at(r, node, BAD, "<settings friction=\"%s\">: expected cone or box", text);
+  }
+  if (attribute(node, "mode", text, sizeof text)) {
+    if (strcmp(text, "lockstep") == 0)
+      r->scene->mode = LCPD_MODE_LOCKSTEP;
+    else if (strcmp(text, "realtime") == 0)
+      r->scene->mode = LCPD_MODE_REALTIME;
+    else
+      return fail_at(r, node, BAD, "<settings mode=\"%s\">: expected lockstep or realtime", text);
+  }
+  const char *why = "";
+  if (lcp_world_settings_validate(s, &why) != LCP_OK)
+    return fail_at(r, node, BAD, "<settings>: %s", why);
+  return LCP_OK;
+}
+
+static int read_ground(reader *r, const xmlNode *node) {
+  static const char *const known[] = {"friction", NULL};
+  int rc = check_attributes(r, node, known);
+  if (rc == LCP_OK)
+    rc = read_numbers(r, node, "friction", &r->scene->ground_friction, 1);
+  if (rc == LCP_OK && !(r->scene->ground_friction >= 0))
+    rc = fail_at(r, node, BAD, "<ground friction=\"%g\">: must be >= 0", r->scene->ground_friction);
+  r->scene->has_ground = true;
+  return rc;
+}
+
+static void log_urdf_warning(void *user, lcp_log_level_t level, const char *message) {
+  (void)user;
+  lcpd_log(level <= LCP_LOG_WARNING ? LCPD_LOG_WARNING : LCPD_LOG_DEBUG, "%s", message);
+}
+
+static int read_robot(reader *r, const xmlNode *node) {
+  static const char *const known[] = {"name", "urdf", "xyz", "rpy", "base", "self_collision", NULL};
+  int rc = check_attributes(r, node, known);
+  char name[LCP_NAME_MAX] = "";
+  double position[3] = {0, 0, 0}, orientation[4] = {1, 0, 0, 0};
+  bool self_collision = false;
+  if (rc == LCP_OK)
+    rc = read_name(r, node, name, false);
+  if (rc == LCP_OK)
+    rc = read_pose(r, node, position, orientation);
+  if (rc == LCP_OK)
+    rc = read_bool(r, node, "self_collision", &self_collision);
+  if (rc != LCP_OK)
+    return rc;
+  lcp_urdf_options_t options = lcp_urdf_options_default();
+  options.log = log_urdf_warning;
+  char text[64];
+  if (attribute(node, "base", text, sizeof text)) {
+    if (strcmp(text, "fixed") == 0)
+      options.floating_base = 0;
+    else if (strcmp(text, "floating") == 0)
+      options.floating_base = 1;
+    else if (strcmp(text, "default") != 0)
+      return fail_at(r, node, BAD, "<robot base=\"%s\">: expected fixed, floating or default",
+                     text);
+  }
+  char urdf[4096];
+  if (!attribute(node, "urdf", urdf, sizeof urdf) || urdf[0] == '\0')
+    return fail_at(r, node, BAD, "<robot> needs a urdf file");
+  /* Relative to the scene file's directory. */
+  char path[8192];
+  const char *slash = strrchr(r->path, '/');
+  if (urdf[0] == '/' || !slash)
+    snprintf(path, sizeof path, "%s", urdf);
+  else
+    snprintf(path, sizeof path, "%.*s/%s", (int)(slash - r->path), r->path, urdf);
+  lcp_robot_def_t *def = NULL;
+  char why[1024];
+  rc = lcp_urdf_load_file(path, &options, &def, why, sizeof why);
+  if (rc != LCP_OK)
+    return fail_at(r, node, rc, "robot '%s': %s", name[0] ? name : urdf, why);
+  if (name[0])
+    snprintf(def->name, sizeof def->name, "%s", name);
+  else if (lcpd_scene_has_name(r->scene, def->name)) {
+    char taken[LCP_NAME_MAX];
+    snprintf(taken, sizeof taken, "%s", def->name);
+    lcp_robot_def_free(&def);
+    return fail_at(r, node, BAD, "the name '%s' (from %s) is used twice; give the robot a name",
+                   taken, urdf);
+  }
+  def->self_collision = self_collision;
+  rc = lcpd_scene_add_robot(r->scene, def, position, orientation, why, sizeof why);
+  if (rc != LCP_OK)
+    return fail_at(r, node, rc, "%s", why);
+  return LCP_OK;
+}
+
+static int read_body(reader *r, const xmlNode *node) {
+  static const char *const known[] = {"name",
+                                      "shape",
+                                      "size",
+                                      "xyz",
+                                      "rpy",
+                                      "mass",
+                                      "static",
+                                      "friction",
+                                      "linear_velocity",
+                                      "angular_velocity",
+                                      NULL};
+  int rc = check_attributes(r, node, known);
+  lcpd_body_spec_t body = lcpd_body_spec_default();
+  if (rc == LCP_OK)
+    rc = read_name(r, node, body.name, true);
+  if (rc == LCP_OK)
+    rc = read_pose(r, node, body.position, body.orientation);
+  if (rc == LCP_OK)
+    rc = read_numbers(r, node, "mass", &body.mass, 1);
+  if (rc == LCP_OK)
+    rc = read_bool(r, node, "static", &body.is_static);
+  if (rc == LCP_OK)
+    rc = read_numbers(r, node, "friction", &body.friction, 1);
+  if (rc == LCP_OK)
+    rc = read_numbers(r, node, "linear_velocity", body.linear_velocity, 3);
+  if (rc == LCP_OK)
+    rc = read_numbers(r, node, "angular_velocity", body.angular_velocity, 3);
+  if (rc != LCP_OK)
+    return rc;
+  char shape[64];
+  if (!attribute(node, "shape", shape, sizeof shape))
+    return fail_at(r, node, BAD, "<body> needs a shape (box, sphere, capsule or cylinder)");
+  if (!xmlHasProp((xmlNode *)node, (const xmlChar *)"size"))
+    return fail_at(r, node, BAD, "<body> needs a size");
+  double size[3] = {0, 0, 0};
+  lcpd_shape_t *s = &body.shape;
+  if (strcmp(shape, "box") == 0) {
+    rc = read_numbers(r, node, "size", size, 3);
+    *s = (lcpd_shape_t){.type = LCP_SHAPE_BOX,
+                        .half_extents = {size[0] / 2, size[1] / 2, size[2] / 2}};
+  } else if (strcmp(shape, "sphere") == 0) {
+    rc = read_numbers(r, node, "size", size, 1);
+    *s = (lcpd_shape_t){.type = LCP_SHAPE_SPHERE, .radius = size[0]};
+  } else if (strcmp(shape, "capsule") == 0 || strcmp(shape, "cylinder") == 0) {
+    rc = read_numbers(r, node, "size", size, 2);
+    *s = (lcpd_shape_t){.type = shape[1] == 'a' ? LCP_SHAPE_CAPSULE : LCP_SHAPE_CYLINDER,
+                        .radius = size[0],
+                        .half_length = size[1] / 2};
+  } else {
+    return fail_at(r, node, BAD, "<body shape=\"%s\">: expected box, sphere, capsule or cylinder",
+                   shape);
+  }
+  if (rc != LCP_OK)
+    return rc;
+  char why[512];
+  rc = lcpd_scene_add_body(r->scene, &body, why, sizeof why);
+  if (rc != LCP_OK)
+    return fail_at(r, node, rc, "%s", why);
+  return LCP_OK;
+}
+
+static int read_root(reader *r, const xmlNode *root) {
+  if (!root || !named(root, "lcpsim"))
+    return fail_at(r, root, BAD, "the root element must be <lcpsim>");
+  static const char *const known[] = {"version", NULL};
+  int rc = check_attributes(r, root, known);
+  char version[32];
+  if (rc == LCP_OK && attribute(root, "version", version, sizeof version) &&
+      strcmp(version, "1") != 0)
+    return fail_at(r, root, BAD, "<lcpsim version=\"%s\">: this daemon reads version 1", version);
+  bool seen_settings = false, seen_ground = false;
+  for (const xmlNode *node = root->children; rc == LCP_OK && node; node = node->next) {
+    if (node->type == XML_TEXT_NODE) {
+      for (const xmlChar *c = node->content; c && *c; ++c)
+        if (*c != ' ' && *c != '\t' && *c != '\n' && *c != '\r')
+          return fail_at(r, node, BAD, "unexpected text inside <lcpsim>");
+      continue;
+    }
+    if (node->type != XML_ELEMENT_NODE)
+      continue; /* comments, processing instructions */
+    if (named(node, "settings")) {
+      if (seen_settings)
+        return fail_at(r, node, BAD, "a second <settings>");
+      seen_settings = true;
+      rc = read_settings(r, node);
+    } else if (named(node, "ground")) {
+      if (seen_ground)
+        return fail_at(r, node, BAD, "a second <ground>");
+      seen_ground = true;
+      rc = read_ground(r, node);
+    } else if (named(node, "robot")) {
+      rc = read_robot(r, node);
+    } else if (named(node, "body")) {
+      rc = read_body(r, node);
+    } else {
+      rc = fail_at(r, node, BAD, "unknown element <%s> (expected settings, ground, robot, body)",
+                   node->name);
+    }
+  }
+  return rc;
+}
+
+int lcpd_scene_file_load(const char *path, lcpd_scene_t *scene, char *error, size_t error_size) {
+  lcpd_scene_init(scene);
+  reader r = {.path = path, .error = error, .error_size = error_size, .scene = scene};
+  xmlParserCtxtPtr context = xmlNewParserCtxt();
+  if (!context) {
+    snprintf(error, error_size, "%s: out of memory", path);
+    return LCP_ERR_NO_MEMORY;
+  }
+  /* No network, no printing (the error is read back below), line numbers
+   * past 65535. */
+  xmlDocPtr doc = xmlCtxtReadFile(context, path, NULL,
+                                  XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
+                                      XML_PARSE_BIG_LINES);
+  int rc;
+  if (!doc) {
+    const xmlError *e = xmlCtxtGetLastError(context);
+    FILE *probe = fopen(path, "rb");
+    if (!probe) {
+      snprintf(error, error_size, "%s:0: cannot open the scene file: %s", path, strerror(errno));
+      rc = LCP_ERR_NOT_FOUND;
+    } else {
+      fclose(probe);
+      char message[512] = "not well-formed XML";
+      if (e && e->message) {
+        snprintf(message, sizeof message, "%s", e->message);
+        size_t n = strlen(message);
+        while (n && (message[n - 1] == '\n' || message[n - 1] == ' '))
+          message[--n] = '\0';
+      }
+      snprintf(error, error_size, "%s:%d: %s", path, e ? e->line : 0, message);
+      rc = LCP_ERR_INVALID_ARGUMENT;
+    }
+  } else {
+    rc = read_root(&r, xmlDocGetRootElement(doc));
+    xmlFreeDoc(doc);
+  }
+  xmlFreeParserCtxt(context);
+  if (rc != LCP_OK)
+    lcpd_scene_clear(scene);
+  return rc;
+}

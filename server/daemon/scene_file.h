@@ -1,0 +1,16 @@
+/* Scene files (--world FILE): settings, ground, robots by URDF path with
+ * poses, and primitive bodies, in a small XML format read with libxml2.
+ * The format is described in SCENE_FORMAT.md beside this file. */
+#ifndef LCPD_SCENE_FILE_H
+#define LCPD_SCENE_FILE_H
+
+#include "scene.h"
+
+#include <stddef.h>
+
+/* Reads a scene file into *scene (initialised here). Relative URDF paths are
+ * relative to the scene file's directory. On error the scene is empty, the
+ * return value a negative lcp_status_t and error "FILE:LINE: what". */
+int lcpd_scene_file_load(const char *path, lcpd_scene_t *scene, char *error, size_t error_size);
+
+#endif

@@ -1,0 +1,72 @@
+/* The daemon's event loop (libuv) and sockets (ZeroMQ): a ROUTER for
+ * requests, read through its ZMQ_FD in a uv_poll_t; a PUB for the state
+ * stream; uv_signal for SIGINT and SIGTERM; a uv_timer for realtime mode. */
+#ifndef LCPD_SERVER_H
+#define LCPD_SERVER_H
+
+#include "handlers.h"
+#include "memory.h"
+#include "sim.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+#include <zmq.h>
+
+typedef struct lcpd_server_options {
+  const char *bind_endpoint; /* the ROUTER */
+  const char *pub_endpoint;  /* the PUB */
+  int64_t max_message_bytes; /* ZMQ_MAXMSGSIZE of the ROUTER; -1: no limit */
+  size_t decode_budget;      /* bytes a decoded request may occupy */
+  size_t reply_limit;        /* bytes a reply (or a published state) may occupy */
+} lcpd_server_options_t;
+
+/* Routing frames kept per request (the peer's identity, any frames a proxy
+ * added, the empty delimiter). */
+#define LCPD_MAX_ENVELOPE 16
+/* Requests served per wake-up before yielding to signals and timers. */
+#define LCPD_DRAIN_BATCH 64
+
+typedef struct lcpd_server {
+  lcpd_sim_t *sim;
+  uv_loop_t loop;
+  void *zmq_context;
+  void *router;
+  void *publisher;
+  char router_endpoint[256]; /* as bound (ephemeral ports resolved) */
+  char publisher_endpoint[256];
+  uv_poll_t router_poll;
+  uv_idle_t drain_idle; /* set while requests wait or a Step is running */
+  uv_signal_t sigint, sigterm;
+  uv_timer_t realtime_timer;
+  bool loop_open;
+  bool handles_open;
+  bool stopping;
+  /* The request being served. */
+  lcpd_call_t call;
+  bool call_running;
+  zmq_msg_t envelope[LCPD_MAX_ENVELOPE];
+  int envelope_count;
+  uint64_t requests;
+  /* Realtime mode: simulated time follows anchor_sim + rate (wall − anchor_wall). */
+  bool realtime_on;
+  uint64_t anchor_wall_ns;
+  double anchor_sim_time;
+  uint64_t anchor_epoch;
+  double anchor_rate, anchor_timestep;
+  uint64_t last_lag_warning_ns;
+  /* Published states are built here. */
+  lcpd_arena_t publish_arena;
+} lcpd_server_t;
+
+/* Binds the sockets and sets up the loop. On failure everything opened is
+ * closed again and error says why. */
+int lcpd_server_open(lcpd_server_t *server, lcpd_sim_t *sim, const lcpd_server_options_t *options,
+                     char *error, size_t error_size);
+/* Serves until SIGINT or SIGTERM. */
+int lcpd_server_run(lcpd_server_t *server);
+/* Closes the sockets and the loop. */
+void lcpd_server_close(lcpd_server_t *server);
+
+#endif

@@ -1,0 +1,123 @@
+/* The daemon's world: the engine world, the names of what is in it, the
+ * scene it was built from (for Reset), snapshot slots, the state stream's
+ * settings and the stepping mode. Knows nothing of sockets or protobuf. */
+#ifndef LCPD_SIM_H
+#define LCPD_SIM_H
+
+#include "scene.h"
+
+#include "lcpsim/lcpsim.h"
+#include "lcpsim/robot.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A named free body (the world body and the ground are not listed). */
+typedef struct lcpd_body {
+  char name[LCP_NAME_MAX];
+  lcp_body_id id;
+  lcpd_shape_t shape;
+  bool is_static;
+  double mass;
+} lcpd_body_t;
+
+typedef struct lcpd_robot {
+  char name[LCP_NAME_MAX];
+  lcp_robot_id id;
+  int32_t link_count;
+  char (*link_names)[LCP_NAME_MAX]; /* link_count, the engine's link order */
+} lcpd_robot_t;
+
+/* The world and its names: rebuilt whole on Reset. */
+typedef struct lcpd_live {
+  lcp_world_t *world;
+  lcpd_robot_t *robots;
+  int32_t robot_count;
+  lcpd_body_t *bodies;
+  int32_t body_count;
+} lcpd_live_t;
+
+typedef struct lcpd_slot {
+  char name[LCP_NAME_MAX];
+  unsigned char *data;
+  size_t size;
+} lcpd_slot_t;
+
+/* Limits on the snapshots kept in the daemon. */
+#define LCPD_MAX_SLOTS 256
+#define LCPD_MAX_SLOT_BYTES ((size_t)256 << 20)
+
+typedef struct lcpd_sim lcpd_sim_t;
+/* Called after a step when the stream is due a state. */
+typedef void (*lcpd_publish_fn)(lcpd_sim_t *sim, void *user);
+
+struct lcpd_sim {
+  lcpd_scene_t scene; /* as loaded at start-up; owned */
+  lcpd_live_t live;
+  lcpd_mode_t mode;
+  double rate;
+  /* Bumped whenever simulated time jumps (Reset, RestoreState), so that the
+   * realtime clock re-anchors. */
+  uint64_t time_epoch;
+  /* The state stream. */
+  uint32_t publish_every; /* 0: off */
+  bool publish_contacts;
+  uint32_t steps_since_publish;
+  uint64_t publish_sequence; /* of the last published state */
+  lcpd_publish_fn publish;
+  void *publish_user;
+  /* Named snapshots. */
+  lcpd_slot_t *slots;
+  int32_t slot_count;
+  size_t slot_bytes;
+  uint32_t next_body_number; /* for made-up body names */
+};
+
+/* Builds the world from scene, which the sim takes over (the caller's scene
+ * is left empty, also on failure). Returns 0 or a negative lcp_status_t with
+ * the reason in error. */
+int lcpd_sim_init(lcpd_sim_t *sim, lcpd_scene_t *scene, char *error, size_t error_size);
+void lcpd_sim_destroy(lcpd_sim_t *sim);
+
+/* Back to the world as loaded: rebuilt from the start-up scene, settings and
+ * mode included. Slots and the stream settings stay. On failure the world is
+ * unchanged. */
+int lcpd_sim_reset(lcpd_sim_t *sim, char *error, size_t error_size);
+
+lcpd_robot_t *lcpd_sim_find_robot(lcpd_sim_t *sim, const char *name);
+lcpd_body_t *lcpd_sim_find_body(lcpd_sim_t *sim, const char *name);
+const lcpd_robot_t *lcpd_sim_robot_by_id(const lcpd_sim_t *sim, lcp_robot_id id);
+const lcpd_body_t *lcpd_sim_body_by_id(const lcpd_sim_t *sim, lcp_body_id id);
+bool lcpd_sim_name_taken(const lcpd_sim_t *sim, const char *name);
+
+/* Adds a robot (def is copied by the engine; def->name is its name). */
+int lcpd_sim_add_robot(lcpd_sim_t *sim, const lcp_robot_def_t *def, const double position[3],
+                       const double orientation[4], lcpd_robot_t **out, char *error,
+                       size_t error_size);
+/* Adds a body; an empty name gets one made up ("body1", ...). */
+int lcpd_sim_add_body(lcpd_sim_t *sim, const lcpd_body_spec_t *spec, lcpd_body_t **out, char *error,
+                      size_t error_size);
+/* Removes the robot or body of that name (LCP_ERR_NOT_FOUND when none). */
+int lcpd_sim_remove(lcpd_sim_t *sim, const char *name, char *error, size_t error_size);
+
+/* One step, then a published state when one is due. */
+int lcpd_sim_step(lcpd_sim_t *sim, char *error, size_t error_size);
+
+/* The snapshot of the world's state, wrapped with a header naming the
+ * world's layout (robots and bodies by name); malloc'd, the caller frees. */
+int lcpd_sim_snapshot(const lcpd_sim_t *sim, unsigned char **out, size_t *out_size);
+/* The same into a buffer of exactly lcpd_sim_snapshot_size() bytes. */
+size_t lcpd_sim_snapshot_size(const lcpd_sim_t *sim);
+int lcpd_sim_snapshot_write(const lcpd_sim_t *sim, unsigned char *buffer, size_t size);
+/* LCP_ERR_INVALID_ARGUMENT for bytes that are no snapshot, LCP_ERR_MISMATCH
+ * for a snapshot of another world; the world is unchanged on failure. */
+int lcpd_sim_restore(lcpd_sim_t *sim, const unsigned char *data, size_t size, char *error,
+                     size_t error_size);
+
+/* Keeps a copy of data under name (replacing a slot of that name). */
+int lcpd_sim_slot_put(lcpd_sim_t *sim, const char *name, const unsigned char *data, size_t size,
+                      char *error, size_t error_size);
+const lcpd_slot_t *lcpd_sim_slot_get(const lcpd_sim_t *sim, const char *name);
+
+#endif

@@ -1,0 +1,378 @@
+#include "daemon_harness.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include <cmocka.h>
+
+extern char **environ;
+
+static double now_seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+const char *robots_dir(void) { return LCP_TEST_ROBOTS_DIR; }
+const char *daemon_scenes_dir(void) { return LCP_TEST_SCENES_DIR; }
+
+/* ---- the daemon process ---- */
+
+static pid_t spawn_daemon(const char *const *args, int stdout_fd, int stderr_fd) {
+  const char *argv[64];
+  int argc = 0;
+  argv[argc++] = LCPSIMD_PATH;
+  for (int i = 0; args && args[i]; ++i) {
+    assert_true(argc < 63);
+    argv[argc++] = args[i];
+  }
+  argv[argc] = NULL;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, stdout_fd, STDOUT_FILENO);
+  if (stderr_fd >= 0)
+    posix_spawn_file_actions_adddup2(&actions, stderr_fd, STDERR_FILENO);
+  pid_t pid;
+  int rc = posix_spawn(&pid, LCPSIMD_PATH, &actions, NULL, (char *const *)argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  assert_int_equal(rc, 0);
+  return pid;
+}
+
+void daemon_start(daemon_proc *d, const char *const *extra) {
+  const char *args[48] = {"--bind", "tcp://127.0.0.1:0", "--pub", "tcp://127.0.0.1:0"};
+  int n = 4;
+  for (int i = 0; extra && extra[i]; ++i) {
+    assert_true(n < 47);
+    args[n++] = extra[i];
+  }
+  args[n] = NULL;
+  int pipe_fds[2];
+  assert_int_equal(pipe(pipe_fds), 0);
+  d->pid = spawn_daemon(args, pipe_fds[1], -1);
+  close(pipe_fds[1]);
+  d->stdout_fd = pipe_fds[0];
+  /* The first line names the endpoints. */
+  char line[1024];
+  size_t length = 0;
+  double deadline = now_seconds() + 30.0;
+  while (length + 1 < sizeof line) {
+    struct pollfd p = {.fd = d->stdout_fd, .events = POLLIN};
+    int wait_ms = (int)((deadline - now_seconds()) * 1000.0);
+    if (wait_ms <= 0 || poll(&p, 1, wait_ms) <= 0)
+      fail_msg("lcpsimd printed no endpoints in time");
+    char c;
+    ssize_t got = read(d->stdout_fd, &c, 1);
+    if (got <= 0)
+      fail_msg("lcpsimd exited before printing its endpoints");
+    if (c == '\n')
+      break;
+    line[length++] = c;
+  }
+  line[length] = '\0';
+  int matched = sscanf(line, "lcpsimd listening rep=%255s pub=%255s", d->rep, d->pub);
+  if (matched != 2)
+    fail_msg("unexpected first line from lcpsimd: '%s'", line);
+}
+
+int daemon_signal_and_wait(daemon_proc *d, int signal_number, double *seconds) {
+  double start = now_seconds();
+  assert_int_equal(kill(d->pid, signal_number), 0);
+  int status = 0;
+  for (;;) {
+    pid_t done = waitpid(d->pid, &status, WNOHANG);
+    if (done == d->pid)
+      break;
+    assert_true(done == 0);
+    if (now_seconds() - start > 10.0) {
+      kill(d->pid, SIGKILL);
+      waitpid(d->pid, &status, 0);
+      fail_msg("lcpsimd did not exit within 10 s of signal %d", signal_number);
+    }
+    struct timespec pause = {0, 2000000};
+    nanosleep(&pause, NULL);
+  }
+  if (seconds)
+    *seconds = now_seconds() - start;
+  close(d->stdout_fd);
+  d->pid = 0;
+  return status;
+}
+
+void daemon_stop(daemon_proc *d) {
+  double seconds = 0;
+  int status = daemon_signal_and_wait(d, SIGTERM, &seconds);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+  assert_true(seconds < 1.0);
+}
+
+int daemon_run_to_exit(const char *const *args, char *out, size_t out_size, char *err,
+                       size_t err_size) {
+  int out_pipe[2], err_pipe[2];
+  assert_int_equal(pipe(out_pipe), 0);
+  assert_int_equal(pipe(err_pipe), 0);
+  pid_t pid = spawn_daemon(args, out_pipe[1], err_pipe[1]);
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  struct {
+    int fd;
+    char *buffer;
+    size_t size, used;
+  } streams[2] = {{out_pipe[0], out, out_size, 0}, {err_pipe[0], err, err_size, 0}};
+  int open_streams = 2;
+  double deadline = now_seconds() + 30.0;
+  while (open_streams > 0) {
+    struct pollfd p[2];
+    int n = 0;
+    int which[2];
+    for (int i = 0; i < 2; ++i)
+      if (streams[i].fd >= 0) {
+        p[n] = (struct pollfd){.fd = streams[i].fd, .events = POLLIN};
+        which[n++] = i;
+      }
+    int wait_ms = (int)((deadline - now_seconds()) * 1000.0);
+    if (wait_ms <= 0 || poll(p, (nfds_t)n, wait_ms) <= 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, NULL, 0);
+      fail_msg("lcpsimd did not exit in time");
+    }
+    for (int k = 0; k < n; ++k) {
+      if (!(p[k].revents & (POLLIN | POLLHUP | POLLERR)))
+        continue;
+      int i = which[k];
+      char chunk[4096];
+      ssize_t got = read(streams[i].fd, chunk, sizeof chunk);
+      if (got <= 0) {
+        close(streams[i].fd);
+        streams[i].fd = -1;
+        open_streams--;
+        continue;
+      }
+      size_t room = streams[i].size - 1 - streams[i].used;
+      size_t take = (size_t)got < room ? (size_t)got : room;
+      memcpy(streams[i].buffer + streams[i].used, chunk, take);
+      streams[i].used += take;
+    }
+  }
+  out[streams[0].used] = '\0';
+  err[streams[1].used] = '\0';
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return status;
+}
+
+/* ---- sockets ---- */
+
+static void *context;
+
+void *test_context(void) {
+  if (!context)
+    context = zmq_ctx_new();
+  assert_non_null(context);
+  return context;
+}
+
+void test_context_destroy(void) {
+  if (context)
+    zmq_ctx_term(context);
+  context = NULL;
+}
+
+static void *connect_socket(int type, const char *endpoint) {
+  void *s = zmq_socket(test_context(), type);
+  assert_non_null(s);
+  int zero = 0;
+  zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
+  assert_int_equal(zmq_connect(s, endpoint), 0);
+  return s;
+}
+
+void *connect_req(const char *endpoint) { return connect_socket(ZMQ_REQ, endpoint); }
+void *connect_dealer(const char *endpoint) { return connect_socket(ZMQ_DEALER, endpoint); }
+
+void close_socket(void **socket) {
+  if (*socket)
+    zmq_close(*socket);
+  *socket = NULL;
+}
+
+long receive_frame(void *socket, int timeout_ms, unsigned char **out) {
+  *out = NULL;
+  for (;;) {
+    zmq_pollitem_t item = {.socket = socket, .events = ZMQ_POLLIN};
+    int ready = zmq_poll(&item, 1, timeout_ms);
+    assert_true(ready >= 0);
+    if (ready == 0)
+      return -1;
+    zmq_msg_t msg;
+    zmq_msg_init(&msg);
+    assert_true(zmq_msg_recv(&msg, socket, 0) >= 0);
+    size_t size = zmq_msg_size(&msg);
+    bool more = zmq_msg_more(&msg);
+    if (size == 0 && more) { /* a DEALER's delimiter */
+      zmq_msg_close(&msg);
+      continue;
+    }
+    *out = malloc(size ? size : 1);
+    assert_non_null(*out);
+    memcpy(*out, zmq_msg_data(&msg), size);
+    zmq_msg_close(&msg);
+    assert_false(more); /* replies and states are one frame */
+    return (long)size;
+  }
+}
+
+Lcpsim__V1__Reply *rpc_raw(void *socket, const void *data, size_t size) {
+  assert_true(zmq_send(socket, data, size, 0) == (int)size);
+  unsigned char *frame;
+  long got = receive_frame(socket, REPLY_TIMEOUT_MS, &frame);
+  if (got < 0)
+    fail_msg("no reply within %d ms", REPLY_TIMEOUT_MS);
+  Lcpsim__V1__Reply *reply = lcpsim__v1__reply__unpack(NULL, (size_t)got, frame);
+  free(frame);
+  assert_non_null(reply);
+  return reply;
+}
+
+Lcpsim__V1__Reply *rpc(void *socket, const Lcpsim__V1__Request *request) {
+  size_t size = lcpsim__v1__request__get_packed_size(request);
+  unsigned char *data = malloc(size ? size : 1);
+  assert_non_null(data);
+  lcpsim__v1__request__pack(request, data);
+  Lcpsim__V1__Reply *reply = rpc_raw(socket, data, size);
+  free(data);
+  return reply;
+}
+
+void reply_free(Lcpsim__V1__Reply **reply) {
+  if (*reply)
+    lcpsim__v1__reply__free_unpacked(*reply, NULL);
+  *reply = NULL;
+}
+
+void assert_ok(const Lcpsim__V1__Reply *reply, uint64_t id, Lcpsim__V1__Reply__ResultCase result) {
+  assert_non_null(reply);
+  if (reply->status && reply->status->code != LCPSIM__V1__STATUS__CODE__OK)
+    fail_msg("request %llu failed: %d %s", (unsigned long long)id, (int)reply->status->code,
+             reply->status->message);
+  assert_int_equal(reply->id, id);
+  assert_int_equal(reply->result_case, result);
+}
+
+void assert_error(const Lcpsim__V1__Reply *reply, uint64_t id, Lcpsim__V1__Status__Code code,
+                  const char *needle) {
+  assert_non_null(reply);
+  assert_non_null(reply->status);
+  if (reply->status->code != code)
+    fail_msg("request %llu: expected code %d, got %d (%s)", (unsigned long long)id, (int)code,
+             (int)reply->status->code, reply->status->message);
+  assert_int_equal(reply->id, id);
+  assert_int_equal(reply->result_case, LCPSIM__V1__REPLY__RESULT__NOT_SET);
+  if (needle && !strstr(reply->status->message, needle))
+    fail_msg("request %llu: message '%s' does not contain '%s'", (unsigned long long)id,
+             reply->status->message, needle);
+}
+
+/* ---- common calls ---- */
+
+Lcpsim__V1__Reply *call_get_state(void *socket, uint64_t id, bool contacts) {
+  Lcpsim__V1__GetStateRequest get = LCPSIM__V1__GET_STATE_REQUEST__INIT;
+  get.include_contacts = contacts;
+  Lcpsim__V1__Request request = LCPSIM__V1__REQUEST__INIT;
+  request.id = id;
+  request.call_case = LCPSIM__V1__REQUEST__CALL_GET_STATE;
+  request.get_state = &get;
+  Lcpsim__V1__Reply *reply = rpc(socket, &request);
+  assert_ok(reply, id, LCPSIM__V1__REPLY__RESULT_GET_STATE);
+  assert_non_null(reply->get_state->state);
+  return reply;
+}
+
+Lcpsim__V1__Reply *call_get_info(void *socket, uint64_t id) {
+  Lcpsim__V1__GetInfoRequest get = LCPSIM__V1__GET_INFO_REQUEST__INIT;
+  Lcpsim__V1__Request request = LCPSIM__V1__REQUEST__INIT;
+  request.id = id;
+  request.call_case = LCPSIM__V1__REQUEST__CALL_GET_INFO;
+  request.get_info = &get;
+  Lcpsim__V1__Reply *reply = rpc(socket, &request);
+  assert_ok(reply, id, LCPSIM__V1__REPLY__RESULT_GET_INFO);
+  return reply;
+}
+
+uint64_t call_step(void *socket, uint64_t id, int32_t steps) {
+  Lcpsim__V1__StepRequest step = LCPSIM__V1__STEP_REQUEST__INIT;
+  step.steps = steps;
+  Lcpsim__V1__Request request = LCPSIM__V1__REQUEST__INIT;
+  request.id = id;
+  request.call_case = LCPSIM__V1__REQUEST__CALL_STEP;
+  request.step = &step;
+  Lcpsim__V1__Reply *reply = rpc(socket, &request);
+  assert_ok(reply, id, LCPSIM__V1__REPLY__RESULT_STEP);
+  uint64_t count = reply->step->step_count;
+  reply_free(&reply);
+  return count;
+}
+
+uint64_t world_hash(void *socket) {
+  Lcpsim__V1__SaveStateRequest save = LCPSIM__V1__SAVE_STATE_REQUEST__INIT;
+  Lcpsim__V1__Request request = LCPSIM__V1__REQUEST__INIT;
+  request.id = 424242;
+  request.call_case = LCPSIM__V1__REQUEST__CALL_SAVE_STATE;
+  request.save_state = &save;
+  Lcpsim__V1__Reply *reply = rpc(socket, &request);
+  assert_ok(reply, 424242, LCPSIM__V1__REPLY__RESULT_SAVE_STATE);
+  uint64_t h = 14695981039346656037ull;
+  for (size_t i = 0; i < reply->save_state->snapshot.len; ++i) {
+    h ^= reply->save_state->snapshot.data[i];
+    h *= 1099511628211ull;
+  }
+  reply_free(&reply);
+  return h;
+}
+
+bool call_ping(void *socket, uint64_t id) {
+  Lcpsim__V1__PingRequest ping = LCPSIM__V1__PING_REQUEST__INIT;
+  Lcpsim__V1__Request request = LCPSIM__V1__REQUEST__INIT;
+  request.id = id;
+  request.call_case = LCPSIM__V1__REQUEST__CALL_PING;
+  request.ping = &ping;
+  Lcpsim__V1__Reply *reply = rpc(socket, &request);
+  bool ok = reply->status && reply->status->code == LCPSIM__V1__STATUS__CODE__OK &&
+            reply->id == id && reply->result_case == LCPSIM__V1__REPLY__RESULT_PING;
+  reply_free(&reply);
+  return ok;
+}
+
+void write_temp_file(const char *name, const char *content, char *path, size_t size) {
+  char dir[] = "/tmp/lcpsimd_test_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  snprintf(path, size, "%s/%s", dir, name);
+  FILE *file = fopen(path, "wb");
+  assert_non_null(file);
+  assert_int_equal(fwrite(content, 1, strlen(content), file), strlen(content));
+  fclose(file);
+}
+
+void remove_temp_file(const char *path) {
+  unlink(path);
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (slash) {
+    *slash = '\0';
+    rmdir(dir);
+  }
+}

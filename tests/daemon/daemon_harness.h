@@ -1,0 +1,85 @@
+/* Integration-test harness: starts a real lcpsimd on ephemeral ports and
+ * talks to it over real ZeroMQ sockets. */
+#ifndef LCPD_TEST_HARNESS_H
+#define LCPD_TEST_HARNESS_H
+
+#include "lcpsim/v1/lcpsim.pb-c.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* How long a test waits for a reply: generous, for sanitizer builds. */
+#define REPLY_TIMEOUT_MS 10000
+
+typedef struct daemon_proc {
+  pid_t pid;
+  int stdout_fd;
+  char rep[256]; /* the bound endpoints, from the first line of output */
+  char pub[256];
+} daemon_proc;
+
+/* Starts lcpsimd with --bind/--pub on port 0 and the given extra arguments
+ * (NULL-terminated, may be NULL); fails the test when it does not print its
+ * endpoints in time. */
+void daemon_start(daemon_proc *d, const char *const *args);
+/* Sends SIGTERM (or the given signal) and waits for the exit; returns the
+ * exit status as waitpid gives it and the seconds it took in *seconds. */
+int daemon_signal_and_wait(daemon_proc *d, int signal_number, double *seconds);
+/* SIGTERM, and asserts a clean exit 0 within a second. */
+void daemon_stop(daemon_proc *d);
+
+/* Runs lcpsimd with the given arguments to completion (for options that
+ * make it exit): returns the exit status; its stdout and stderr go to the
+ * buffers (NUL-terminated, cut to size). */
+int daemon_run_to_exit(const char *const *args, char *out, size_t out_size, char *err,
+                       size_t err_size);
+
+/* The ZeroMQ context every test shares (created on first use). */
+void *test_context(void);
+void test_context_destroy(void);
+/* A REQ (or DEALER) socket connected to endpoint, linger 0. */
+void *connect_req(const char *endpoint);
+void *connect_dealer(const char *endpoint);
+void close_socket(void **socket);
+
+/* Sends a request on a REQ socket and waits for its reply (asserted to
+ * arrive and decode). Free with reply_free. */
+Lcpsim__V1__Reply *rpc(void *req_socket, const Lcpsim__V1__Request *request);
+/* The same with raw bytes as the request frame. */
+Lcpsim__V1__Reply *rpc_raw(void *req_socket, const void *data, size_t size);
+/* Receives one frame on any socket within timeout_ms into a malloc'd buffer;
+ * returns its size, or -1 on timeout. For DEALERs, skips the empty
+ * delimiter frame. */
+long receive_frame(void *socket, int timeout_ms, unsigned char **out);
+void reply_free(Lcpsim__V1__Reply **reply);
+
+/* Asserts the reply is OK with the given result case and id. */
+void assert_ok(const Lcpsim__V1__Reply *reply, uint64_t id, Lcpsim__V1__Reply__ResultCase result);
+/* Asserts the reply is an error with the code and id, and that its message
+ * contains `needle` (when not NULL). */
+void assert_error(const Lcpsim__V1__Reply *reply, uint64_t id, Lcpsim__V1__Status__Code code,
+                  const char *needle);
+
+/* ---- common calls (each asserts success) ---- */
+
+Lcpsim__V1__Reply *call_get_state(void *socket, uint64_t id, bool contacts);
+Lcpsim__V1__Reply *call_get_info(void *socket, uint64_t id);
+/* Steps n steps with no targets; returns the world's step count after. */
+uint64_t call_step(void *socket, uint64_t id, int32_t steps);
+/* A hash of the world's whole state: the bytes of a SaveState snapshot
+ * (time, poses, velocities, joint controllers, warm-start cache). */
+uint64_t world_hash(void *socket);
+bool call_ping(void *socket, uint64_t id);
+
+/* Writes content to a new file called name in a new directory under /tmp;
+ * its path goes to path. remove_temp_file removes both. */
+void write_temp_file(const char *name, const char *content, char *path, size_t size);
+void remove_temp_file(const char *path);
+
+/* Paths from the build. */
+const char *robots_dir(void);
+const char *daemon_scenes_dir(void);
+
+#endif
