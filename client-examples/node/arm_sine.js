@@ -2,10 +2,10 @@
 'use strict';
 // arm_sine.js: drives the daemon's arm in lockstep along
 // q*_i(t) = 0.5 sin(2π·0.5·t + i) with the in-engine PD controllers
-// (kp = 100, kd = 10, DESIGN.md §7 "arm"), one Step-with-targets round trip
-// per control tick, and prints a line of state every 100 steps.
+// (by default kp = 100, kd = 10, DESIGN.md §7 "arm"), one Step-with-targets
+// round trip per control tick, and prints a line of state every 100 steps.
 //
-//   node arm_sine.js [--steps N] [--robot NAME] [--timeout-ms MS] [ENDPOINT]
+//   node arm_sine.js [--steps N] [--robot NAME] [--kp KP] [--kd KD] [--timeout-ms MS] [ENDPOINT]
 //   (default endpoint tcp://127.0.0.1:5555, 2000 steps, the first fixed-base robot)
 
 const { parseArgs } = require('node:util');
@@ -13,8 +13,6 @@ const { Client } = require('./lcpsim');
 
 const AMPLITUDE = 0.5; // rad
 const FREQUENCY = 0.5; // Hz
-const KP = 100.0; // N·m/rad
-const KD = 10.0; // N·m·s/rad
 const PRINT_EVERY = 100;
 
 // The target of joint i at time t, and its rate (the velocity target, so that
@@ -25,7 +23,7 @@ const targetVelocity = (i, t) => AMPLITUDE * 2 * Math.PI * FREQUENCY * Math.cos(
 const sign = (x) => (x < 0 ? '-' : '+') + Math.abs(x).toFixed(4);
 
 function usage() {
-  process.stderr.write('usage: arm_sine.js [--steps N] [--robot NAME] [--timeout-ms MS] [ENDPOINT]\n');
+  process.stderr.write('usage: arm_sine.js [--steps N] [--robot NAME] [--kp KP] [--kd KD] [--timeout-ms MS] [ENDPOINT]\n');
   process.exit(2);
 }
 
@@ -36,6 +34,8 @@ async function main() {
       options: {
         steps: { type: 'string', default: '2000' },
         robot: { type: 'string' },
+        kp: { type: 'string', default: '100' }, // N·m/rad
+        kd: { type: 'string', default: '10' }, // N·m·s/rad
         'timeout-ms': { type: 'string', default: '5000' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -47,7 +47,10 @@ async function main() {
   }
   const steps = Number(args.values.steps);
   const timeoutMs = Number(args.values['timeout-ms']);
-  if (args.values.help || args.positionals.length > 1 || !Number.isInteger(steps) || steps < 0 || !(timeoutMs > 0)) {
+  const kp = Number(args.values.kp);
+  const kd = Number(args.values.kd);
+  const bad = !Number.isInteger(steps) || steps < 0 || !(timeoutMs > 0) || !(kp >= 0) || !(kd >= 0);
+  if (args.values.help || args.positionals.length > 1 || bad) {
     return usage();
   }
   const endpoint = args.positionals[0] || 'tcp://127.0.0.1:5555';
@@ -55,10 +58,8 @@ async function main() {
   const client = new Client(endpoint, { timeoutMs });
   try {
     const info = await client.getInfo();
-    // The robot asked for, or else the first fixed-base robot of the world.
-    const robot = args.values.robot
-      ? info.robots.find((r) => r.name === args.values.robot)
-      : info.robots.find((r) => !r.floatingBase);
+    // The robot asked for, or else the first robot of the world.
+    const robot = args.values.robot ? info.robots.find((r) => r.name === args.values.robot) : info.robots[0];
     if (!robot || robot.floatingBase || robot.joints.length === 0) {
       const named = args.values.robot ? ` named ${args.values.robot}` : '';
       process.stderr.write(`arm_sine.js: no fixed-base robot${named} with joints at ${endpoint}\n`);
@@ -66,7 +67,7 @@ async function main() {
     }
     const joints = robot.joints.length;
     const timestep = info.settings.timestep;
-    console.log(`robot=${robot.name} joints=${joints} timestep=${timestep} steps=${steps}`);
+    console.log(`robot=${robot.name} joints=${joints} timestep=${timestep} steps=${steps} kp=${kp} kd=${kd}`);
 
     let state = await client.getState();
     const target = {
@@ -74,8 +75,8 @@ async function main() {
       mode: 'POSITION',
       position: new Array(joints),
       velocity: new Array(joints),
-      kp: [KP],
-      kd: [KD],
+      kp: [kp],
+      kd: [kd],
       gravityCompensation: true,
     };
     for (let step = 1; step <= steps; ++step) {

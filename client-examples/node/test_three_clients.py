@@ -91,6 +91,7 @@ class Daemon:
         return count
 
     def close(self):
+        self.proc.stdout.close()
         if not self.context.closed:
             self.socket.close()
             self.context.term()
@@ -123,7 +124,7 @@ class ThreeClients(unittest.TestCase):
         urdf = os.path.join(env("LCPSIM_ROBOTS_DIR"), "arm7.urdf")
         for name, y in (("arm_py", 1.5), ("arm_js", -1.5)):
             d.call(load_model=pb.LoadModelRequest(
-                urdf_path=urdf, name=name, base=pb.LoadModelRequest.BASE_FIXED,
+                urdf_path=urdf, name=name, base_type=pb.LoadModelRequest.BASE_FIXED,
                 base_pose=pb.Pose(position=pb.Vec3(x=-1.5, y=y, z=0.0))))
         start = d.call(get_state=pb.GetStateRequest()).state
         start_q = {r.name: list(r.q) for r in start.robots}

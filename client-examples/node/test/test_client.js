@@ -132,7 +132,7 @@ test('lcpsim.js against lcpsimd', { skip: !DAEMON && 'LCPSIMD is not set' }, asy
     const result = await run(ARM_SINE, ['--steps', String(steps), '--robot', arm.name, daemon.rep], 120000);
     assert.equal(result.code, 0, `arm_sine.js failed: ${result.stderr}`);
     const lines = result.stdout.trim().split('\n');
-    assert.match(lines[0], new RegExp(`^robot=${arm.name} joints=7 timestep=\\S+ steps=${steps}$`));
+    assert.match(lines[0], new RegExp(`^robot=${arm.name} joints=7 timestep=\\S+ steps=${steps} kp=100 kd=10$`));
     const stateLines = lines.filter((l) => l.startsWith('time='));
     assert.equal(stateLines.length, steps / 100);
 
@@ -150,7 +150,26 @@ test('lcpsim.js against lcpsimd', { skip: !DAEMON && 'LCPSIMD is not set' }, asy
       q.slice(0, 7).map((v) => Number(v.toFixed(4))),
       'the last printed q is the daemon state',
     );
-    assert.ok(Number(last[3]) < 0.2, `tracking error ${last[3]} rad`);
+    // kp = 100, kd = 10 leave the shoulder a lightly damped loop driven near
+    // resonance (about 0.65 rad of error by linear analysis): bounded, not small.
+    assert.ok(Number(last[3]) < 0.8, `tracking error ${last[3]} rad`);
+  });
+
+  await t.test('arm_sine.js with stiffer gains tracks the sine within 0.05 rad', async () => {
+    await client.reset();
+    const result = await run(ARM_SINE, ['--steps', '1000', '--kp', '1000', '--kd', '100', daemon.rep], 120000);
+    assert.equal(result.code, 0, `arm_sine.js failed: ${result.stderr}`);
+    const rows = result.stdout
+      .split('\n')
+      .map((l) => /^time=(\S+) q=\S+ tracking_error=(\S+)$/.exec(l))
+      .filter(Boolean)
+      .map((m) => ({ time: Number(m[1]), error: Number(m[2]) }));
+    assert.equal(rows.length, 10);
+    // Once the start-up transient has died out (2 s).
+    const settled = rows.filter((r) => r.time >= 2.0);
+    assert.ok(settled.length >= 3);
+    const worst = Math.max(...settled.map((r) => r.error));
+    assert.ok(worst < 0.05, `tracking error ${worst} rad`);
   });
 
   await t.test('SIGTERM stops the daemon with exit code 0', async () => {
