@@ -306,7 +306,11 @@ case $BUILDER in
       tail -n 40 "$WORK/build.log" >&2
       fail "buildah bud"
     }
-    size=$(buildah inspect --type image --format '{{.Size}}' "$IMAGE" 2>/dev/null || echo 0)
+    # buildah prints the size for people ("129 MB", units of 1000): to bytes.
+    size=$(buildah images --format '{{.Size}}' "$IMAGE" | head -n 1 | awk '
+      { n = $1; u = toupper($2); f = 1
+        if (u == "KB") f = 1e3; else if (u == "MB") f = 1e6; else if (u == "GB") f = 1e9
+        printf "%d", n * f }')
     cached=$(grep -c -- '--> Using cache' "$WORK/build.log" || true)
     log "steps taken from the layer cache: $cached"
     ;;
@@ -338,13 +342,15 @@ log "ping: $PING"
 # The image's own configuration: what `docker run IMAGE` would start.
 case $BUILDER in
   docker) docker image inspect -f '{{json .Config}}' "$IMAGE" >"$WORK/config.json" ;;
-  buildah) buildah inspect --type image --format '{{json .Docker.Config}}' "$IMAGE" >"$WORK/config.json" ;;
+  buildah) buildah inspect --type image "$IMAGE" >"$WORK/config.json" ;;
 esac
 # Prints a field of the image configuration, one word a line.
 config_field() {
   "$PYTHON" - "$WORK/config.json" "$1" <<'PY'
 import json, sys
 config = json.load(open(sys.argv[1]))
+if "Docker" in config:  # buildah inspect: the Docker-format configuration inside
+    config = config["Docker"]["config"]
 field = sys.argv[2]
 if field == "Healthcheck":
     value = (config.get("Healthcheck") or {}).get("Test") or []
@@ -496,6 +502,42 @@ head -n 1 "$WORK/arm_sine.out" | sed 's/^/smoke: /'
 tail -n 1 "$WORK/arm_sine.out" | sed 's/^/smoke: /'
 lines=$(grep -c '^time=' "$WORK/arm_sine.out" || true)
 [ "$lines" -eq $((STEPS / 100)) ] || fail "arm_sine.py printed $lines state lines, not $((STEPS / 100))"
+
+stage "compose's arm-sine client: the python-client image (200 steps)"
+case $BUILDER in
+  docker)
+    nice_run docker build -f "$ROOT/docker/Dockerfile" --target python-client -t "$IMAGE-python-client" \
+      "$ROOT" >"$WORK/build-client.log" 2>&1 || {
+      tail -n 40 "$WORK/build-client.log" >&2
+      fail "docker build --target python-client"
+    }
+    # In the daemon container's network namespace, as compose's service reaches it by name.
+    docker run --rm --network "container:$CTR" "$IMAGE-python-client" \
+      arm_sine.py --steps 200 tcp://127.0.0.1:5555 >"$WORK/client.out" 2>&1 || {
+      cat "$WORK/client.out" >&2
+      fail "arm_sine.py in the python-client image"
+    }
+    ;;
+  buildah)
+    nice_run buildah bud --isolation chroot --format docker --layers --pull=false \
+      --ignorefile "$ROOT/docker/Dockerfile.dockerignore" --target python-client \
+      -f "$ROOT/docker/Dockerfile" -t "$IMAGE-python-client" "$ROOT" >"$WORK/build-client.log" 2>&1 || {
+      tail -n 40 "$WORK/build-client.log" >&2
+      fail "buildah bud --target python-client"
+    }
+    client=$(buildah from --pull=false "$IMAGE-python-client")
+    code=0
+    buildah run --isolation chroot "$client" -- python3 arm_sine.py --steps 200 "$REP" \
+      >"$WORK/client.out" 2>&1 || code=$?
+    buildah rm "$client" >/dev/null
+    [ "$code" = 0 ] || {
+      cat "$WORK/client.out" >&2
+      fail "arm_sine.py in the python-client image"
+    }
+    ;;
+esac
+tail -n 1 "$WORK/client.out" | sed 's/^/smoke: /'
+[ "$(grep -c '^time=' "$WORK/client.out")" -eq 2 ] || fail "arm_sine.py in the python-client image printed no state"
 
 stage "SIGTERM"
 case $BUILDER in
