@@ -300,7 +300,7 @@ case $BUILDER in
   buildah)
     # --layers keeps every step's layer: a rebuild with unchanged inputs is a
     # cache hit. --format docker keeps HEALTHCHECK (OCI images drop it).
-    nice_run buildah bud --isolation chroot --format docker --layers --pull=false \
+    nice_run buildah bud --isolation chroot --format docker --layers --force-rm --pull=false \
       --ignorefile "$ROOT/docker/Dockerfile.dockerignore" \
       -f "$ROOT/docker/Dockerfile" -t "$IMAGE" "$ROOT" >"$WORK/build.log" 2>&1 || {
       tail -n 40 "$WORK/build.log" >&2
@@ -519,7 +519,7 @@ case $BUILDER in
     }
     ;;
   buildah)
-    nice_run buildah bud --isolation chroot --format docker --layers --pull=false \
+    nice_run buildah bud --isolation chroot --format docker --layers --force-rm --pull=false \
       --ignorefile "$ROOT/docker/Dockerfile.dockerignore" --target python-client \
       -f "$ROOT/docker/Dockerfile" -t "$IMAGE-python-client" "$ROOT" >"$WORK/build-client.log" 2>&1 || {
       tail -n 40 "$WORK/build-client.log" >&2
