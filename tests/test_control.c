@@ -291,7 +291,11 @@ static void test_effort_limit(void **state) {
   (void)state;
   const double h = 1e-3, L = 0.5, m = 2.0, tau_max = 2.0, kp = 100.0, kd = 10.0;
   const double gravity_torque = m * G * 0.5 * L, pivot = m * L * L / 3.0;
-  for (int via_joint = 0; via_joint < 2; ++via_joint) {
+  /* variant 0: the limit on the controller, 1: on the joint, 2: on the
+   * controller with gravity compensation, whose feed-forward g(q) shares
+   * the same motor limit (the total applied torque stays within it). */
+  for (int variant = 0; variant < 3; ++variant) {
+    int via_joint = variant == 1;
     lcp_robot_def_t *def = rod_def(L, m, 1, 0.0, 0.0);
     def->links[1].effort_limit = via_joint ? tau_max : 50.0;
     lcp_world_t *w = new_world(h, true);
@@ -299,6 +303,7 @@ static void test_effort_limit(void **state) {
     lcp_joint_control_t c = position_control(0.0, kp, kd);
     c.effort_limit = via_joint ? 0.0 : tau_max;
     assert_int_equal(lcp_robot_set_joint_control(w, id, 0, &c), LCP_OK);
+    assert_int_equal(lcp_robot_set_gravity_compensation(w, id, variant == 2), LCP_OK);
     double worst_saturation = 0.0, worst_law = 0.0, worst_link = 0.0, worst_mismatch = 0.0;
     double q_max = 0.0, worst_applied = 0.0;
     int saturated = 0;
@@ -323,17 +328,22 @@ static void test_effort_limit(void **state) {
       worst_link = fmax(worst_link, fabs(link_torque));
       worst_mismatch = fmax(worst_mismatch, fabs(link_torque - applied));
     }
-    print_message("effort limit %.1f N.m via the %s (gravity torque %.3f): sagged to %.3f rad "
+    print_message("effort limit %.1f N.m via the %s%s (gravity torque %.3f): sagged to %.3f rad "
                   "(unlimited sag %.3f); saturated %d of %d steps with ||applied| - tau_max| <= "
                   "%.2e; |applied - clamp(PD law)| <= %.2e; max |applied| %.15f; max link torque "
                   "%.15f, max |link torque - reported| %.2e\n",
-                  tau_max, via_joint ? "joint" : "control", gravity_torque, q_max,
+                  tau_max, via_joint ? "joint" : "control",
+                  variant == 2 ? ", gravity compensation on" : "", gravity_torque, q_max,
                   gravity_torque / kp, saturated, steps, worst_saturation, worst_law, worst_applied,
                   worst_link, worst_mismatch);
     assert_true(q_max > 0.5);
-    assert_true(saturated > steps / 2);
-    assert_true(worst_saturation < 1e-9);
-    assert_true(worst_law < 1e-9);
+    if (variant < 2) { /* the PD law alone is what is clamped */
+      assert_true(saturated > steps / 2);
+      assert_true(worst_saturation < 1e-9);
+      assert_true(worst_law < 1e-9);
+    } else { /* saturated: feed-forward and PD together at the limit */
+      assert_true(fabs(worst_applied - tau_max) < 1e-9);
+    }
     assert_true(worst_applied <= tau_max * (1.0 + 1e-12));
     assert_true(worst_link <= tau_max + 1e-9);
     assert_true(worst_mismatch < 1e-9);
@@ -431,8 +441,9 @@ static void test_arm7_holds_pose(void **state) {
 
 /* With gravity compensation the feed-forward g(q) cancels gravity at every
  * q, so the PD row, started from q = 0, settles on its target with no error
- * and no PD torque (robot.h). The arm's slowest mode (joint 2 carries the
- * whole arm, M ≈ 6 kg·m²) decays at kd/(2M) ≈ 8 s⁻¹, hence 5 s. */
+ * and no PD torque: the applied joint torque is the feed-forward alone,
+ * g(q*) (robot.h). The arm's slowest mode (joint 2 carries the whole arm,
+ * M ≈ 6 kg·m²) decays at kd/(2M) ≈ 8 s⁻¹, hence 5 s. */
 static void test_gravity_compensation_removes_sag(void **state) {
   (void)state;
   lcp_robot_def_t *def = load_arm7();
@@ -448,15 +459,16 @@ static void test_gravity_compensation_removes_sag(void **state) {
   assert_int_equal(lcp_robot_set_gravity_compensation(w, id, true), LCP_OK);
   for (int step = 0; step < 5000; ++step)
     assert_int_equal(lcp_world_step(w), LCP_OK);
-  double q[7], tau[7], worst = 0.0, worst_tau = 0.0;
+  double q[7], tau[7], gravity[7], worst = 0.0, worst_tau = 0.0;
   assert_int_equal(lcp_robot_get_q(w, id, q, 7), LCP_OK);
   assert_int_equal(lcp_robot_get_applied_torques(w, id, tau, 7), LCP_OK);
+  assert_int_equal(lcp_robot_inverse_dynamics(w, id, NULL, gravity, 7), LCP_OK);
   for (int j = 0; j < 7; ++j) {
     worst = fmax(worst, fabs(q[j] - pose[j]));
-    worst_tau = fmax(worst_tau, fabs(tau[j]));
+    worst_tau = fmax(worst_tau, fabs(tau[j] - gravity[j]));
   }
   print_message("gravity compensation, from q = 0 to the pose: max |q - q*| %.3e rad after 5 s, "
-                "max |PD torque| %.3e N.m\n",
+                "max |applied torque - g(q)| (the PD part) %.3e N.m\n",
                 worst, worst_tau);
   assert_true(worst < 1e-9);
   assert_true(worst_tau < 1e-5);

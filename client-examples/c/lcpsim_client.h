@@ -2,17 +2,18 @@
  *
  * One function per call of the protocol. Every call waits for its reply at most the client's
  * timeout and returns LCPSIM_OK (0) or a negative code: a server Status code c > 0 comes back as
- * -c (LCPSIM_ERR_NOT_FOUND, ...), the client's own failures as LCPSIM_ERR_TIMEOUT and the other
- * codes below -100. After a failure lcpsim_client_last_error() says why (for a server error, the
- * server's message).
+ * -c (LCPSIM_ERR_NOT_FOUND, ...), the client's own failures as codes from -100 down
+ * (LCPSIM_ERR_TIMEOUT, ...). After a failure lcpsim_client_last_error() says why (for a server
+ * error, the server's message).
  *
  * Inputs are plain C structs; results are the protocol's protobuf-c messages (typedef'd below),
  * owned by the caller and freed with the matching _destroy. A zeroed input struct means "leave
  * everything as it is", so designated initializers name only what a call changes.
  *
  * A call that timed out may still be applied by the server; its late reply is recognised by its
- * request id and discarded, so the client stays usable. One client is one DEALER socket: use it
- * from one thread at a time.
+ * request id and discarded, so the client stays usable. Requests go out only over a live
+ * connection (ZMQ_IMMEDIATE), never queued for a daemon that is not there yet. One client is one
+ * DEALER socket: use it from one thread at a time.
  */
 #ifndef LCPSIM_CLIENT_H
 #define LCPSIM_CLIENT_H

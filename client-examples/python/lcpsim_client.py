@@ -181,7 +181,11 @@ class Client:
         # sent while the daemon is down must time out rather than be applied when it returns.
         self._socket.setsockopt(zmq.LINGER, 0)
         self._socket.setsockopt(zmq.IMMEDIATE, 1)
-        self._socket.connect(endpoint)
+        try:
+            self._socket.connect(endpoint)
+        except zmq.ZMQError:
+            self.close()
+            raise
         self._ids = itertools.count(1)
 
     def close(self):
@@ -346,7 +350,11 @@ class Subscriber:
         self._socket = self._context.socket(zmq.SUB)
         self._socket.setsockopt(zmq.LINGER, 0)
         self._socket.setsockopt(zmq.SUBSCRIBE, STATE_TOPIC)
-        self._socket.connect(endpoint)
+        try:
+            self._socket.connect(endpoint)
+        except zmq.ZMQError:
+            self.close()
+            raise
 
     def receive(self, timeout_ms=None):
         """The next published State; LcpsimTimeout if none comes within timeout_ms."""

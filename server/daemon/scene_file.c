@@ -126,7 +126,7 @@ static int read_name(reader *r, const xmlNode *node, char out[LCP_NAME_MAX], boo
                    LCP_NAME_MAX - 1);
   if (lcpd_scene_has_name(r->scene, text))
     return fail_at(r, node, BAD, "the name '%s' is used twice", text);
-  snprintf(out, LCP_NAME_MAX, "%s", text);
+  memcpy(out, text, strlen(text) + 1); /* fits: checked above */
   return LCP_OK;
 }
 

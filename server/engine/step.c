@@ -26,7 +26,8 @@ typedef struct step_context {
   int32_t robot_count;
   int32_t *robot_dof;          /* [robot_count] offset of the robot's qd in the velocity vector */
   uint8_t **link_moves;        /* [robot_count][link_count] some dof moves the link */
-  double **control_torque;     /* [robot_count][joint_count] torque-mode forces applied */
+  double **feedforward;        /* [robot_count][joint_count] joint force applied outside the rows:
+                                  torque mode and gravity compensation, within the effort limit */
   int32_t **joint_rows;        /* [robot_count][JOINT_ROW_KINDS joint_count] row index or -1 */
   double (*robot_momentum)[6]; /* [robot_count] floating bases: momentum due at the step's end,
                                   before constraint impulses (linear; angular about the origin) */
@@ -122,26 +123,27 @@ static int robot_dynamics(lcp_world_t *world, step_context *ctx, int32_t r) {
     moves[l] = link->parent < 0 ? mb->floating : (moves[link->parent] || link->v_index >= 0);
   }
   memcpy(tau, st->force, sizeof(double) * (size_t)nv);
+  double *gravity_torque = NULL;
   if (st->gravity_compensation) {
-    /* g(q) by Newton–Euler at rest, joints only: the base is not actuated. */
+    /* g(q) by Newton–Euler at rest; only the joints' part is applied: the
+     * base is not actuated. */
     double *rest = arena_calloc(a, (size_t)nv, sizeof(double));
-    double *gravity_torque = NEW(a, double, nv);
+    gravity_torque = NEW(a, double, nv);
     if (!rest || !gravity_torque)
       return LCP_ERR_NO_MEMORY;
     mb_inverse_dynamics(mb, st->q, rest, NULL, g, d, gravity_torque);
-    for (int32_t j = 0; j < nj; ++j) {
-      int32_t v = mb->links[rm->joints[j].link].v_index;
-      tau[v] += gravity_torque[v];
-    }
   }
+  /* The feed-forward joint force — the torque-mode torque plus the gravity
+   * compensation — is the motor's, so it is held to the effort limit too
+   * (and the PD row's bounds leave room only for the rest, joint_rows). */
   for (int32_t j = 0; j < nj; ++j) {
     const lcp_joint_control_t *c = &st->control[j];
-    applied[j] = 0.0;
-    if (c->mode == LCP_CONTROL_TORQUE) {
-      double limit = joint_effort_limit(&rm->joints[j], c);
-      applied[j] = fmin(fmax(c->torque, -limit), limit);
-      tau[mb->links[rm->joints[j].link].v_index] += applied[j];
-    }
+    int32_t v = mb->links[rm->joints[j].link].v_index;
+    double wanted = (c->mode == LCP_CONTROL_TORQUE ? c->torque : 0.0) +
+                    (gravity_torque ? gravity_torque[v] : 0.0);
+    double limit = joint_effort_limit(&rm->joints[j], c);
+    applied[j] = fmin(fmax(wanted, -limit), limit);
+    tau[v] += applied[j];
   }
   mb_forward_dynamics(mb, st->q, st->qd, tau, st->link_wrench, g, d, qdd);
   if (mb->floating) {
@@ -154,7 +156,7 @@ static int robot_dynamics(lcp_world_t *world, step_context *ctx, int32_t r) {
   ctx->robot_tau[r] = tau;
   ctx->robot_qdd[r] = qdd;
   ctx->link_moves[r] = moves;
-  ctx->control_torque[r] = applied;
+  ctx->feedforward[r] = applied;
   ctx->joint_rows[r] = rows;
   return LCP_OK;
 }
@@ -175,7 +177,7 @@ static int stage_kinematics(lcp_world_t *world, step_context *ctx) {
   ctx->geom_hi = NEW(a, vec3, ng);
   ctx->robot_dof = NEW(a, int32_t, nr);
   ctx->link_moves = NEW(a, uint8_t *, nr);
-  ctx->control_torque = NEW(a, double *, nr);
+  ctx->feedforward = NEW(a, double *, nr);
   ctx->joint_rows = NEW(a, int32_t *, nr);
   ctx->robot_momentum = (double(*)[6])NEW(a, double, 6 * (nr > 0 ? nr : 1));
   ctx->robot_tau = NEW(a, double *, nr);
@@ -183,7 +185,7 @@ static int stage_kinematics(lcp_world_t *world, step_context *ctx) {
   ctx->robot_free = NEW(a, uint8_t, nr);
   if (!ctx->body_x || !ctx->inv_inertia_world || !ctx->body_dof || !ctx->geom_body ||
       !ctx->geom_robot || !ctx->geom_link || !ctx->geom_static || !ctx->geom_x || !ctx->geom_lo ||
-      !ctx->geom_hi || !ctx->robot_dof || !ctx->link_moves || !ctx->control_torque ||
+      !ctx->geom_hi || !ctx->robot_dof || !ctx->link_moves || !ctx->feedforward ||
       !ctx->joint_rows || !ctx->robot_momentum || !ctx->robot_tau || !ctx->robot_qdd ||
       !ctx->robot_free)
     return LCP_ERR_NO_MEMORY;
@@ -281,6 +283,22 @@ static int compare_pairs(const void *x, const void *y) {
   return (a->b > b->b) - (a->b < b->b);
 }
 
+/* Can any two of the proxies collide at all? Not when they are all links of
+ * one robot without self-collision (a robot alone on the ground: planes are
+ * not proxies); then the sweep is skipped (its endpoint order is rebuilt
+ * when needed). */
+static bool proxies_may_pair(const lcp_world_t *world, const step_context *ctx,
+                             const int32_t *proxy_geom, int32_t proxies) {
+  int32_t robot = -1;
+  for (int32_t i = 0; i < proxies; ++i) {
+    int32_t r = ctx->geom_robot[proxy_geom[i]];
+    if (r < 0 || world->model.robots[r].self_collision || (robot >= 0 && r != robot))
+      return true;
+    robot = r;
+  }
+  return false;
+}
+
 static int stage_broadphase(lcp_world_t *world, step_context *ctx) {
   arena *a = &world->scratch;
   const world_model *model = &world->model;
@@ -307,9 +325,11 @@ static int stage_broadphase(lcp_world_t *world, step_context *ctx) {
   }
   sap_pair *found = NULL;
   int32_t found_count = 0;
-  int rc = sap_update(&world->broadphase, proxies, lo, hi, skip, a, &found, &found_count);
-  if (rc != LCP_OK)
-    return rc;
+  if (proxies_may_pair(world, ctx, proxy_geom, proxies)) {
+    int rc = sap_update(&world->broadphase, proxies, lo, hi, skip, a, &found, &found_count);
+    if (rc != LCP_OK)
+      return rc;
+  }
   sap_pair *plane_pairs = NEW(a, sap_pair, (int64_t)plane_count * proxies);
   ctx->pairs = NEW(a, sap_pair, found_count + (int64_t)plane_count * proxies);
   if (!plane_pairs || !ctx->pairs)
@@ -646,10 +666,10 @@ static int32_t joint_rows(lcp_world_t *world, step_context *ctx, int32_t robot, 
       double kp = c->mode == LCP_CONTROL_POSITION ? c->kp : 0.0, kd = c->kd;
       double stiffness = h * kp + kd;
       double target = (kp * (c->position - q) + kd * c->velocity) / stiffness;
-      double bound = h * joint_effort_limit(joint, c);
+      double limit = joint_effort_limit(joint, c), feedforward = ctx->feedforward[robot][j];
       mine[JOINT_ROW_CONTROL] = r;
-      add_joint_row(p, &r, ctx, robot, nv, plus, target, 1.0 / (h * stiffness), -bound, bound,
-                    warm[JOINT_ROW_CONTROL]);
+      add_joint_row(p, &r, ctx, robot, nv, plus, target, 1.0 / (h * stiffness),
+                    -h * (limit + feedforward), h * (limit - feedforward), warm[JOINT_ROW_CONTROL]);
     }
   }
   return r;
@@ -952,7 +972,7 @@ static void integrate_robots(lcp_world_t *world, step_context *ctx) {
       }
       int32_t control_row = rows[JOINT_ROW_KINDS * j + JOINT_ROW_CONTROL];
       st->applied_torque[j] =
-          control_row >= 0 ? p->rows[control_row].lambda / h : ctx->control_torque[r][j];
+          ctx->feedforward[r][j] + (control_row >= 0 ? p->rows[control_row].lambda / h : 0.0);
     }
     mb_kinematics(mb, st->q, st->qd, &world->robot_data[r]);
   }

@@ -43,7 +43,7 @@ int main(int argc, char **argv) {
   char version[64];
   int code = lcpsim_client_ping(client, version, sizeof version);
   if (code == LCPSIM_OK)
-    printf("ping: %s answered (lcpsimd %s)\n", endpoint, version);
+    printf("ping: %s answered (%s)\n", endpoint, version);
   else
     fprintf(stderr, "ping: %s: %s (%s)\n", endpoint, lcpsim_status_name(code),
             lcpsim_client_last_error(client));

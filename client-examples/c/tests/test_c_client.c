@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -520,10 +521,45 @@ static void set_settings_changes_only_what_is_given(void **state) {
   lcpsim_state_destroy(&before);
   lcpsim_state_destroy(&after);
 
+  lcpsim_settings_change_t solver = {.has_sor_omega = true,
+                                     .sor_omega = 1.3,
+                                     .has_friction_model = true,
+                                     .friction_model = LCPSIM_FRICTION_BOX};
+  assert_int_equal(lcpsim_client_set_settings(live->client, &solver, &settings), LCPSIM_OK);
+  assert_near(settings->sor_omega, 1.3, 0.0);
+  assert_int_equal(settings->friction_model, LCPSIM__V1__SETTINGS__FRICTION_MODEL__FRICTION_BOX);
+  assert_int_equal(settings->iterations, 37);
+  lcpsim_settings_destroy(&settings);
+
   lcpsim_settings_change_t bad = {.has_timestep = true, .timestep = -1.0};
   assert_int_equal(lcpsim_client_set_settings(live->client, &bad, NULL),
                    LCPSIM_ERR_INVALID_ARGUMENT);
   assert_true(strlen(lcpsim_client_last_error(live->client)) > 0);
+}
+
+static void realtime_mode_steps_without_step_calls(void **state) {
+  live_t *live = *state;
+  lcpsim_settings_change_t realtime = {
+      .has_mode = true, .mode = LCPSIM_REALTIME, .has_rate = true, .rate = 1.0};
+  lcpsim_settings_t *settings = NULL;
+  assert_int_equal(lcpsim_client_set_settings(live->client, &realtime, &settings), LCPSIM_OK);
+  assert_int_equal(settings->mode, LCPSIM__V1__SETTINGS__MODE__MODE_REALTIME);
+  lcpsim_settings_destroy(&settings);
+  /* The world moves on its own; how far in 300 ms depends on the machine, that it moves does not.
+   */
+  struct timespec pause = {.tv_nsec = 300000000L};
+  nanosleep(&pause, NULL);
+  lcpsim_state_t *moved = get_state(live);
+  assert_true(moved->step_count > 0);
+  lcpsim_settings_change_t lockstep = {.has_mode = true, .mode = LCPSIM_LOCKSTEP};
+  assert_int_equal(lcpsim_client_set_settings(live->client, &lockstep, NULL), LCPSIM_OK);
+  lcpsim_state_t *stopped = get_state(live);
+  nanosleep(&pause, NULL);
+  lcpsim_state_t *still = get_state(live);
+  assert_int_equal(still->step_count, stopped->step_count);
+  lcpsim_state_destroy(&moved);
+  lcpsim_state_destroy(&stopped);
+  lcpsim_state_destroy(&still);
 }
 
 static void subscribe_streams_every_kth_state(void **state) {
@@ -862,6 +898,7 @@ int main(int argc, char **argv) {
       LIVE(save_and_restore_bytes_replays_bitwise),
       LIVE(save_and_restore_by_slot),
       LIVE(set_settings_changes_only_what_is_given),
+      LIVE(realtime_mode_steps_without_step_calls),
       LIVE(subscribe_streams_every_kth_state),
       LIVE(server_errors_come_back_as_codes_with_the_message),
       cmocka_unit_test(a_silent_endpoint_times_out),

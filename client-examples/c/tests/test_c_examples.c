@@ -163,6 +163,21 @@ static void arm_sine_rejects_a_bad_option(void **state) {
   assert_int_equal(output.exit_status, 2);
 }
 
+static void arm_sine_fails_when_nothing_answers(void **state) {
+  (void)state;
+  char endpoint[64];
+  int reserved = test_refusing_endpoint(endpoint, sizeof endpoint);
+  assert_true(reserved >= 0);
+  char command[1024];
+  snprintf(command, sizeof command, "'%s' --timeout-ms 300 '%s' 2>/dev/null", arm_sine_path,
+           endpoint);
+  output_t output;
+  run(command, &output);
+  assert_int_equal(output.exit_status, 1);
+  assert_int_equal(output.lines, 0);
+  close(reserved);
+}
+
 static void ping_succeeds_against_the_daemon(void **state) {
   test_daemon_t *daemon = *state;
   char command[1024];
@@ -199,6 +214,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(arm_sine_tracks_closely_with_stiffer_gains, start_daemon,
                                       stop_daemon),
       cmocka_unit_test(arm_sine_rejects_a_bad_option),
+      cmocka_unit_test(arm_sine_fails_when_nothing_answers),
       cmocka_unit_test_setup_teardown(ping_succeeds_against_the_daemon, start_daemon, stop_daemon),
       cmocka_unit_test(ping_fails_when_nothing_answers),
   };

@@ -166,9 +166,24 @@ class LiveTest(unittest.TestCase):
         self.assertEqual(settings.sor_omega, omega)
         before = self.sim.get_state().time
         self.assertAlmostEqual(self.sim.step(3).time - before, 0.006, delta=1e-12)
+        settings = self.sim.set_settings(sor_omega=1.3, friction_model="box")
+        self.assertEqual(settings.sor_omega, 1.3)
+        self.assertEqual(settings.friction_model, pb.Settings.FRICTION_BOX)
+        self.assertEqual(settings.iterations, 37)
         with self.assertRaises(LcpsimError) as caught:
             self.sim.set_settings(timestep=-1.0)
         self.assertEqual(caught.exception.code, pb.Status.INVALID_ARGUMENT)
+
+    def test_realtime_mode_steps_on_its_own(self):
+        settings = self.sim.set_settings(mode="realtime", rate=1.0)
+        self.assertEqual(settings.mode, pb.Settings.MODE_REALTIME)
+        # How far the world moves in 300 ms depends on the machine; that it moves does not.
+        time.sleep(0.3)
+        self.assertGreater(self.sim.get_state().step_count, 0)
+        self.sim.set_settings(mode="lockstep")
+        stopped = self.sim.get_state().step_count
+        time.sleep(0.3)
+        self.assertEqual(self.sim.get_state().step_count, stopped)
 
     def test_subscribe_streams_every_kth_state(self):
         with Subscriber(self.daemon.pub) as stream:
@@ -284,6 +299,12 @@ class TransportTest(unittest.TestCase):
             self.assertIsNone(caught.exception.code)
             self.assertIsInstance(caught.exception, TimeoutError)
         nothing.close()
+
+    def test_a_malformed_endpoint_is_refused(self):
+        with self.assertRaises(zmq.ZMQError):
+            Client("not an endpoint")
+        with self.assertRaises(zmq.ZMQError):
+            Subscriber("not an endpoint")
 
     def test_a_late_reply_is_discarded(self):
         fake = FakeDaemon()

@@ -1,0 +1,138 @@
+/* lcpsimd's state stream: one frame per state, "state" then a serialized
+ * State, every k steps, with a sequence number that grows by one. */
+#include "daemon_harness.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#include <cmocka.h>
+
+typedef struct fixture {
+  daemon_proc daemon;
+  void *client;
+  void *subscriber;
+} fixture;
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  daemon_start(&f->daemon, NULL);
+  f->client = connect_req(f->daemon.rep);
+  f->subscriber = zmq_socket(test_context(), ZMQ_SUB);
+  int zero = 0;
+  zmq_setsockopt(f->subscriber, ZMQ_LINGER, &zero, sizeof zero);
+  zmq_setsockopt(f->subscriber, ZMQ_SUBSCRIBE, "state", 5);
+  assert_int_equal(zmq_connect(f->subscriber, f->daemon.pub), 0);
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  close_socket(&f->client);
+  close_socket(&f->subscriber);
+  daemon_stop(&f->daemon);
+  free(f);
+  test_context_destroy();
+  return 0;
+}
+
+static void subscribe(fixture *f, uint32_t every, bool contacts) {
+  Lcpsim__V1__SubscribeRequest sub = LCPSIM__V1__SUBSCRIBE_REQUEST__INIT;
+  sub.every_steps = every;
+  sub.include_contacts = contacts;
+  Lcpsim__V1__Request r = LCPSIM__V1__REQUEST__INIT;
+  r.id = 900 + every;
+  r.call_case = LCPSIM__V1__REQUEST__CALL_SUBSCRIBE;
+  r.subscribe = &sub;
+  Lcpsim__V1__Reply *reply = rpc(f->client, &r);
+  assert_ok(reply, r.id, LCPSIM__V1__REPLY__RESULT_SUBSCRIBE);
+  reply_free(&reply);
+}
+
+/* The next published state within timeout_ms (NULL when none came). Checks
+ * the framing: one frame, the topic, then a State. */
+static Lcpsim__V1__State *next_state(fixture *f, int timeout_ms) {
+  unsigned char *frame;
+  long size = receive_frame(f->subscriber, timeout_ms, &frame);
+  if (size < 0)
+    return NULL;
+  assert_true(size >= 5);
+  assert_memory_equal(frame, "state", 5);
+  Lcpsim__V1__State *s = lcpsim__v1__state__unpack(NULL, (size_t)size - 5, frame + 5);
+  free(frame);
+  assert_non_null(s);
+  return s;
+}
+
+/* PUB/SUB drops what is sent before the subscription reaches the daemon:
+ * step until a state arrives, then drain what was sent meanwhile. Returns
+ * the last state seen. */
+static Lcpsim__V1__State *join_stream(fixture *f, uint32_t every) {
+  Lcpsim__V1__State *last = NULL;
+  for (int tries = 0; tries < 200 && !last; ++tries) {
+    call_step(f->client, 1, (int32_t)every);
+    last = next_state(f, 50);
+  }
+  assert_non_null(last);
+  Lcpsim__V1__State *more;
+  while ((more = next_state(f, 100)) != NULL) {
+    lcpsim__v1__state__free_unpacked(last, NULL);
+    last = more;
+  }
+  return last;
+}
+
+static void test_states_every_k_steps_with_consecutive_sequence(void **state) {
+  fixture *f = *state;
+  enum { K = 5, STATES = 12 };
+  subscribe(f, K, false);
+  Lcpsim__V1__State *last = join_stream(f, K);
+  uint64_t sequence = last->sequence, step_count = last->step_count;
+  assert_true(sequence >= 1);
+  lcpsim__v1__state__free_unpacked(last, NULL);
+
+  call_step(f->client, 2, K * STATES);
+  for (int i = 1; i <= STATES; ++i) {
+    Lcpsim__V1__State *s = next_state(f, REPLY_TIMEOUT_MS);
+    assert_non_null(s);
+    assert_int_equal(s->sequence, sequence + (uint64_t)i);
+    assert_int_equal(s->step_count, step_count + (uint64_t)(K * i));
+    assert_int_equal(s->n_robots, 1);
+    assert_int_equal(s->n_bodies, 2);
+    assert_int_equal(s->n_contacts, 0); /* not asked for */
+    lcpsim__v1__state__free_unpacked(s, NULL);
+  }
+  assert_null(next_state(f, 200));
+}
+
+static void test_contacts_on_request_and_stop(void **state) {
+  fixture *f = *state;
+  subscribe(f, 1, true);
+  Lcpsim__V1__State *last = join_stream(f, 1);
+  lcpsim__v1__state__free_unpacked(last, NULL);
+  call_step(f->client, 3, 1);
+  Lcpsim__V1__State *s = next_state(f, REPLY_TIMEOUT_MS);
+  assert_non_null(s);
+  /* The box rests on the table. */
+  assert_true(s->n_contacts >= 3);
+  lcpsim__v1__state__free_unpacked(s, NULL);
+
+  subscribe(f, 0, false);
+  call_step(f->client, 4, 10);
+  assert_null(next_state(f, 300));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_states_every_k_steps_with_consecutive_sequence, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_contacts_on_request_and_stop, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
