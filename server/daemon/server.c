@@ -15,6 +15,9 @@ static const char STATE_TOPIC[] = "state"; /* sent without its NUL */
 
 /* How long a Step runs before the loop gets a turn (signals, timers). */
 #define STEP_SLICE_NS 20000000u
+/* How long one wake-up may spend serving requests (a batch of cheap ones
+ * ends sooner) before signals and timers get their turn. */
+#define DRAIN_BUDGET_NS 20000000u
 /* Realtime mode: the most wall time one timer tick spends stepping, and the
  * lag beyond which the clock is re-anchored rather than caught up. */
 #define REALTIME_TICK_BUDGET_NS 20000000u
@@ -118,10 +121,12 @@ static void receive_request(lcpd_server_t *server) {
     }
     more = zmq_msg_more(&part);
     total++;
-    if (kept < (int)(sizeof parts / sizeof parts[0]))
-      parts[kept++] = part;
-    else
-      zmq_msg_close(&part); /* counted, not kept: the request is refused below */
+    if (kept < (int)(sizeof parts / sizeof parts[0])) {
+      zmq_msg_init(&parts[kept]);
+      zmq_msg_move(&parts[kept++], &part);
+    }
+    /* Parts beyond those kept are counted, not kept: refused below. */
+    zmq_msg_close(&part);
   }
   if (kept == 0)
     return;
@@ -139,8 +144,11 @@ static void receive_request(lcpd_server_t *server) {
       zmq_msg_close(&parts[i]);
     return;
   }
-  for (int i = 0; i < envelope; ++i)
-    server->envelope[i] = parts[i];
+  for (int i = 0; i < envelope; ++i) {
+    zmq_msg_init(&server->envelope[i]);
+    zmq_msg_move(&server->envelope[i], &parts[i]);
+    zmq_msg_close(&parts[i]);
+  }
   server->envelope_count = envelope;
   int body_frames = total - envelope;
   server->requests++;
@@ -176,10 +184,13 @@ static void drain(lcpd_server_t *server) {
     }
     complete_call(server);
   }
+  uint64_t start = uv_hrtime();
   for (int served = 0; served < LCPD_DRAIN_BATCH && !server->call_running; ++served) {
     if (server->stopping || !router_readable(server))
       break;
     receive_request(server);
+    if (uv_hrtime() - start > DRAIN_BUDGET_NS)
+      break;
   }
   schedule(server);
 }

@@ -217,6 +217,39 @@ static void test_scene_file_features(void **state) {
   daemon_stop(&d);
 }
 
+static void test_urdf_and_timestep_options(void **state) {
+  (void)state;
+  char urdf[1024], scene[1024];
+  snprintf(urdf, sizeof urdf, "%s/pendulum2.urdf", robots_dir());
+  snprintf(scene, sizeof scene, "%s/arm_table.xml", daemon_scenes_dir());
+  /* --urdf alone: the ground and that robot, nothing built in. */
+  daemon_proc d;
+  daemon_start(&d, (const char *[]){"--urdf", urdf, "--timestep", "0.01", NULL});
+  void *c = connect_req(d.rep);
+  Lcpsim__V1__Reply *reply = call_get_info(c, 1);
+  assert_int_equal(reply->get_info->n_robots, 1);
+  assert_string_equal(reply->get_info->robots[0]->name, "pendulum2");
+  assert_int_equal(reply->get_info->n_bodies, 0);
+  assert_float_equal(reply->get_info->settings->timestep, 0.01, 0.0);
+  reply_free(&reply);
+  close_socket(&c);
+  daemon_stop(&d);
+  /* --world and --urdf: the scene, then the robot. */
+  daemon_start(&d, (const char *[]){"--world", scene, "--urdf", urdf, NULL});
+  c = connect_req(d.rep);
+  reply = call_get_info(c, 2);
+  assert_int_equal(reply->get_info->n_robots, 2);
+  assert_string_equal(reply->get_info->robots[0]->name, "arm7");
+  assert_string_equal(reply->get_info->robots[1]->name, "pendulum2");
+  assert_int_equal(reply->get_info->n_bodies, 2);
+  reply_free(&reply);
+  close_socket(&c);
+  daemon_stop(&d);
+  /* The same robot twice is a name clash, refused at start. */
+  expect_start_failure((const char *[]){"--urdf", urdf, "--urdf", urdf, NULL},
+                       "the name 'pendulum2' is taken");
+}
+
 /* ---- signals ---- */
 
 static void test_sigterm_and_sigint_exit_cleanly(void **state) {
@@ -371,6 +404,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_bad_scene_files_name_file_and_line, teardown),
       cmocka_unit_test_teardown(test_example_scene_is_the_builtin_world, teardown),
       cmocka_unit_test_teardown(test_scene_file_features, teardown),
+      cmocka_unit_test_teardown(test_urdf_and_timestep_options, teardown),
       cmocka_unit_test_teardown(test_sigterm_and_sigint_exit_cleanly, teardown),
       cmocka_unit_test_teardown(test_sigterm_during_a_long_step, teardown),
       cmocka_unit_test_teardown(test_sigterm_under_a_flood, teardown),

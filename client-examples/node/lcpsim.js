@@ -1,0 +1,264 @@
+'use strict';
+// lcpsim.js: a Node.js client for lcpsimd (proto/lcpsim/v1/lcpsim.proto).
+//
+// One Client is one ZeroMQ DEALER socket connected to the daemon's ROUTER.
+// Each call sends a Request with a fresh id and resolves with the result of
+// the matching Reply; several calls may be in flight at once (the replies are
+// matched by id). A call rejects with LcpsimError when the daemon answers
+// with a status other than OK (err.code: the Status.Code number, err.codeName:
+// its name, err.message: the daemon's message) and with TimeoutError when no
+// reply comes in time. A call that timed out may still be applied by the
+// daemon; its late reply is recognised by its id and dropped.
+//
+// Messages are plain objects with camelCase field names (protobufjs's
+// conversion: step_count -> stepCount); 64-bit integers come back as numbers,
+// enums as their names, unset fields as their defaults.
+//
+// The .proto file is loaded at run time from ../../proto/lcpsim/v1/ relative
+// to this file, or from the path given as `protoPath` or in LCPSIM_PROTO.
+
+const path = require('node:path');
+const zmq = require('zeromq');
+const protobuf = require('protobufjs');
+
+const DEFAULT_PROTO = path.resolve(__dirname, '..', '..', 'proto', 'lcpsim', 'v1', 'lcpsim.proto');
+const DEFAULT_TIMEOUT_MS = 5000;
+
+const STATUS_NAMES = [
+  'OK',
+  'INVALID_ARGUMENT',
+  'NOT_FOUND',
+  'FAILED_PRECONDITION',
+  'RESOURCE_EXHAUSTED',
+  'INTERNAL',
+];
+
+// The daemon answered with a status other than OK.
+class LcpsimError extends Error {
+  constructor(code, message, call) {
+    const codeName = STATUS_NAMES[code] || `CODE_${code}`;
+    super(`${call}: ${codeName}: ${message}`);
+    this.name = 'LcpsimError';
+    this.code = code;
+    this.codeName = codeName;
+    this.serverMessage = message;
+    this.call = call;
+  }
+}
+
+// No reply within the timeout.
+class TimeoutError extends Error {
+  constructor(call, timeoutMs, endpoint) {
+    super(`${call}: no reply from ${endpoint} within ${timeoutMs} ms`);
+    this.name = 'TimeoutError';
+    this.code = 'TIMEOUT';
+    this.call = call;
+  }
+}
+
+const protoCache = new Map();
+
+// The lcpsim.v1 message types, loaded once per .proto path.
+function loadProtocol(protoPath) {
+  const file = path.resolve(protoPath || process.env.LCPSIM_PROTO || DEFAULT_PROTO);
+  let types = protoCache.get(file);
+  if (!types) {
+    const root = protobuf.loadSync(file);
+    const type = (name) => root.lookupType(`lcpsim.v1.${name}`);
+    types = {
+      root,
+      Request: type('Request'),
+      Reply: type('Reply'),
+      State: type('State'),
+    };
+    protoCache.set(file, types);
+  }
+  return types;
+}
+
+const TO_OBJECT = { longs: Number, enums: String, bytes: Buffer, defaults: true, arrays: true, oneofs: true };
+
+class Client {
+  // endpoint: the daemon's request socket, e.g. "tcp://127.0.0.1:5555".
+  // options.timeoutMs: the default per-call timeout (5000 ms);
+  // options.protoPath: the lcpsim.proto to load.
+  constructor(endpoint = 'tcp://127.0.0.1:5555', options = {}) {
+    this.endpoint = endpoint;
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.proto = loadProtocol(options.protoPath);
+    this.socket = new zmq.Dealer({ linger: 0 });
+    this.socket.connect(endpoint);
+    this.nextId = 1;
+    this.pending = new Map(); // id -> { resolve, reject, timer, call }
+    this.sendQueue = Promise.resolve(); // zeromq allows one send in progress at a time
+    this.closed = false;
+    this.receiving = this.receiveLoop();
+  }
+
+  async receiveLoop() {
+    try {
+      for await (const frames of this.socket) {
+        // A DEALER sees the empty delimiter the ROUTER sends back, then the reply.
+        const body = frames[frames.length - 1];
+        let reply;
+        try {
+          reply = this.proto.Reply.toObject(this.proto.Reply.decode(body), TO_OBJECT);
+        } catch (err) {
+          continue; // not a Reply: nothing to match it with
+        }
+        const waiter = this.pending.get(reply.id);
+        if (!waiter) continue; // late reply to a call that timed out
+        this.pending.delete(reply.id);
+        clearTimeout(waiter.timer);
+        const status = reply.status || { code: 'OK', message: '' };
+        const code = typeof status.code === 'string' ? STATUS_NAMES.indexOf(status.code) : status.code;
+        if (code !== 0) {
+          waiter.reject(new LcpsimError(code, status.message, waiter.call));
+        } else if (reply.result !== waiter.call) {
+          waiter.reject(new Error(`${waiter.call}: the reply carries ${reply.result || 'no result'}`));
+        } else {
+          waiter.resolve(reply[waiter.call]);
+        }
+      }
+    } catch (err) {
+      if (!this.closed) this.failAll(err);
+    }
+  }
+
+  failAll(err) {
+    for (const [id, waiter] of this.pending) {
+      clearTimeout(waiter.timer);
+      waiter.reject(err);
+      this.pending.delete(id);
+    }
+  }
+
+  // Sends one call (`call` is the Request oneof's camelCase name) and resolves
+  // with its result message as a plain object.
+  call(call, body = {}, options = {}) {
+    if (this.closed) return Promise.reject(new Error(`${call}: the client is closed`));
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
+    const id = this.nextId++;
+    const request = this.proto.Request.fromObject({ id, [call]: body });
+    const bytes = this.proto.Request.encode(request).finish();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new TimeoutError(call, timeoutMs, this.endpoint));
+      }, timeoutMs);
+      this.pending.set(id, { resolve, reject, timer, call });
+      this.sendQueue = this.sendQueue
+        .then(() => this.socket.send([Buffer.alloc(0), bytes]))
+        .catch((err) => {
+          if (this.pending.delete(id)) {
+            clearTimeout(timer);
+            reject(err);
+          }
+        });
+    });
+  }
+
+  // ---- one method per call of the protocol ----
+
+  // Resolves with { payload, serverVersion }.
+  ping(payload = Buffer.alloc(0), options) {
+    return this.call('ping', { payload: Buffer.from(payload) }, options);
+  }
+
+  // Resolves with { serverVersion, settings, robots, bodies }.
+  getInfo(options) {
+    return this.call('getInfo', {}, options);
+  }
+
+  // Steps `steps` times after applying `targets` (an array of SetTarget
+  // requests, all or none). Resolves with { time, stepCount, state }.
+  step(steps = 1, { targets = [], returnState = false, includeContacts = false } = {}, options) {
+    return this.call('step', { steps, targets, returnState, includeContacts }, options);
+  }
+
+  // request: { robot, joints | indices, mode, position, velocity, kp, kd,
+  // effortLimit, torque, gravityCompensation } (mode: 'KEEP', 'OFF',
+  // 'POSITION', 'VELOCITY', 'TORQUE').
+  setTarget(request, options) {
+    return this.call('setTarget', request, options);
+  }
+
+  // Resolves with the State: { time, stepCount, robots, bodies, contacts }.
+  async getState({ includeContacts = false } = {}, options) {
+    const reply = await this.call('getState', { includeContacts }, options);
+    return reply.state;
+  }
+
+  // request: { urdfPath | urdfText, name, basePose, base, selfCollision }.
+  // Resolves with { robot } (a RobotInfo).
+  loadModel(request, options) {
+    return this.call('loadModel', request, options);
+  }
+
+  // request: { name, shape, pose, twist, mass, isStatic, friction }.
+  spawn(request, options) {
+    return this.call('spawn', request, options);
+  }
+
+  remove(name, options) {
+    return this.call('remove', { name }, options);
+  }
+
+  reset(options) {
+    return this.call('reset', {}, options);
+  }
+
+  // Resolves with { snapshot (a Buffer), time }.
+  saveState(slot = '', options) {
+    return this.call('saveState', { slot }, options);
+  }
+
+  // source: { snapshot } or { slot }.
+  restoreState(source, options) {
+    return this.call('restoreState', source, options);
+  }
+
+  // request: the settings to change ({ timestep, gravity, iterations, ... });
+  // resolves with { settings } as they now are.
+  setSettings(request, options) {
+    return this.call('setSettings', request, options);
+  }
+
+  // Asks for a State on the PUB socket every `everySteps` steps (0 stops).
+  subscribe(everySteps, { includeContacts = false } = {}, options) {
+    return this.call('subscribe', { everySteps, includeContacts }, options);
+  }
+
+  // Closes the socket; calls still waiting reject.
+  async close() {
+    if (this.closed) return;
+    this.closed = true;
+    this.failAll(new Error('the client is closed'));
+    this.socket.close();
+    await this.receiving.catch(() => {});
+  }
+}
+
+// The daemon's state stream: an async iterator of State objects read from
+// its PUB endpoint (e.g. "tcp://127.0.0.1:5556"). Close with stream.close().
+class StateStream {
+  constructor(endpoint, options = {}) {
+    this.proto = loadProtocol(options.protoPath);
+    this.socket = new zmq.Subscriber({ linger: 0 });
+    this.socket.connect(endpoint);
+    this.socket.subscribe('state');
+  }
+
+  async *[Symbol.asyncIterator]() {
+    for await (const [frame] of this.socket) {
+      // One frame: the topic "state" and the serialized State after it.
+      yield this.proto.State.toObject(this.proto.State.decode(frame.subarray(5)), TO_OBJECT);
+    }
+  }
+
+  close() {
+    this.socket.close();
+  }
+}
+
+module.exports = { Client, StateStream, LcpsimError, TimeoutError, STATUS_NAMES, DEFAULT_PROTO, loadProtocol };

@@ -1,0 +1,200 @@
+'use strict';
+// The Node.js client and arm_sine.js against a live lcpsimd on ephemeral
+// ports. LCPSIMD names the daemon binary (the ctest sets it); NODE_PATH may
+// point at the node_modules that `npm ci` made.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { spawn, execFile } = require('node:child_process');
+const path = require('node:path');
+const readline = require('node:readline');
+const zmq = require('zeromq');
+const { Client, StateStream, LcpsimError, TimeoutError } = require('../lcpsim');
+
+const DAEMON = process.env.LCPSIMD;
+const ARM_SINE = path.join(__dirname, '..', 'arm_sine.js');
+
+// Starts lcpsimd on ephemeral loopback ports; resolves with { proc, rep, pub }
+// once it has printed the endpoints it bound.
+function startDaemon() {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(DAEMON, ['--bind', 'tcp://127.0.0.1:0', '--pub', 'tcp://127.0.0.1:0'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const timer = setTimeout(() => reject(new Error('lcpsimd printed no endpoints within 10 s')), 10000);
+    proc.on('error', reject);
+    proc.on('exit', (code, signal) => reject(new Error(`lcpsimd exited early (${code ?? signal})`)));
+    const lines = readline.createInterface({ input: proc.stdout });
+    lines.once('line', (line) => {
+      clearTimeout(timer);
+      const m = /rep=(\S+)\s+pub=(\S+)/.exec(line);
+      if (!m) return reject(new Error(`unexpected first line from lcpsimd: ${line}`));
+      proc.removeAllListeners('exit');
+      resolve({ proc, rep: m[1], pub: m[2] });
+    });
+  });
+}
+
+function stopDaemon(proc) {
+  return new Promise((resolve) => {
+    proc.once('exit', (code, signal) => resolve({ code, signal }));
+    proc.kill('SIGTERM');
+  });
+}
+
+function run(file, args, timeoutMs) {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [file, ...args], { timeout: timeoutMs }, (err, stdout, stderr) => {
+      resolve({ code: err ? (err.code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+test('lcpsim.js against lcpsimd', { skip: !DAEMON && 'LCPSIMD is not set' }, async (t) => {
+  const daemon = await startDaemon();
+  const client = new Client(daemon.rep, { timeoutMs: 10000 });
+  t.after(async () => {
+    await client.close();
+  });
+
+  await t.test('Ping echoes the payload and names the server version', async () => {
+    const reply = await client.ping(Buffer.from([0, 1, 2, 255]));
+    assert.deepEqual([...reply.payload], [0, 1, 2, 255]);
+    assert.ok(reply.serverVersion.length > 0);
+  });
+
+  await t.test('replies are matched to requests by id when several are in flight', async () => {
+    const payloads = Array.from({ length: 20 }, (_, i) => Buffer.from(`call-${i}`));
+    const replies = await Promise.all(payloads.map((p) => client.ping(p)));
+    replies.forEach((r, i) => assert.equal(r.payload.toString(), `call-${i}`));
+  });
+
+  let arm;
+  await t.test('GetInfo lists the built-in fixed-base arm with its 7 joints', async () => {
+    const info = await client.getInfo();
+    arm = info.robots.find((r) => !r.floatingBase);
+    assert.ok(arm, 'a fixed-base robot');
+    assert.equal(arm.joints.length, 7);
+    assert.ok(info.settings.timestep > 0);
+    arm.joints.forEach((j, i) => assert.equal(j.index, i));
+  });
+
+  await t.test('a server error carries the status code and message; the client stays usable', async () => {
+    await assert.rejects(client.setTarget({ robot: 'no-such-robot', mode: 'POSITION', position: [0] }), (err) => {
+      assert.ok(err instanceof LcpsimError);
+      assert.equal(err.code, 2);
+      assert.equal(err.codeName, 'NOT_FOUND');
+      assert.ok(err.serverMessage.length > 0);
+      return true;
+    });
+    await assert.rejects(client.step(-1), (err) => err instanceof LcpsimError && err.codeName === 'INVALID_ARGUMENT');
+    assert.equal((await client.ping(Buffer.from('still here'))).payload.toString(), 'still here');
+  });
+
+  await t.test('the state stream publishes every k steps with a counting sequence', async () => {
+    const stream = new StateStream(daemon.pub);
+    const before = await client.getState();
+    // A slow joiner: PUB drops what it sends before the subscription arrives,
+    // so subscribe on the daemon, then step until the stream delivers.
+    await client.subscribe(5);
+    const received = [];
+    const reader = (async () => {
+      for await (const state of stream) {
+        received.push(state);
+        if (received.length === 3) break;
+      }
+    })();
+    const deadline = Date.now() + 10000;
+    while (received.length < 3 && Date.now() < deadline) {
+      await client.step(5);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await client.subscribe(0);
+    stream.close();
+    await reader.catch(() => {});
+    assert.equal(received.length, 3, 'three published states');
+    for (let i = 0; i < received.length; ++i) {
+      assert.ok(received[i].stepCount > before.stepCount);
+      assert.equal(received[i].stepCount % 5, 0);
+      assert.ok(received[i].sequence >= 1);
+      if (i > 0) {
+        assert.equal(received[i].sequence, received[i - 1].sequence + 1);
+        assert.equal(received[i].stepCount, received[i - 1].stepCount + 5);
+      }
+    }
+  });
+
+  await t.test('arm_sine.js drives the arm in lockstep and exits 0', async () => {
+    await client.reset();
+    const start = await client.getState();
+    const q0 = start.robots.find((r) => r.name === arm.name).q;
+    const steps = 300;
+    const result = await run(ARM_SINE, ['--steps', String(steps), '--robot', arm.name, daemon.rep], 120000);
+    assert.equal(result.code, 0, `arm_sine.js failed: ${result.stderr}`);
+    const lines = result.stdout.trim().split('\n');
+    assert.match(lines[0], new RegExp(`^robot=${arm.name} joints=7 timestep=\\S+ steps=${steps} kp=100 kd=10$`));
+    const stateLines = lines.filter((l) => l.startsWith('time='));
+    assert.equal(stateLines.length, steps / 100);
+
+    // The world advanced by exactly its steps and the arm moved towards the
+    // sine targets: at t = 0.3 s, q*_i = 0.5 sin(0.3π + i).
+    const end = await client.getState();
+    assert.equal(end.stepCount - start.stepCount, steps);
+    const q = end.robots.find((r) => r.name === arm.name).q;
+    const moved = Math.max(...q.map((v, i) => Math.abs(v - q0[i])));
+    assert.ok(moved > 0.1, `the arm moved ${moved} rad`);
+    const last = /time=(\S+) q=(\S+) tracking_error=(\S+)/.exec(stateLines[stateLines.length - 1]);
+    assert.ok(last, stateLines[stateLines.length - 1]);
+    assert.deepEqual(
+      last[2].split(',').map(Number),
+      q.slice(0, 7).map((v) => Number(v.toFixed(4))),
+      'the last printed q is the daemon state',
+    );
+    // kp = 100, kd = 10 leave the shoulder a lightly damped loop driven near
+    // resonance (about 0.65 rad of error by linear analysis): bounded, not small.
+    assert.ok(Number(last[3]) < 0.8, `tracking error ${last[3]} rad`);
+  });
+
+  await t.test('arm_sine.js with stiffer gains tracks the sine within 0.05 rad', async () => {
+    await client.reset();
+    const result = await run(ARM_SINE, ['--steps', '1000', '--kp', '1000', '--kd', '100', daemon.rep], 120000);
+    assert.equal(result.code, 0, `arm_sine.js failed: ${result.stderr}`);
+    const rows = result.stdout
+      .split('\n')
+      .map((l) => /^time=(\S+) q=\S+ tracking_error=(\S+)$/.exec(l))
+      .filter(Boolean)
+      .map((m) => ({ time: Number(m[1]), error: Number(m[2]) }));
+    assert.equal(rows.length, 10);
+    // Once the start-up transient has died out (2 s).
+    const settled = rows.filter((r) => r.time >= 2.0);
+    assert.ok(settled.length >= 3);
+    const worst = Math.max(...settled.map((r) => r.error));
+    assert.ok(worst < 0.05, `tracking error ${worst} rad`);
+  });
+
+  await t.test('SIGTERM stops the daemon with exit code 0', async () => {
+    const { code, signal } = await stopDaemon(daemon.proc);
+    assert.equal(signal, null);
+    assert.equal(code, 0);
+  });
+});
+
+test('a call to an endpoint that never answers rejects with TimeoutError', async () => {
+  const silent = new zmq.Router({ linger: 0 });
+  await silent.bind('tcp://127.0.0.1:*');
+  const client = new Client(silent.lastEndpoint, { timeoutMs: 200 });
+  const started = Date.now();
+  await assert.rejects(client.getInfo(), (err) => err instanceof TimeoutError && err.call === 'getInfo');
+  const waited = Date.now() - started;
+  assert.ok(waited >= 190 && waited < 5000, `waited ${waited} ms`);
+  // A per-call timeout overrides the client's.
+  await assert.rejects(client.ping('x', { timeoutMs: 50 }), TimeoutError);
+  await client.close();
+  silent.close();
+});
+
+test('arm_sine.js rejects bad arguments with exit code 2', async () => {
+  const result = await run(ARM_SINE, ['--steps', '-3'], 10000);
+  assert.equal(result.code, 2);
+  assert.match(result.stderr, /usage/);
+});
