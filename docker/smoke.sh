@@ -99,6 +99,10 @@ if [ "$BUILDER" = buildah ] && [ "$(id -u)" != 0 ]; then
   log "SKIPPED: buildah with --isolation chroot needs root here"
   exit $SKIP
 fi
+if [ "$BUILDER" = buildah ] && ! buildah info >/dev/null 2>&1; then
+  log "SKIPPED: buildah is installed but cannot work here (buildah info fails)"
+  exit $SKIP
+fi
 log "builder: $BUILDER ($($BUILDER --version | head -n 1))"
 
 # Runs a command at low priority: the machine is shared.

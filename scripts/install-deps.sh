@@ -1,12 +1,22 @@
 #!/bin/sh
 # Installs the Debian packages lcpsim needs to build and test, when they are
 # missing. Run as root (or with sudo available). Does nothing when all are there.
+# Usage: install-deps.sh [--build-only]
 set -eu
 # Engine and tests: a C compiler, cmake, cmocka, libxml2 (URDF). Daemon and
 # clients: libzmq, protobuf-c (runtime and protoc-c), protoc (Python code),
 # libuv; the Python client runs on Debian's python3 with python3-zmq and
 # python3-protobuf.
 PACKAGES="build-essential cmake pkg-config libcmocka-dev libxml2-dev libzmq3-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler libuv1-dev python3 python3-zmq python3-protobuf"
+# --build-only (the Docker image's build stage) stops here. Otherwise also:
+# the image's smoke test (docker/smoke.sh) builds it with buildah when no
+# Docker engine runs, on Debian base images made with debootstrap; the Node.js
+# client's tests need Node.js and npm — Debian's, unless a Node.js with npm is
+# installed already (a second one would conflict with it).
+if [ "${1:-}" != "--build-only" ]; then
+  PACKAGES="$PACKAGES buildah debootstrap"
+  command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs npm"
+fi
 missing=""
 for p in $PACKAGES; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
