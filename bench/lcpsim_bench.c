@@ -28,6 +28,9 @@ static void usage(FILE *out) {
                "  pyramid   L-level pyramid of 0.5 m cubes (L = 20)\n"
                "  stack     N cubes stacked (N = 10)\n"
                "  pile      N spheres and cubes dropped into a bin (N = 1000)\n"
+               "  arm       7-dof arm tracking sine targets under PD (10000 steps)\n"
+               "  chain     20-link floating capsule chain dropped on a plane (5000 steps)\n"
+               "  quadruped quadruped standing under PD control (5000 steps)\n"
                "options:\n"
                "  -n, --size N          L or N of the scene\n"
                "  -s, --steps N         steps per run (the scene's default)\n"
@@ -56,8 +59,142 @@ static int build_scene(lcp_world_t *world, const bench_options *o, lcp_scene_inf
   return LCP_ERR_NOT_FOUND;
 }
 
+typedef enum robot_scene { NOT_ROBOT, ARM, CHAIN, QUADRUPED } robot_scene;
+
+static robot_scene robot_scene_of(const char *name) {
+  if (strcmp(name, "arm") == 0)
+    return ARM;
+  if (strcmp(name, "chain") == 0)
+    return CHAIN;
+  if (strcmp(name, "quadruped") == 0)
+    return QUADRUPED;
+  return NOT_ROBOT;
+}
+
+/* Quadruped gains: stiff enough that the knees (≈ 6 N·m each in the stance)
+ * droop by a few hundredths of a radian, well inside the 35 N·m effort. */
+#define BENCH_QUADRUPED_KP 300.0
+#define BENCH_QUADRUPED_KD 10.0
+#define BENCH_QUADRUPED_LIFT 0.002
+
+static int build_robot_scene(lcp_world_t *world, robot_scene kind, lcp_robot_scene_t *scene) {
+  switch (kind) {
+  case ARM:
+    return lcp_scene_arm(world, scene);
+  case CHAIN:
+    return lcp_scene_chain(world, scene);
+  case QUADRUPED:
+    return lcp_scene_quadruped(world, BENCH_QUADRUPED_KP, BENCH_QUADRUPED_KD, BENCH_QUADRUPED_LIFT,
+                               scene);
+  default:
+    return LCP_ERR_NOT_FOUND;
+  }
+}
+
+/* What a robot scene measures on top of the common keys. */
+typedef struct robot_measure {
+  double track_sq;                        /* arm: Σ (q − q*)² over steps and joints */
+  int64_t track_count;                    /* arm: terms in track_sq */
+  double feet_ref[LCP_SCENE_MAX_FEET][3]; /* quadruped: foot positions after settling */
+} robot_measure;
+
+static void print_common(const bench_options *o, int32_t bodies, int32_t dofs, int32_t steps,
+                         double elapsed, const double *stage_sum, double contacts, double rows,
+                         double iterations, double residual) {
+  printf(
+      "scene=%s bodies=%d dofs=%d steps=%d us_per_step=%.2f contacts=%.1f rows=%.1f "
+      "iterations=%.2f residual=%.3g friction=%s solver=%s",
+      o->scene, (int)bodies, (int)dofs, (int)steps, 1e6 * elapsed / steps, contacts / steps,
+      rows / steps, iterations / steps, residual, o->friction == LCP_FRICTION_CONE ? "cone" : "box",
+      o->solver == LCP_SOLVER_PGS ? "pgs" : (o->solver == LCP_SOLVER_JACOBI ? "jacobi" : "direct"));
+  for (int k = 0; k < LCP_STAGE_COUNT; ++k)
+    printf(" us_%s=%.2f", lcp_stage_name((lcp_stage_t)k), 1e6 * stage_sum[k] / steps);
+}
+
+static int run_robot_once(const bench_options *o, robot_scene kind, lcp_world_t *world) {
+  lcp_robot_scene_t scene;
+  int rc = build_robot_scene(world, kind, &scene);
+  if (rc != LCP_OK) {
+    fprintf(stderr, "lcpsim-bench: building %s: %s (%s)\n", o->scene, lcp_status_string(rc),
+            lcp_world_last_error(world));
+    return 1;
+  }
+  int32_t steps = o->steps > 0 ? o->steps : scene.default_steps;
+  /* The quadruped's feet are measured from the end of the first second (or
+   * of the first fifth of a shorter run), when the drop has settled. */
+  int32_t settle = steps / 5 < 1000 ? steps / 5 : 1000;
+  robot_measure m = {0};
+  double q[64];
+  lcp_robot_info_t info;
+  lcp_robot_get_info(world, scene.robot, &info);
+  if (info.nq > 64) {
+    fprintf(stderr, "lcpsim-bench: robot too large\n");
+    return 1;
+  }
+  int32_t first_joint_q = info.nq - info.joint_count;
+  double stage_sum[LCP_STAGE_COUNT] = {0};
+  double contacts = 0, iterations = 0, rows = 0, residual = 0;
+  double t0 = now_seconds();
+  for (int32_t i = 0; i < steps; ++i) {
+    if (kind == ARM)
+      lcp_scene_arm_set_targets(world, scene.robot, lcp_world_time(world));
+    rc = lcp_world_step(world);
+    if (rc != LCP_OK) {
+      fprintf(stderr, "lcpsim-bench: step %d: %s\n", (int)i, lcp_world_last_error(world));
+      return 1;
+    }
+    lcp_step_stats_t st;
+    lcp_world_get_stats(world, &st);
+    for (int k = 0; k < LCP_STAGE_COUNT; ++k)
+      stage_sum[k] += st.stage_seconds[k];
+    contacts += st.contacts;
+    iterations += st.iterations;
+    rows += st.rows;
+    residual = st.residual;
+    if (kind == ARM) {
+      double t = lcp_world_time(world);
+      lcp_robot_get_q(world, scene.robot, q, info.nq);
+      for (int32_t j = 0; j < info.joint_count; ++j) {
+        double e = q[first_joint_q + j] - lcp_scene_arm_target(j, t);
+        m.track_sq += e * e;
+        m.track_count++;
+      }
+    } else if (kind == QUADRUPED && i + 1 == settle) {
+      for (int32_t f = 0; f < scene.foot_count; ++f)
+        lcp_scene_foot_position(world, &scene, f, m.feet_ref[f]);
+    }
+  }
+  double elapsed = now_seconds() - t0;
+  print_common(o, scene.bodies, scene.dofs, steps, elapsed, stage_sum, contacts, rows, iterations,
+               residual);
+  if (kind == ARM) {
+    printf(" track_err_rad=%.4f", sqrt(m.track_sq / (double)(m.track_count ? m.track_count : 1)));
+  } else if (kind == CHAIN) {
+    double fastest = 0.0;
+    for (int32_t l = 0; l < scene.bodies; ++l) {
+      double v[3], w[3];
+      lcp_robot_get_link_velocity(world, scene.robot, l, v, w);
+      fastest = fmax(fastest, sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]));
+    }
+    printf(" rest_speed=%.3g", fastest);
+  } else if (kind == QUADRUPED) {
+    double base[3], slide = 0.0;
+    lcp_robot_get_link_pose(world, scene.robot, 0, base, NULL);
+    for (int32_t f = 0; f < scene.foot_count; ++f) {
+      double p[3];
+      lcp_scene_foot_position(world, &scene, f, p);
+      slide = fmax(slide, hypot(p[0] - m.feet_ref[f][0], p[1] - m.feet_ref[f][1]));
+    }
+    printf(" height_err_m=%.4f foot_slide_m=%.2g", fabs(base[2] - scene.stand_height), slide);
+  }
+  printf("\n");
+  fflush(stdout);
+  return 0;
+}
+
 static int run_once(const bench_options *o) {
-  lcp_world_settings_t s = lcp_scene_settings();
+  robot_scene kind = robot_scene_of(o->scene);
+  lcp_world_settings_t s = kind == NOT_ROBOT ? lcp_scene_settings() : lcp_scene_robot_settings();
   s.iterations = o->iterations;
   s.sor_omega = o->omega;
   s.friction_model = o->friction;
@@ -68,6 +205,11 @@ static int run_once(const bench_options *o) {
   if (rc != LCP_OK) {
     fprintf(stderr, "lcpsim-bench: cannot create the world: %s\n", lcp_status_string(rc));
     return 1;
+  }
+  if (kind != NOT_ROBOT) {
+    int result = run_robot_once(o, kind, world);
+    lcp_world_destroy(&world);
+    return result;
   }
   lcp_scene_info_t info;
   rc = build_scene(world, o, &info);

@@ -391,6 +391,26 @@ static void test_responses(void **state) {
         fail_msg("trial %d (%d links) row %d on link %d: response differs by %g", trial, n, row,
                  link, err);
     }
+    /* three directions at one point in one pass: each equals M⁻¹Jᵀ */
+    {
+      int link = rng_int(&r, n);
+      vec3 point = xf_point(&rb.d.link_x[link], rng_vec(&r, 0.5));
+      vec3 dirs[3] = {rng_vec(&r, 1.0), rng_vec(&r, 1.0), rng_vec(&r, 1.0)};
+      double *three = xcalloc((size_t)(3 * nv + 1), sizeof(double));
+      mb_response_point3(&rb.m, &rb.d, link, point, dirs, three);
+      for (int k = 0; k < 3; ++k) {
+        mb_point_jacobian_row(&rb.m, &rb.d, link, point, dirs[k], v3_zero(), J);
+        dense_solve(nv, M, J, x);
+        double scale = max_abs(nv, x);
+        double err = scale == 0.0 ? max_abs(nv, three + k * nv)
+                                  : max_abs_diff(nv, x, three + k * nv) / scale;
+        worst = fmax(worst, err);
+        if (err > 1e-9)
+          fail_msg("trial %d (%d links) direction %d on link %d: response3 differs by %g", trial, n,
+                   k, link, err);
+      }
+      free(three);
+    }
     for (int k = 0; k < nv; ++k) {
       memset(e, 0, (size_t)nv * sizeof(double));
       e[k] = 1.0;

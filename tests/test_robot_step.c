@@ -1,5 +1,6 @@
 /* Robots stepped in the world (DESIGN.md §4): Featherstone multibodies in
- * the same LCP as contacts. Pendulum period, momentum of a floating robot,
+ * the same LCP as contacts. Pendulum period, energy of an undamped chain,
+ * momentum of a floating robot,
  * joint limits and damping as rows, and
  * robot–body contact in both directions. */
 #include <setjmp.h>
@@ -14,6 +15,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A serial chain along x: link 0 is the base (a 1 kg cube), link i ≥ 1 a
@@ -101,6 +103,32 @@ static void cross(const double a[3], const double b[3], double out[3]) {
   out[2] = a[0] * b[1] - a[1] * b[0];
 }
 
+/* Kinetic energy ½ qdᵀ M qd from the mass matrix, potential −Σ m g·c. */
+static double robot_energy(lcp_world_t *w, lcp_robot_id id, const lcp_robot_def_t *def) {
+  lcp_robot_info_t info;
+  assert_int_equal(lcp_robot_get_info(w, id, &info), LCP_OK);
+  double M[64 * 64], qd[64];
+  assert_true(info.nv <= 64);
+  assert_int_equal(lcp_robot_mass_matrix(w, id, M, info.nv), LCP_OK);
+  assert_int_equal(lcp_robot_get_qd(w, id, qd, info.nv), LCP_OK);
+  double kinetic = 0.0;
+  for (int i = 0; i < info.nv; ++i)
+    for (int j = 0; j < info.nv; ++j)
+      kinetic += 0.5 * qd[i] * M[i * info.nv + j] * qd[j];
+  lcp_world_settings_t s;
+  lcp_world_get_settings(w, &s);
+  double potential = 0.0;
+  for (int32_t l = 0; l < info.link_count; ++l) {
+    double p[3], q[4], m, c[3], cw[3];
+    assert_int_equal(lcp_robot_get_link_pose(w, id, l, p, q), LCP_OK);
+    link_mass_com(def, l, &m, c);
+    rotate(q, c, cw);
+    for (int k = 0; k < 3; ++k)
+      potential -= m * s.gravity[k] * (p[k] + cw[k]);
+  }
+  return kinetic + potential;
+}
+
 /* Total linear momentum and angular momentum about the world origin. */
 static void robot_momentum(lcp_world_t *w, lcp_robot_id id, const lcp_robot_def_t *def,
                            double linear[3], double angular[3]) {
@@ -167,6 +195,35 @@ static void test_pendulum_period(void **state) {
   print_message("pendulum period %.6f s, expected %.6f s, error %.4f %%\n", period, expected,
                 100.0 * (period / expected - 1.0));
   assert_true(fabs(period / expected - 1.0) < 0.002);
+  lcp_robot_def_free(&def);
+  lcp_world_destroy(&w);
+}
+
+/* An undamped 5-link chain released horizontal keeps its energy to 1 % over
+ * 10 s at h = 1 ms (no contacts). */
+static void test_chain_energy(void **state) {
+  (void)state;
+  lcp_world_t *w = new_world(1e-3, true);
+  const int axes[5] = {1, 1, 1, 1, 1};
+  chain_spec spec = {.links = 5, .length = 0.3, .mass = 1.0, .axes = axes};
+  lcp_robot_def_t *def = make_chain(&spec);
+  lcp_robot_id id;
+  assert_int_equal(lcp_robot_add(w, def, NULL, NULL, &id), LCP_OK);
+  double e0 = robot_energy(w, id, def), scale = 0.0;
+  /* the energy's scale: the drop of the chain's centre of mass, ~ m g L */
+  for (int32_t l = 1; l <= 5; ++l)
+    scale += 9.81 * def->links[l].mass * spec.length * (l - 0.5);
+  double worst = 0.0;
+  for (int step = 0; step < 10000; ++step) {
+    assert_int_equal(lcp_world_step(w), LCP_OK);
+    if (step % 10 == 0) {
+      double e = robot_energy(w, id, def);
+      worst = fmax(worst, fabs(e - e0));
+    }
+  }
+  print_message("chain energy: worst |E - E0| = %.3e J of %.3f J (%.3f %%)\n", worst, scale,
+                100.0 * worst / scale);
+  assert_true(worst < 0.01 * scale);
   lcp_robot_def_free(&def);
   lcp_world_destroy(&w);
 }
@@ -273,6 +330,56 @@ static void test_joint_damping_row(void **state) {
   assert_true(amplitude[1] < 0.5 * amplitude[0]);
 }
 
+/* Self-collision: a chain folded so that its first and third links overlap
+ * by 8 mm (gravity off). With self-collision on, the two links touch and are
+ * pushed apart; off, no contact is made (and parent/child pairs never are). */
+static void test_self_collision(void **state) {
+  (void)state;
+  for (int enabled = 0; enabled < 2; ++enabled) {
+    lcp_world_t *w = new_world(1e-3, false);
+    const int axes[3] = {1, 1, 1};
+    chain_spec spec = {.links = 3, .length = 0.3, .mass = 1.0, .axes = axes, .geoms = true};
+    lcp_robot_def_t *def = make_chain(&spec);
+    def->self_collision = enabled;
+    lcp_robot_id id;
+    assert_int_equal(lcp_robot_add(w, def, NULL, NULL, &id), LCP_OK);
+    /* link 2 folds back under link 1; link 3 turns back along +x, its box
+     * 72 mm below link 1's axis: the 80 mm thick boxes overlap by 8 mm */
+    const double q[3] = {0.0, 2.9, -2.9};
+    assert_int_equal(lcp_robot_set_q(w, id, q, 3), LCP_OK);
+    int32_t first_contacts = -1, link13 = 0;
+    double deepest_end = 0.0;
+    for (int step = 0; step < 1000; ++step) {
+      assert_int_equal(lcp_world_step(w), LCP_OK);
+      lcp_contact_info_t contacts[16];
+      int32_t n = lcp_world_get_contacts(w, contacts, 16);
+      if (step == 0)
+        first_contacts = n;
+      for (int32_t c = 0; c < n && c < 16; ++c) {
+        const lcp_contact_info_t *ci = &contacts[c];
+        assert_int_equal(ci->robot_a, id);
+        assert_int_equal(ci->robot_b, id);
+        /* never a link with its parent or child */
+        assert_true(abs(ci->link_a - ci->link_b) >= 2);
+        link13 += (ci->link_a == 1 && ci->link_b == 3) || (ci->link_a == 3 && ci->link_b == 1);
+        if (step == 999)
+          deepest_end = fmax(deepest_end, ci->depth);
+      }
+    }
+    print_message("self-collision %s: %d contacts at the first step, deepest at the end %.4f m\n",
+                  enabled ? "on" : "off", (int)first_contacts, deepest_end);
+    if (enabled) {
+      assert_true(first_contacts > 0);
+      assert_true(link13 > 0);
+      assert_true(deepest_end < 0.002);
+    } else {
+      assert_int_equal(first_contacts, 0);
+    }
+    lcp_robot_def_free(&def);
+    lcp_world_destroy(&w);
+  }
+}
+
 /* Both directions in one solve: a robot's link drives a free box along a
  * frictionless floor, and a box dropped on a held link moves the joint. */
 static void test_robot_pushes_box(void **state) {
@@ -356,9 +463,10 @@ static void test_box_moves_robot(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_pendulum_period),   cmocka_unit_test(test_floating_momentum),
-      cmocka_unit_test(test_joint_limit_holds), cmocka_unit_test(test_joint_damping_row),
-      cmocka_unit_test(test_robot_pushes_box),  cmocka_unit_test(test_box_moves_robot),
+      cmocka_unit_test(test_pendulum_period),   cmocka_unit_test(test_chain_energy),
+      cmocka_unit_test(test_floating_momentum), cmocka_unit_test(test_joint_limit_holds),
+      cmocka_unit_test(test_joint_damping_row), cmocka_unit_test(test_robot_pushes_box),
+      cmocka_unit_test(test_box_moves_robot),   cmocka_unit_test(test_self_collision),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

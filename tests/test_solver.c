@@ -1134,6 +1134,171 @@ static void test_non_finite(void **state) {
   arena_destroy(&a);
 }
 
+/* ---- contact units (the vector path of solver_pgs) ---- */
+
+/* A scene of BODIES free bodies (6 dofs each) and a static ground, with
+ * manifolds of 1 to 4 points (shared normal, as the step writes them), plus
+ * generic rows between them on the same velocities: a 9-wide soft
+ * bilateral row across bodies 0 and 1 and a 3-wide bounded row on body 2. */
+enum { BODIES = 8, BIG_ROWS = 3 * 4 * 12 + 2 };
+typedef struct big_problem {
+  solver_row rows[BIG_ROWS];
+  double J[BIG_ROWS * 12], T[BIG_ROWS * 12];
+  double u[6 * BODIES], velocity[6 * BODIES];
+  solver_problem problem;
+} big_problem;
+
+static void big_side(big_problem *bp, int i, int k, int b, vec3 point, vec3 d, double sign) {
+  solver_row *row = &bp->rows[i];
+  row->coef_offset[k] = 12 * i + 6 * k;
+  if (b < 0) {
+    row->dof_count[k] = 0;
+    return;
+  }
+  vec3 com = v3(0.3 * b, 0.1 * b, 0.5 * b);
+  vec3 ang = v3_cross(v3_sub(point, com), d);
+  double im = 1.0 / (1.0 + b), ii[3] = {2.0 + 0.1 * b, 3.0, 1.5 + 0.2 * b};
+  double jv[6] = {d.x, d.y, d.z, ang.x, ang.y, ang.z};
+  for (int q = 0; q < 6; ++q) {
+    bp->J[12 * i + 6 * k + q] = sign * jv[q];
+    bp->T[12 * i + 6 * k + q] = sign * jv[q] * (q < 3 ? im : ii[q - 3]);
+  }
+  row->dof_offset[k] = 6 * b;
+  row->dof_count[k] = 6;
+}
+
+static void big_make(big_problem *bp, rng *r) {
+  memset(bp, 0, sizeof *bp);
+  int i = 0;
+  for (int m = 0; m < 12; ++m) {
+    int a = m < 3 ? -1 : (int)(rng_next(r) % BODIES);
+    int b = (a + 1 + (int)(rng_next(r) % (BODIES - 1))) % BODIES;
+    if (a < 0)
+      b = m;
+    vec3 n;
+    v3_normalize(v3(rng_range(r, -0.3, 0.3), rng_range(r, -0.3, 0.3), 1.0), &n, 1e-12);
+    vec3 t[2];
+    v3_tangent_basis(n, &t[0], &t[1]);
+    int points = 1 + (int)(rng_next(r) % 4);
+    for (int q = 0; q < points; ++q) {
+      /* the points of a manifold lie in the contact plane */
+      vec3 point =
+          v3_add(v3(0.3 * m, 0.2, 0.1 * b), v3_add(v3_scale(t[0], rng_range(r, -0.5, 0.5)),
+                                                   v3_scale(t[1], rng_range(r, -0.5, 0.5))));
+      double mu = 0.3 + 0.1 * (m % 5);
+      for (int d = 0; d < 3; ++d, ++i) {
+        vec3 dir = d == 0 ? n : t[d - 1];
+        big_side(bp, i, 0, a, point, dir, -1.0);
+        big_side(bp, i, 1, b, point, dir, 1.0);
+        solver_row *row = &bp->rows[i];
+        row->kind = d == 0 ? ROW_NORMAL : (d == 1 ? ROW_FRICTION_1 : ROW_FRICTION_2);
+        row->normal_row = d == 0 ? -1 : i - d;
+        row->mu = d == 0 ? 0.0 : mu;
+        row->lo = d == 0 ? 0.0 : -INFINITY;
+        row->hi = INFINITY;
+        row->cfm = 1e-2; /* a unique solution for the comparison */
+        row->target = d == 0 ? rng_range(r, -0.1, 0.3) : 0.0;
+      }
+    }
+    if (m == 5 || m == 9) { /* generic rows in the middle of the contacts */
+      solver_row *row = &bp->rows[i];
+      row->kind = ROW_BILATERAL;
+      row->normal_row = -1;
+      row->lo = m == 5 ? -INFINITY : -0.5;
+      row->hi = m == 5 ? INFINITY : 0.5;
+      row->cfm = m == 5 ? 0.2 : 0.0;
+      row->target = 0.3;
+      row->dof_offset[0] = m == 5 ? 3 : 12;
+      row->dof_count[0] = m == 5 ? 9 : 3;
+      row->coef_offset[0] = 12 * i;
+      for (int q = 0; q < row->dof_count[0]; ++q) {
+        bp->J[12 * i + q] = rng_range(r, -1, 1);
+        bp->T[12 * i + q] = bp->J[12 * i + q] * 0.7;
+      }
+      ++i;
+    }
+  }
+  for (int k = 0; k < 6 * BODIES; ++k)
+    bp->u[k] = rng_range(r, -1, 1);
+  bp->problem = (solver_problem){.row_count = i,
+                                 .rows = bp->rows,
+                                 .J = bp->J,
+                                 .MinvJt = bp->T,
+                                 .dof_count = 6 * BODIES,
+                                 .velocity = bp->velocity};
+}
+
+static void big_reset(big_problem *bp) {
+  memcpy(bp->velocity, bp->u, sizeof bp->u);
+  for (int i = 0; i < bp->problem.row_count; ++i)
+    bp->rows[i].lambda = 0.0;
+}
+
+/* Contact units mixed with generic rows: PGS converges (1e-12) to impulses
+ * within their bounds with complementary normals (1e-9), in both friction
+ * models, and the processor's widest unit sweep gives bitwise the
+ * baseline's λ and v after 7 sweeps from a warm start. */
+static void test_contact_units(void **state) {
+  (void)state;
+  arena a;
+  arena_init(&a);
+  rng r = {11};
+  big_problem *bp = xcalloc(1, sizeof *bp);
+  for (int c = 0; c < 6; ++c) {
+    big_make(bp, &r);
+    for (int model = 0; model < 2; ++model) {
+      lcp_friction_model_t fm = model ? LCP_FRICTION_CONE : LCP_FRICTION_BOX;
+      int n = bp->problem.row_count;
+      double ref[BIG_ROWS], got[BIG_ROWS], v0[6 * BODIES];
+      solver_result res;
+      big_reset(bp);
+      solver_settings s = settings_of(200000, 1.0, 1e-12, fm);
+      assert_int_equal(solver_pgs(&s, &bp->problem, &res, &a), LCP_OK);
+      assert_true(res.residual < 1e-12);
+      /* the bounds hold, and every contact normal with an impulse has w = 0
+       * (w + cfm λ, from the solver's velocity) while the others separate */
+      for (int i = 0; i < n; ++i) {
+        const solver_row *row = &bp->rows[i];
+        ref[i] = row->lambda;
+        double w = -row->target + row->cfm * row->lambda;
+        for (int k = 0; k < 2; ++k)
+          for (int q = 0; q < row->dof_count[k]; ++q)
+            w += bp->J[row->coef_offset[k] + q] * bp->velocity[row->dof_offset[k] + q];
+        if (row->kind == ROW_NORMAL) {
+          assert_true(row->lambda >= 0.0);
+          assert_true(row->lambda > 0.0 ? fabs(w) <= 1e-9 : w >= -1e-9);
+        } else if (row->kind != ROW_BILATERAL) {
+          double bound = row->mu * bp->rows[row->normal_row].lambda;
+          assert_true(fabs(row->lambda) <= bound * (1.0 + 1e-12) + 1e-300);
+        }
+      }
+      /* widest against baseline, from a warm start */
+      s = settings_of(7, 1.0, 0.0, fm);
+      for (int i = 0; i < n; ++i)
+        ref[i] = 0.5 * ref[i];
+      for (int wide = 0; wide < 2; ++wide) {
+        big_reset(bp);
+        for (int i = 0; i < n; ++i)
+          bp->rows[i].lambda = ref[i];
+        s.baseline_only = wide == 0;
+        assert_int_equal(solver_pgs(&s, &bp->problem, &res, &a), LCP_OK);
+        if (wide == 0) {
+          for (int i = 0; i < n; ++i)
+            got[i] = bp->rows[i].lambda;
+          memcpy(v0, bp->velocity, sizeof v0);
+        } else {
+          for (int i = 0; i < n; ++i)
+            assert_memory_equal(&got[i], &bp->rows[i].lambda, sizeof(double));
+          assert_memory_equal(v0, bp->velocity, sizeof v0);
+        }
+      }
+      arena_reset(&a);
+    }
+  }
+  free(bp);
+  arena_destroy(&a);
+}
+
 /* The direct solver refuses more rows than max_rows (LCP_ERR_STATE) and
  * leaves the problem alone; malformed rows are LCP_ERR_INVALID_ARGUMENT. */
 static void test_errors(void **state) {
@@ -1185,6 +1350,7 @@ int main(void) {
       cmocka_unit_test(test_soft_row),
       cmocka_unit_test(test_degenerate_and_offset_bounds),
       cmocka_unit_test(test_non_finite),
+      cmocka_unit_test(test_contact_units),
       cmocka_unit_test(test_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

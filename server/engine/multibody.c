@@ -275,6 +275,8 @@ typedef struct mb_work {
   int32_t v0;   /* velocity index of dof 0: 6 for a floating base, else 0 */
   mb_lw *lw;
   mb_dof *dof;
+  double (*ru3)[3]; /* [ndof] per-direction u of mb_response_point3 */
+  sv (*ra3)[3];     /* [ndof] per-direction velocity change of mb_response_point3 */
 } mb_work;
 
 /* ---- model ---- */
@@ -454,7 +456,9 @@ int mb_data_init(mb_data *d, const mb_model *m) {
   /* One block: header, per-link and per-dof workspaces (cache-line aligned). */
   const size_t off_lw = (sizeof(mb_work) + 63) & ~(size_t)63;
   const size_t off_dof = (off_lw + n * sizeof(mb_lw) + 63) & ~(size_t)63;
-  const size_t size = (off_dof + (nd + 1) * sizeof(mb_dof) + 63) & ~(size_t)63;
+  const size_t off_ru3 = (off_dof + (nd + 1) * sizeof(mb_dof) + 63) & ~(size_t)63;
+  const size_t off_ra3 = (off_ru3 + (nd + 1) * 3 * sizeof(double) + 63) & ~(size_t)63;
+  const size_t size = (off_ra3 + (nd + 1) * 3 * sizeof(sv) + 63) & ~(size_t)63;
   unsigned char *block = aligned_alloc(64, size);
   d->link_x = calloc(n, sizeof(xform));
   d->link_v = calloc(n, sizeof(vec3));
@@ -468,6 +472,8 @@ int mb_data_init(mb_data *d, const mb_model *m) {
   mb_work *w = (mb_work *)(void *)block;
   w->lw = (mb_lw *)(void *)(block + off_lw);
   w->dof = (mb_dof *)(void *)(block + off_dof);
+  w->ru3 = (double(*)[3])(void *)(block + off_ru3);
+  w->ra3 = (sv(*)[3])(void *)(block + off_ra3);
   w->ndof = m->joint_count;
   w->v0 = m->floating ? 6 : 0;
   for (size_t i = 0; i < n; ++i) {
@@ -844,6 +850,46 @@ void mb_response_point(const mb_model *m, mb_data *d, int32_t link, vec3 point, 
   response_pass(m, d, w->lw[link].mdof, sv_scale(f, -1.0), dqd);
 }
 
+void mb_response_point3(const mb_model *m, mb_data *d, int32_t link, vec3 point, const vec3 dirs[3],
+                        double *dqd) {
+  mb_work *w = d->work;
+  const mb_dof *restrict dof = w->dof;
+  const int32_t nd = w->ndof, nv = m->nv;
+  double(*restrict ru)[3] = w->ru3;
+  sv(*restrict ra)[3] = w->ra3;
+  /* The same two passes as response_pass, for three impulses at once: the
+   * three chains are independent, so they overlap in the pipeline. */
+  sv p[3];
+  for (int k = 0; k < 3; ++k)
+    p[k] = sv_scale(impulse_force(w->origin, point, dirs[k], v3_zero()), -1.0);
+  for (int32_t j = 0; j < nd; ++j)
+    ru[j][0] = ru[j][1] = ru[j][2] = 0.0;
+  for (int32_t j = w->lw[link].mdof; j >= 0; j = dof[j].parent)
+    for (int k = 0; k < 3; ++k) {
+      const double u = -sv_dot(dof[j].S, p[k]);
+      ru[j][k] = u;
+      p[k] = sv_madd(p[k], dof[j].UD, u);
+    }
+  sv root[3];
+  for (int k = 0; k < 3; ++k) {
+    if (m->floating) {
+      root[k] = sv_scale(sm_apply(&w->root_inv, p[k]), -1.0);
+      sv_store(root[k], dqd + k * nv); /* an impulse: no ω × v term */
+    } else {
+      root[k] = sv_zero;
+    }
+  }
+  for (int32_t j = 0; j < nd; ++j) {
+    const mb_dof *f = &dof[j];
+    for (int k = 0; k < 3; ++k) {
+      const sv ap = f->parent < 0 ? root[k] : ra[f->parent][k];
+      const double x = f->Dinv * (ru[j][k] - sv_dot(f->U, ap));
+      ra[j][k] = sv_madd(ap, f->S, x);
+      dqd[k * nv + w->v0 + j] = x;
+    }
+  }
+}
+
 void mb_response_dof(const mb_model *m, mb_data *d, int32_t v_index, double *dqd) {
   mb_work *w = d->work;
   const int32_t j = v_index - w->v0;
@@ -1000,65 +1046,50 @@ void mb_center_of_mass(const mb_model *m, const mb_data *d, double *mass, vec3 *
   *com = total > 0.0 ? v3_add(w->origin, v3_scale(first, 1.0 / total)) : w->origin;
 }
 
-/* Solves the 6×6 system A x = b in place (b becomes x) by Gaussian
- * elimination with partial pivoting; A is destroyed. */
-static void solve6(double A[6][6], double b[6]) {
-  for (int c = 0; c < 6; ++c) {
-    int pivot = c;
-    for (int r = c + 1; r < 6; ++r)
-      if (fabs(A[r][c]) > fabs(A[pivot][c]))
-        pivot = r;
-    if (pivot != c) {
-      for (int k = 0; k < 6; ++k) {
-        double t = A[c][k];
-        A[c][k] = A[pivot][k];
-        A[pivot][k] = t;
-      }
-      double t = b[c];
-      b[c] = b[pivot];
-      b[pivot] = t;
-    }
-    for (int r = c + 1; r < 6; ++r) {
-      double f = A[r][c] / A[c][c];
-      for (int k = c; k < 6; ++k)
-        A[r][k] -= f * A[c][k];
-      b[r] -= f * b[c];
-    }
-  }
-  for (int c = 5; c >= 0; --c) {
-    double s = b[c];
-    for (int k = c + 1; k < 6; ++k)
-      s -= A[c][k] * b[k];
-    b[c] = s / A[c][c];
-  }
-}
-
-void mb_set_base_velocity_for_momentum(const mb_model *m, const double *q, double *qd,
-                                       vec3 linear, vec3 angular, mb_data *d) {
+void mb_set_base_velocity_for_momentum(const mb_model *m, const double *q, double *qd, vec3 linear,
+                                       vec3 angular, mb_data *d) {
   if (!m->floating)
     return;
-  /* Momentum is linear in qd: h(qd) = A(q) v_base + h([0; q̇_joints]), A
-   * the whole robot's inertia seen from the base; its columns are the
-   * momenta of unit base twists on top of the joint rates. */
-  vec3 lin_j, ang_j, lin, ang;
-  for (int k = 0; k < 6; ++k)
-    qd[k] = 0.0;
-  mb_kinematics(m, q, qd, d);
-  mb_momentum(m, d, &lin_j, &ang_j);
-  double A[6][6], b[6];
+  /* Momentum is linear in qd: with the base still, the joint rates carry
+   * h_j; a base twist (v_O, ω) adds the momentum of the whole robot moved
+   * rigidly, C (v_O, ω) with C the sum of the links' inertias about O:
+   *   P = m v_O + ω × c₁,  L_O = c₁ × v_O + Ī ω   (c₁ = m c − m O: first moment).
+   * Solving for the twist that brings the total to the target:
+   *   I_c ω = ΔL − c₁ × ΔP / m, I_c = Ī − (|c₁|² E − c₁ c₁ᵀ)/m (about the
+   *   centre of mass), then v_O = (ΔP − ω × c₁) / m. */
+  double base[6];
   for (int k = 0; k < 6; ++k) {
-    qd[k] = 1.0;
-    mb_kinematics(m, q, qd, d);
-    mb_momentum(m, d, &lin, &ang);
+    base[k] = qd[k];
     qd[k] = 0.0;
-    vec3 dl = v3_sub(lin, lin_j), da = v3_sub(ang, ang_j);
-    A[0][k] = dl.x, A[1][k] = dl.y, A[2][k] = dl.z;
-    A[3][k] = da.x, A[4][k] = da.y, A[5][k] = da.z;
   }
-  vec3 rl = v3_sub(linear, lin_j), ra = v3_sub(angular, ang_j);
-  b[0] = rl.x, b[1] = rl.y, b[2] = rl.z, b[3] = ra.x, b[4] = ra.y, b[5] = ra.z;
-  solve6(A, b);
-  for (int k = 0; k < 6; ++k)
-    qd[k] = b[k];
+  mb_kinematics(m, q, qd, d);
+  const mb_work *w = d->work;
+  rigid6 C = {0};
+  sv held = sv_zero;
+  for (int32_t i = 0; i < m->link_count; ++i) {
+    rigid_add(&C, &w->lw[i].I);
+    held = sv_add(held, rigid_apply(&w->lw[i].I, w->lw[i].v));
+  }
+  /* the target about O: L_O = L_origin − O × P */
+  vec3 dP = v3_sub(linear, held.l);
+  vec3 dL = v3_sub(v3_sub(angular, v3_cross(w->origin, linear)), held.a);
+  vec3 c1 = C.h;
+  double inv_m = 1.0 / C.m, cc = v3_dot(c1, c1);
+  mat3 Ic = {{{C.I.xx - (cc - c1.x * c1.x) * inv_m, C.I.xy + c1.x * c1.y * inv_m,
+               C.I.xz + c1.x * c1.z * inv_m},
+              {C.I.xy + c1.x * c1.y * inv_m, C.I.yy - (cc - c1.y * c1.y) * inv_m,
+               C.I.yz + c1.y * c1.z * inv_m},
+              {C.I.xz + c1.x * c1.z * inv_m, C.I.yz + c1.y * c1.z * inv_m,
+               C.I.zz - (cc - c1.z * c1.z) * inv_m}}};
+  mat3 Ic_inv;
+  if (!m3_inverse(&Ic, &Ic_inv, 0.0)) { /* no rotational inertia: keep the twist */
+    memcpy(qd, base, sizeof base);
+    mb_kinematics(m, q, qd, d);
+    return;
+  }
+  vec3 omega = m3_mulv(&Ic_inv, v3_sub(dL, v3_scale(v3_cross(c1, dP), inv_m)));
+  vec3 v = v3_scale(v3_sub(dP, v3_cross(omega, c1)), inv_m);
+  v3_store(v, qd);
+  v3_store(omega, qd + 3);
   mb_kinematics(m, q, qd, d);
 }

@@ -95,6 +95,11 @@ void mb_point_jacobian_row(const mb_model *m, const mb_data *d, int32_t link, ve
 void mb_response_point(const mb_model *m, mb_data *d, int32_t link, vec3 point, vec3 dir,
                        vec3 ang_dir, double *dqd);
 
+/* mb_response_point for three linear impulses dirs[0..2] at one point (no
+ * angular part), into dqd[k nv .. (k + 1) nv): one pass for the three. */
+void mb_response_point3(const mb_model *m, mb_data *d, int32_t link, vec3 point, const vec3 dirs[3],
+                        double *dqd);
+
 /* Response dqd = M⁻¹ e_k of a unit generalised impulse on velocity index k
  * (a joint, or a base coordinate): column k of M⁻¹. O(n). */
 void mb_response_dof(const mb_model *m, mb_data *d, int32_t v_index, double *dqd);
@@ -124,8 +129,8 @@ void mb_center_of_mass(const mb_model *m, const mb_data *d, double *mass, vec3 *
 /* Floating base only: sets the base twist qd[0..6) at configuration q so
  * that the total momentum (linear, and angular about the world origin) with
  * the joint rates in qd equals the given one, then runs the kinematics.
- * O(n) (seven kinematics passes and a 6×6 solve). */
-void mb_set_base_velocity_for_momentum(const mb_model *m, const double *q, double *qd,
-                                       vec3 linear, vec3 angular, mb_data *d);
+ * O(n): two kinematics passes and a 3×3 solve. */
+void mb_set_base_velocity_for_momentum(const mb_model *m, const double *q, double *qd, vec3 linear,
+                                       vec3 angular, mb_data *d);
 
 #endif

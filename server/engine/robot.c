@@ -128,6 +128,7 @@ int lcp_robot_add(lcp_world_t *world, const lcp_robot_def_t *def, const double b
   state.applied_torque = calloc(joints, sizeof(double));
   state.joint_impulse = calloc(JOINT_ROW_KINDS * joints, sizeof(double));
   state.control = calloc(joints, sizeof(lcp_joint_control_t));
+  state.velocity_synchronized = true;
   if (!model.link_names || !model.joints || !state.q || !state.qd || !state.force ||
       !state.link_wrench || !state.applied_torque || !state.joint_impulse || !state.control ||
       mb_data_init(&data, mb) != LCP_OK) {
@@ -372,6 +373,7 @@ int lcp_robot_set_qd(lcp_world_t *world, lcp_robot_id id, const double *qd, int3
   if (!finite_array(qd, nv))
     return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "qd must be finite");
   memcpy(world->state.robots[slot].qd, qd, (size_t)nv * sizeof(double));
+  world->state.robots[slot].velocity_synchronized = true;
   mb_kinematics(mb, world->state.robots[slot].q, qd, &world->robot_data[slot]);
   return LCP_OK;
 }
@@ -516,7 +518,9 @@ int lcp_robot_set_controls(lcp_world_t *world, lcp_robot_id id, const lcp_joint_
   if (rc != LCP_OK)
     return rc;
   const robot_model *r = &world->model.robots[slot];
-  if (!controls || joint_count != r->mb.joint_count)
+  if (!controls)
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "controls is NULL");
+  if (joint_count != r->mb.joint_count)
     return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "robot '%s' has %d joints, not %d", r->name,
                       (int)r->mb.joint_count, (int)joint_count);
   for (int32_t j = 0; j < joint_count; ++j) {

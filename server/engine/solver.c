@@ -371,334 +371,348 @@ typedef struct pgs_item {
   int32_t pad_;
 } pgs_item;
 
-/* ---- contact blocks ----
+/* ---- contact units, swept four at a time ----
  *
  * One item per row makes a sweep a chain of dependent row updates, each
- * waiting for the previous row's velocity update (store, reload, a 12-wide
- * J·v, the clamp, a 12-wide M⁻¹Jᵀ Δλ), ~40 cycles, and a 4-point manifold is
- * 12 such rows on the same two bodies. A block takes up to BLOCK_MAX_POINTS
- * consecutive contact points (a normal row and its two friction rows each)
- * whose rows act on the same sides, and sweeps them with the same
- * Gauss–Seidel arithmetic reordered:
+ * waiting for the previous row's velocity update, and a box resting on a box
+ * is 12 such rows on the same two bodies. Most of a contact problem is
+ * instead swept as units, four units at a time:
  *
- * - every row's J_i·v is formed from the velocity at the start of the block,
- *   and the Δλ_j of the rows before it in the block are added through the
- *   couplings A_ij = J_i·M⁻¹J_jᵀ (formed once per solve, times the row's
- *   step): J_i·v after row j is J_i·v_start + Σ_j A_ij Δλ_j exactly, up to
- *   rounding. Only one multiply-subtract then lies between one row's clamp
- *   and the next row's, and the velocity update is done once at the end of
- *   the block (v += Σ_j M⁻¹J_jᵀ Δλ_j), off that path;
- * - the points of a contact manifold share their directions (normal and
- *   tangents) and bodies, so the linear parts of J and M⁻¹Jᵀ (±d, ±d/m) are
- *   the same for every point of the block: a block requires it (compared
- *   exactly) and stores and multiplies them once per block, leaving 3 + 3
- *   angular coefficients per side and row;
- * - each block's data is one contiguous record in sweep order.
+ * - a unit is one or two consecutive contact points (a non-friction row and
+ *   its ROW_FRICTION_1/2 pair each) on the same one or two 6-wide sides, the
+ *   two points sharing the linear parts of J and M⁻¹Jᵀ (the manifold's
+ *   directions ±d and ±d/m, compared exactly); a 4-point manifold is two
+ *   units. In a unit every row's J_i·v is formed from the velocity at the
+ *   start of the unit, and the Δλ_j of the rows before it in the unit are
+ *   added through the couplings A_ij = J_i·M⁻¹J_jᵀ (formed once per solve,
+ *   times the row's step): J_i·v after row j is J_i·v_start + Σ_j A_ij Δλ_j,
+ *   the same Gauss–Seidel update up to rounding, with one multiply-subtract
+ *   instead of a velocity round trip between two rows. v += Σ_j M⁻¹J_jᵀ Δλ_j
+ *   is done once at the end of the unit;
+ * - a group is LANES units on pairwise disjoint velocity entries, swept
+ *   together, one unit per lane of a 4-wide vector: every operation of the
+ *   update acts on the four units at once and no lane ever reads another, so
+ *   a unit's arithmetic (and so its result) does not depend on its group or
+ *   lane, and the dependency chain of a sweep (clamp, cone projection with
+ *   its sqrt and division, coupling into the next row) is shared by four
+ *   units. Units are put into groups by list scheduling in row order: a unit
+ *   goes into the first group, of its kind and with a free lane, after every
+ *   group holding an earlier unit on one of its bodies. Each body thus sees
+ *   the units that act on it in row order, and updates on disjoint entries
+ *   commute exactly, so the sweep is the sequential Gauss–Seidel sweep over
+ *   the units in row order, bit for bit;
+ * - a group's data is one record, field by field, each field holding its
+ *   value for the four lanes (LANES doubles), so that one load gives an
+ *   operand. Empty lanes and the missing second point of a 1-point unit in a
+ *   2-point group have all fields zero and velocity pointing at zeros: their
+ *   updates are exactly 0 + 0.
  *
- * Rows, order, steps, clamps and the cone projection are those of the items;
- * only rounding differs. Everything is 2-wide doubles (SSE2 / NEON
- * baseline), so results do not depend on the machine. Compilers without
- * vector extensions sweep every row as an item. */
+ * Generic rows (robots, other widths, soft rows that are not contacts...)
+ * are items; a stretch of items ends a run of groups, so the sweep follows
+ * row order across the two. Rows, steps, clamps and the cone projection are
+ * those of the items; only rounding differs. Compilers without vector
+ * extensions sweep every row as an item. */
 #if defined(__GNUC__) || defined(__clang__)
-#define LCP_BLOCKS 1
+#define LCP_UNITS 1
 #else
-#define LCP_BLOCKS 0
+#define LCP_UNITS 0
 #endif
 
-enum { BLOCK_MAX_POINTS = 4 };
+enum { LANES = 4, UNIT_MAX_POINTS = 2 };
 
-/* A block's record: a header, then each point's record.
- *
- * Header, per side (HD_SIZE each): the linear J and M⁻¹Jᵀ of the rows,
- * shared by all points: friction rows as (a, b) lane pairs per component,
- * the normal as (x, y), (z, 0). */
-enum { HD_JL_AB = 0, HD_TL_AB = 6, HD_JL_N = 12, HD_TL_N = 16, HD_SIZE = 20 };
-/* Point: the normal's angular J and M⁻¹Jᵀ in "W form" (both sides' angular
- * components back to back, padded to even: NW doubles), the friction rows'
- * angular J and M⁻¹Jᵀ as (a, b) lane pairs per side and component (6 per
- * side), scalars (PR_*), then couplings to each later point of the block
- * (CR_*). Steps are ω/(A_ii + cfm_i), or ω/λmax of the pair for a cone
- * pair. All offsets are even: (a, b) pairs load as one vector. */
+/* Record fields. Directions d are the rows of a point: 0 normal (or
+ * bilateral), 1 and 2 its friction rows a and b; s is the side, c the
+ * component. The unit's header holds the shared linear parts: */
 enum {
-  PR_STEP_N = 0, /* normal: step, keep = 1 − step·cfm, bias = step·target, A_ii + cfm, lo, hi */
-  PR_KEEP_N = 1,
-  PR_BIAS_N = 2,
-  PR_DIAG_N = 3,
-  PR_LO = 4,
-  PR_HI = 5,
-  PR_STEP_T = 6, /* friction (a, b): steps, μ, keeps, biases, A_ii + cfm */
-  PR_MU = 8,
-  PR_KEEP_T = 10,
-  PR_BIAS_T = 12,
-  PR_DIAG_T = 14,
-  PR_C_NT = 16, /* step_a A_an, step_b A_bn: normal into the point's friction rows */
-  PR_C_AB = 18, /* step_b A_ba, 0: friction a into b (box model only) */
-  PR_SIZE = 20
+  U_JL = 0,  /* J lin, [s][d][c] */
+  U_TL = 18, /* M⁻¹Jᵀ lin, [s][d][c] */
+  U_SIZE = 36
 };
-/* Couplings of point p's rows into a later point q's rows, each times the
- * step of q's row. The zero after CR_N_N keeps groups even and lets the
- * update of q's normal run 2-wide like the others. */
+/* then each point: */
 enum {
-  CR_N_N = 0, /* step_nq A(n_q, n_p), 0 */
-  CR_N_T = 2, /* step_aq A(a_q, n_p), step_bq A(b_q, n_p) */
-  CR_T_N = 4, /* step_nq A(n_q, a_p), step_nq A(n_q, b_p) */
-  CR_A_T = 6, /* step_aq A(a_q, a_p), step_bq A(b_q, a_p) */
-  CR_B_T = 8, /* step_aq A(a_q, b_p), step_bq A(b_q, b_p) */
-  CR_SIZE = 10
+  P_JA = 0,    /* J ang, [s][d][c] */
+  P_TA = 18,   /* M⁻¹Jᵀ ang, [s][d][c] */
+  P_STEP = 36, /* [d]: ω/(A_ii + cfm_i); ω/λmax of the 2×2 block for a cone pair */
+  P_KEEP = 39, /* [d]: 1 − step·cfm */
+  P_BIAS = 42, /* [d]: step·target */
+  P_DIAG = 45, /* [d]: A_ii + cfm_i, for the residual */
+  P_LO = 48,   /* the normal's fixed bounds */
+  P_HI = 49,   /*   */
+  P_MU = 50,   /* [2]: friction rows' μ */
+  P_C_NA = 52, /* step_a A_an: the normal's Δλ into friction row a */
+  P_C_NB = 53, /* step_b A_bn */
+  P_C_AB = 54, /* step_b A_ba: a into b (box model; 0 for the cone) */
+  P_SIZE = 55
 };
+/* then, for a 2-point unit, the couplings of point 0's rows into point 1's,
+ * [from d][to d], each times the step of the receiving row. */
+enum { C_SIZE = 9 };
 
-static int32_t block_nw(int32_t sides) { return sides == 2 ? 6 : 4; }
-static int32_t point_scalars(int32_t sides) { return 2 * block_nw(sides) + 12 * sides; }
-static int32_t point_record_size(int32_t sides, int32_t points, int32_t p) {
-  return point_scalars(sides) + PR_SIZE + CR_SIZE * (points - 1 - p);
-}
-static int32_t block_record_size(int32_t sides, int32_t points) {
-  int32_t n = HD_SIZE * sides;
-  for (int32_t p = 0; p < points; ++p)
-    n += point_record_size(sides, points, p);
-  return n;
+static int32_t unit_fields(int32_t points) {
+  return U_SIZE + P_SIZE * points + (points == 2 ? C_SIZE : 0);
 }
 
-struct pgs_block;
-typedef void (*block_fn)(const struct pgs_block *b, double *res, double *acc);
+typedef struct lane_group {
+  double *rec;          /* unit_fields(points) fields of LANES doubles */
+  double *lam;          /* [3·points][LANES]: the units' impulses */
+  double *v[2][LANES];  /* velocity of each side of each lane */
+  int32_t row[LANES];   /* first row of each lane's unit; −1: empty lane */
+  int32_t count[LANES]; /* points of each lane's unit */
+  int32_t points;       /* 1 or 2: the group's kind */
+  int32_t lanes_used;
+} lane_group;
 
-typedef struct pgs_block {
-  block_fn sweep;    /* specialised for the friction model, sides and points */
-  const double *rec; /* header, then the points' records */
-  double *v[2];      /* velocity of each present side */
-  double *lam;       /* λ of the block's first row; the rows follow */
-} pgs_block;
-
-#if LCP_BLOCKS
-typedef long long vi2 __attribute__((vector_size(16)));
-static inline vd2 splat2(double x) { return (vd2){x, x}; }
-static inline vd2 abs2(vd2 x) { return (vd2)((vi2)x & (vi2){INT64_MAX, INT64_MAX}); }
-static inline double hsum2(vd2 x) { return x[0] + x[1]; }
-/* (a0 + a1, b0 + b1) */
-static inline vd2 pair_sums(vd2 a, vd2 b) {
-  return __builtin_shufflevector(a, b, 0, 2) + __builtin_shufflevector(a, b, 1, 3);
-}
+#if LCP_UNITS
+typedef double vd4 __attribute__((vector_size(32)));
+typedef long long vi4 __attribute__((vector_size(32)));
 #define ALWAYS_INLINE inline __attribute__((always_inline))
+/* GCC warns that 32-byte vector arguments would change the ABI without AVX;
+ * the functions that take them are all inlined. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
 
-/* The sweep of one block, which the compiler unrolls for each (cone, sides,
- * points) so that y, Δλ and the accumulators live in registers. y holds,
- * for each row, keep·λ + bias − step·(J·v) with v the current velocity,
- * i.e. the row's unclamped update: a normal's y is the sum of its two lanes
- * (lane 1 takes the friction rows' couplings, so no horizontal add is
- * needed per update); a point's friction pair is one vector. */
-static ALWAYS_INLINE void block_sweep(const pgs_block *b, double *res_out, double *acc_out,
-                                      const bool cone, const int S, const int K) {
-  const int NW = S == 2 ? 6 : 4;
-  double *lam = b->lam;
-  const double *hd = b->rec;
-  const double *pt[BLOCK_MAX_POINTS];
-  vd2 yn[BLOCK_MAX_POINTS], yt[BLOCK_MAX_POINTS], dt[BLOCK_MAX_POINTS];
-  double dn[BLOCK_MAX_POINTS];
+static ALWAYS_INLINE vd4 ld4(const double *p) {
+  vd4 r;
+  memcpy(&r, p, sizeof r);
+  return r;
+}
+static ALWAYS_INLINE void st4(double *p, vd4 v) { memcpy(p, &v, sizeof v); }
+static ALWAYS_INLINE vd4 splat4(double x) { return (vd4){x, x, x, x}; }
+static ALWAYS_INLINE vd4 abs4(vd4 x) {
+  return (vd4)((vi4)x & (vi4){INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX});
+}
 
-  /* J·v at the start: the shared linear part once, the angular part per point */
-  double *va = b->v[0], *vb = b->v[1];
-  vd2 vl[2][3], wsp[2][3], W[3];
+/* Lane-wise a > b ? a : b and a < b ? a : b (with a NaN in b, b: a clamp
+ * as max4(lo, x) keeps a NaN x, as clampd does), and sqrt. With SSE2 these
+ * are maxpd / minpd / sqrtpd on the two halves; elsewhere lane by lane. */
+static ALWAYS_INLINE vd2 half_lo(vd4 a) { return __builtin_shufflevector(a, a, 0, 1); }
+static ALWAYS_INLINE vd2 half_hi(vd4 a) { return __builtin_shufflevector(a, a, 2, 3); }
+static ALWAYS_INLINE vd4 join2(vd2 lo, vd2 hi) {
+  return __builtin_shufflevector(lo, hi, 0, 1, 2, 3);
+}
+#if defined(__SSE2__)
+#include <emmintrin.h>
+static ALWAYS_INLINE vd4 max4(vd4 a, vd4 b) {
+  return join2(_mm_max_pd(half_lo(a), half_lo(b)), _mm_max_pd(half_hi(a), half_hi(b)));
+}
+static ALWAYS_INLINE vd4 min4(vd4 a, vd4 b) {
+  return join2(_mm_min_pd(half_lo(a), half_lo(b)), _mm_min_pd(half_hi(a), half_hi(b)));
+}
+static ALWAYS_INLINE vd4 sqrt4(vd4 a) {
+  return join2(_mm_sqrt_pd(half_lo(a)), _mm_sqrt_pd(half_hi(a)));
+}
+#else
+static ALWAYS_INLINE vd4 max4(vd4 a, vd4 b) {
+  vd4 r;
+  for (int k = 0; k < LANES; ++k)
+    r[k] = a[k] > b[k] ? a[k] : b[k];
+  return r;
+}
+static ALWAYS_INLINE vd4 min4(vd4 a, vd4 b) {
+  vd4 r;
+  for (int k = 0; k < LANES; ++k)
+    r[k] = a[k] < b[k] ? a[k] : b[k];
+  return r;
+}
+static ALWAYS_INLINE vd4 sqrt4(vd4 a) {
+  vd4 r;
+  for (int k = 0; k < LANES; ++k)
+    r[k] = sqrt(a[k]);
+  return r;
+}
+#endif
+
+/* clamp(x, lo, hi), a NaN x staying NaN */
+static ALWAYS_INLINE vd4 clamp4(vd4 x, vd4 lo, vd4 hi) { return min4(hi, max4(lo, x)); }
+
+/* One group: K points per lane, the cone or the box friction model. The
+ * field f of the unit's record is at rec + LANES·f. */
+static ALWAYS_INLINE void group_sweep(const lane_group *g, vd4 *res_io, vd4 *acc_io,
+                                      const bool cone, const int K) {
+  const double *rec = g->rec;
+#define F(f) ld4(rec + LANES * (f))
+#define PF(p, f) F(U_SIZE + P_SIZE * (p) + (f))
+  double *lam = g->lam;
+  /* gather: V[s][c] holds component c of side s's velocity for each lane
+   * (a 4×2 transpose per two components) */
+  vd4 V[2][6];
 #pragma GCC unroll 2
-  for (int s = 0; s < S; ++s) {
-    const double *v = s == 0 ? va : vb;
+  for (int s = 0; s < 2; ++s)
 #pragma GCC unroll 3
-    for (int c = 0; c < 3; ++c) {
-      vl[s][c] = splat2(v[c]);
-      wsp[s][c] = splat2(v[3 + c]);
+    for (int c = 0; c < 6; c += 2) {
+      vd2 a = ld2(g->v[s][0] + c), b = ld2(g->v[s][1] + c);
+      vd2 e = ld2(g->v[s][2] + c), f = ld2(g->v[s][3] + c);
+      V[s][c] = join2(__builtin_shufflevector(a, b, 0, 2), __builtin_shufflevector(e, f, 0, 2));
+      V[s][c + 1] = join2(__builtin_shufflevector(a, b, 1, 3), __builtin_shufflevector(e, f, 1, 3));
     }
-  }
-  W[0] = ld2(va + 3);
-  W[1] = (vd2){va[5], S == 2 ? vb[3] : 0.0};
-  if (S == 2)
-    W[2] = ld2(vb + 4);
-  vd2 wl_ab = {0.0, 0.0}, wl_n = {0.0, 0.0};
-#pragma GCC unroll 2
-  for (int s = 0; s < S; ++s) {
-    const double *h = hd + HD_SIZE * s;
-    const double *v = s == 0 ? va : vb;
-#pragma GCC unroll 3
-    for (int c = 0; c < 3; ++c)
-      wl_ab += ld2(h + HD_JL_AB + 2 * c) * vl[s][c];
-    wl_n += ld2(h + HD_JL_N) * ld2(v) + ld2(h + HD_JL_N + 2) * vl[s][2];
-  }
-  double wln = hsum2(wl_n);
-  const double *r = hd + HD_SIZE * S;
-#pragma GCC unroll 4
-  for (int p = 0; p < K; ++p) {
-    const double *sc = r + 2 * NW + 12 * S;
-    pt[p] = r;
-    vd2 wn = ld2(r) * W[0] + ld2(r + 2) * W[1];
-    if (S == 2)
-      wn += ld2(r + 4) * W[2];
-    vd2 wt = wl_ab;
-#pragma GCC unroll 2
-    for (int s = 0; s < S; ++s)
-#pragma GCC unroll 3
-      for (int c = 0; c < 3; ++c)
-        wt += ld2(r + 2 * NW + 6 * s + 2 * c) * wsp[s][c];
-    double w = wln + hsum2(wn);
-    yn[p] = (vd2){(sc[PR_KEEP_N] * lam[3 * p] + sc[PR_BIAS_N]) - sc[PR_STEP_N] * w, 0.0};
-    yt[p] = (ld2(sc + PR_KEEP_T) * ld2(lam + 3 * p + 1) + ld2(sc + PR_BIAS_T)) -
-            ld2(sc + PR_STEP_T) * wt;
-    r = sc + PR_SIZE + CR_SIZE * (K - 1 - p);
-  }
 
-  /* the rows in order; y of later rows follows each Δλ through the couplings */
-  double res = *res_out, acc = *acc_out;
-#pragma GCC unroll 4
-  for (int p = 0; p < K; ++p) {
-    const double *sc = pt[p] + 2 * NW + 12 * S, *c = sc + PR_SIZE;
-    /* normal (or bilateral) row: clamp to its fixed bounds */
-    double ln = lam[3 * p];
-    double x = clampd(yn[p][0] + yn[p][1], sc[PR_LO], sc[PR_HI]);
-    double d_n = x - ln;
-    lam[3 * p] = x;
-    dn[p] = d_n;
-    double rn = fabs(d_n) * sc[PR_DIAG_N];
-    res = rn > res ? rn : res;
-    acc += rn;
-    vd2 d = splat2(d_n);
-    yt[p] -= ld2(sc + PR_C_NT) * d;
-#pragma GCC unroll 4
-    for (int q = p + 1; q < K; ++q) {
-      const double *cq = c + CR_SIZE * (q - p - 1);
-      yn[q] -= ld2(cq + CR_N_N) * d;
-      yt[q] -= ld2(cq + CR_N_T) * d;
+  /* y = keep·λ + bias − step·(J·v): each row's unclamped update, J·v from
+   * the shared linear part and the point's angular part */
+  vd4 wl[3], y[UNIT_MAX_POINTS][3], l[UNIT_MAX_POINTS][3], dl[UNIT_MAX_POINTS][3];
+#pragma GCC unroll 3
+  for (int d = 0; d < 3; ++d) {
+    vd4 w =
+        F(U_JL + 3 * d) * V[0][0] + F(U_JL + 3 * d + 1) * V[0][1] + F(U_JL + 3 * d + 2) * V[0][2];
+    wl[d] = w + (F(U_JL + 9 + 3 * d) * V[1][0] + F(U_JL + 9 + 3 * d + 1) * V[1][1] +
+                 F(U_JL + 9 + 3 * d + 2) * V[1][2]);
+  }
+#pragma GCC unroll 2
+  for (int p = 0; p < K; ++p)
+#pragma GCC unroll 3
+    for (int d = 0; d < 3; ++d) {
+      vd4 a = PF(p, P_JA + 3 * d) * V[0][3] + PF(p, P_JA + 3 * d + 1) * V[0][4] +
+              PF(p, P_JA + 3 * d + 2) * V[0][5];
+      vd4 b = PF(p, P_JA + 9 + 3 * d) * V[1][3] + PF(p, P_JA + 9 + 3 * d + 1) * V[1][4] +
+              PF(p, P_JA + 9 + 3 * d + 2) * V[1][5];
+      l[p][d] = ld4(lam + LANES * (3 * p + d));
+      y[p][d] =
+          (PF(p, P_KEEP + d) * l[p][d] + PF(p, P_BIAS + d)) - PF(p, P_STEP + d) * (wl[d] + (a + b));
     }
-    double npos = x > 0.0 ? x : 0.0;
-    vd2 lt = ld2(lam + 3 * p + 1);
+
+  /* the rows in order (seed 000's update, see pgs_item) */
+  const vd4 zero = splat4(0.0), one = splat4(1.0);
+#pragma GCC unroll 2
+  for (int p = 0; p < K; ++p) {
+    vd4 x = clamp4(y[p][0], PF(p, P_LO), PF(p, P_HI));
+    dl[p][0] = x - l[p][0];
+    vd4 ya = y[p][1] - PF(p, P_C_NA) * dl[p][0];
+    vd4 yb = y[p][2] - PF(p, P_C_NB) * dl[p][0];
+    vd4 npos = max4(x, zero); /* a negative (or NaN) λn bounds friction by 0 */
+    vd4 xa, xb;
     if (cone) {
       /* both tangents from the same v with the common step, then onto the
-       * disc of radius μλn (pair_update) */
-      double radius = sc[PR_MU] * npos;
-      vd2 u = yt[p];
-      double len2 = u[0] * u[0] + u[1] * u[1];
-      if (len2 > radius * radius)
-        u *= splat2(radius / sqrt(len2));
-      vd2 du = u - lt;
-      st2(lam + 3 * p + 1, u);
-      dt[p] = du;
-      vd2 rt = abs2(du) * ld2(sc + PR_DIAG_T);
-      double rm = rt[0] > rt[1] ? rt[0] : rt[1];
-      res = rm > res ? rm : res;
-      acc += rt[0] + rt[1];
-      vd2 da = splat2(du[0]), db = splat2(du[1]);
-#pragma GCC unroll 4
-      for (int q = p + 1; q < K; ++q) {
-        const double *cq = c + CR_SIZE * (q - p - 1);
-        yn[q] -= ld2(cq + CR_T_N) * du;
-        yt[q] -= ld2(cq + CR_A_T) * da + ld2(cq + CR_B_T) * db;
-      }
+       * disc of radius μλn: scaled by min(1, r/‖y‖), which is 1 inside the
+       * disc and for ‖y‖ = 0 (pair_update) */
+      vd4 radius = PF(p, P_MU) * npos;
+      vd4 f = min4(radius / sqrt4(ya * ya + yb * yb), one);
+      xa = ya * f;
+      xb = yb * f;
     } else {
       /* box: the two friction rows one after the other, each to ±μλn */
-      double bound = sc[PR_MU] * npos;
-      double xa = clampd(yt[p][0], -bound, bound);
-      double d_a = xa - lt[0];
-      lam[3 * p + 1] = xa;
-      double ra = fabs(d_a) * sc[PR_DIAG_T];
-      res = ra > res ? ra : res;
-      acc += ra;
-      vd2 da = splat2(d_a), da0 = {d_a, 0.0};
-#pragma GCC unroll 4
-      for (int q = p + 1; q < K; ++q) {
-        const double *cq = c + CR_SIZE * (q - p - 1);
-        yn[q] -= ld2(cq + CR_T_N) * da0;
-        yt[q] -= ld2(cq + CR_A_T) * da;
-      }
-      bound = sc[PR_MU + 1] * npos;
-      double xb = clampd(yt[p][1] - sc[PR_C_AB] * d_a, -bound, bound);
-      double d_b = xb - lt[1];
-      lam[3 * p + 2] = xb;
-      double rb = fabs(d_b) * sc[PR_DIAG_T + 1];
-      res = rb > res ? rb : res;
-      acc += rb;
-      vd2 db = splat2(d_b), db0 = {0.0, d_b};
-#pragma GCC unroll 4
-      for (int q = p + 1; q < K; ++q) {
-        const double *cq = c + CR_SIZE * (q - p - 1);
-        yn[q] -= ld2(cq + CR_T_N) * db0;
-        yt[q] -= ld2(cq + CR_B_T) * db;
-      }
-      dt[p] = (vd2){d_a, d_b};
+      vd4 bound = PF(p, P_MU) * npos;
+      xa = clamp4(ya, -bound, bound);
+      yb -= PF(p, P_C_AB) * (xa - l[p][1]);
+      bound = PF(p, P_MU + 1) * npos;
+      xb = clamp4(yb, -bound, bound);
+    }
+    dl[p][1] = xa - l[p][1];
+    dl[p][2] = xb - l[p][2];
+    st4(lam + LANES * (3 * p), x);
+    st4(lam + LANES * (3 * p + 1), xa);
+    st4(lam + LANES * (3 * p + 2), xb);
+    if (K == 2 && p == 0) {
+      const int c0 = U_SIZE + 2 * P_SIZE;
+#pragma GCC unroll 3
+      for (int d = 0; d < 3; ++d)
+        y[1][d] -= (F(c0 + d) * dl[0][0] + F(c0 + 3 + d) * dl[0][1]) + F(c0 + 6 + d) * dl[0][2];
     }
   }
-  *res_out = res;
-  *acc_out = acc;
 
-  /* v += Σ M⁻¹J_iᵀ Δλ_i: angular parts per point, the shared linear parts
-   * from the sums of the Δλ of each row kind */
-  vd2 aw[3] = {{0.0, 0.0}, {0.0, 0.0}, {0.0, 0.0}}, aab[2][3];
-  vd2 sab = {0.0, 0.0};
-  double sn = 0.0;
+  /* residual: the largest |Δλ_i|·(A_ii + cfm_i), and the sum for finiteness */
+  vd4 res = *res_io, acc = *acc_io;
 #pragma GCC unroll 2
-  for (int s = 0; s < S; ++s)
+  for (int p = 0; p < K; ++p)
 #pragma GCC unroll 3
-    for (int k = 0; k < 3; ++k)
-      aab[s][k] = (vd2){0.0, 0.0};
-#pragma GCC unroll 4
-  for (int p = 0; p < K; ++p) {
-    const double *t = pt[p] + NW;
-    vd2 d = splat2(dn[p]);
-    aw[0] += ld2(t) * d;
-    aw[1] += ld2(t + 2) * d;
-    if (S == 2)
-      aw[2] += ld2(t + 4) * d;
-#pragma GCC unroll 2
-    for (int s = 0; s < S; ++s)
-#pragma GCC unroll 3
-      for (int k = 0; k < 3; ++k)
-        aab[s][k] += ld2(pt[p] + 2 * NW + 6 * S + 6 * s + 2 * k) * dt[p];
-    sn += dn[p];
-    sab += dt[p];
-  }
-  vd2 snv = splat2(sn);
-#pragma GCC unroll 2
-  for (int s = 0; s < S; ++s) {
-    const double *h = hd + HD_SIZE * s;
-    double *v = s == 0 ? va : vb;
-    /* linear: normal part plus the (a, b) lane sums */
-    vd2 l01 =
-        ld2(h + HD_TL_N) * snv + pair_sums(ld2(h + HD_TL_AB) * sab, ld2(h + HD_TL_AB + 2) * sab);
-    double l2 = h[HD_TL_N + 2] * sn + hsum2(ld2(h + HD_TL_AB + 4) * sab);
-    /* angular: the normal rows' W-form lanes plus the (a, b) lane sums */
-    vd2 w01 = pair_sums(aab[s][0], aab[s][1]);
-    double w2 = hsum2(aab[s][2]);
-    if (s == 0) {
-      w01 += aw[0];
-      w2 += aw[1][0];
-    } else {
-      w01 += (vd2){aw[1][1], aw[2][0]};
-      w2 += aw[2][1];
+    for (int d = 0; d < 3; ++d) {
+      vd4 r = abs4(dl[p][d]) * PF(p, P_DIAG + d);
+      res = max4(r, res);
+      acc += r;
     }
-    st2(v, ld2(v) + l01);
-    st2(v + 2, ld2(v + 2) + (vd2){l2, w01[0]});
-    st2(v + 4, ld2(v + 4) + (vd2){w01[1], w2});
-  }
+  *res_io = res;
+  *acc_io = acc;
+
+  /* v += Σ M⁻¹J_iᵀ Δλ_i: the shared linear parts from the sums of each
+   * direction's Δλ, the angular parts per point */
+  vd4 sum[3];
+#pragma GCC unroll 3
+  for (int d = 0; d < 3; ++d)
+    sum[d] = K == 2 ? dl[0][d] + dl[1][d] : dl[0][d];
+#pragma GCC unroll 2
+  for (int s = 0; s < 2; ++s)
+#pragma GCC unroll 3
+    for (int c = 0; c < 3; ++c) {
+      V[s][c] += (F(U_TL + 9 * s + c) * sum[0] + F(U_TL + 9 * s + 3 + c) * sum[1]) +
+                 F(U_TL + 9 * s + 6 + c) * sum[2];
+      vd4 w = zero;
+#pragma GCC unroll 2
+      for (int p = 0; p < K; ++p)
+        w += (PF(p, P_TA + 9 * s + c) * dl[p][0] + PF(p, P_TA + 9 * s + 3 + c) * dl[p][1]) +
+             PF(p, P_TA + 9 * s + 6 + c) * dl[p][2];
+      V[s][3 + c] += w;
+    }
+#undef F
+#undef PF
+
+    /* scatter: the transpose back */
+#pragma GCC unroll 2
+  for (int s = 0; s < 2; ++s)
+#pragma GCC unroll 3
+    for (int c = 0; c < 6; c += 2) {
+      vd2 xl = half_lo(V[s][c]), yl = half_lo(V[s][c + 1]);
+      vd2 xh = half_hi(V[s][c]), yh = half_hi(V[s][c + 1]);
+      st2(g->v[s][0] + c, __builtin_shufflevector(xl, yl, 0, 2));
+      st2(g->v[s][1] + c, __builtin_shufflevector(xl, yl, 1, 3));
+      st2(g->v[s][2] + c, __builtin_shufflevector(xh, yh, 0, 2));
+      st2(g->v[s][3] + c, __builtin_shufflevector(xh, yh, 1, 3));
+    }
 }
 
-#define BLOCK_SWEEP_FN(model, cone, sides, points)                                                 \
-  static void block_sweep_##model##sides##points(const pgs_block *b, double *res, double *acc) {   \
-    block_sweep(b, res, acc, cone, sides, points);                                                 \
+/* A run of groups; each group's kind picks its unrolled sweep. */
+static ALWAYS_INLINE void groups_sweep(const lane_group *g, int32_t count, double *res_io,
+                                       double *acc_io, const bool cone) {
+  vd4 res = splat4(0.0), acc = splat4(0.0);
+  for (int32_t k = 0; k < count; ++k) {
+    if (g[k].points == 2)
+      group_sweep(&g[k], &res, &acc, cone, 2);
+    else
+      group_sweep(&g[k], &res, &acc, cone, 1);
   }
-#define BLOCK_SWEEP_FNS(model, cone)                                                               \
-  BLOCK_SWEEP_FN(model, cone, 1, 1)                                                                \
-  BLOCK_SWEEP_FN(model, cone, 1, 2)                                                                \
-  BLOCK_SWEEP_FN(model, cone, 1, 3)                                                                \
-  BLOCK_SWEEP_FN(model, cone, 1, 4)                                                                \
-  BLOCK_SWEEP_FN(model, cone, 2, 1)                                                                \
-  BLOCK_SWEEP_FN(model, cone, 2, 2)                                                                \
-  BLOCK_SWEEP_FN(model, cone, 2, 3)                                                                \
-  BLOCK_SWEEP_FN(model, cone, 2, 4)
-BLOCK_SWEEP_FNS(cone, true)
-BLOCK_SWEEP_FNS(box, false)
+  double r = *res_io;
+  for (int k = 0; k < LANES; ++k)
+    r = res[k] > r ? res[k] : r;
+  *res_io = r;
+  *acc_io += (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
 
-/* [cone][sides − 1][points − 1] */
-static const block_fn block_sweeps[2][2][BLOCK_MAX_POINTS] = {
-    {{block_sweep_box11, block_sweep_box12, block_sweep_box13, block_sweep_box14},
-     {block_sweep_box21, block_sweep_box22, block_sweep_box23, block_sweep_box24}},
-    {{block_sweep_cone11, block_sweep_cone12, block_sweep_cone13, block_sweep_cone14},
-     {block_sweep_cone21, block_sweep_cone22, block_sweep_cone23, block_sweep_cone24}},
-};
+typedef void (*groups_fn)(const lane_group *g, int32_t count, double *res, double *acc);
+
+static void groups_sweep_cone(const lane_group *g, int32_t count, double *res, double *acc) {
+  groups_sweep(g, count, res, acc, true);
+}
+static void groups_sweep_box(const lane_group *g, int32_t count, double *res, double *acc) {
+  groups_sweep(g, count, res, acc, false);
+}
+
+/* The same sweeps compiled for AVX2, chosen at run time where the processor
+ * has it: 4-wide vectors in one register and three-operand instructions
+ * halve the instructions of the baseline (SSE2: two halves, and register
+ * copies). The arithmetic is the same lane by lane, IEEE and without fused
+ * multiply-adds (no "fma" target, and ISO C's -ffp-contract=off), so the
+ * results are bitwise those of the baseline. */
+#if defined(__x86_64__) || defined(__i386__)
+#define LCP_AVX2 1
+__attribute__((target("avx2"))) static void
+groups_sweep_cone_avx2(const lane_group *g, int32_t count, double *res, double *acc) {
+  groups_sweep(g, count, res, acc, true);
+}
+__attribute__((target("avx2"))) static void
+groups_sweep_box_avx2(const lane_group *g, int32_t count, double *res, double *acc) {
+  groups_sweep(g, count, res, acc, false);
+}
+#else
+#define LCP_AVX2 0
+#endif
+
+static groups_fn pick_groups_sweep(bool cone, bool baseline_only) {
+#if LCP_AVX2
+  if (!baseline_only && __builtin_cpu_supports("avx2"))
+    return cone ? groups_sweep_cone_avx2 : groups_sweep_box_avx2;
+#else
+  (void)baseline_only;
+#endif
+  return cone ? groups_sweep_cone : groups_sweep_box;
+}
 #endif
 
 /* The present sides of a row, in side order, when each is 6 wide (a body). */
@@ -731,17 +745,18 @@ static bool same_sides(const side_layout *a, const side_layout *b) {
   return a->sides == b->sides && a->dof[0] == b->dof[0] && a->dof[1] == b->dof[1];
 }
 
-/* A contact point a block can take at row i: a non-friction row followed by
+/* A contact point a unit can take at row i: a non-friction row followed by
  * its two friction rows (ROW_FRICTION_1, ROW_FRICTION_2, both with
- * normal_row i), none degenerate, all on the same 6-wide sides. l[m] gets
- * row i + m's layout. */
-static bool block_point_at(const solver_problem *p, const double *diag, int32_t i,
-                           side_layout l[3]) {
+ * normal_row i, and no other row with normal_row i: the unit keeps its
+ * impulses to itself during the sweep), none degenerate, all on the same
+ * 6-wide sides. l[m] gets row i + m's layout. */
+static bool unit_point_at(const solver_problem *p, const double *diag, const uint8_t *refs,
+                          int32_t i, side_layout l[3]) {
   if (i + 2 >= p->row_count)
     return false;
   const solver_row *r = &p->rows[i];
   if (is_friction(r[0].kind) || r[1].kind != ROW_FRICTION_1 || r[2].kind != ROW_FRICTION_2 ||
-      r[1].normal_row != i || r[2].normal_row != i)
+      r[1].normal_row != i || r[2].normal_row != i || refs[i] != 2)
     return false;
   if (!(diag[i] > 0.0 && diag[i + 1] > 0.0 && diag[i + 2] > 0.0))
     return false;
@@ -771,49 +786,31 @@ static double layout_cross(const solver_problem *p, const side_layout *li, const
   return s;
 }
 
-/* Writes the record of the block of `points` points at row i0 (layouts l,
- * 3 per point) and applies the rows' warm start lam to the velocity, in row
- * order. */
-static void block_build(const solver_problem *p, const double *diag, const double *lam,
-                        double omega, bool cone, int32_t i0, int32_t points,
-                        const side_layout (*l)[3], double *rec) {
-  const int32_t S = l[0][0].sides, NW = block_nw(S);
+/* Writes lane k of group g's record for the unit of `points` points at row
+ * i0 (layouts l, 3 per point) and its warm start from lam. */
+static void unit_fill(const solver_problem *p, const double *diag, const double *lam, double omega,
+                      bool cone, int32_t i0, int32_t points, const side_layout (*l)[3],
+                      lane_group *g, double *rec, int32_t k, double *dummy_v) {
+  const int32_t S = l[0][0].sides;
   const double *J = p->J, *T = p->MinvJt;
-  for (int32_t s = 0; s < S; ++s) {
-    double *h = rec + HD_SIZE * s;
-    for (int c = 0; c < 3; ++c) {
-      for (int m = 0; m < 2; ++m) {
-        h[HD_JL_AB + 2 * c + m] = J[l[0][1 + m].coef[s] + c];
-        h[HD_TL_AB + 2 * c + m] = T[l[0][1 + m].coef[s] + c];
+#define SET(f, x) (rec[LANES * (f) + k] = (x))
+  for (int32_t s = 0; s < S; ++s)
+    for (int d = 0; d < 3; ++d)
+      for (int c = 0; c < 3; ++c) {
+        SET(U_JL + 9 * s + 3 * d + c, J[l[0][d].coef[s] + c]);
+        SET(U_TL + 9 * s + 3 * d + c, T[l[0][d].coef[s] + c]);
       }
-      h[HD_JL_N + c] = J[l[0][0].coef[s] + c];
-      h[HD_TL_N + c] = T[l[0][0].coef[s] + c];
-    }
-    h[HD_JL_N + 3] = h[HD_TL_N + 3] = 0.0;
-  }
-  double *pt[BLOCK_MAX_POINTS];
-  double step[BLOCK_MAX_POINTS][3];
-  double *r = rec + HD_SIZE * S;
+  double step[UNIT_MAX_POINTS][3];
   for (int32_t q = 0; q < points; ++q) {
-    pt[q] = r;
-    r += point_record_size(S, points, q);
-  }
-  for (int32_t q = 0; q < points; ++q) {
-    int32_t i = i0 + 3 * q;
+    const int32_t i = i0 + 3 * q, P = U_SIZE + P_SIZE * q;
     const solver_row *row = &p->rows[i];
     const side_layout *lq = l[q];
-    double *a = pt[q], *sc = a + point_scalars(S);
-    for (int k = 0; k < NW; ++k)
-      a[k] = a[NW + k] = 0.0;
     for (int32_t s = 0; s < S; ++s)
-      for (int c = 0; c < 3; ++c) {
-        a[3 * s + c] = J[lq[0].coef[s] + 3 + c];
-        a[NW + 3 * s + c] = T[lq[0].coef[s] + 3 + c];
-        for (int m = 0; m < 2; ++m) {
-          a[2 * NW + 6 * s + 2 * c + m] = J[lq[1 + m].coef[s] + 3 + c];
-          a[2 * NW + 6 * S + 6 * s + 2 * c + m] = T[lq[1 + m].coef[s] + 3 + c];
+      for (int d = 0; d < 3; ++d)
+        for (int c = 0; c < 3; ++c) {
+          SET(P + P_JA + 9 * s + 3 * d + c, J[lq[d].coef[s] + 3 + c]);
+          SET(P + P_TA + 9 * s + 3 * d + c, T[lq[d].coef[s] + 3 + c]);
         }
-      }
     step[q][0] = omega / diag[i];
     if (cone) {
       /* pair_lambda_max */
@@ -824,53 +821,67 @@ static void block_build(const solver_problem *p, const double *diag, const doubl
       step[q][1] = omega / diag[i + 1];
       step[q][2] = omega / diag[i + 2];
     }
-    sc[PR_STEP_N] = step[q][0];
-    sc[PR_KEEP_N] = 1.0 - step[q][0] * row[0].cfm;
-    sc[PR_BIAS_N] = step[q][0] * row[0].target;
-    sc[PR_DIAG_N] = diag[i];
-    sc[PR_LO] = row[0].lo;
-    sc[PR_HI] = row[0].hi;
-    for (int m = 0; m < 2; ++m) {
-      sc[PR_STEP_T + m] = step[q][1 + m];
-      sc[PR_MU + m] = row[1 + m].mu;
-      sc[PR_KEEP_T + m] = 1.0 - step[q][1 + m] * row[1 + m].cfm;
-      sc[PR_BIAS_T + m] = step[q][1 + m] * row[1 + m].target;
-      sc[PR_DIAG_T + m] = diag[i + 1 + m];
+    for (int d = 0; d < 3; ++d) {
+      SET(P + P_STEP + d, step[q][d]);
+      SET(P + P_KEEP + d, 1.0 - step[q][d] * row[d].cfm);
+      SET(P + P_BIAS + d, step[q][d] * row[d].target);
+      SET(P + P_DIAG + d, diag[i + d]);
+      g->lam[LANES * (3 * q + d) + k] = lam[i + d];
     }
+    SET(P + P_LO, row[0].lo);
+    SET(P + P_HI, row[0].hi);
+    SET(P + P_MU, row[1].mu);
+    SET(P + P_MU + 1, row[2].mu);
+    SET(P + P_C_NA, step[q][1] * layout_cross(p, &lq[1], &lq[0]));
+    SET(P + P_C_NB, step[q][2] * layout_cross(p, &lq[2], &lq[0]));
+    SET(P + P_C_AB, cone ? 0.0 : step[q][2] * layout_cross(p, &lq[2], &lq[1]));
   }
-  /* A(q, m, t, n): J of row m of point q · M⁻¹Jᵀ of row n of point t */
-#define A_(q, m, t, n) layout_cross(p, &l[q][m], &l[t][n])
-  for (int32_t q = 0; q < points; ++q) {
-    double *sc = pt[q] + point_scalars(S);
-    sc[PR_C_NT] = step[q][1] * A_(q, 1, q, 0);
-    sc[PR_C_NT + 1] = step[q][2] * A_(q, 2, q, 0);
-    sc[PR_C_AB] = cone ? 0.0 : step[q][2] * A_(q, 2, q, 1);
-    sc[PR_C_AB + 1] = 0.0;
-    for (int32_t t = q + 1; t < points; ++t) {
-      double *c = sc + PR_SIZE + CR_SIZE * (t - q - 1);
-      c[CR_N_N] = step[t][0] * A_(t, 0, q, 0);
-      c[CR_N_N + 1] = 0.0;
-      for (int m = 0; m < 2; ++m) {
-        c[CR_N_T + m] = step[t][1 + m] * A_(t, 1 + m, q, 0);
-        c[CR_T_N + m] = step[t][0] * A_(t, 0, q, 1 + m);
-        c[CR_A_T + m] = step[t][1 + m] * A_(t, 1 + m, q, 1);
-        c[CR_B_T + m] = step[t][1 + m] * A_(t, 1 + m, q, 2);
-      }
-    }
-  }
-#undef A_
-  for (int32_t q = 0; q < points; ++q)
-    for (int32_t m = 0; m < 3; ++m) {
-      double x = lam[i0 + 3 * q + m];
-      if (x == 0.0)
-        continue;
-      for (int32_t s = 0; s < S; ++s)
-        axpy6(p->velocity + l[q][m].dof[s], T + l[q][m].coef[s], x);
-    }
+  if (points == 2)
+    for (int from = 0; from < 3; ++from)
+      for (int to = 0; to < 3; ++to)
+        SET(U_SIZE + 2 * P_SIZE + 3 * from + to,
+            step[1][to] * layout_cross(p, &l[1][to], &l[0][from]));
+#undef SET
+  for (int s = 0; s < 2; ++s)
+    g->v[s][k] = s < S ? p->velocity + l[0][0].dof[s] : dummy_v;
+  g->row[k] = i0;
+  g->count[k] = points;
 }
 
-/* The sweep runs ops in order: a range of items, or a range of blocks. */
-enum { OP_ITEMS = 0, OP_BLOCKS = 1 };
+/* A unit found in row order, before it is put in a group. */
+typedef struct unit_ref {
+  int32_t row, points, color;
+  side_layout l[UNIT_MAX_POINTS][3];
+} unit_ref;
+
+/* Units are coloured greedily in row order (DESIGN.md §3 step 5 leaves the
+ * order of the rows to the solver): each takes the smallest colour that no
+ * earlier unit on one of its velocity entries took, so the units of one
+ * colour are pairwise disjoint. A sweep takes the colours in turn, each in
+ * row order: the dependency chain of a sweep is then a few colours long
+ * instead of the longest chain of units sharing bodies in row order (326 of
+ * the 1180 units of the L = 20 pyramid), and the groups of a colour overlap
+ * in the processor. A unit finding all COLORS taken gets COLORS: those go
+ * one unit per group, in row order, after the rest. */
+enum { COLORS = 64 };
+
+static int32_t unit_color(uint64_t *used, const side_layout *l) {
+  uint64_t taken = 0;
+  for (int32_t k = 0; k < l->sides; ++k)
+    for (int32_t c = 0; c < 6; ++c)
+      taken |= used[l->dof[k] + c];
+  int32_t color = 0;
+  while (color < COLORS && (taken >> color & 1u))
+    ++color;
+  if (color < COLORS)
+    for (int32_t k = 0; k < l->sides; ++k)
+      for (int32_t c = 0; c < 6; ++c)
+        used[l->dof[k] + c] |= (uint64_t)1 << color;
+  return color;
+}
+
+/* The sweep runs ops in order: a range of items, or a range of groups. */
+enum { OP_ITEMS = 0, OP_GROUPS = 1 };
 typedef struct sweep_op {
   int32_t kind;
   int32_t begin, end;
@@ -879,13 +890,17 @@ typedef struct sweep_op {
 typedef struct iter_setup {
   pgs_item *items;
   int32_t count;
-  sweep_op *ops; /* PGS: items and blocks in row order */
+  sweep_op *ops; /* PGS: items and groups in row order */
   int32_t op_count;
-  pgs_block *blocks;
-  double *lam;  /* [row_count] current impulses */
+  lane_group *groups;
+  int32_t group_count;
+  bool cone;
+#if LCP_UNITS
+  groups_fn sweep_groups;
+#endif
+  double *lam;  /* [row_count] current impulses (a unit's are in its group) */
   double *diag; /* [row_count] */
 } iter_setup;
-
 static const double zeros6[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
 
 /* J_i · v (without the target) */
@@ -980,7 +995,8 @@ static void fill_item(pgs_item *it, const solver_problem *p, int32_t i, double d
   }
 }
 
-/* Appends item k to the ops, extending the last op when it is an item range. */
+/* Appends item or group k to the ops, extending the last op when it is a
+ * range of the same kind ending at k. */
 static void ops_add(iter_setup *s, int32_t kind, int32_t index) {
   sweep_op *last = s->op_count > 0 ? &s->ops[s->op_count - 1] : NULL;
   if (last && last->kind == kind && last->end == index) {
@@ -990,10 +1006,59 @@ static void ops_add(iter_setup *s, int32_t kind, int32_t index) {
   s->ops[s->op_count++] = (sweep_op){kind, index, index + 1};
 }
 
-/* Checks, diagonal, items (and, with use_blocks, contact blocks), warm start
- * applied to velocity (v = u_free + M⁻¹Jᵀλ) in row order. */
+/* Puts the units of a run (found in row order since the last item) into
+ * groups, colour by colour, 2-point groups before 1-point groups within a
+ * colour, each in row order, and appends the groups to the ops. Clears the
+ * run's colours. */
+static int emit_run(iter_setup *s, const solver_problem *p, arena *scratch, double omega,
+                    unit_ref *units, int32_t unit_count, uint64_t *used, int32_t *order,
+                    double *dummy_v) {
+  enum { BUCKETS = 2 * (COLORS + 1) };
+  int32_t start[BUCKETS + 1] = {0};
+  for (int32_t u = 0; u < unit_count; ++u)
+    start[2 * units[u].color + (units[u].points == 1) + 1]++;
+  for (int32_t b = 0; b < BUCKETS; ++b)
+    start[b + 1] += start[b];
+  int32_t fill[BUCKETS];
+  memcpy(fill, start, sizeof fill);
+  for (int32_t u = 0; u < unit_count; ++u)
+    order[fill[2 * units[u].color + (units[u].points == 1)]++] = u;
+  for (int32_t b = 0; b < BUCKETS; ++b) {
+    int32_t per_group = b / 2 == COLORS ? 1 : LANES;
+    for (int32_t k = start[b]; k < start[b + 1]; k += per_group) {
+      int32_t points = b % 2 == 0 ? 2 : 1;
+      lane_group *g = &s->groups[s->group_count];
+      g->rec = arena_calloc(scratch, (size_t)(LANES * unit_fields(points)), sizeof(double));
+      g->lam = arena_calloc(scratch, (size_t)(LANES * 3 * points), sizeof(double));
+      if (!g->rec || !g->lam)
+        return LCP_ERR_NO_MEMORY;
+      for (int32_t lane = 0; lane < LANES; ++lane) {
+        g->v[0][lane] = g->v[1][lane] = dummy_v;
+        g->row[lane] = -1;
+        g->count[lane] = 0;
+      }
+      g->points = points;
+      g->lanes_used = 0;
+      for (int32_t m = k; m < start[b + 1] && m < k + per_group; ++m) {
+        const unit_ref *u = &units[order[m]];
+        unit_fill(p, s->diag, s->lam, omega, s->cone, u->row, u->points, u->l, g, g->rec,
+                  g->lanes_used++, dummy_v);
+      }
+      ops_add(s, OP_GROUPS, s->group_count++);
+    }
+  }
+  for (int32_t u = 0; u < unit_count; ++u)
+    for (int32_t k = 0; k < units[u].l[0][0].sides; ++k)
+      for (int32_t c = 0; c < 6; ++c)
+        used[units[u].l[0][0].dof[k] + c] = 0;
+  return LCP_OK;
+}
+
+/* Checks, diagonal, items (and, with use_units, contact units in lane
+ * groups), warm start applied to velocity (v = u_free + M⁻¹Jᵀλ) in row
+ * order. */
 static int iter_prepare(const solver_settings *settings, solver_problem *p, arena *scratch,
-                        bool use_blocks, iter_setup *out) {
+                        bool use_units, iter_setup *out) {
   if (!settings || !scratch)
     return LCP_ERR_INVALID_ARGUMENT;
   if (!(settings->omega > 0.0) || !isfinite(settings->omega))
@@ -1003,53 +1068,77 @@ static int iter_prepare(const solver_settings *settings, solver_problem *p, aren
     return rc;
   int32_t n = p->row_count;
   size_t rows = n > 0 ? (size_t)n : 1;
-  use_blocks = use_blocks && LCP_BLOCKS;
-  size_t max_points = use_blocks ? (size_t)n / 3 + 1 : 1;
+  use_units = use_units && LCP_UNITS;
   out->diag = ARENA_NEW(scratch, double, rows);
   out->lam = ARENA_NEW(scratch, double, rows);
   out->items = ARENA_NEW(scratch, pgs_item, rows);
   out->ops = ARENA_NEW(scratch, sweep_op, rows);
-  out->blocks = ARENA_NEW(scratch, pgs_block, max_points);
-  /* the largest point record, for every point */
-  double *pool = ARENA_NEW(scratch, double, max_points *(size_t)block_record_size(2, 1));
   double *dummy_v = arena_calloc(scratch, 6, sizeof(double));
-  if (!out->diag || !out->lam || !out->items || !out->ops || !out->blocks || !pool || !dummy_v)
+  if (!out->diag || !out->lam || !out->items || !out->ops || !dummy_v)
     return LCP_ERR_NO_MEMORY;
+  out->groups = NULL;
+  uint8_t *refs = NULL;
+  uint64_t *used = NULL;
+  unit_ref *units = NULL;
+  int32_t *order = NULL;
+  if (use_units) {
+    size_t max_units = rows / 3 + 1;
+    out->groups = ARENA_NEW(scratch, lane_group, max_units);
+    units = ARENA_NEW(scratch, unit_ref, max_units);
+    order = ARENA_NEW(scratch, int32_t, max_units);
+    refs = arena_calloc(scratch, rows, 1);
+    used = arena_calloc(scratch, p->dof_count > 0 ? (size_t)p->dof_count : 1, sizeof(uint64_t));
+    if (!out->groups || !units || !order || !refs || !used)
+      return LCP_ERR_NO_MEMORY;
+    for (int32_t i = 0; i < n; ++i)
+      if (is_friction(p->rows[i].kind) && refs[p->rows[i].normal_row] < 255)
+        refs[p->rows[i].normal_row]++;
+  }
   rc = compute_diagonal(p, out->diag);
   if (rc != LCP_OK)
     return rc;
   bool cone = settings->friction_model == LCP_FRICTION_CONE;
+  out->cone = cone;
+#if LCP_UNITS
+  out->sweep_groups = pick_groups_sweep(cone, settings->baseline_only);
+#endif
   clamp_warm_start(p, out->diag, cone, out->lam);
 
-  int32_t count = 0, block_count = 0;
+  int32_t count = 0, unit_count = 0;
   out->op_count = 0;
+  out->group_count = 0;
   for (int32_t i = 0; i < n;) {
-    side_layout l[BLOCK_MAX_POINTS][3];
-    if (use_blocks && block_point_at(p, out->diag, i, l[0])) {
+    if (use_units && unit_point_at(p, out->diag, refs, i, units[unit_count].l[0])) {
+      unit_ref *u = &units[unit_count++];
+      side_layout(*l)[3] = u->l;
       int32_t points = 1;
-      while (points < BLOCK_MAX_POINTS && block_point_at(p, out->diag, i + 3 * points, l[points]) &&
-             same_sides(&l[0][0], &l[points][0]) && same_linear(p, l[0], l[points]))
-        ++points;
-      int32_t sides = l[0][0].sides;
-      block_build(p, out->diag, out->lam, settings->omega, cone, i, points, l, pool);
-      pgs_block *b = &out->blocks[block_count];
-#if LCP_BLOCKS
-      b->sweep = block_sweeps[cone][sides - 1][points - 1];
-#else
-      b->sweep = NULL;
-#endif
-      b->rec = pool;
-      b->v[0] = p->velocity + l[0][0].dof[0];
-      b->v[1] = sides == 2 ? p->velocity + l[0][0].dof[1] : NULL;
-      b->lam = out->lam + i;
-      pool += block_record_size(sides, points);
-      ops_add(out, OP_BLOCKS, block_count++);
+      if (unit_point_at(p, out->diag, refs, i + 3, l[1]) && same_sides(&l[0][0], &l[1][0]) &&
+          same_linear(p, l[0], l[1]))
+        points = 2;
+      u->row = i;
+      u->points = points;
+      u->color = unit_color(used, &l[0][0]);
+      for (int32_t q = 0; q < points; ++q)
+        for (int32_t m = 0; m < 3; ++m) {
+          double x = out->lam[i + 3 * q + m];
+          if (x == 0.0)
+            continue;
+          for (int32_t s = 0; s < l[q][m].sides; ++s)
+            axpy6(p->velocity + l[q][m].dof[s], p->MinvJt + l[q][m].coef[s], x);
+        }
       i += 3 * points;
       continue;
     }
     if (!(out->diag[i] > 0.0)) {
       ++i; /* degenerate: λ stays 0 */
       continue;
+    }
+    /* the units before these items are swept before them */
+    if (unit_count > 0) {
+      rc = emit_run(out, p, scratch, settings->omega, units, unit_count, used, order, dummy_v);
+      if (rc != LCP_OK)
+        return rc;
+      unit_count = 0;
     }
     int32_t first = count;
     if (cone && is_cone_pair(p, out->diag, i)) {
@@ -1076,11 +1165,22 @@ static int iter_prepare(const solver_settings *settings, solver_problem *p, aren
       ops_add(out, OP_ITEMS, k);
     }
   }
+  if (unit_count > 0) {
+    rc = emit_run(out, p, scratch, settings->omega, units, unit_count, used, order, dummy_v);
+    if (rc != LCP_OK)
+      return rc;
+  }
   out->count = count;
   return LCP_OK;
 }
 
 static void iter_finish(solver_problem *p, const iter_setup *s) {
+  for (int32_t k = 0; k < s->group_count; ++k) {
+    const lane_group *g = &s->groups[k];
+    for (int32_t lane = 0; lane < g->lanes_used; ++lane)
+      for (int32_t r = 0; r < 3 * g->count[lane]; ++r)
+        s->lam[g->row[lane] + r] = g->lam[LANES * r + lane];
+  }
   for (int32_t i = 0; i < p->row_count; ++i)
     p->rows[i].lambda = s->lam[i];
 }
@@ -1163,7 +1263,7 @@ static void pgs_items(const pgs_item *items, int32_t count, double *lam, double 
   *sum_io = acc;
 }
 
-/* One Gauss–Seidel sweep in row order: the ops' items and blocks. Returns
+/* One Gauss–Seidel sweep in row order: the ops' items and groups. Returns
  * the residual; *sum as in pgs_items. */
 static double pgs_sweep(const iter_setup *s, double *sum) {
   double res = 0.0, acc = 0.0;
@@ -1173,8 +1273,9 @@ static double pgs_sweep(const iter_setup *s, double *sum) {
       pgs_items(s->items + op->begin, op->end - op->begin, s->lam, &res, &acc);
       continue;
     }
-    for (int32_t j = op->begin; j < op->end; ++j)
-      s->blocks[j].sweep(&s->blocks[j], &res, &acc);
+#if LCP_UNITS
+    s->sweep_groups(s->groups + op->begin, op->end - op->begin, &res, &acc);
+#endif
   }
   *sum = acc;
   return res;

@@ -22,6 +22,7 @@
 #include "arena.h"
 #include "lcpsim/lcpsim.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef enum row_kind {
@@ -63,6 +64,9 @@ typedef struct solver_settings {
   double omega;     /* SOR relaxation for PGS; damping for Jacobi */
   double tolerance; /* stop when the largest |Δλ_i|·(A_ii + cfm_i) of a sweep is below */
   lcp_friction_model_t friction_model;
+  /* PGS: sweep contact units with the baseline vector code even where a
+   * wider one is available (for tests: the results must be bitwise equal) */
+  bool baseline_only;
 } solver_settings;
 
 typedef struct solver_result {

@@ -26,10 +26,14 @@ typedef struct step_context {
   int32_t robot_count;
   int32_t *robot_dof;          /* [robot_count] offset of the robot's qd in the velocity vector */
   uint8_t **link_moves;        /* [robot_count][link_count] some dof moves the link */
-  double **control_torque;     /* [robot_count][joint_count] torque-mode forces applied */
+  double **feedforward;        /* [robot_count][joint_count] joint force applied outside the rows:
+                                  torque mode and gravity compensation, within the effort limit */
   int32_t **joint_rows;        /* [robot_count][JOINT_ROW_KINDS joint_count] row index or -1 */
   double (*robot_momentum)[6]; /* [robot_count] floating bases: momentum due at the step's end,
                                   before constraint impulses (linear; angular about the origin) */
+  double **robot_tau;          /* [robot_count][nv] generalised forces of the step (no rows) */
+  double **robot_qdd;          /* [robot_count][nv] ABA accelerations at the step's start */
+  uint8_t *robot_free;         /* [robot_count] no row touches it: velocity Verlet this step */
   xform *geom_x;               /* [geom_count] */
   vec3 *geom_lo, *geom_hi;     /* [geom_count] margin-inflated world boxes */
   int32_t pair_count;
@@ -68,43 +72,45 @@ static void add_wrench_about_origin(double out[6], vec3 force, vec3 torque, vec3
   out[3] += t.x, out[4] += t.y, out[5] += t.z;
 }
 
-/* Momentum balance of a floating robot over the step (kinematics at the
- * step's start in d): the momentum now plus h times the external wrenches
- * that are not constraint impulses (gravity at the centre of mass, the user's
- * base wrench and link wrenches), all about the world origin. Integrating
- * the base with the velocity this balance asks for (integrate_robots) keeps
- * momentum exactly, where semi-implicit Euler in joint coordinates would
- * drift by h Ȧ qd per step (the explicit velocity-product terms). */
-static void robot_momentum_balance(const mb_model *mb, const robot_state *st, const mb_data *d,
-                                   vec3 g, double h, double out[6]) {
-  vec3 lin, ang, com;
+/* The external wrench on a robot that is not a constraint impulse, about the
+ * world origin, at the kinematics in d: gravity at the centre of mass, the
+ * user's base wrench (the base part of a generalised force is a wrench about
+ * the base origin) and link wrenches. */
+static void robot_external_wrench(const mb_model *mb, const robot_state *st, const mb_data *d,
+                                  vec3 g, double out[6]) {
+  vec3 com;
   double mass;
-  mb_momentum(mb, d, &lin, &ang);
   mb_center_of_mass(mb, d, &mass, &com);
-  double ext[6] = {0, 0, 0, 0, 0, 0};
-  add_wrench_about_origin(ext, v3_scale(g, mass), v3_zero(), com);
-  /* the base part of a generalised force is a wrench about the base origin */
-  add_wrench_about_origin(ext, v3_from(st->force), v3_from(st->force + 3), v3_from(st->q));
-  for (int32_t l = 0; l < mb->link_count; ++l)
-    add_wrench_about_origin(ext, v3_from(st->link_wrench + 6 * l),
-                            v3_from(st->link_wrench + 6 * l + 3), d->link_x[l].p);
-  double now[6] = {lin.x, lin.y, lin.z, ang.x, ang.y, ang.z};
   for (int k = 0; k < 6; ++k)
-    out[k] = now[k] + h * ext[k];
+    out[k] = 0.0;
+  add_wrench_about_origin(out, v3_scale(g, mass), v3_zero(), com);
+  add_wrench_about_origin(out, v3_from(st->force), v3_from(st->force + 3), v3_from(st->q));
+  for (int32_t l = 0; l < mb->link_count; ++l)
+    add_wrench_about_origin(out, v3_from(st->link_wrench + 6 * l),
+                            v3_from(st->link_wrench + 6 * l + 3), d->link_x[l].p);
 }
 
-/* The robot's free velocity u_free = qd + h q̈(q, qd, τ) by the articulated-
+/* out += s · the robot's external wrench at the kinematics in d. */
+static void add_external_impulse(const mb_model *mb, const robot_state *st, const mb_data *d,
+                                 vec3 g, double s, double out[6]) {
+  double wrench[6];
+  robot_external_wrench(mb, st, d, g, wrench);
+  for (int k = 0; k < 6; ++k)
+    out[k] += s * wrench[k];
+}
+
+/* The robot's unconstrained accelerations q̈(q, qd, τ) by the articulated-
  * body algorithm (DESIGN.md §4), τ being the user's generalised forces, the
  * torque-mode controllers and the gravity compensation; also leaves the ABA
- * factors in the robot's data for the rows' responses M⁻¹Jᵀ. */
-static int robot_free_velocity(lcp_world_t *world, step_context *ctx, int32_t r) {
+ * factors in the robot's data for the rows' responses M⁻¹Jᵀ, and for a
+ * floating base starts its momentum balance with the momentum now. */
+static int robot_dynamics(lcp_world_t *world, step_context *ctx, int32_t r) {
   arena *a = &world->scratch;
   const robot_model *rm = &world->model.robots[r];
   const robot_state *st = &world->state.robots[r];
   const mb_model *mb = &rm->mb;
   mb_data *d = &world->robot_data[r];
   int32_t nv = mb->nv, nj = mb->joint_count;
-  double h = ctx->settings->timestep;
   vec3 g = v3_from(ctx->settings->gravity);
   double *tau = NEW(a, double, nv), *qdd = NEW(a, double, nv);
   double *applied = NEW(a, double, nj);
@@ -117,35 +123,40 @@ static int robot_free_velocity(lcp_world_t *world, step_context *ctx, int32_t r)
     moves[l] = link->parent < 0 ? mb->floating : (moves[link->parent] || link->v_index >= 0);
   }
   memcpy(tau, st->force, sizeof(double) * (size_t)nv);
+  double *gravity_torque = NULL;
   if (st->gravity_compensation) {
-    /* g(q) by Newton–Euler at rest, joints only: the base is not actuated. */
+    /* g(q) by Newton–Euler at rest; only the joints' part is applied: the
+     * base is not actuated. */
     double *rest = arena_calloc(a, (size_t)nv, sizeof(double));
-    double *gravity_torque = NEW(a, double, nv);
+    gravity_torque = NEW(a, double, nv);
     if (!rest || !gravity_torque)
       return LCP_ERR_NO_MEMORY;
     mb_inverse_dynamics(mb, st->q, rest, NULL, g, d, gravity_torque);
-    for (int32_t j = 0; j < nj; ++j) {
-      int32_t v = mb->links[rm->joints[j].link].v_index;
-      tau[v] += gravity_torque[v];
-    }
   }
+  /* The feed-forward joint force — the torque-mode torque plus the gravity
+   * compensation — is the motor's, so it is held to the effort limit too
+   * (and the PD row's bounds leave room only for the rest, joint_rows). */
   for (int32_t j = 0; j < nj; ++j) {
     const lcp_joint_control_t *c = &st->control[j];
-    applied[j] = 0.0;
-    if (c->mode == LCP_CONTROL_TORQUE) {
-      double limit = joint_effort_limit(&rm->joints[j], c);
-      applied[j] = fmin(fmax(c->torque, -limit), limit);
-      tau[mb->links[rm->joints[j].link].v_index] += applied[j];
-    }
+    int32_t v = mb->links[rm->joints[j].link].v_index;
+    double wanted = (c->mode == LCP_CONTROL_TORQUE ? c->torque : 0.0) +
+                    (gravity_torque ? gravity_torque[v] : 0.0);
+    double limit = joint_effort_limit(&rm->joints[j], c);
+    applied[j] = fmin(fmax(wanted, -limit), limit);
+    tau[v] += applied[j];
   }
   mb_forward_dynamics(mb, st->q, st->qd, tau, st->link_wrench, g, d, qdd);
-  if (mb->floating)
-    robot_momentum_balance(mb, st, d, g, h, ctx->robot_momentum[r]);
-  double *u = &ctx->u_free[ctx->robot_dof[r]];
-  for (int32_t k = 0; k < nv; ++k)
-    u[k] = st->qd[k] + h * qdd[k];
+  if (mb->floating) {
+    vec3 linear, angular;
+    mb_momentum(mb, d, &linear, &angular);
+    double *due = ctx->robot_momentum[r];
+    due[0] = linear.x, due[1] = linear.y, due[2] = linear.z;
+    due[3] = angular.x, due[4] = angular.y, due[5] = angular.z;
+  }
+  ctx->robot_tau[r] = tau;
+  ctx->robot_qdd[r] = qdd;
   ctx->link_moves[r] = moves;
-  ctx->control_torque[r] = applied;
+  ctx->feedforward[r] = applied;
   ctx->joint_rows[r] = rows;
   return LCP_OK;
 }
@@ -166,13 +177,17 @@ static int stage_kinematics(lcp_world_t *world, step_context *ctx) {
   ctx->geom_hi = NEW(a, vec3, ng);
   ctx->robot_dof = NEW(a, int32_t, nr);
   ctx->link_moves = NEW(a, uint8_t *, nr);
-  ctx->control_torque = NEW(a, double *, nr);
+  ctx->feedforward = NEW(a, double *, nr);
   ctx->joint_rows = NEW(a, int32_t *, nr);
   ctx->robot_momentum = (double(*)[6])NEW(a, double, 6 * (nr > 0 ? nr : 1));
+  ctx->robot_tau = NEW(a, double *, nr);
+  ctx->robot_qdd = NEW(a, double *, nr);
+  ctx->robot_free = NEW(a, uint8_t, nr);
   if (!ctx->body_x || !ctx->inv_inertia_world || !ctx->body_dof || !ctx->geom_body ||
       !ctx->geom_robot || !ctx->geom_link || !ctx->geom_static || !ctx->geom_x || !ctx->geom_lo ||
-      !ctx->geom_hi || !ctx->robot_dof || !ctx->link_moves || !ctx->control_torque ||
-      !ctx->joint_rows || !ctx->robot_momentum)
+      !ctx->geom_hi || !ctx->robot_dof || !ctx->link_moves || !ctx->feedforward ||
+      !ctx->joint_rows || !ctx->robot_momentum || !ctx->robot_tau || !ctx->robot_qdd ||
+      !ctx->robot_free)
     return LCP_ERR_NO_MEMORY;
   /* The velocity vector u: 6 per dynamic body, then each robot's qd. */
   int32_t dofs = 0;
@@ -198,7 +213,7 @@ static int stage_kinematics(lcp_world_t *world, step_context *ctx) {
   if (!ctx->u_free)
     return LCP_ERR_NO_MEMORY;
   for (int32_t r = 0; r < nr; ++r) {
-    int rc = robot_free_velocity(world, ctx, r);
+    int rc = robot_dynamics(world, ctx, r);
     if (rc != LCP_OK)
       return rc;
   }
@@ -268,6 +283,22 @@ static int compare_pairs(const void *x, const void *y) {
   return (a->b > b->b) - (a->b < b->b);
 }
 
+/* Can any two of the proxies collide at all? Not when they are all links of
+ * one robot without self-collision (a robot alone on the ground: planes are
+ * not proxies); then the sweep is skipped (its endpoint order is rebuilt
+ * when needed). */
+static bool proxies_may_pair(const lcp_world_t *world, const step_context *ctx,
+                             const int32_t *proxy_geom, int32_t proxies) {
+  int32_t robot = -1;
+  for (int32_t i = 0; i < proxies; ++i) {
+    int32_t r = ctx->geom_robot[proxy_geom[i]];
+    if (r < 0 || world->model.robots[r].self_collision || (robot >= 0 && r != robot))
+      return true;
+    robot = r;
+  }
+  return false;
+}
+
 static int stage_broadphase(lcp_world_t *world, step_context *ctx) {
   arena *a = &world->scratch;
   const world_model *model = &world->model;
@@ -294,9 +325,11 @@ static int stage_broadphase(lcp_world_t *world, step_context *ctx) {
   }
   sap_pair *found = NULL;
   int32_t found_count = 0;
-  int rc = sap_update(&world->broadphase, proxies, lo, hi, skip, a, &found, &found_count);
-  if (rc != LCP_OK)
-    return rc;
+  if (proxies_may_pair(world, ctx, proxy_geom, proxies)) {
+    int rc = sap_update(&world->broadphase, proxies, lo, hi, skip, a, &found, &found_count);
+    if (rc != LCP_OK)
+      return rc;
+  }
   sap_pair *plane_pairs = NEW(a, sap_pair, (int64_t)plane_count * proxies);
   ctx->pairs = NEW(a, sap_pair, found_count + (int64_t)plane_count * proxies);
   if (!plane_pairs || !ctx->pairs)
@@ -409,19 +442,23 @@ static int32_t side_width(const lcp_world_t *world, const step_context *ctx, int
 
 /* Writes one side of a contact row on a robot link (DESIGN.md §4): the
  * joint-space Jacobian row of the contact point along dir, and its response
- * M⁻¹Jᵀ from the articulated-body factors, O(n). When other_link ≥ 0 the
- * row is a self-contact and the side carries J_link − J_other (both links
- * move the same velocities), with scratch holding 2 nv doubles. */
+ * M⁻¹Jᵀ from the articulated-body factors, O(n) — or copied from response
+ * when it was computed already (mb_response_point3). When other_link ≥ 0
+ * the row is a self-contact and the side carries J_link − J_other (both
+ * links move the same velocities), with scratch holding 2 nv doubles. */
 static void write_link_side(solver_row *row, int side, const lcp_world_t *world,
                             const step_context *ctx, int32_t r, int32_t link, int32_t other_link,
                             int32_t coef, double *J, double *MinvJt, vec3 point, vec3 dir,
-                            double sign, double *scratch) {
+                            double sign, double *scratch, const double *response) {
   const mb_model *mb = &world->model.robots[r].mb;
   mb_data *d = &world->robot_data[r];
   int32_t nv = mb->nv;
   double *j = J + coef, *t = MinvJt + coef;
   mb_point_jacobian_row(mb, d, link, point, dir, v3_zero(), j);
-  mb_response_point(mb, d, link, point, dir, v3_zero(), t);
+  if (response)
+    memcpy(t, response, sizeof(double) * (size_t)nv);
+  else
+    mb_response_point(mb, d, link, point, dir, v3_zero(), t);
   if (other_link >= 0) {
     mb_point_jacobian_row(mb, d, other_link, point, dir, v3_zero(), scratch);
     mb_response_point(mb, d, other_link, point, dir, v3_zero(), scratch + nv);
@@ -461,6 +498,82 @@ static double baumgarte_target(const lcp_world_settings_t *s, double depth) {
  * free velocity would cross it within the step, so the row is there before
  * the joint arrives (speculatively, like contacts with their margin). */
 #define JOINT_LIMIT_MARGIN 0.02
+
+/* Which limit rows a joint at q with free velocity u needs: bit 0 the lower,
+ * bit 1 the upper. */
+static int joint_limits_near(const joint_model *joint, double q, double u, double h) {
+  if (!joint->has_limits)
+    return 0;
+  double reach = JOINT_LIMIT_MARGIN + h * fabs(u);
+  return (q - joint->lower < reach ? 1 : 0) | (joint->upper - q < reach ? 2 : 0);
+}
+
+/* Does any row touch the robot this step: a contact on one of its links, or
+ * a joint row (limit, damping, friction, controller)? */
+static bool robot_has_rows(const lcp_world_t *world, const step_context *ctx, int32_t r) {
+  for (int32_t k = 0; k < ctx->manifold_count; ++k) {
+    const sap_pair *pair = &ctx->pairs[ctx->manifold_pair[k]];
+    if (ctx->geom_robot[pair->a] == r || ctx->geom_robot[pair->b] == r)
+      return true;
+  }
+  const robot_model *rm = &world->model.robots[r];
+  const robot_state *st = &world->state.robots[r];
+  double h = ctx->settings->timestep;
+  for (int32_t j = 0; j < rm->mb.joint_count; ++j) {
+    const joint_model *joint = &rm->joints[j];
+    const mb_link *link = &rm->mb.links[joint->link];
+    lcp_control_mode_t mode = st->control[j].mode;
+    double u = st->qd[link->v_index] + h * ctx->robot_qdd[r][link->v_index];
+    if (joint->damping > 0.0 || joint->friction > 0.0 || mode == LCP_CONTROL_POSITION ||
+        mode == LCP_CONTROL_VELOCITY || joint_limits_near(joint, st->q[link->q_index], u, h))
+      return true;
+  }
+  return false;
+}
+
+/* The robots' free velocities (DESIGN.md §3 step 5): u_free = qd + κ h q̈.
+ * A robot no row touches moves by velocity Verlet — a half kick here, the
+ * drift, and a half kick at the new positions in integrate_robots — with
+ * the velocity products of both half kicks taken at the mid-step velocity
+ * (here predicted, there known), which makes the step symmetric in time:
+ * second order, and the energy of a free multibody stays bounded where
+ * semi-implicit Euler lets it drift by O(h) through the explicit velocity
+ * products. Rows act on the velocity the positions move with, so a robot
+ * they touch takes the full kick (semi-implicit Euler); its velocity is then
+ * the step's, and a later free step starts with a full kick (leapfrog). */
+#define MID_VELOCITY_PASSES 2
+static int robot_free_velocities(lcp_world_t *world, step_context *ctx) {
+  double h = ctx->settings->timestep;
+  vec3 g = v3_from(ctx->settings->gravity);
+  for (int32_t r = 0; r < ctx->robot_count; ++r) {
+    const mb_model *mb = &world->model.robots[r].mb;
+    const robot_state *st = &world->state.robots[r];
+    ctx->robot_free[r] = !robot_has_rows(world, ctx, r);
+    double kick = ctx->robot_free[r] && st->velocity_synchronized ? 0.5 * h : h;
+    double *u = &ctx->u_free[ctx->robot_dof[r]];
+    double *qdd = ctx->robot_qdd[r];
+    for (int32_t k = 0; k < mb->nv; ++k)
+      u[k] = st->qd[k] + kick * qdd[k];
+    if (kick < h) {
+      /* q̈ again with the velocity products at the mid-step velocity, which
+       * depends on q̈: two fixed-point passes (the chain test's energy error
+       * goes 46 % → 0.6 % with one, 0.4 % with two). Same q, so the factors
+       * for the responses stay valid. */
+      double *mid_qdd = NEW(&world->scratch, double, mb->nv);
+      if (!mid_qdd)
+        return LCP_ERR_NO_MEMORY;
+      for (int pass = 0; pass < MID_VELOCITY_PASSES; ++pass) {
+        mb_forward_dynamics(mb, st->q, u, ctx->robot_tau[r], st->link_wrench, g,
+                            &world->robot_data[r], mid_qdd);
+        for (int32_t k = 0; k < mb->nv; ++k)
+          u[k] = st->qd[k] + kick * mid_qdd[k];
+      }
+    }
+    if (mb->floating)
+      add_external_impulse(mb, st, &world->robot_data[r], g, kick, ctx->robot_momentum[r]);
+  }
+  return LCP_OK;
+}
 
 /* A one-dof row on a robot's joint velocity: w = sign·qd_v⁺ (DESIGN.md §4–5). */
 static solver_row *add_joint_row(solver_problem *p, int32_t *r, const step_context *ctx,
@@ -504,10 +617,14 @@ static int32_t joint_rows(lcp_world_t *world, step_context *ctx, int32_t robot, 
     int32_t v = link->v_index;
     double q = st->q[link->q_index];
     double u_free = ctx->u_free[ctx->robot_dof[robot] + v];
+    int near = joint_limits_near(joint, q, u_free, h);
     const double *warm = &st->joint_impulse[JOINT_ROW_KINDS * j];
     int32_t *mine = &rows[JOINT_ROW_KINDS * j];
     for (int k = 0; k < JOINT_ROW_KINDS; ++k)
       mine[k] = -1;
+    bool controlled = c->mode == LCP_CONTROL_POSITION || c->mode == LCP_CONTROL_VELOCITY;
+    if (!near && !(joint->damping > 0.0) && !(joint->friction > 0.0) && !controlled)
+      continue; /* no row: skip the O(n) response */
     int32_t plus = (int32_t)*coef, minus = plus + nv;
     *coef += 2 * nv;
     double *J = p->J + plus, *T = p->MinvJt + plus;
@@ -518,15 +635,14 @@ static int32_t joint_rows(lcp_world_t *world, step_context *ctx, int32_t robot, 
       p->J[minus + k] = -J[k];
       p->MinvJt[minus + k] = -T[k];
     }
-    if (joint->has_limits) {
-      double reach = JOINT_LIMIT_MARGIN + h * fabs(u_free);
+    if (near) {
       double gap_lower = q - joint->lower, gap_upper = joint->upper - q;
-      if (gap_lower < reach) {
+      if (near & 1) {
         mine[JOINT_ROW_LOWER] = r;
         add_joint_row(p, &r, ctx, robot, nv, plus, baumgarte_target(s, -gap_lower), s->cfm, 0.0,
                       INFINITY, warm[JOINT_ROW_LOWER]);
       }
-      if (gap_upper < reach) {
+      if (near & 2) {
         mine[JOINT_ROW_UPPER] = r;
         add_joint_row(p, &r, ctx, robot, nv, minus, baumgarte_target(s, -gap_upper), s->cfm, 0.0,
                       INFINITY, warm[JOINT_ROW_UPPER]);
@@ -543,17 +659,17 @@ static int32_t joint_rows(lcp_world_t *world, step_context *ctx, int32_t robot, 
       add_joint_row(p, &r, ctx, robot, nv, plus, 0.0, s->cfm, -bound, bound,
                     warm[JOINT_ROW_FRICTION]);
     }
-    if (c->mode == LCP_CONTROL_POSITION || c->mode == LCP_CONTROL_VELOCITY) {
+    if (controlled) {
       /* DESIGN.md §5: λ = h τ with τ = kp (q* − q − h qd⁺) + kd (qd* − qd⁺)
        * is the soft row w = qd⁺, w_ref = (kp (q* − q) + kd qd*)/(h kp + kd),
        * cfm = 1/(h (h kp + kd)), |λ| ≤ h τmax. */
       double kp = c->mode == LCP_CONTROL_POSITION ? c->kp : 0.0, kd = c->kd;
       double stiffness = h * kp + kd;
       double target = (kp * (c->position - q) + kd * c->velocity) / stiffness;
-      double bound = h * joint_effort_limit(joint, c);
+      double limit = joint_effort_limit(joint, c), feedforward = ctx->feedforward[robot][j];
       mine[JOINT_ROW_CONTROL] = r;
-      add_joint_row(p, &r, ctx, robot, nv, plus, target, 1.0 / (h * stiffness), -bound, bound,
-                    warm[JOINT_ROW_CONTROL]);
+      add_joint_row(p, &r, ctx, robot, nv, plus, target, 1.0 / (h * stiffness),
+                    -h * (limit + feedforward), h * (limit - feedforward), warm[JOINT_ROW_CONTROL]);
     }
   }
   return r;
@@ -586,7 +702,9 @@ static int stage_rows(lcp_world_t *world, step_context *ctx) {
   p->velocity = NEW(a, double, p->dof_count);
   ctx->manifold_row = NEW(a, int32_t, ctx->manifold_count);
   double *scratch = NEW(a, double, 2 * self_width);
-  if (!p->rows || !p->J || !p->MinvJt || !p->velocity || !ctx->manifold_row || !scratch)
+  double *responses = NEW(a, double, 6 * self_width); /* per point: 3 directions × 2 sides */
+  if (!p->rows || !p->J || !p->MinvJt || !p->velocity || !ctx->manifold_row || !scratch ||
+      !responses)
     return LCP_ERR_NO_MEMORY;
 
   /* u_free = u + h M⁻¹ f_ext (DESIGN.md §3 step 5). Gyroscopic torque is
@@ -604,6 +722,9 @@ static int stage_rows(lcp_world_t *world, step_context *ctx) {
     double *u = &ctx->u_free[dof];
     u[0] = v.x, u[1] = v.y, u[2] = v.z, u[3] = w.x, u[4] = w.y, u[5] = w.z;
   }
+  int rc = robot_free_velocities(world, ctx);
+  if (rc != LCP_OK)
+    return rc;
   memcpy(p->velocity, ctx->u_free, sizeof(double) * (size_t)p->dof_count);
 
   int32_t r = 0, warm = 0;
@@ -635,6 +756,19 @@ static int stage_rows(lcp_world_t *world, step_context *ctx) {
             break;
           }
       warm += warm_point != NULL;
+      /* a link side's three responses (normal, tangents) in one pass */
+      vec3 dirs[3] = {m->normal, t[0], t[1]};
+      const double *response_a = NULL, *response_b = NULL;
+      if (!self_contact && wa > 0 && ra >= 0) {
+        mb_response_point3(&model->robots[ra].mb, &world->robot_data[ra], ctx->geom_link[pair->a],
+                           cp->position, dirs, responses);
+        response_a = responses;
+      }
+      if (!self_contact && wb > 0 && rb >= 0) {
+        mb_response_point3(&model->robots[rb].mb, &world->robot_data[rb], ctx->geom_link[pair->b],
+                           cp->position, dirs, responses + 3 * wa);
+        response_b = responses + 3 * wa;
+      }
       for (int32_t d = 0; d < 3; ++d, ++r) {
         solver_row *row = &p->rows[r];
         vec3 dir = d == 0 ? m->normal : t[d - 1];
@@ -644,14 +778,14 @@ static int stage_rows(lcp_world_t *world, step_context *ctx) {
         if (self_contact) {
           write_absent_side(row, 0);
           write_link_side(row, 1, world, ctx, rb, ctx->geom_link[pair->b], ctx->geom_link[pair->a],
-                          (int32_t)coef, p->J, p->MinvJt, cp->position, dir, 1.0, scratch);
+                          (int32_t)coef, p->J, p->MinvJt, cp->position, dir, 1.0, scratch, NULL);
           coef += wb;
         } else {
           if (wa == 0)
             write_absent_side(row, 0);
           else if (ra >= 0)
             write_link_side(row, 0, world, ctx, ra, ctx->geom_link[pair->a], -1, (int32_t)coef,
-                            p->J, p->MinvJt, cp->position, dir, -1.0, scratch);
+                            p->J, p->MinvJt, cp->position, dir, -1.0, scratch, response_a + d * wa);
           else
             write_side(row, 0, ctx->body_dof[sa], (int32_t)coef, p->J, p->MinvJt, dir, ra_arm, -1.0,
                        model->bodies[sa].inv_mass, &ctx->inv_inertia_world[sa]);
@@ -660,7 +794,7 @@ static int stage_rows(lcp_world_t *world, step_context *ctx) {
             write_absent_side(row, 1);
           else if (rb >= 0)
             write_link_side(row, 1, world, ctx, rb, ctx->geom_link[pair->b], -1, (int32_t)coef,
-                            p->J, p->MinvJt, cp->position, dir, 1.0, scratch);
+                            p->J, p->MinvJt, cp->position, dir, 1.0, scratch, response_b + d * wb);
           else
             write_side(row, 1, ctx->body_dof[sb], (int32_t)coef, p->J, p->MinvJt, dir, rb_arm, 1.0,
                        model->bodies[sb].inv_mass, &ctx->inv_inertia_world[sb]);
@@ -810,12 +944,23 @@ static void integrate_robots(lcp_world_t *world, step_context *ctx) {
     const robot_model *rm = &world->model.robots[r];
     robot_state *st = &world->state.robots[r];
     const mb_model *mb = &rm->mb;
+    mb_data *d = &world->robot_data[r];
     memcpy(st->qd, &p->velocity[ctx->robot_dof[r]], sizeof(double) * (size_t)mb->nv);
     mb_integrate_positions(mb, st->q, st->qd, h);
+    st->velocity_synchronized = ctx->robot_free[r];
+    if (ctx->robot_free[r]) {
+      /* velocity Verlet's second half kick, at the new positions */
+      double *qdd = ctx->robot_qdd[r];
+      vec3 g = v3_from(ctx->settings->gravity);
+      mb_forward_dynamics(mb, st->q, st->qd, ctx->robot_tau[r], st->link_wrench, g, d, qdd);
+      for (int32_t k = 0; k < mb->nv; ++k)
+        st->qd[k] += 0.5 * h * qdd[k];
+      if (mb->floating)
+        add_external_impulse(mb, st, d, g, 0.5 * h, ctx->robot_momentum[r]);
+    }
     if (mb->floating) {
       const double *due = ctx->robot_momentum[r];
-      mb_set_base_velocity_for_momentum(mb, st->q, st->qd, v3_from(due), v3_from(due + 3),
-                                        &world->robot_data[r]);
+      mb_set_base_velocity_for_momentum(mb, st->q, st->qd, v3_from(due), v3_from(due + 3), d);
     }
     memset(st->force, 0, sizeof(double) * (size_t)mb->nv);
     memset(st->link_wrench, 0, 6 * sizeof(double) * (size_t)mb->link_count);
@@ -827,7 +972,7 @@ static void integrate_robots(lcp_world_t *world, step_context *ctx) {
       }
       int32_t control_row = rows[JOINT_ROW_KINDS * j + JOINT_ROW_CONTROL];
       st->applied_torque[j] =
-          control_row >= 0 ? p->rows[control_row].lambda / h : ctx->control_torque[r][j];
+          ctx->feedforward[r][j] + (control_row >= 0 ? p->rows[control_row].lambda / h : 0.0);
     }
     mb_kinematics(mb, st->q, st->qd, &world->robot_data[r]);
   }

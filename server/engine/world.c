@@ -813,8 +813,8 @@ static uint64_t layout_signature(const lcp_world_t *world) {
 
 /* A snapshot holds, after the bodies and the cache, every robot's doubles
  * (q, qd, force, link_wrench, applied_torque, joint_impulse) in robot order,
- * then every robot's controls (joint_count records and the gravity
- * compensation flag). */
+ * then every robot's controls (joint_count records and a flag word: bit 0
+ * gravity compensation, bit 1 velocity_synchronized). */
 typedef struct robot_snapshot_part {
   double *data;
   size_t count;
@@ -870,14 +870,15 @@ static void robots_state_copy(lcp_world_t *world, unsigned char *flat, bool save
   for (int32_t i = 0; i < world->model.robot_count; ++i) {
     robot_state *st = &world->state.robots[i];
     size_t bytes = (size_t)world->model.robots[i].mb.joint_count * sizeof(lcp_joint_control_t);
-    int32_t flag = st->gravity_compensation;
+    int32_t flag = (st->gravity_compensation ? 1 : 0) | (st->velocity_synchronized ? 2 : 0);
     if (save) {
       memcpy(flat, st->control, bytes);
       memcpy(flat + bytes, &flag, sizeof flag);
     } else {
       memcpy(st->control, flat, bytes);
       memcpy(&flag, flat + bytes, sizeof flag);
-      st->gravity_compensation = flag != 0;
+      st->gravity_compensation = (flag & 1) != 0;
+      st->velocity_synchronized = (flag & 2) != 0;
     }
     flat += bytes + sizeof flag;
   }

@@ -88,6 +88,10 @@ typedef struct robot_state {
   double *joint_impulse;  /* [JOINT_ROW_KINDS joint_count] last step's row impulses (warm start) */
   lcp_joint_control_t *control; /* [joint_count] */
   bool gravity_compensation;
+  /* qd is the velocity at the state's time (after a free step, or set by
+   * the user) rather than the last step's velocity (step.c: velocity Verlet
+   * while no row touches the robot). */
+  bool velocity_synchronized;
 } robot_state;
 
 /* Impulses of one contact point kept for the next step's warm start. */

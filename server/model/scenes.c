@@ -1,8 +1,12 @@
 /* The built-in scenes of DESIGN.md §7. */
 #include "lcpsim/scenes.h"
+#include "lcpsim/urdf.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
+
+#define SCENE_PI 3.14159265358979323846
 
 lcp_world_settings_t lcp_scene_settings(void) {
   lcp_world_settings_t s = lcp_world_settings_default();
@@ -150,5 +154,261 @@ int lcp_scene_pile(lcp_world_t *world, int32_t count, lcp_scene_info_t *info) {
     lx = x, ly = y, lz = z;
   }
   info_set(info, count, last, lx, ly, lz, 1000);
+  return LCP_OK;
+}
+
+/* ---- robot scenes ---- */
+
+lcp_world_settings_t lcp_scene_robot_settings(void) {
+  lcp_world_settings_t s = lcp_world_settings_default();
+  s.timestep = 1e-3;
+  s.iterations = 20;
+  return s;
+}
+
+static void robot_scene_init(lcp_robot_scene_t *out) {
+  memset(out, 0, sizeof *out);
+  out->robot = LCP_NULL_ID;
+  out->ground = LCP_NULL_ID;
+}
+
+/* Adds def to the world and fills the common part of out. */
+static int add_robot(lcp_world_t *world, const lcp_robot_def_t *def, const double base[3],
+                     lcp_robot_scene_t *out) {
+  int rc = lcp_robot_add(world, def, base, NULL, &out->robot);
+  if (rc != LCP_OK)
+    return rc;
+  lcp_robot_info_t info;
+  if ((rc = lcp_robot_get_info(world, out->robot, &info)) != LCP_OK)
+    return rc;
+  out->bodies = info.link_count;
+  out->dofs = info.nv;
+  out->joint_count = info.joint_count;
+  return LCP_OK;
+}
+
+static int load_shipped(const char *file, int floating_base, lcp_robot_def_t **def) {
+  char path[512], error[256];
+  snprintf(path, sizeof path, "%s/%s", LCP_ROBOTS_DIR, file);
+  lcp_urdf_options_t options = lcp_urdf_options_default();
+  options.floating_base = floating_base;
+  return lcp_urdf_load_file(path, &options, def, error, sizeof error);
+}
+
+#define ARM_KP 100.0
+#define ARM_KD 10.0
+#define ARM_JOINTS 7
+
+double lcp_scene_arm_target(int32_t joint, double t) {
+  return 0.5 * sin(2.0 * SCENE_PI * 0.5 * t + (double)joint);
+}
+
+int lcp_scene_arm_set_targets(lcp_world_t *world, lcp_robot_id arm, double t) {
+  lcp_joint_control_t c[ARM_JOINTS];
+  for (int32_t i = 0; i < ARM_JOINTS; ++i) {
+    c[i] = lcp_joint_control_default();
+    c[i].mode = LCP_CONTROL_POSITION;
+    c[i].kp = ARM_KP;
+    c[i].kd = ARM_KD;
+    c[i].position = lcp_scene_arm_target(i, t);
+    c[i].velocity = 0.0;
+  }
+  return lcp_robot_set_controls(world, arm, c, ARM_JOINTS);
+}
+
+int lcp_scene_arm(lcp_world_t *world, lcp_robot_scene_t *out) {
+  if (!world || !out)
+    return LCP_ERR_INVALID_ARGUMENT;
+  robot_scene_init(out);
+  const double mu = 0.8;
+  int rc = lcp_scene_ground(world, mu, &out->ground);
+  if (rc != LCP_OK)
+    return rc;
+  lcp_robot_def_t *def = NULL;
+  if ((rc = load_shipped("arm7.urdf", 0, &def)) != LCP_OK)
+    return rc;
+  for (int32_t g = 0; g < def->geom_count; ++g)
+    def->geoms[g].friction = mu;
+  const double base[3] = {0.0, 0.0, 0.1};
+  rc = add_robot(world, def, base, out);
+  lcp_robot_def_free(&def);
+  if (rc != LCP_OK)
+    return rc;
+  if (out->joint_count != ARM_JOINTS)
+    return LCP_ERR_MISMATCH;
+  out->default_steps = 10000;
+  return lcp_scene_arm_set_targets(world, out->robot, 0.0);
+}
+
+#define CHAIN_LINKS 20
+
+int lcp_scene_chain(lcp_world_t *world, lcp_robot_scene_t *out) {
+  if (!world || !out)
+    return LCP_ERR_INVALID_ARGUMENT;
+  robot_scene_init(out);
+  const double length = 0.2, radius = 0.04, mass = 0.5, pitch = 0.21, height = 0.5, mu = 0.8;
+  int rc = lcp_scene_ground(world, mu, &out->ground);
+  if (rc != LCP_OK)
+    return rc;
+  /* The capsule along the link's x axis: its segment is the geom's z axis,
+   * turned by +90° about y. */
+  lcp_geom_def_t capsule = lcp_geom_def_default();
+  capsule.type = LCP_SHAPE_CAPSULE;
+  capsule.radius = radius;
+  capsule.half_length = 0.5 * length;
+  capsule.local_position[0] = 0.5 * length;
+  capsule.local_orientation[0] = sqrt(0.5);
+  capsule.local_orientation[2] = sqrt(0.5);
+  capsule.friction = mu;
+  double unit_mass, geom_inertia[9], center[3];
+  if ((rc = lcp_geom_def_mass_properties(&capsule, 1.0, &unit_mass, geom_inertia, center)) !=
+      LCP_OK)
+    return rc;
+  double scale = mass / unit_mass;
+  double axial = geom_inertia[8] * scale, across = geom_inertia[0] * scale;
+  lcp_robot_def_t *def = NULL;
+  if ((rc = lcp_robot_def_alloc(CHAIN_LINKS, CHAIN_LINKS, &def)) != LCP_OK)
+    return rc;
+  snprintf(def->name, sizeof def->name, "chain");
+  def->floating_base = true;
+  def->self_collision = false;
+  for (int32_t i = 0; i < CHAIN_LINKS; ++i) {
+    lcp_link_def_t *l = &def->links[i];
+    snprintf(l->name, sizeof l->name, "link%d", (int)i);
+    if (i > 0) {
+      snprintf(l->joint_name, sizeof l->joint_name, "joint%d", (int)i);
+      l->parent = i - 1;
+      l->joint_type = LCP_JOINT_CONTINUOUS;
+      l->origin_position[0] = pitch;
+      l->axis[0] = l->axis[1] = l->axis[2] = 0.0;
+      l->axis[i % 2 ? 0 : 1] = 1.0; /* odd joints about x, even ones about y */
+    }
+    l->mass = mass;
+    l->com[0] = 0.5 * length;
+    l->com[1] = l->com[2] = 0.0;
+    memset(l->inertia, 0, sizeof l->inertia);
+    l->inertia[0] = axial;
+    l->inertia[4] = l->inertia[8] = across;
+    def->geoms[i] = capsule;
+    l->first_geom = i;
+    l->geom_count = 1;
+  }
+  const double base[3] = {0.0, 0.0, height};
+  rc = add_robot(world, def, base, out);
+  lcp_robot_def_free(&def);
+  if (rc != LCP_OK)
+    return rc;
+  out->default_steps = 5000;
+  return LCP_OK;
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+double lcp_scene_quadruped_stand_angle(const lcp_world_t *world, lcp_robot_id robot,
+                                       int32_t joint) {
+  lcp_joint_info_t info;
+  if (lcp_robot_get_joint(world, robot, joint, &info) != LCP_OK)
+    return 0.0;
+  if (ends_with(info.name, "_thigh_joint"))
+    return 0.8;
+  if (ends_with(info.name, "_calf_joint"))
+    return -1.6;
+  return 0.0; /* hips */
+}
+
+/* v rotated by the unit quaternion q (w, x, y, z). */
+static void quat_rotate(const double q[4], const double v[3], double out[3]) {
+  /* t = 2 (q.xyz × v); out = v + w t + q.xyz × t */
+  double t[3] = {2.0 * (q[2] * v[2] - q[3] * v[1]), 2.0 * (q[3] * v[0] - q[1] * v[2]),
+                 2.0 * (q[1] * v[1] - q[2] * v[0])};
+  out[0] = v[0] + q[0] * t[0] + (q[2] * t[2] - q[3] * t[1]);
+  out[1] = v[1] + q[0] * t[1] + (q[3] * t[0] - q[1] * t[2]);
+  out[2] = v[2] + q[0] * t[2] + (q[1] * t[1] - q[2] * t[0]);
+}
+
+int lcp_scene_foot_position(const lcp_world_t *world, const lcp_robot_scene_t *scene, int32_t foot,
+                            double position[3]) {
+  if (!scene || foot < 0 || foot >= scene->foot_count)
+    return LCP_ERR_INVALID_ARGUMENT;
+  double p[3], q[4], r[3];
+  int rc = lcp_robot_get_link_pose(world, scene->robot, scene->foot_link[foot], p, q);
+  if (rc != LCP_OK)
+    return rc;
+  quat_rotate(q, scene->foot_offset[foot], r);
+  for (int k = 0; k < 3; ++k)
+    position[k] = p[k] + r[k];
+  return LCP_OK;
+}
+
+#define QUADRUPED_JOINTS 12
+
+int lcp_scene_quadruped(lcp_world_t *world, double kp, double kd, double lift,
+                        lcp_robot_scene_t *out) {
+  if (!world || !out || !(kp >= 0.0) || !(kd >= 0.0) || !(lift >= 0.0) || !isfinite(kp) ||
+      !isfinite(kd) || !isfinite(lift))
+    return LCP_ERR_INVALID_ARGUMENT;
+  robot_scene_init(out);
+  const double mu = 0.8;
+  int rc = lcp_scene_ground(world, mu, &out->ground);
+  if (rc != LCP_OK)
+    return rc;
+  lcp_robot_def_t *def = NULL;
+  if ((rc = load_shipped("quadruped.urdf", 1, &def)) != LCP_OK)
+    return rc;
+  /* The feet are the sphere geoms (merged into the calves). */
+  double foot_radius = 0.0;
+  for (int32_t l = 0; l < def->link_count; ++l) {
+    const lcp_link_def_t *link = &def->links[l];
+    for (int32_t g = link->first_geom; g < link->first_geom + link->geom_count; ++g) {
+      lcp_geom_def_t *geom = &def->geoms[g];
+      geom->friction = mu;
+      if (geom->type != LCP_SHAPE_SPHERE || out->foot_count == LCP_SCENE_MAX_FEET)
+        continue;
+      out->foot_link[out->foot_count] = l;
+      memcpy(out->foot_offset[out->foot_count], geom->local_position, sizeof(double[3]));
+      foot_radius = geom->radius;
+      out->foot_count++;
+    }
+  }
+  const double origin[3] = {0.0, 0.0, 0.0};
+  rc = add_robot(world, def, origin, out);
+  lcp_robot_def_free(&def);
+  if (rc != LCP_OK)
+    return rc;
+  if (out->joint_count != QUADRUPED_JOINTS || out->foot_count != LCP_SCENE_MAX_FEET)
+    return LCP_ERR_MISMATCH;
+  /* The standing pose with the trunk at the origin, then lifted so that the
+   * lowest foot is `lift` above the ground. */
+  double q[7 + QUADRUPED_JOINTS] = {0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0};
+  lcp_joint_control_t controls[QUADRUPED_JOINTS];
+  for (int32_t j = 0; j < QUADRUPED_JOINTS; ++j) {
+    q[7 + j] = lcp_scene_quadruped_stand_angle(world, out->robot, j);
+    controls[j] = lcp_joint_control_default();
+    if (kp > 0.0 || kd > 0.0) {
+      controls[j].mode = LCP_CONTROL_POSITION;
+      controls[j].position = q[7 + j];
+      controls[j].kp = kp;
+      controls[j].kd = kd;
+    }
+  }
+  if ((rc = lcp_robot_set_q(world, out->robot, q, 7 + QUADRUPED_JOINTS)) != LCP_OK)
+    return rc;
+  double lowest = INFINITY;
+  for (int32_t k = 0; k < out->foot_count; ++k) {
+    double p[3];
+    if ((rc = lcp_scene_foot_position(world, out, k, p)) != LCP_OK)
+      return rc;
+    lowest = fmin(lowest, p[2] - foot_radius);
+  }
+  out->stand_height = -lowest;
+  q[2] = out->stand_height + lift;
+  if ((rc = lcp_robot_set_q(world, out->robot, q, 7 + QUADRUPED_JOINTS)) != LCP_OK)
+    return rc;
+  if ((rc = lcp_robot_set_controls(world, out->robot, controls, QUADRUPED_JOINTS)) != LCP_OK)
+    return rc;
+  out->default_steps = 5000;
   return LCP_OK;
 }

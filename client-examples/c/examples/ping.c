@@ -1,0 +1,52 @@
+/* ping: one Ping round trip to lcpsimd within a timeout. Exit status 0 when the daemon answered,
+ * 1 when it did not (it serves as a Docker HEALTHCHECK), 2 for a wrong command line.
+ *
+ *   ping [--timeout-ms MS] [ENDPOINT]     (defaults 1000 ms, tcp://127.0.0.1:5555)
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "lcpsim_client.h"
+
+static int usage(const char *program) {
+  fprintf(stderr, "usage: %s [--timeout-ms MS] [ENDPOINT]\n", program);
+  return 2;
+}
+
+int main(int argc, char **argv) {
+  long timeout_ms = 1000;
+  static const struct option options[] = {{"timeout-ms", required_argument, NULL, 't'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
+  for (int option; (option = getopt_long(argc, argv, "t:h", options, NULL)) != -1;) {
+    char *end = NULL;
+    switch (option) {
+    case 't':
+      timeout_ms = strtol(optarg, &end, 10);
+      if (*end != '\0' || timeout_ms <= 0 || timeout_ms > 3600000)
+        return usage(argv[0]);
+      break;
+    default:
+      return usage(argv[0]);
+    }
+  }
+  if (argc - optind > 1)
+    return usage(argv[0]);
+  const char *endpoint = optind < argc ? argv[optind] : "tcp://127.0.0.1:5555";
+
+  lcpsim_client_t *client = NULL;
+  if (lcpsim_client_connect(endpoint, (int)timeout_ms, &client) != LCPSIM_OK) {
+    fprintf(stderr, "ping: cannot connect to %s\n", endpoint);
+    return 1;
+  }
+  char version[64];
+  int code = lcpsim_client_ping(client, version, sizeof version);
+  if (code == LCPSIM_OK)
+    printf("ping: %s answered (%s)\n", endpoint, version);
+  else
+    fprintf(stderr, "ping: %s: %s (%s)\n", endpoint, lcpsim_status_name(code),
+            lcpsim_client_last_error(client));
+  lcpsim_client_destroy(&client);
+  return code == LCPSIM_OK ? 0 : 1;
+}

@@ -1,0 +1,816 @@
+/* lcpsim_client: see lcpsim_client.h. */
+#include "lcpsim_client.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zmq.h>
+
+typedef Lcpsim__V1__Request request_t;
+typedef Lcpsim__V1__Reply reply_t;
+
+struct lcpsim_client {
+  void *context;
+  void *socket;
+  int timeout_ms;
+  uint64_t last_id;
+  char last_error[512];
+};
+
+struct lcpsim_subscriber {
+  void *context;
+  void *socket;
+};
+
+/* The topic prefix of every frame on the daemon's PUB socket. */
+static const char STATE_TOPIC[] = "state";
+enum { STATE_TOPIC_LENGTH = sizeof STATE_TOPIC - 1 };
+
+const char *lcpsim_status_name(int code) {
+  switch (code) {
+  case LCPSIM_OK:
+    return "OK";
+  case LCPSIM_ERR_INVALID_ARGUMENT:
+    return "INVALID_ARGUMENT";
+  case LCPSIM_ERR_NOT_FOUND:
+    return "NOT_FOUND";
+  case LCPSIM_ERR_FAILED_PRECONDITION:
+    return "FAILED_PRECONDITION";
+  case LCPSIM_ERR_RESOURCE_EXHAUSTED:
+    return "RESOURCE_EXHAUSTED";
+  case LCPSIM_ERR_INTERNAL:
+    return "INTERNAL";
+  case LCPSIM_ERR_USAGE:
+    return "USAGE";
+  case LCPSIM_ERR_NO_MEMORY:
+    return "NO_MEMORY";
+  case LCPSIM_ERR_TRANSPORT:
+    return "TRANSPORT";
+  case LCPSIM_ERR_TIMEOUT:
+    return "TIMEOUT";
+  case LCPSIM_ERR_PROTOCOL:
+    return "PROTOCOL";
+  default:
+    return "UNKNOWN";
+  }
+}
+
+static int fail(lcpsim_client_t *client, int code, const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  vsnprintf(client->last_error, sizeof client->last_error, format, args);
+  va_end(args);
+  return code;
+}
+
+const char *lcpsim_client_last_error(const lcpsim_client_t *client) {
+  return client ? client->last_error : "no client";
+}
+
+/* ---- results ---- */
+
+static void message_destroy(void *message_ptr) {
+  ProtobufCMessage **message = message_ptr;
+  if (message && *message) {
+    protobuf_c_message_free_unpacked(*message, NULL);
+    *message = NULL;
+  }
+}
+
+void lcpsim_info_destroy(lcpsim_info_t **info) { message_destroy(info); }
+void lcpsim_robot_info_destroy(lcpsim_robot_info_t **robot) { message_destroy(robot); }
+void lcpsim_settings_destroy(lcpsim_settings_t **settings) { message_destroy(settings); }
+void lcpsim_state_destroy(lcpsim_state_t **state) { message_destroy(state); }
+
+const lcpsim_robot_info_t *lcpsim_info_find_robot(const lcpsim_info_t *info, const char *name) {
+  if (!info || !name)
+    return NULL;
+  for (size_t i = 0; i < info->n_robots; ++i)
+    if (strcmp(info->robots[i]->name, name) == 0)
+      return info->robots[i];
+  return NULL;
+}
+
+const lcpsim_robot_state_t *lcpsim_state_find_robot(const lcpsim_state_t *state, const char *name) {
+  if (!state || !name)
+    return NULL;
+  for (size_t i = 0; i < state->n_robots; ++i)
+    if (strcmp(state->robots[i]->name, name) == 0)
+      return state->robots[i];
+  return NULL;
+}
+
+/* ---- the client ---- */
+
+int lcpsim_client_connect(const char *endpoint, int timeout_ms, lcpsim_client_t **client) {
+  if (!endpoint || !client)
+    return LCPSIM_ERR_USAGE;
+  *client = NULL;
+  lcpsim_client_t *self = calloc(1, sizeof *self);
+  if (!self)
+    return LCPSIM_ERR_NO_MEMORY;
+  self->timeout_ms = timeout_ms;
+  self->context = zmq_ctx_new();
+  self->socket = self->context ? zmq_socket(self->context, ZMQ_DEALER) : NULL;
+  if (!self->socket) {
+    int code = fail(self, LCPSIM_ERR_TRANSPORT, "zmq socket: %s", zmq_strerror(errno));
+    lcpsim_client_destroy(&self);
+    return code;
+  }
+  /* Pending requests must not keep destroy waiting for a daemon that is gone. */
+  int linger = 0;
+  /* Queue a request only on a live connection, so one sent while the daemon is down times out
+   * here instead of being delivered, and applied, whenever the daemon comes back. */
+  int immediate = 1;
+  zmq_setsockopt(self->socket, ZMQ_LINGER, &linger, sizeof linger);
+  zmq_setsockopt(self->socket, ZMQ_IMMEDIATE, &immediate, sizeof immediate);
+  if (zmq_connect(self->socket, endpoint) != 0) {
+    /* Nothing to report the message through: the caller gets no client. */
+    lcpsim_client_destroy(&self);
+    return LCPSIM_ERR_TRANSPORT;
+  }
+  *client = self;
+  return LCPSIM_OK;
+}
+
+void lcpsim_client_destroy(lcpsim_client_t **client) {
+  if (!client || !*client)
+    return;
+  lcpsim_client_t *self = *client;
+  if (self->socket)
+    zmq_close(self->socket);
+  if (self->context)
+    zmq_ctx_term(self->context);
+  free(self);
+  *client = NULL;
+}
+
+void lcpsim_client_set_timeout(lcpsim_client_t *client, int timeout_ms) {
+  if (client)
+    client->timeout_ms = timeout_ms;
+}
+
+static int64_t monotonic_ms(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+/* Milliseconds left before `deadline` for zmq_poll: -1 (forever) when there is no deadline. */
+static long remaining_ms(int64_t deadline) {
+  if (deadline < 0)
+    return -1;
+  int64_t left = deadline - monotonic_ms();
+  return left > 0 ? (long)left : 0;
+}
+
+/* Waits for `events` on the socket until the deadline: 1 ready, 0 timed out, -1 failed. */
+static int wait_for(void *socket, short events, int64_t deadline) {
+  for (;;) {
+    zmq_pollitem_t item = {.socket = socket, .events = events};
+    int ready = zmq_poll(&item, 1, remaining_ms(deadline));
+    if (ready > 0)
+      return 1;
+    if (ready == 0)
+      return 0;
+    if (errno != EINTR)
+      return -1;
+  }
+}
+
+/* Receives one whole message; returns its last frame (the payload; a DEALER's message is the empty
+ * delimiter and the payload) in `payload`, and how many frames it had. */
+static int receive_message(void *socket, zmq_msg_t *payload, int *frames) {
+  *frames = 0;
+  for (;;) {
+    zmq_msg_t frame;
+    zmq_msg_init(&frame);
+    if (zmq_msg_recv(&frame, socket, ZMQ_DONTWAIT) < 0) {
+      zmq_msg_close(&frame);
+      return -1;
+    }
+    ++*frames;
+    bool more = zmq_msg_more(&frame);
+    zmq_msg_close(payload);
+    zmq_msg_init(payload);
+    zmq_msg_move(payload, &frame);
+    zmq_msg_close(&frame);
+    if (!more)
+      return 0;
+  }
+}
+
+static const char *call_name(Lcpsim__V1__Request__CallCase call) {
+  const ProtobufCFieldDescriptor *field =
+      protobuf_c_message_descriptor_get_field(&lcpsim__v1__request__descriptor, (unsigned)call);
+  return field ? field->name : "call";
+}
+
+/* Sends `request` (its id set here) and waits for its reply: OK with the reply, which answers the
+ * same call, in `*reply` (the caller frees it), or a negative code with last_error set. Replies to
+ * earlier, timed-out requests are discarded. */
+static int call(lcpsim_client_t *client, request_t *request, reply_t **reply) {
+  *reply = NULL;
+  client->last_error[0] = '\0';
+  const char *name = call_name(request->call_case);
+  int64_t deadline = client->timeout_ms < 0 ? -1 : monotonic_ms() + client->timeout_ms;
+  request->id = ++client->last_id;
+
+  size_t size = lcpsim__v1__request__get_packed_size(request);
+  uint8_t *bytes = malloc(size ? size : 1);
+  if (!bytes)
+    return fail(client, LCPSIM_ERR_NO_MEMORY, "%s: out of memory", name);
+  lcpsim__v1__request__pack(request, bytes);
+  int waited = wait_for(client->socket, ZMQ_POLLOUT, deadline);
+  int sent = -1;
+  if (waited > 0 && zmq_send(client->socket, "", 0, ZMQ_SNDMORE | ZMQ_DONTWAIT) == 0)
+    sent = zmq_send(client->socket, bytes, size, ZMQ_DONTWAIT);
+  free(bytes);
+  if (waited == 0)
+    return fail(client, LCPSIM_ERR_TIMEOUT, "%s: no connection to the daemon within %d ms", name,
+                client->timeout_ms);
+  if (sent < 0)
+    return fail(client, LCPSIM_ERR_TRANSPORT, "%s: send: %s", name, zmq_strerror(errno));
+
+  for (;;) {
+    waited = wait_for(client->socket, ZMQ_POLLIN, deadline);
+    if (waited == 0)
+      return fail(client, LCPSIM_ERR_TIMEOUT, "%s: no reply within %d ms", name,
+                  client->timeout_ms);
+    if (waited < 0)
+      return fail(client, LCPSIM_ERR_TRANSPORT, "%s: poll: %s", name, zmq_strerror(errno));
+    zmq_msg_t payload;
+    zmq_msg_init(&payload);
+    int frames = 0;
+    if (receive_message(client->socket, &payload, &frames) != 0) {
+      zmq_msg_close(&payload);
+      if (errno == EAGAIN)
+        continue;
+      return fail(client, LCPSIM_ERR_TRANSPORT, "%s: receive: %s", name, zmq_strerror(errno));
+    }
+    reply_t *received = frames == 2 ? lcpsim__v1__reply__unpack(NULL, zmq_msg_size(&payload),
+                                                                zmq_msg_data(&payload))
+                                    : NULL;
+    zmq_msg_close(&payload);
+    if (!received)
+      return fail(client, LCPSIM_ERR_PROTOCOL, "%s: undecodable reply (%d frames)", name, frames);
+    /* Id 0 answers a request the daemon could not decode; with one request outstanding at a
+     * time, that is this one. Any other id is the late reply to a request that timed out. */
+    bool undecoded = received->id == 0 && received->status &&
+                     received->status->code != LCPSIM__V1__STATUS__CODE__OK;
+    if (received->id != request->id && !undecoded) {
+      lcpsim__v1__reply__free_unpacked(received, NULL);
+      continue;
+    }
+    if (received->status && received->status->code != LCPSIM__V1__STATUS__CODE__OK) {
+      int code = -(int)received->status->code;
+      fail(client, code, "%s", received->status->message);
+      lcpsim__v1__reply__free_unpacked(received, NULL);
+      /* A code this client does not know still reads as a server error, never as OK. */
+      return code < 0 ? code : LCPSIM_ERR_PROTOCOL;
+    }
+    if ((int)received->result_case != (int)request->call_case) {
+      int result = (int)received->result_case;
+      lcpsim__v1__reply__free_unpacked(received, NULL);
+      return fail(client, LCPSIM_ERR_PROTOCOL, "%s: the reply answers another call (result %d)",
+                  name, result);
+    }
+    *reply = received;
+    return LCPSIM_OK;
+  }
+}
+
+static int missing(lcpsim_client_t *client, reply_t *reply, const char *what) {
+  lcpsim__v1__reply__free_unpacked(reply, NULL);
+  return fail(client, LCPSIM_ERR_PROTOCOL, "the reply has no %s", what);
+}
+
+int lcpsim_client_ping(lcpsim_client_t *client, char *server_version, size_t version_size) {
+  if (!client)
+    return LCPSIM_ERR_USAGE;
+  /* A payload that differs per call, so the echo shows the daemon read this very request. */
+  char payload[32];
+  int length =
+      snprintf(payload, sizeof payload, "ping %llu", (unsigned long long)(client->last_id + 1));
+  Lcpsim__V1__PingRequest ping = LCPSIM__V1__PING_REQUEST__INIT;
+  ping.payload.data = (uint8_t *)payload;
+  ping.payload.len = (size_t)length;
+  request_t request = LCPSIM__V1__REQUEST__INIT;
+  request.call_case = LCPSIM__V1__REQUEST__CALL_PING;
+  request.ping = &ping;
+  reply_t *reply = NULL;
+  int code = call(client, &request, &reply);
+  if (code != LCPSIM_OK)
+    return code;
+  const Lcpsim__V1__PingReply *pong = reply->ping;
+  if (!pong || pong->payload.len != (size_t)length ||
+      memcmp(pong->payload.data, payload, (size_t)length) != 0) {
+    lcpsim__v1__reply__free_unpacked(reply, NULL);
+    return fail(client, LCPSIM_ERR_PROTOCOL, "ping: the payload did not come back");
+  }
+  if (server_version && version_size > 0)
+    snprintf(server_version, version_size, "%s", pong->server_version);
+  lcpsim__v1__reply__free_unpacked(reply, NULL);
+  return LCPSIM_OK;
+}
+
+int lcpsim_client_get_info(lcpsim_client_t *client, lcpsim_info_t **info) {
+  if (!client || !info)
+    return LCPSIM_ERR_USAGE;
+  *info = NULL;
+  Lcpsim__V1__GetInfoRequest get_info = LCPSIM__V1__GET_INFO_REQUEST__INIT;
+  request_t request = LCPSIM__V1__REQUEST__INIT;
+  request.call_case = LCPSIM__V1__REQUEST__CALL_GET_INFO;
+  request.get_info = &get_info;
+  reply_t *reply = NULL;
+  int code = call(client, &request, &reply);
+  if (code != LCPSIM_OK)
+    return code;
+  if (!reply->get_info)
+    return missing(client, reply, "info");
+  /* Every sub-message of an unpacked message is its own allocation: hand this one over. */
+  *info = reply->get_info;
+  reply->get_info = NULL;
+  lcpsim__v1__reply__free_unpacked(reply, NULL);
+  return LCPSIM_OK;
+}
+
+/* The protobuf-c form of a target; it points into `target`, which must outlive it. */
+static Lcpsim__V1__SetTargetRequest target_message(const lcpsim_target_t *target) {
+  Lcpsim__V1__SetTargetRequest message = LCPSIM__V1__SET_TARGET_REQUEST__INIT;
+  /* protobuf-c only reads these arrays when packing; the casts drop const for its field types. */
+  message.robot = (char *)(target->robot ? target->robot : "");
+  message.n_joints = target->n_joints;
+  message.joints = (char **)target->joints;
+  message.n_indices = target->n_indices;
+  message.indices = (int32_t *)target->indices;
+  message.mode = (Lcpsim__V1__SetTargetRequest__Mode)target->mode;
+  message.n_position = target->n_position;
+  message.position = (double *)target->position;
+  message.n_velocity = target->n_velocity;
+  message.velocity = (double *)target->velocity;
+  message.n_kp = target->n_kp;
+  message.kp = (double *)target->kp;
+  message.n_kd = target->n_kd;
+  message.kd = (double *)target->kd;
+  message.n_effort_limit = target->n_effort_limit;
+  message.effort_limit = (double *)target->effort_limit;
+  message.n_torque = target->n_torque;
+  message.torque = (double *)target->torque;
+  if (target->gravity_compensation != LCPSIM_GRAVITY_COMPENSATION_KEEP) {
+    message.gravity_compensation_value_case =
+        LCPSIM__V1__SET_TARGET_REQUEST__GRAVITY_COMPENSATION_VALUE_GRAVITY_COMPENSATION;
+    message.gravity_compensation =
+        target->gravity_compensation == LCPSIM_GRAVITY_COMPENSATION_ON ? 1 : 0;
+  }
+  return message;
+}
+
+static bool target_is_valid(const lcpsim_target_t *target) {
+  return (target->joints || target->n_joints == 0) && (target->indices || target->n_indices == 0) &&
+         (target->position || target->n_position == 0) &&
+         (target->velocity || target->n_velocity == 0) && (target->kp || target->n_kp == 0) &&
+         (target->kd || target->n_kd == 0) &&
+         (target->effort_limit || target->n_effort_limit == 0) &&
+         (target->torque || target->n_torque == 0);
+}
+
+int lcpsim_client_step(lcpsim_client_t *client, int steps, const lcpsim_target_t *targets,
+                       size_t n_targets, lcpsim_contacts_t contacts, lcpsim_state_t **state) {
+  if (!client || (n_targets > 0 && !targets))
+    return LCPSIM_ERR_USAGE;
+  if (state)
+    *state = NULL;
+  for (size_t i = 0; i < n_targets; ++i)
+    if (!target_is_valid(&targets[i]))
+      return fail(client, LCPSIM_ERR_USAGE, "step: target %zu has an array of NULL", i);
+  Lcpsim__V1__SetTargetRequest *messages = calloc(n_targets ? n_targets : 1, sizeof *messages);
+  Lcpsim__V1__SetTargetRequest **pointers = calloc(n_targets ? n_targets : 1, sizeof *pointers);
+  if (!messages || !pointers) {
+    free(messages);
+    free(pointers);
+    return fail(client, LCPSIM_ERR_NO_MEMORY, "step: out of memory");
+  }
+  for (size_t i = 0; i < n_targets; ++i) {
+    messages[i] = target_message(&targets[i]);
+    pointers[i] = &messages[i];
+  }
+  Lcpsim__V1__StepRequest step = LCPSIM__V1__STEP_REQUEST__INIT;
+  step.steps = steps;
+  step.n_targets = n_targets;
+  step.targets = pointers;
+  step.return_state = state != NULL;
+  step.include_contacts = state != NULL && contacts == LCPSIM_WITH_CONTACTS;
+  request_t request = LCPSIM__V1__REQUEST__INIT;
+  request.call_case = LCPSIM__V1__REQUEST__CALL_STEP;
+  request.step = &step;
+  reply_t *reply = NULL;
+  int code = call(client, &request, &reply);
+  free(messages);
+  free(pointers);
+  if (code != LCPSIM_OK)
+    return code;
+  if (state) {
+    if (!reply->step || !reply->step->state)
+      return missing(client, reply, "state");
+    *state = reply->step->state;
+    reply->step->state = NULL;
+  }
+  lcpsim__v1__reply__free_unpacked(reply, NULL);
+  return LCPSIM_OK;
+}
+
+/* Sends a request whose reply carries nothing the caller needs. */
+static int call_for_status(lcpsim_client_t *client, request_t *request) {
+  reply_t *reply = NULL;
+  int code = call(client, request, &reply);
+  if (code == LCPSIM_OK)
+    lcpsim__v1__reply__free_unpacked(reply, NULL);
+  return code;
+}
+
+int lcpsim_client_set_target(lcpsim_client_t *client, const lcpsim_target_t *target) {
+  if (!client || !target)
+    return LCPSIM_ERR_USAGE;
+  if (!target_is_valid(target))
+    return fail(client, LCPSIM_ERR_USAGE, "set_target: an array is NULL");
+  Lcpsim__V1__SetTargetRequest set_target = target_message(target);
+  request_t request = LCPSIM__V1__REQUEST__INIT;
+  request.call_case = LCPSIM__V1__REQUEST__CALL_SET_TARGET;
+  request.set_target = &set_target;
+  return call_for_status(client, &request);
+}
+
+int lcpsim_client_get_state(lcpsim_client_t *client, lcpsim_contacts_t contacts,
+                            lcpsim_state_t **state) {
+  if (!client || !state)
+    return LCPSIM_ERR_USAGE;
+  *state = NULL;
+  Lcpsim__V1__GetStateRequest get_state = LCPSIM__V1__GET_STATE_REQUEST__INIT;
+  get_state.include_contacts = contacts == LCPSIM_WITH_CONTACTS;
+  request_t request = LCPSIM__V1__REQUEST__INIT;
+  request.call_case = LCPSIM__V1__REQUEST__CALL_GET_STATE;
+  request.get_state = &get_state;
+  reply_t *reply = NULL;
+  int code = call(client, &request, &reply);
+  if (code != LCPSIM_OK)
+    return code;
+  if (!reply->get_state || !reply->get_state->state)
+    return missing(client, reply, "state");
+  *state = reply->get_state->state;
+  reply->get_state->state = NULL;
+  lcpsim__v1__reply__free_unpacked(reply, NULL);
+  return LCPSIM_OK;
+}
+
+/* The message parts of a pose; they live in the caller's frame. */
+typedef struct {
+  Lcpsim__V1__Pose pose;
+  Lcpsim__V1__Vec3 position;
+  Lcpsim__V1__Quat orientation;
+} pose_message_t;
+
+static void pose_message(const lcpsim_pose_t *pose, pose_message_t *out) {
+  *out = (pose_message_t){.pose = LCPSIM__V1__POSE__INIT,
+                          .position = LCPSIM__V1__VEC3__INIT,
+                          .orientation = LCPSIM__V1__QUAT__INIT};
+  out->position.x = pose->position[0];
+  out->position.y = pose->position[1];
+  out->position.z = pose->position[2];
+  out->pose.position = &out->position;
+  const double *q = pose->orientation;
+  if (q[0] != 0.0 || q[1] != 0.0 || q[2] != 0.0 || q[3] != 0.0) {
+    out->orientation.w = q[0];
+    out->orientation.x = q[1];
+    out->orientation.y = q[2];
+    out->orientation.z = q[3];
+    out->pose.orientation = &out->orientation;
+  }
+}
+
+int lcpsim_client_load_model(lcpsim_client_t *client, const lcpsim_model_t *model,
+                             lcpsim_robot_info_t **robot) {
+  if (!client || !model)
+    return LCPSIM_ERR_USAGE;
+  if (robot)
+    *robot = NULL;
+  if ((model->urdf_path != NULL) == (model->urdf_text != NULL))
+    return fail(client, LCPSIM_ERR_USAGE, "load_model: give exactly one of urdf_path, urdf_text");
+  Lcpsim__V1__LoadModelRequest load = LCPSIM__V1__LOAD_MODEL_REQUEST__INIT;
+  if (model->urdf_path) {
+    load.source_case = LCPSIM__V1__LOAD_MODEL_REQUEST__SOURCE_URDF_PATH;
+    load.urdf_path = (char *)model->urdf_path;
+  } else {
+    load.source_case = LCPSIM__V1__LOAD_MODEL_REQUEST__SOURCE_URDF_TEXT;
+    load.urdf_text = (char *)model->urdf_text;
+  }
+  load.name = (char *)(model->name ? model->name : "");
+  pose_message_t base_pose;
+  pose_message(&model->base_pose, &base_pose);
+  load.base_pose = &base_pose.pose;
+  load.base_type = (Lcpsim__V1__LoadModelRequest__Base)model->base;
+  load.self_collision = model->self_collision;
+  request_t request = LCPSIM__V1__REQUEST__INIT;
+  request.call_case = LCPSIM__V1__REQUEST__CALL_LOAD_MODEL;
+  request.load_model = &load;
+  reply_t *reply = NULL;
+  int code = call(client, &request, &reply);
+  if (code != LCPSIM_OK)
+    return code;
+  if (robot) {
+    if (!reply->load_model || !reply->load_model->robot)
+      return missing(client, reply, "robot");
+    *robot = reply->load_model->robot;
+    reply->load_model->robot = NULL;
+  }
+  lcpsim__v1__reply__free_unpacked(reply, NULL);
+  return LCPSIM_OK;
+}
+
+static Lcpsim__V1__Vec3 vec3_message(const double v[3]) {
+  Lcpsim__V1__Vec3 message = LCPSIM__V1__VEC3__INIT;
+  message.x = v[0];
+  message.y = v[1];
+  message.z = v[2];
+  return message;
+}
+
+int lcpsim_client_spawn(lcpsim_client_t *client, const lcpsim_body_t *body, uint32_t *id,
+                        char **name) {
+  if (!client || !body)
+    return LCPSIM_ERR_USAGE;
+  if (name)
+    *name = NULL;
+  Lcpsim__V1__Vec3 half_extents = vec3_message(body->half_extents);
+  Lcpsim__V1__Shape shape = LCPSIM__V1__SHAPE__INIT;
+  shape.type = (Lcpsim__V1__Shape__Type)body->shape;
+  shape.radius = body->radius;
+  shape.half_length = body->half_length;
+  shape.half_extents = &half_extents;
+  pose_message_t pose;
+  pose_message(&body->pose, &pose);
+  Lcpsim__V1__Vec3 linear = vec3_message(body->linear_velocity);
+  Lcpsim__V1__Vec3 angular = vec3_message(body->angular_velocity);
+  Lcpsim__V1__Twist twist = LCPSIM__V1__TWIST__INIT;
+  twist.linear = &linear;
+  twist.angular = &angular;
+  Lcpsim__V1__SpawnRequest spawn = LCPSIM__V1__SPAWN_REQUEST__INIT;
+  spawn.name = (char *)(body->name ? body->name : "");
+  spawn.shape = &shape;
+  spawn.pose = &pose.pose;
+  spawn.twist = &twist;
+  spawn.mass = body->mass;
+  spawn.is_static = body->is_static;
+  spawn.friction = body->friction;
+  request_t request = LCPSIM__V1__REQUEST__INIT;
+  request.call_case = LCPSIM__V1__REQUEST__CALL_SPAWN;
+  request.spawn = &spawn;
+  reply_t *reply = NULL;
+  int code = call(client, &request, &reply);
+  if (code != LCPSIM_OK)
+    return code;
+  if (!reply->spawn)
+    return missing(client, reply, "body");
+  if (id)
+    *id = reply->spawn->id;
+  if (name) {
+    *name = strdup(reply->spawn->name);
+    if (!*name)
+      code = fail(client, LCPSIM_ERR_NO_MEMORY, "spawn: out of memory");
+  }
+  lcpsim__v1__reply__free_unpacked(reply, NULL);
+  return code;
+}
+
+int lcpsim_client_remove(lcpsim_client_t *client, const char *name) {
+  if (!client || !name)
+    return LCPSIM_ERR_USAGE;
+  Lcpsim__V1__RemoveRequest remove = LCPSIM__V1__REMOVE_REQUEST__INIT;
+  remove.name = (char *)name;
+  request_t request = LCPSIM__V1__REQUEST__INIT;
+  request.call_case = LCPSIM__V1__REQUEST__CALL_REMOVE;
+  request.remove = &remove;
+  return call_for_status(client, &request);
+}
+
+int lcpsim_client_reset(lcpsim_client_t *client) {
+  if (!client)
+    return LCPSIM_ERR_USAGE;
+  Lcpsim__V1__ResetRequest reset = LCPSIM__V1__RESET_REQUEST__INIT;
+  request_t request = LCPSIM__V1__REQUEST__INIT;
+  request.call_case = LCPSIM__V1__REQUEST__CALL_RESET;
+  request.reset = &reset;
+  return call_for_status(client, &request);
+}
+
+int lcpsim_client_save_state(lcpsim_client_t *client, const char *slot, uint8_t **snapshot,
+                             size_t *size, double *time) {
+  if (!client || (snapshot && !size))
+    return LCPSIM_ERR_USAGE;
+  if (snapshot) {
+    *snapshot = NULL;
+    *size = 0;
+  }
+  Lcpsim__V1__SaveStateRequest save = LCPSIM__V1__SAVE_STATE_REQUEST__INIT;
+  save.slot = (char *)(slot ? slot : "");
+  request_t request = LCPSIM__V1__REQUEST__INIT;
+  request.call_case = LCPSIM__V1__REQUEST__CALL_SAVE_STATE;
+  request.save_state = &save;
+  reply_t *reply = NULL;
+  int code = call(client, &request, &reply);
+  if (code != LCPSIM_OK)
+    return code;
+  if (!reply->save_state)
+    return missing(client, reply, "snapshot");
+  const ProtobufCBinaryData *bytes = &reply->save_state->snapshot;
+  if (snapshot) {
+    *snapshot = malloc(bytes->len ? bytes->len : 1);
+    if (*snapshot) {
+      if (bytes->len)
+        memcpy(*snapshot, bytes->data, bytes->len);
+      *size = bytes->len;
+    } else {
+      code = fail(client, LCPSIM_ERR_NO_MEMORY, "save_state: out of memory");
+    }
+  }
+  if (time)
+    *time = reply->save_state->time;
+  lcpsim__v1__reply__free_unpacked(reply, NULL);
+  return code;
+}
+
+static int restore(lcpsim_client_t *client, Lcpsim__V1__RestoreStateRequest *restore_state,
+                   double *time) {
+  request_t request = LCPSIM__V1__REQUEST__INIT;
+  request.call_case = LCPSIM__V1__REQUEST__CALL_RESTORE_STATE;
+  request.restore_state = restore_state;
+  reply_t *reply = NULL;
+  int code = call(client, &request, &reply);
+  if (code != LCPSIM_OK)
+    return code;
+  if (time)
+    *time = reply->restore_state ? reply->restore_state->time : 0.0;
+  lcpsim__v1__reply__free_unpacked(reply, NULL);
+  return LCPSIM_OK;
+}
+
+int lcpsim_client_restore_state(lcpsim_client_t *client, const uint8_t *snapshot, size_t size,
+                                double *time) {
+  if (!client || (!snapshot && size > 0))
+    return LCPSIM_ERR_USAGE;
+  Lcpsim__V1__RestoreStateRequest restore_state = LCPSIM__V1__RESTORE_STATE_REQUEST__INIT;
+  restore_state.source_case = LCPSIM__V1__RESTORE_STATE_REQUEST__SOURCE_SNAPSHOT;
+  restore_state.snapshot.data = (uint8_t *)snapshot;
+  restore_state.snapshot.len = size;
+  return restore(client, &restore_state, time);
+}
+
+int lcpsim_client_restore_slot(lcpsim_client_t *client, const char *slot, double *time) {
+  if (!client || !slot)
+    return LCPSIM_ERR_USAGE;
+  Lcpsim__V1__RestoreStateRequest restore_state = LCPSIM__V1__RESTORE_STATE_REQUEST__INIT;
+  restore_state.source_case = LCPSIM__V1__RESTORE_STATE_REQUEST__SOURCE_SLOT;
+  restore_state.slot = (char *)slot;
+  return restore(client, &restore_state, time);
+}
+
+int lcpsim_client_set_settings(lcpsim_client_t *client, const lcpsim_settings_change_t *change,
+                               lcpsim_settings_t **settings) {
+  if (!client || !change)
+    return LCPSIM_ERR_USAGE;
+  if (settings)
+    *settings = NULL;
+  Lcpsim__V1__SetSettingsRequest set = LCPSIM__V1__SET_SETTINGS_REQUEST__INIT;
+  Lcpsim__V1__Vec3 gravity = vec3_message(change->gravity);
+  if (change->has_timestep) {
+    set.timestep_value_case = LCPSIM__V1__SET_SETTINGS_REQUEST__TIMESTEP_VALUE_TIMESTEP;
+    set.timestep = change->timestep;
+  }
+  if (change->has_gravity)
+    set.gravity = &gravity;
+  if (change->has_iterations) {
+    set.iterations_value_case = LCPSIM__V1__SET_SETTINGS_REQUEST__ITERATIONS_VALUE_ITERATIONS;
+    set.iterations = change->iterations;
+  }
+  if (change->has_sor_omega) {
+    set.sor_omega_value_case = LCPSIM__V1__SET_SETTINGS_REQUEST__SOR_OMEGA_VALUE_SOR_OMEGA;
+    set.sor_omega = change->sor_omega;
+  }
+  if (change->has_friction_model) {
+    set.friction_model_value_case =
+        LCPSIM__V1__SET_SETTINGS_REQUEST__FRICTION_MODEL_VALUE_FRICTION_MODEL;
+    set.friction_model = (Lcpsim__V1__Settings__FrictionModel)change->friction_model;
+  }
+  if (change->has_mode) {
+    set.mode_value_case = LCPSIM__V1__SET_SETTINGS_REQUEST__MODE_VALUE_MODE;
+    set.mode = (Lcpsim__V1__Settings__Mode)change->mode;
+  }
+  if (change->has_rate) {
+    set.rate_value_case = LCPSIM__V1__SET_SETTINGS_REQUEST__RATE_VALUE_RATE;
+    set.rate = change->rate;
+  }
+  request_t request = LCPSIM__V1__REQUEST__INIT;
+  request.call_case = LCPSIM__V1__REQUEST__CALL_SET_SETTINGS;
+  request.set_settings = &set;
+  reply_t *reply = NULL;
+  int code = call(client, &request, &reply);
+  if (code != LCPSIM_OK)
+    return code;
+  if (settings) {
+    if (!reply->set_settings || !reply->set_settings->settings)
+      return missing(client, reply, "settings");
+    *settings = reply->set_settings->settings;
+    reply->set_settings->settings = NULL;
+  }
+  lcpsim__v1__reply__free_unpacked(reply, NULL);
+  return LCPSIM_OK;
+}
+
+int lcpsim_client_subscribe(lcpsim_client_t *client, unsigned every_steps,
+                            lcpsim_contacts_t contacts) {
+  if (!client)
+    return LCPSIM_ERR_USAGE;
+  Lcpsim__V1__SubscribeRequest subscribe = LCPSIM__V1__SUBSCRIBE_REQUEST__INIT;
+  subscribe.every_steps = every_steps;
+  subscribe.include_contacts = contacts == LCPSIM_WITH_CONTACTS;
+  request_t request = LCPSIM__V1__REQUEST__INIT;
+  request.call_case = LCPSIM__V1__REQUEST__CALL_SUBSCRIBE;
+  request.subscribe = &subscribe;
+  return call_for_status(client, &request);
+}
+
+/* ---- the state stream ---- */
+
+int lcpsim_subscriber_new(const char *endpoint, lcpsim_subscriber_t **subscriber) {
+  if (!endpoint || !subscriber)
+    return LCPSIM_ERR_USAGE;
+  *subscriber = NULL;
+  lcpsim_subscriber_t *self = calloc(1, sizeof *self);
+  if (!self)
+    return LCPSIM_ERR_NO_MEMORY;
+  self->context = zmq_ctx_new();
+  self->socket = self->context ? zmq_socket(self->context, ZMQ_SUB) : NULL;
+  int linger = 0;
+  if (!self->socket || zmq_setsockopt(self->socket, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
+      zmq_setsockopt(self->socket, ZMQ_SUBSCRIBE, STATE_TOPIC, STATE_TOPIC_LENGTH) != 0 ||
+      zmq_connect(self->socket, endpoint) != 0) {
+    lcpsim_subscriber_destroy(&self);
+    return LCPSIM_ERR_TRANSPORT;
+  }
+  *subscriber = self;
+  return LCPSIM_OK;
+}
+
+void lcpsim_subscriber_destroy(lcpsim_subscriber_t **subscriber) {
+  if (!subscriber || !*subscriber)
+    return;
+  lcpsim_subscriber_t *self = *subscriber;
+  if (self->socket)
+    zmq_close(self->socket);
+  if (self->context)
+    zmq_ctx_term(self->context);
+  free(self);
+  *subscriber = NULL;
+}
+
+int lcpsim_subscriber_receive(lcpsim_subscriber_t *subscriber, int timeout_ms,
+                              lcpsim_state_t **state) {
+  if (!subscriber || !state)
+    return LCPSIM_ERR_USAGE;
+  *state = NULL;
+  int64_t deadline = timeout_ms < 0 ? -1 : monotonic_ms() + timeout_ms;
+  for (;;) {
+    int waited = wait_for(subscriber->socket, ZMQ_POLLIN, deadline);
+    if (waited == 0)
+      return LCPSIM_ERR_TIMEOUT;
+    if (waited < 0)
+      return LCPSIM_ERR_TRANSPORT;
+    zmq_msg_t payload;
+    zmq_msg_init(&payload);
+    int frames = 0;
+    if (receive_message(subscriber->socket, &payload, &frames) != 0) {
+      zmq_msg_close(&payload);
+      if (errno == EAGAIN)
+        continue;
+      return LCPSIM_ERR_TRANSPORT;
+    }
+    const uint8_t *data = zmq_msg_data(&payload);
+    size_t size = zmq_msg_size(&payload);
+    /* The topic and the serialized State share one frame. */
+    bool ours = frames == 1 && size >= STATE_TOPIC_LENGTH &&
+                memcmp(data, STATE_TOPIC, STATE_TOPIC_LENGTH) == 0;
+    lcpsim_state_t *received =
+        ours ? lcpsim__v1__state__unpack(NULL, size - STATE_TOPIC_LENGTH, data + STATE_TOPIC_LENGTH)
+             : NULL;
+    zmq_msg_close(&payload);
+    if (!ours)
+      continue;
+    if (!received)
+      return LCPSIM_ERR_PROTOCOL;
+    *state = received;
+    return LCPSIM_OK;
+  }
+}

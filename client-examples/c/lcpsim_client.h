@@ -1,0 +1,270 @@
+/* lcpsim_client: a small blocking C client for lcpsimd (proto/lcpsim/v1/lcpsim.proto).
+ *
+ * One function per call of the protocol. Every call waits for its reply at most the client's
+ * timeout and returns LCPSIM_OK (0) or a negative code: a server Status code c > 0 comes back as
+ * -c (LCPSIM_ERR_NOT_FOUND, ...), the client's own failures as codes from -100 down
+ * (LCPSIM_ERR_TIMEOUT, ...). After a failure lcpsim_client_last_error() says why (for a server
+ * error, the server's message).
+ *
+ * Inputs are plain C structs; results are the protocol's protobuf-c messages (typedef'd below),
+ * owned by the caller and freed with the matching _destroy. A zeroed input struct means "leave
+ * everything as it is", so designated initializers name only what a call changes.
+ *
+ * A call that timed out may still be applied by the server; its late reply is recognised by its
+ * request id and discarded, so the client stays usable. Requests go out only over a live
+ * connection (ZMQ_IMMEDIATE), never queued for a daemon that is not there yet. One client is one
+ * DEALER socket: use it from one thread at a time.
+ */
+#ifndef LCPSIM_CLIENT_H
+#define LCPSIM_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lcpsim/v1/lcpsim.pb-c.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+  LCPSIM_OK = 0,
+  /* The server's Status codes, negated. */
+  LCPSIM_ERR_INVALID_ARGUMENT = -1,
+  LCPSIM_ERR_NOT_FOUND = -2,
+  LCPSIM_ERR_FAILED_PRECONDITION = -3,
+  LCPSIM_ERR_RESOURCE_EXHAUSTED = -4,
+  LCPSIM_ERR_INTERNAL = -5,
+  /* The client's own. */
+  LCPSIM_ERR_USAGE = -100,     /* the call itself was wrong: a NULL pointer, a bad count */
+  LCPSIM_ERR_NO_MEMORY = -101, /* an allocation failed */
+  LCPSIM_ERR_TRANSPORT = -102, /* ZeroMQ failed: a malformed endpoint, a closed context */
+  LCPSIM_ERR_TIMEOUT = -103,   /* no reply within the timeout */
+  LCPSIM_ERR_PROTOCOL = -104,  /* the reply could not be decoded or answers another call */
+};
+
+/* The name of a code ("NOT_FOUND", "TIMEOUT", ...); "UNKNOWN" for other values. */
+const char *lcpsim_status_name(int code);
+
+/* ---- results: the protocol's messages ---- */
+
+typedef Lcpsim__V1__GetInfoReply lcpsim_info_t;
+typedef Lcpsim__V1__RobotInfo lcpsim_robot_info_t;
+typedef Lcpsim__V1__JointInfo lcpsim_joint_info_t;
+typedef Lcpsim__V1__BodyInfo lcpsim_body_info_t;
+typedef Lcpsim__V1__Settings lcpsim_settings_t;
+typedef Lcpsim__V1__State lcpsim_state_t;
+typedef Lcpsim__V1__RobotState lcpsim_robot_state_t;
+typedef Lcpsim__V1__BodyState lcpsim_body_state_t;
+typedef Lcpsim__V1__Contact lcpsim_contact_t;
+
+void lcpsim_info_destroy(lcpsim_info_t **info);
+void lcpsim_robot_info_destroy(lcpsim_robot_info_t **robot);
+void lcpsim_settings_destroy(lcpsim_settings_t **settings);
+void lcpsim_state_destroy(lcpsim_state_t **state);
+
+/* The robot of that name in `info` or `state`, or NULL. */
+const lcpsim_robot_info_t *lcpsim_info_find_robot(const lcpsim_info_t *info, const char *name);
+const lcpsim_robot_state_t *lcpsim_state_find_robot(const lcpsim_state_t *state, const char *name);
+
+/* ---- inputs ---- */
+
+typedef enum {
+  LCPSIM_MODE_KEEP = 0, /* leave each joint's mode as it is */
+  LCPSIM_MODE_OFF = 1,
+  LCPSIM_MODE_POSITION = 2, /* tau = kp (q* - q) + kd (qd* - qd), |tau| <= effort limit */
+  LCPSIM_MODE_VELOCITY = 3, /* tau = kd (qd* - qd) */
+  LCPSIM_MODE_TORQUE = 4,   /* tau = torque, |tau| <= effort limit */
+} lcpsim_mode_t;
+
+typedef enum {
+  LCPSIM_GRAVITY_COMPENSATION_KEEP = 0,
+  LCPSIM_GRAVITY_COMPENSATION_ON,
+  LCPSIM_GRAVITY_COMPENSATION_OFF,
+} lcpsim_gravity_compensation_t;
+
+/* Joint controller targets for one robot (SetTargetRequest). The joints addressed are `joints` by
+ * name, or else `indices` in joint order, or else (both empty) all joints in joint order. Each
+ * value array has 0 entries (keep the joint's value), 1 (the same value for every addressed
+ * joint) or one per addressed joint. */
+typedef struct {
+  const char *robot;
+  const char *const *joints;
+  size_t n_joints;
+  const int32_t *indices;
+  size_t n_indices;
+  lcpsim_mode_t mode;
+  const double *position; /* q*, rad or m */
+  size_t n_position;
+  const double *velocity; /* qd*, rad/s or m/s */
+  size_t n_velocity;
+  const double *kp; /* N·m/rad or N/m */
+  size_t n_kp;
+  const double *kd; /* N·m·s/rad or N·s/m */
+  size_t n_kd;
+  const double *effort_limit; /* > 0; 0: the URDF's limit */
+  size_t n_effort_limit;
+  const double *torque; /* N·m or N, for LCPSIM_MODE_TORQUE */
+  size_t n_torque;
+  lcpsim_gravity_compensation_t gravity_compensation;
+} lcpsim_target_t;
+
+/* A pose: position in m, orientation (w, x, y, z); an all-zero orientation means identity. */
+typedef struct {
+  double position[3];
+  double orientation[4];
+} lcpsim_pose_t;
+
+typedef enum {
+  LCPSIM_BASE_DEFAULT = 0, /* as the URDF says */
+  LCPSIM_BASE_FIXED = 1,
+  LCPSIM_BASE_FLOATING = 2,
+} lcpsim_base_t;
+
+/* A robot to load: exactly one of urdf_path (on the daemon's machine) and urdf_text. */
+typedef struct {
+  const char *urdf_path;
+  const char *urdf_text;
+  const char *name; /* NULL or "": the URDF's */
+  lcpsim_pose_t base_pose;
+  lcpsim_base_t base;
+  bool self_collision;
+} lcpsim_model_t;
+
+typedef enum {
+  LCPSIM_SHAPE_SPHERE = 1,   /* radius */
+  LCPSIM_SHAPE_BOX = 2,      /* half_extents */
+  LCPSIM_SHAPE_CAPSULE = 3,  /* radius, half_length along the body's z axis */
+  LCPSIM_SHAPE_CYLINDER = 4, /* radius, half_length along the body's z axis */
+} lcpsim_shape_t;
+
+/* A free body to spawn. */
+typedef struct {
+  const char *name; /* unique; NULL or "": the server makes one up */
+  lcpsim_shape_t shape;
+  double radius;
+  double half_length;
+  double half_extents[3];
+  lcpsim_pose_t pose;
+  double linear_velocity[3];  /* m/s */
+  double angular_velocity[3]; /* rad/s */
+  double mass;                /* kg, > 0 unless is_static */
+  bool is_static;
+  double friction; /* 0: the server's default */
+} lcpsim_body_t;
+
+typedef enum {
+  LCPSIM_FRICTION_CONE = 0,
+  LCPSIM_FRICTION_BOX = 1,
+} lcpsim_friction_model_t;
+
+typedef enum {
+  LCPSIM_LOCKSTEP = 0, /* the world moves only on Step */
+  LCPSIM_REALTIME = 1, /* the daemon steps at rate x wall clock */
+} lcpsim_sim_mode_t;
+
+/* Settings to change; only the fields whose has_ flag is set are sent. */
+typedef struct {
+  bool has_timestep;
+  double timestep; /* s */
+  bool has_gravity;
+  double gravity[3]; /* m/s^2 */
+  bool has_iterations;
+  int iterations;
+  bool has_sor_omega;
+  double sor_omega;
+  bool has_friction_model;
+  lcpsim_friction_model_t friction_model;
+  bool has_mode;
+  lcpsim_sim_mode_t mode;
+  bool has_rate;
+  double rate; /* simulated seconds per wall-clock second, in real-time mode */
+} lcpsim_settings_change_t;
+
+typedef enum {
+  LCPSIM_WITHOUT_CONTACTS = 0,
+  LCPSIM_WITH_CONTACTS = 1,
+} lcpsim_contacts_t;
+
+/* ---- the client ---- */
+
+typedef struct lcpsim_client lcpsim_client_t;
+
+/* Connects to the daemon's request socket (e.g. "tcp://127.0.0.1:5555"). ZeroMQ connects in the
+ * background, so this fails only for a malformed endpoint; a daemon that is not there shows as
+ * LCPSIM_ERR_TIMEOUT on the first call. timeout_ms bounds each call; -1 waits forever. */
+int lcpsim_client_connect(const char *endpoint, int timeout_ms, lcpsim_client_t **client);
+void lcpsim_client_destroy(lcpsim_client_t **client);
+void lcpsim_client_set_timeout(lcpsim_client_t *client, int timeout_ms);
+
+/* What the last failed call said; "" after a success. Valid until the next call. */
+const char *lcpsim_client_last_error(const lcpsim_client_t *client);
+
+/* A round trip that checks the echo. server_version (may be NULL) gets at most
+ * version_size - 1 characters of the daemon's version. */
+int lcpsim_client_ping(lcpsim_client_t *client, char *server_version, size_t version_size);
+
+/* Robots (joints, limits), named free bodies and settings. */
+int lcpsim_client_get_info(lcpsim_client_t *client, lcpsim_info_t **info);
+
+/* Applies `targets` (all or none), then steps `steps` >= 0 times. With `state` not NULL, the reply
+ * carries the state after the steps, which the caller destroys. */
+int lcpsim_client_step(lcpsim_client_t *client, int steps, const lcpsim_target_t *targets,
+                       size_t n_targets, lcpsim_contacts_t contacts, lcpsim_state_t **state);
+
+int lcpsim_client_set_target(lcpsim_client_t *client, const lcpsim_target_t *target);
+
+int lcpsim_client_get_state(lcpsim_client_t *client, lcpsim_contacts_t contacts,
+                            lcpsim_state_t **state);
+
+/* Loads a robot; `robot` (may be NULL) receives its description. */
+int lcpsim_client_load_model(lcpsim_client_t *client, const lcpsim_model_t *model,
+                             lcpsim_robot_info_t **robot);
+
+/* Spawns a free body; `id` and `name` (each may be NULL) receive its id and its name (malloc'd,
+ * the caller frees it). */
+int lcpsim_client_spawn(lcpsim_client_t *client, const lcpsim_body_t *body, uint32_t *id,
+                        char **name);
+
+/* Removes a body or a robot by name. */
+int lcpsim_client_remove(lcpsim_client_t *client, const char *name);
+
+/* Back to the world as the daemon loaded it at start-up. */
+int lcpsim_client_reset(lcpsim_client_t *client);
+
+/* Takes a snapshot of the world's state. With `slot` not NULL or "", the daemon also keeps it
+ * under that name. `snapshot` (may be NULL) receives a malloc'd copy of the bytes, which the
+ * caller frees, and `size` its length; `time` (may be NULL) the simulated time. */
+int lcpsim_client_save_state(lcpsim_client_t *client, const char *slot, uint8_t **snapshot,
+                             size_t *size, double *time);
+int lcpsim_client_restore_state(lcpsim_client_t *client, const uint8_t *snapshot, size_t size,
+                                double *time);
+int lcpsim_client_restore_slot(lcpsim_client_t *client, const char *slot, double *time);
+
+/* Changes the settings given; `settings` (may be NULL) receives them as they now are. */
+int lcpsim_client_set_settings(lcpsim_client_t *client, const lcpsim_settings_change_t *change,
+                               lcpsim_settings_t **settings);
+
+/* Asks the daemon to publish the state every `every_steps` steps on its PUB socket (0 stops). */
+int lcpsim_client_subscribe(lcpsim_client_t *client, unsigned every_steps,
+                            lcpsim_contacts_t contacts);
+
+/* ---- the state stream ---- */
+
+typedef struct lcpsim_subscriber lcpsim_subscriber_t;
+
+/* Connects to the daemon's PUB socket (e.g. "tcp://127.0.0.1:5556"). As with any ZeroMQ
+ * subscription, states published before the connection is made are not seen. */
+int lcpsim_subscriber_new(const char *endpoint, lcpsim_subscriber_t **subscriber);
+void lcpsim_subscriber_destroy(lcpsim_subscriber_t **subscriber);
+
+/* Waits at most timeout_ms (-1: forever) for the next published state; the caller destroys it. */
+int lcpsim_subscriber_receive(lcpsim_subscriber_t *subscriber, int timeout_ms,
+                              lcpsim_state_t **state);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,384 @@
+"""lcpsim_client: a small blocking Python client for lcpsimd.
+
+One method per call of the protocol (proto/lcpsim/v1/lcpsim.proto). Each call
+waits for its reply at most the client's timeout; a server error raises
+LcpsimError with the server's status code and message, no reply in time
+raises LcpsimTimeout. Results are the protocol's messages (lcpsim_pb2).
+
+    from lcpsim_client import Client
+    with Client("tcp://127.0.0.1:5555") as sim:
+        info = sim.get_info()
+        state = sim.step(10, return_state=True).state
+
+Needs pyzmq and protobuf (Debian: python3-zmq, python3-protobuf) and the
+generated lcpsim_pb2, which the build writes under build/python: put that
+directory on PYTHONPATH, or name it in LCPSIM_PROTO_PATH; failing both, the
+module looks in build/python of the checkout it sits in.
+"""
+
+import itertools
+import math
+import os
+import sys
+import time
+
+import zmq
+from google.protobuf.message import DecodeError
+
+DEFAULT_ENDPOINT = "tcp://127.0.0.1:5555"
+DEFAULT_PUB_ENDPOINT = "tcp://127.0.0.1:5556"
+DEFAULT_TIMEOUT_MS = 5000
+STATE_TOPIC = b"state"
+
+
+def _import_protocol():
+    """Finds the generated lcpsim_pb2: LCPSIM_PROTO_PATH, then sys.path, then the checkout."""
+    explicit = os.environ.get("LCPSIM_PROTO_PATH")
+    if explicit:
+        sys.path.insert(0, explicit)
+    try:
+        from lcpsim.v1 import lcpsim_pb2
+        return lcpsim_pb2
+    except ImportError:
+        pass
+    checkout = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    for build in ("build", "build-asan"):
+        candidate = os.path.join(checkout, build, "python")
+        if os.path.exists(os.path.join(candidate, "lcpsim", "v1", "lcpsim_pb2.py")):
+            sys.path.insert(0, candidate)
+            from lcpsim.v1 import lcpsim_pb2
+            return lcpsim_pb2
+    raise ImportError(
+        "lcpsim_client: cannot import lcpsim.v1.lcpsim_pb2; build the project and put the "
+        "build's python directory (e.g. build/python) on PYTHONPATH or in LCPSIM_PROTO_PATH")
+
+
+pb = _import_protocol()
+
+
+class LcpsimError(Exception):
+    """A failed call: `code` is the server's Status.Code (e.g. pb.Status.NOT_FOUND), or None
+    when the failure is the client's (a timeout, an undecodable reply); `message` says why."""
+
+    def __init__(self, code, message):
+        super().__init__(code, message)
+        self.code = code
+        self.message = message
+
+    @property
+    def code_name(self):
+        if self.code is None:
+            return type(self).__name__
+        try:
+            return pb.Status.Code.Name(self.code)
+        except ValueError:
+            return "CODE_%d" % self.code
+
+    def __str__(self):
+        return "%s: %s" % (self.code_name, self.message)
+
+
+class LcpsimTimeout(LcpsimError, TimeoutError):
+    """No reply within the timeout (the daemon is not there, or is busy)."""
+
+    def __init__(self, message):
+        super().__init__(None, message)
+
+
+class LcpsimProtocolError(LcpsimError):
+    """A reply that cannot be decoded or that answers another call."""
+
+    def __init__(self, message):
+        super().__init__(None, message)
+
+
+def _deadline(timeout_ms):
+    return None if timeout_ms is None or timeout_ms < 0 else time.monotonic() + timeout_ms / 1000.0
+
+
+def _wait(socket, event, deadline):
+    """True when `socket` is ready for `event` before `deadline` (None: no deadline)."""
+    poller = zmq.Poller()
+    poller.register(socket, event)
+    while True:
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        ready = dict(poller.poll(None if left is None else int(math.ceil(left * 1000))))
+        if ready.get(socket, 0) & event:
+            return True
+        if left is not None and time.monotonic() >= deadline:
+            return False
+
+
+def _values(value):
+    """A SetTarget array: None (keep), one number (every joint), or one per joint."""
+    if value is None:
+        return []
+    if isinstance(value, (int, float)):
+        return [float(value)]
+    return [float(v) for v in value]
+
+
+def _enum(enum_type, value, prefix=""):
+    """An enum given by its value or by its name, in any case ("position", "POSITION")."""
+    if isinstance(value, str):
+        return enum_type.Value(prefix + value.upper())
+    return int(value)
+
+
+def target(robot, joints=None, indices=None, mode=None, position=None, velocity=None, kp=None,
+           kd=None, effort_limit=None, torque=None, gravity_compensation=None):
+    """A SetTargetRequest for Client.set_target or Client.step.
+
+    The joints addressed: `joints` by name, or `indices` in joint order, or (neither) all of
+    them. mode: "keep", "off", "position", "velocity", "torque" (or the enum). Each of
+    position, velocity, kp, kd, effort_limit, torque is None (keep), a number (the same for
+    every addressed joint) or one number per addressed joint. gravity_compensation: None
+    (keep), True or False."""
+    request = pb.SetTargetRequest(robot=robot)
+    request.joints.extend(joints or [])
+    request.indices.extend(indices or [])
+    if mode is not None:
+        request.mode = _enum(pb.SetTargetRequest.Mode, mode)
+    request.position.extend(_values(position))
+    request.velocity.extend(_values(velocity))
+    request.kp.extend(_values(kp))
+    request.kd.extend(_values(kd))
+    request.effort_limit.extend(_values(effort_limit))
+    request.torque.extend(_values(torque))
+    if gravity_compensation is not None:
+        request.gravity_compensation = bool(gravity_compensation)
+    return request
+
+
+def _pose(message, position=None, orientation=None):
+    if position is not None:
+        message.position.x, message.position.y, message.position.z = position
+    if orientation is not None:  # (w, x, y, z); unset: identity
+        q = message.orientation
+        q.w, q.x, q.y, q.z = orientation
+
+
+def _vec3(message, value):
+    if value is not None:
+        message.x, message.y, message.z = value
+
+
+def find_robot(message, name):
+    """The robot of that name in a GetInfoReply or a State, or None."""
+    return next((robot for robot in message.robots if robot.name == name), None)
+
+
+class Client:
+    """A connection to the daemon's request socket (a DEALER; replies matched by request id, so
+    a late reply to a call that timed out is discarded). Not for use from several threads."""
+
+    def __init__(self, endpoint=DEFAULT_ENDPOINT, timeout_ms=DEFAULT_TIMEOUT_MS, context=None):
+        self.endpoint = endpoint
+        self.timeout_ms = timeout_ms
+        self._context = context or zmq.Context.instance()
+        self._socket = self._context.socket(zmq.DEALER)
+        # A pending request must not keep close() waiting for a daemon that is gone, and one
+        # sent while the daemon is down must time out rather than be applied when it returns.
+        self._socket.setsockopt(zmq.LINGER, 0)
+        self._socket.setsockopt(zmq.IMMEDIATE, 1)
+        try:
+            self._socket.connect(endpoint)
+        except zmq.ZMQError:
+            self.close()
+            raise
+        self._ids = itertools.count(1)
+
+    def close(self):
+        if self._socket is not None:
+            self._socket.close()
+            self._socket = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _call(self, call, message):
+        request = pb.Request(id=next(self._ids))
+        getattr(request, call).CopyFrom(message)
+        deadline = _deadline(self.timeout_ms)
+        if not _wait(self._socket, zmq.POLLOUT, deadline):
+            raise LcpsimTimeout("%s: no connection to %s within %s ms"
+                                % (call, self.endpoint, self.timeout_ms))
+        self._socket.send_multipart([b"", request.SerializeToString()])
+        while True:
+            if not _wait(self._socket, zmq.POLLIN, deadline):
+                raise LcpsimTimeout("%s: no reply from %s within %s ms"
+                                    % (call, self.endpoint, self.timeout_ms))
+            frames = self._socket.recv_multipart()
+            reply = pb.Reply()
+            try:
+                if len(frames) != 2:
+                    raise ValueError("%d frames" % len(frames))
+                reply.ParseFromString(frames[1])
+            except (DecodeError, ValueError) as error:
+                raise LcpsimProtocolError("%s: undecodable reply (%s)" % (call, error))
+            # Id 0 answers a request the daemon could not decode; with one request outstanding
+            # at a time, that is this one. Any other id is the late reply to a call that timed
+            # out.
+            undecoded = reply.id == 0 and reply.status.code != pb.Status.OK
+            if reply.id != request.id and not undecoded:
+                continue
+            if reply.status.code != pb.Status.OK:
+                raise LcpsimError(reply.status.code, reply.status.message)
+            if reply.WhichOneof("result") != call:
+                raise LcpsimProtocolError("%s: the reply answers %s"
+                                          % (call, reply.WhichOneof("result")))
+            return getattr(reply, call)
+
+    # ---- the calls ----
+
+    def ping(self, payload=b"lcpsim"):
+        """A round trip; returns the PingReply (payload echoed, server_version)."""
+        reply = self._call("ping", pb.PingRequest(payload=payload))
+        if reply.payload != payload:
+            raise LcpsimProtocolError("ping: the payload did not come back")
+        return reply
+
+    def get_info(self):
+        """GetInfoReply: server_version, settings, robots (joints, links), named bodies."""
+        return self._call("get_info", pb.GetInfoRequest())
+
+    def step(self, steps=1, targets=(), return_state=False, include_contacts=False):
+        """Applies `targets` (SetTargetRequests, see target(); all or none), then steps `steps`
+        times. Returns the StepReply (time, step_count, and state when return_state)."""
+        request = pb.StepRequest(steps=steps, return_state=return_state,
+                                 include_contacts=include_contacts)
+        request.targets.extend(targets)
+        return self._call("step", request)
+
+    def set_target(self, robot, **kwargs):
+        """Sets joint controller targets; the arguments are those of target()."""
+        self._call("set_target", target(robot, **kwargs))
+
+    def get_state(self, include_contacts=False):
+        """The State: time, step_count, robots (q, qd, applied torque, poses), bodies."""
+        return self._call("get_state", pb.GetStateRequest(include_contacts=include_contacts)).state
+
+    def load_model(self, urdf_path=None, urdf_text=None, name="", base_position=None,
+                   base_orientation=None, base="default", self_collision=False):
+        """Loads a robot from a URDF file on the daemon's machine or from its text; base:
+        "default" (as the URDF says), "fixed" or "floating". Returns its RobotInfo."""
+        if (urdf_path is None) == (urdf_text is None):
+            raise ValueError("give exactly one of urdf_path, urdf_text")
+        request = pb.LoadModelRequest(name=name, self_collision=self_collision)
+        if urdf_path is not None:
+            request.urdf_path = urdf_path
+        else:
+            request.urdf_text = urdf_text
+        _pose(request.base_pose, base_position, base_orientation)
+        request.base_type = _enum(pb.LoadModelRequest.Base, base, "BASE_")
+        return self._call("load_model", request).robot
+
+    def spawn(self, shape, name="", radius=0.0, half_length=0.0, half_extents=None,
+              position=(0.0, 0.0, 0.0), orientation=None, linear_velocity=None,
+              angular_velocity=None, mass=0.0, is_static=False, friction=0.0):
+        """Adds a free body; shape: "sphere", "box", "capsule" or "cylinder". Returns the
+        SpawnReply (id, name)."""
+        request = pb.SpawnRequest(name=name, mass=mass, is_static=is_static, friction=friction)
+        request.shape.type = _enum(pb.Shape.Type, shape)
+        request.shape.radius = radius
+        request.shape.half_length = half_length
+        _vec3(request.shape.half_extents, half_extents)
+        _pose(request.pose, position, orientation)
+        _vec3(request.twist.linear, linear_velocity)
+        _vec3(request.twist.angular, angular_velocity)
+        return self._call("spawn", request)
+
+    def remove(self, name):
+        """Removes a body or a robot by name."""
+        self._call("remove", pb.RemoveRequest(name=name))
+
+    def reset(self):
+        """Back to the world as the daemon loaded it at start-up."""
+        self._call("reset", pb.ResetRequest())
+
+    def save_state(self, slot=""):
+        """A snapshot of the world's state (also kept in the daemon under `slot` if given).
+        Returns the SaveStateReply (snapshot bytes, time)."""
+        return self._call("save_state", pb.SaveStateRequest(slot=slot))
+
+    def restore_state(self, snapshot=None, slot=None):
+        """Restores a snapshot's bytes or a slot; returns the simulated time restored."""
+        if (snapshot is None) == (slot is None):
+            raise ValueError("give exactly one of snapshot, slot")
+        if snapshot is not None:
+            request = pb.RestoreStateRequest(snapshot=snapshot)
+        else:
+            request = pb.RestoreStateRequest(slot=slot)
+        return self._call("restore_state", request).time
+
+    def set_settings(self, timestep=None, gravity=None, iterations=None, sor_omega=None,
+                     friction_model=None, mode=None, rate=None):
+        """Changes the settings given (None: unchanged); friction_model "cone" or "box", mode
+        "lockstep" or "realtime". Returns the Settings as they now are."""
+        request = pb.SetSettingsRequest()
+        if timestep is not None:
+            request.timestep = timestep
+        if gravity is not None:
+            _vec3(request.gravity, gravity)
+        if iterations is not None:
+            request.iterations = iterations
+        if sor_omega is not None:
+            request.sor_omega = sor_omega
+        if friction_model is not None:
+            request.friction_model = _enum(pb.Settings.FrictionModel, friction_model, "FRICTION_")
+        if mode is not None:
+            request.mode = _enum(pb.Settings.Mode, mode, "MODE_")
+        if rate is not None:
+            request.rate = rate
+        return self._call("set_settings", request).settings
+
+    def subscribe(self, every_steps, include_contacts=False):
+        """Publish the State every `every_steps` steps on the daemon's PUB socket (0 stops)."""
+        self._call("subscribe", pb.SubscribeRequest(every_steps=every_steps,
+                                                    include_contacts=include_contacts))
+
+
+class Subscriber:
+    """The daemon's state stream (its PUB socket). As with any ZeroMQ subscription, states
+    published before the connection is made are not seen."""
+
+    def __init__(self, endpoint=DEFAULT_PUB_ENDPOINT, context=None):
+        self._context = context or zmq.Context.instance()
+        self._socket = self._context.socket(zmq.SUB)
+        self._socket.setsockopt(zmq.LINGER, 0)
+        self._socket.setsockopt(zmq.SUBSCRIBE, STATE_TOPIC)
+        try:
+            self._socket.connect(endpoint)
+        except zmq.ZMQError:
+            self.close()
+            raise
+
+    def receive(self, timeout_ms=None):
+        """The next published State; LcpsimTimeout if none comes within timeout_ms."""
+        deadline = _deadline(timeout_ms)
+        while True:
+            if not _wait(self._socket, zmq.POLLIN, deadline):
+                raise LcpsimTimeout("no state published within %s ms" % timeout_ms)
+            frames = self._socket.recv_multipart()
+            if len(frames) != 1 or not frames[0].startswith(STATE_TOPIC):
+                continue
+            state = pb.State()
+            try:
+                state.ParseFromString(frames[0][len(STATE_TOPIC):])
+            except DecodeError as error:
+                raise LcpsimProtocolError("undecodable state (%s)" % error)
+            return state
+
+    def close(self):
+        if self._socket is not None:
+            self._socket.close()
+            self._socket = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
