@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #define BAD LCPSIM__V1__STATUS__CODE__INVALID_ARGUMENT
@@ -17,6 +18,9 @@
 #define PRECONDITION LCPSIM__V1__STATUS__CODE__FAILED_PRECONDITION
 #define EXHAUSTED LCPSIM__V1__STATUS__CODE__RESOURCE_EXHAUSTED
 #define INTERNAL LCPSIM__V1__STATUS__CODE__INTERNAL
+
+/* The largest URDF file LoadModel reads. */
+#define LCPD_MAX_URDF_BYTES ((uint64_t)64 << 20)
 
 static uint64_t now_ns(void) {
   struct timespec t;
@@ -436,9 +440,22 @@ static int handle_load_model(lcpd_call_t *call, lcpd_sim_t *sim,
   lcp_robot_def_t *def = NULL;
   char why[512] = "";
   int rc;
-  if (req->source_case == LCPSIM__V1__LOAD_MODEL_REQUEST__SOURCE_URDF_PATH)
+  if (req->source_case == LCPSIM__V1__LOAD_MODEL_REQUEST__SOURCE_URDF_PATH) {
+    /* A device or a pipe could block the daemon or feed it forever. */
+    struct stat info;
+    if (stat(req->urdf_path, &info) == 0) {
+      if (!S_ISREG(info.st_mode))
+        return lcpd_fail(error, BAD, "load_model.urdf_path: '%s' is not a regular file",
+                         req->urdf_path);
+      if ((uint64_t)info.st_size > LCPD_MAX_URDF_BYTES)
+        return lcpd_fail(error, EXHAUSTED,
+                         "load_model.urdf_path: '%s' has %lld bytes, more than the %llu a URDF "
+                         "may have",
+                         req->urdf_path, (long long)info.st_size,
+                         (unsigned long long)LCPD_MAX_URDF_BYTES);
+    }
     rc = lcp_urdf_load_file(req->urdf_path, &options, &def, why, sizeof why);
-  else if (req->source_case == LCPSIM__V1__LOAD_MODEL_REQUEST__SOURCE_URDF_TEXT)
+  } else if (req->source_case == LCPSIM__V1__LOAD_MODEL_REQUEST__SOURCE_URDF_TEXT)
     rc = lcp_urdf_load_string(req->urdf_text, NULL, &options, &def, why, sizeof why);
   else
     return lcpd_fail(error, BAD, "load_model needs urdf_path or urdf_text");

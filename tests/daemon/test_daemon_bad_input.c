@@ -396,6 +396,8 @@ static void test_urdf_that_fails_to_load(void **state) {
   expect_error(f, &r, BAD, where);
   remove_temp_file(path);
 
+  load.urdf_path = (char *)"/dev/null";
+  expect_error(f, &r, BAD, "'/dev/null' is not a regular file");
   load.urdf_path = (char *)"/nonexistent/robot.urdf";
   expect_error(f, &r, NOT_FOUND, "/nonexistent/robot.urdf");
   load.source_case = LCPSIM__V1__LOAD_MODEL_REQUEST__SOURCE__NOT_SET;
