@@ -49,7 +49,7 @@ static void usage(FILE *out) {
           "  --pub ENDPOINT           state stream (PUB) [" DEFAULT_PUB "]\n"
           "                           port 0 picks a free port; the first line of output\n"
           "                           names the endpoints as bound\n"
-          "  --world FILE             load a scene file (server/daemon/SCENE_FORMAT.md)\n"
+          "  --world FILE             load a scene file (README.md, 'Scene files')\n"
           "  --urdf FILE              add a robot from a URDF file at the origin (repeatable;\n"
           "                           base fixed or floating as the file says)\n"
           "  --mode lockstep|realtime step when asked (default) or at rate x wall clock\n"

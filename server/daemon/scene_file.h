@@ -1,6 +1,6 @@
 /* Scene files (--world FILE): settings, ground, robots by URDF path with
  * poses, and primitive bodies, in a small XML format read with libxml2.
- * The format is described in SCENE_FORMAT.md beside this file. */
+ * The format is described in README.md, "Scene files". */
 #ifndef LCPD_SCENE_FILE_H
 #define LCPD_SCENE_FILE_H
 
