@@ -243,34 +243,40 @@ static double overlap_dot_abs(const double *a, int32_t a_off, int32_t a_n, const
  * A_ii = Σ_k J_k (M⁻¹Jᵀ)_k is taken as zero when it is below 1e-13 of
  * Σ_k |J_k (M⁻¹Jᵀ)_k|, i.e. at the rounding level of its own terms (J_i in
  * the null space of M⁻¹: the row cannot change its own w). A non-finite
- * coefficient always makes A_ii non-finite (x·∞ = ±∞, 0·∞ = NaN). */
+ * coefficient always makes A_ii non-finite (x·∞ = ±∞, 0·∞ = NaN): −1 then. */
+static double row_diag(const solver_problem *p, const solver_row *r) {
+  double a = 0.0, scale = 0.0;
+  for (int s = 0; s < 2; ++s) {
+    const double *j = p->J + r->coef_offset[s], *t = p->MinvJt + r->coef_offset[s];
+    for (int32_t k = 0; k < r->dof_count[s]; ++k) {
+      double x = j[k] * t[k];
+      a += x;
+      scale += fabs(x);
+    }
+  }
+  const int32_t o0 = r->dof_offset[0], n0 = r->dof_count[0];
+  const int32_t o1 = r->dof_offset[1], n1 = r->dof_count[1];
+  if (n0 > 0 && n1 > 0 && o0 < o1 + n1 && o1 < o0 + n0) {
+    /* two sides on overlapping ranges: their cross terms belong to A_ii */
+    const double *j0 = p->J + r->coef_offset[0], *t0 = p->MinvJt + r->coef_offset[0];
+    const double *j1 = p->J + r->coef_offset[1], *t1 = p->MinvJt + r->coef_offset[1];
+    a += overlap_dot_abs(j0, o0, n0, t1, o1, n1, &scale);
+    a += overlap_dot_abs(j1, o1, n1, t0, o0, n0, &scale);
+  }
+  if (!isfinite(a) || !isfinite(scale))
+    return -1.0;
+  if (!(a > DEGENERATE_RATIO * scale))
+    a = 0.0;
+  double d = a + r->cfm;
+  return d > 0.0 ? d : 0.0;
+}
+
+/* diag[i] for every row; see row_diag (−1 there: a non-finite A_ii). */
 static int compute_diagonal(const solver_problem *p, double *diag) {
   for (int32_t i = 0; i < p->row_count; ++i) {
-    const solver_row *r = &p->rows[i];
-    double a = 0.0, scale = 0.0;
-    for (int s = 0; s < 2; ++s) {
-      const double *j = p->J + r->coef_offset[s], *t = p->MinvJt + r->coef_offset[s];
-      for (int32_t k = 0; k < r->dof_count[s]; ++k) {
-        double x = j[k] * t[k];
-        a += x;
-        scale += fabs(x);
-      }
-    }
-    const int32_t o0 = r->dof_offset[0], n0 = r->dof_count[0];
-    const int32_t o1 = r->dof_offset[1], n1 = r->dof_count[1];
-    if (n0 > 0 && n1 > 0 && o0 < o1 + n1 && o1 < o0 + n0) {
-      /* two sides on overlapping ranges: their cross terms belong to A_ii */
-      const double *j0 = p->J + r->coef_offset[0], *t0 = p->MinvJt + r->coef_offset[0];
-      const double *j1 = p->J + r->coef_offset[1], *t1 = p->MinvJt + r->coef_offset[1];
-      a += overlap_dot_abs(j0, o0, n0, t1, o1, n1, &scale);
-      a += overlap_dot_abs(j1, o1, n1, t0, o0, n0, &scale);
-    }
-    if (!isfinite(a) || !isfinite(scale))
+    diag[i] = row_diag(p, &p->rows[i]);
+    if (diag[i] < 0.0)
       return LCP_ERR_NUMERIC;
-    if (!(a > DEGENERATE_RATIO * scale))
-      a = 0.0;
-    double d = a + r->cfm;
-    diag[i] = d > 0.0 ? d : 0.0;
   }
   return LCP_OK;
 }
@@ -288,12 +294,14 @@ static bool is_cone_pair(const solver_problem *p, const double *diag, int32_t i)
  * λt ∥ −wt on the rim (maximal dissipation, isotropic Coulomb), which
  * per-row steps 1/d1 ≠ 1/d2 would skew; and a step ≤ 1/λmax keeps the
  * pair's projected-gradient update a contraction for ω < 2. */
-static double pair_lambda_max(const solver_problem *p, const double *diag, int32_t i) {
+static double pair_lambda_max2(const solver_problem *p, int32_t i, double d1, double d2) {
   const solver_row *r = p->rows;
   double a = 0.5 * (row_cross(p, &r[i], &r[i + 1]) + row_cross(p, &r[i + 1], &r[i]));
-  double d1 = diag[i], d2 = diag[i + 1];
   double h = 0.5 * (d1 - d2);
   return 0.5 * (d1 + d2) + sqrt(h * h + a * a);
+}
+static double pair_lambda_max(const solver_problem *p, const double *diag, int32_t i) {
+  return pair_lambda_max2(p, i, diag[i], diag[i + 1]);
 }
 
 static double clampd(double x, double lo, double hi) {
@@ -483,38 +491,27 @@ static ALWAYS_INLINE vd4 abs4(vd4 x) {
   return (vd4)((vi4)x & (vi4){INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX});
 }
 
-/* Lane-wise a > b ? a : b and a < b ? a : b (with a NaN in b, b: a clamp
- * as max4(lo, x) keeps a NaN x, as clampd does), and sqrt. With SSE2 these
- * are maxpd / minpd / sqrtpd on the two halves; elsewhere lane by lane. */
 static ALWAYS_INLINE vd2 half_lo(vd4 a) { return __builtin_shufflevector(a, a, 0, 1); }
 static ALWAYS_INLINE vd2 half_hi(vd4 a) { return __builtin_shufflevector(a, a, 2, 3); }
 static ALWAYS_INLINE vd4 join2(vd2 lo, vd2 hi) {
   return __builtin_shufflevector(lo, hi, 0, 1, 2, 3);
 }
+/* a > b ? a : b and a < b ? a : b lane-wise as a compare and a select:
+ * the values of maxpd / minpd (b when either is a NaN, b for ±0 against ∓0;
+ * a clamp as max4(lo, x) keeps a NaN x, as clampd does), and every ISA
+ * gets whole-vector compares instead of 2-wide halves. sqrt goes by halves
+ * (sqrtpd with SSE2), or lane by lane without it. */
+static ALWAYS_INLINE vd4 select4(vi4 m, vd4 a, vd4 b) {
+  return (vd4)((m & (vi4)a) | (~m & (vi4)b));
+}
+static ALWAYS_INLINE vd4 max4(vd4 a, vd4 b) { return select4(a > b, a, b); }
+static ALWAYS_INLINE vd4 min4(vd4 a, vd4 b) { return select4(a < b, a, b); }
 #if defined(__SSE2__)
 #include <emmintrin.h>
-static ALWAYS_INLINE vd4 max4(vd4 a, vd4 b) {
-  return join2(_mm_max_pd(half_lo(a), half_lo(b)), _mm_max_pd(half_hi(a), half_hi(b)));
-}
-static ALWAYS_INLINE vd4 min4(vd4 a, vd4 b) {
-  return join2(_mm_min_pd(half_lo(a), half_lo(b)), _mm_min_pd(half_hi(a), half_hi(b)));
-}
 static ALWAYS_INLINE vd4 sqrt4(vd4 a) {
   return join2(_mm_sqrt_pd(half_lo(a)), _mm_sqrt_pd(half_hi(a)));
 }
 #else
-static ALWAYS_INLINE vd4 max4(vd4 a, vd4 b) {
-  vd4 r;
-  for (int k = 0; k < LANES; ++k)
-    r[k] = a[k] > b[k] ? a[k] : b[k];
-  return r;
-}
-static ALWAYS_INLINE vd4 min4(vd4 a, vd4 b) {
-  vd4 r;
-  for (int k = 0; k < LANES; ++k)
-    r[k] = a[k] < b[k] ? a[k] : b[k];
-  return r;
-}
 static ALWAYS_INLINE vd4 sqrt4(vd4 a) {
   vd4 r;
   for (int k = 0; k < LANES; ++k)
@@ -745,25 +742,63 @@ static bool same_sides(const side_layout *a, const side_layout *b) {
   return a->sides == b->sides && a->dof[0] == b->dof[0] && a->dof[1] == b->dof[1];
 }
 
+/* row_diag for a row whose present sides are 6 wide and apart (l): the
+ * same A_ii + cfm_i, 0 or −1, summed in vector lanes. */
+static inline double row_diag6(const solver_problem *p, const solver_row *r, const side_layout *l) {
+  double a, scale;
+#if defined(__GNUC__) || defined(__clang__)
+  vd2 sum = {0.0, 0.0}, mag = {0.0, 0.0};
+  const vd2 absmask = (vd2)((long long __attribute__((vector_size(16)))){INT64_MAX, INT64_MAX});
+  for (int32_t s = 0; s < l->sides; ++s) {
+    const double *j = p->J + l->coef[s], *t = p->MinvJt + l->coef[s];
+    for (int k = 0; k < 6; k += 2) {
+      vd2 x = ld2(j + k) * ld2(t + k);
+      sum += x;
+      mag += (vd2)((long long __attribute__((vector_size(16))))x &
+                   (long long __attribute__((vector_size(16))))absmask);
+    }
+  }
+  a = sum[0] + sum[1];
+  scale = mag[0] + mag[1];
+#else
+  a = 0.0, scale = 0.0;
+  for (int32_t s = 0; s < l->sides; ++s)
+    for (int k = 0; k < 6; ++k) {
+      double x = p->J[l->coef[s] + k] * p->MinvJt[l->coef[s] + k];
+      a += x;
+      scale += fabs(x);
+    }
+#endif
+  if (!isfinite(a) || !isfinite(scale))
+    return -1.0;
+  if (!(a > DEGENERATE_RATIO * scale))
+    a = 0.0;
+  double d = a + r->cfm;
+  return d > 0.0 ? d : 0.0;
+}
+
 /* A contact point a unit can take at row i: a non-friction row followed by
  * its two friction rows (ROW_FRICTION_1, ROW_FRICTION_2, both with
  * normal_row i, and no other row with normal_row i: the unit keeps its
  * impulses to itself during the sweep), none degenerate, all on the same
  * 6-wide sides. l[m] gets row i + m's layout. */
-static bool unit_point_at(const solver_problem *p, const double *diag, const uint8_t *refs,
-                          int32_t i, side_layout l[3]) {
+static bool unit_point_at(const solver_problem *p, const uint8_t *refs, int32_t i, side_layout l[3],
+                          double diag[3]) {
   if (i + 2 >= p->row_count)
     return false;
   const solver_row *r = &p->rows[i];
   if (is_friction(r[0].kind) || r[1].kind != ROW_FRICTION_1 || r[2].kind != ROW_FRICTION_2 ||
       r[1].normal_row != i || r[2].normal_row != i || refs[i] != 2)
     return false;
-  if (!(diag[i] > 0.0 && diag[i + 1] > 0.0 && diag[i + 2] > 0.0))
-    return false;
   for (int m = 0; m < 3; ++m)
     if (!row_layout(&r[m], &l[m]))
       return false;
-  return same_sides(&l[0], &l[1]) && same_sides(&l[0], &l[2]);
+  if (!same_sides(&l[0], &l[1]) || !same_sides(&l[0], &l[2]))
+    return false;
+  for (int m = 0; m < 3; ++m)
+    diag[m] = row_diag6(p, &r[m], &l[m]);
+  /* a non-finite A_ii (−1) is left to the item path, which reports it */
+  return diag[0] > 0.0 && diag[1] > 0.0 && diag[2] > 0.0;
 }
 
 /* Does the point with layouts l share the linear parts (first 3
@@ -779,7 +814,8 @@ static bool same_linear(const solver_problem *p, const side_layout l0[3], const 
 }
 
 /* J_i · M⁻¹J_jᵀ of two rows on the same sides */
-static double layout_cross(const solver_problem *p, const side_layout *li, const side_layout *lj) {
+static inline double layout_cross(const solver_problem *p, const side_layout *li,
+                                  const side_layout *lj) {
   double s = 0.0;
   for (int32_t k = 0; k < li->sides; ++k)
     s += dot6(p->J + li->coef[k], p->MinvJt + lj->coef[k]);
@@ -787,46 +823,50 @@ static double layout_cross(const solver_problem *p, const side_layout *li, const
 }
 
 /* Writes lane k of group g's record for the unit of `points` points at row
- * i0 (layouts l, 3 per point) and its warm start from lam. */
+ * i0 (layouts l, 3 per point), with its rows' A_ii + cfm_i in diag and their
+ * warm start in lam (both indexed from i0). */
 static void unit_fill(const solver_problem *p, const double *diag, const double *lam, double omega,
                       bool cone, int32_t i0, int32_t points, const side_layout (*l)[3],
                       lane_group *g, double *rec, int32_t k, double *dummy_v) {
   const int32_t S = l[0][0].sides;
   const double *J = p->J, *T = p->MinvJt;
 #define SET(f, x) (rec[LANES * (f) + k] = (x))
-  for (int32_t s = 0; s < S; ++s)
+  /* the record is not zeroed beforehand: a 1-sided unit writes zeros for
+   * its absent side (which reads the dummy velocity) */
+  for (int32_t s = 0; s < 2; ++s)
     for (int d = 0; d < 3; ++d)
       for (int c = 0; c < 3; ++c) {
-        SET(U_JL + 9 * s + 3 * d + c, J[l[0][d].coef[s] + c]);
-        SET(U_TL + 9 * s + 3 * d + c, T[l[0][d].coef[s] + c]);
+        SET(U_JL + 9 * s + 3 * d + c, s < S ? J[l[0][d].coef[s] + c] : 0.0);
+        SET(U_TL + 9 * s + 3 * d + c, s < S ? T[l[0][d].coef[s] + c] : 0.0);
       }
   double step[UNIT_MAX_POINTS][3];
   for (int32_t q = 0; q < points; ++q) {
-    const int32_t i = i0 + 3 * q, P = U_SIZE + P_SIZE * q;
-    const solver_row *row = &p->rows[i];
+    const int32_t P = U_SIZE + P_SIZE * q;
+    const solver_row *row = &p->rows[i0 + 3 * q];
     const side_layout *lq = l[q];
-    for (int32_t s = 0; s < S; ++s)
+    const double *dq = diag + 3 * q;
+    for (int32_t s = 0; s < 2; ++s)
       for (int d = 0; d < 3; ++d)
         for (int c = 0; c < 3; ++c) {
-          SET(P + P_JA + 9 * s + 3 * d + c, J[lq[d].coef[s] + 3 + c]);
-          SET(P + P_TA + 9 * s + 3 * d + c, T[lq[d].coef[s] + 3 + c]);
+          SET(P + P_JA + 9 * s + 3 * d + c, s < S ? J[lq[d].coef[s] + 3 + c] : 0.0);
+          SET(P + P_TA + 9 * s + 3 * d + c, s < S ? T[lq[d].coef[s] + 3 + c] : 0.0);
         }
-    step[q][0] = omega / diag[i];
+    step[q][0] = omega / dq[0];
     if (cone) {
       /* pair_lambda_max */
       double x = 0.5 * (layout_cross(p, &lq[1], &lq[2]) + layout_cross(p, &lq[2], &lq[1]));
-      double d1 = diag[i + 1], d2 = diag[i + 2], h = 0.5 * (d1 - d2);
+      double d1 = dq[1], d2 = dq[2], h = 0.5 * (d1 - d2);
       step[q][1] = step[q][2] = omega / (0.5 * (d1 + d2) + sqrt(h * h + x * x));
     } else {
-      step[q][1] = omega / diag[i + 1];
-      step[q][2] = omega / diag[i + 2];
+      step[q][1] = omega / dq[1];
+      step[q][2] = omega / dq[2];
     }
     for (int d = 0; d < 3; ++d) {
       SET(P + P_STEP + d, step[q][d]);
       SET(P + P_KEEP + d, 1.0 - step[q][d] * row[d].cfm);
       SET(P + P_BIAS + d, step[q][d] * row[d].target);
-      SET(P + P_DIAG + d, diag[i + d]);
-      g->lam[LANES * (3 * q + d) + k] = lam[i + d];
+      SET(P + P_DIAG + d, dq[d]);
+      g->lam[LANES * (3 * q + d) + k] = lam[3 * q + d];
     }
     SET(P + P_LO, row[0].lo);
     SET(P + P_HI, row[0].hi);
@@ -847,12 +887,6 @@ static void unit_fill(const solver_problem *p, const double *diag, const double 
   g->row[k] = i0;
   g->count[k] = points;
 }
-
-/* A unit found in row order, before it is put in a group. */
-typedef struct unit_ref {
-  int32_t row, points, color;
-  side_layout l[UNIT_MAX_POINTS][3];
-} unit_ref;
 
 /* Units are coloured greedily in row order (DESIGN.md §3 step 5 leaves the
  * order of the rows to the solver): each takes the smallest colour that no
@@ -880,8 +914,204 @@ static int32_t unit_color(uint64_t *used, const side_layout *l) {
   return color;
 }
 
-/* The sweep runs ops in order: a range of items, or a range of groups. */
-enum { OP_ITEMS = 0, OP_GROUPS = 1 };
+/* ---- blocks of generic rows on one range (robots' joint rows) ----
+ *
+ * A robot's joint rows (limits, damping, friction, PD control: DESIGN.md
+ * §4–5) all act on the robot's dofs only, and M⁻¹ of a multibody is dense,
+ * so they are strongly coupled: A_ij = (M⁻¹)_{v_i v_j}. Row-by-row
+ * Gauss–Seidel then converges slowly (the 7-dof arm's 7 PD rows: all 20
+ * sweeps, residual 1e-5). A maximal run of consecutive rows whose only side
+ * is the same dof range (none a friction row, none degenerate, 2 to
+ * BLOCK_MAX rows) is instead one block of block Gauss–Seidel (seed 000's
+ * splitting with B = L + D, D now block diagonal): each sweep solves the
+ * block's boxed LCP exactly, with the rest of λ fixed,
+ *
+ *     K x + q ⟂ lo ≤ x ≤ hi,  K = A_bb + diag(cfm_b),  q = r − K λ_b,
+ *     r_i = J_i·v − target_i + cfm_i λ_i (the rows' current w + cfm λ),
+ *
+ * by x = λ_b − K⁻¹ r (Cholesky factor of K, made once per solve) when that
+ * is inside the bounds, else by Dantzig on K (lcp_dense_dantzig's
+ * algorithm). Then v += Σ_i M⁻¹J_iᵀ (x_i − λ_i). Block Gauss–Seidel with
+ * exact block solves converges for positive definite A like PGS with ω = 1;
+ * ω does not apply to blocks. A block whose K is not clearly positive
+ * definite (redundant rows without cfm: a lower and an upper limit on the
+ * same joint) goes row by row as items. */
+enum { BLOCK_MAX = 48 };
+
+struct dz_work;
+static struct dz_work *dz_new(int32_t n, arena *a);
+static int dz_solve_robust(struct dz_work *ws, int32_t n, const double *A, const double *b,
+                           const double *lo, const double *hi, double *x);
+static void chol_solve(const double *L, int32_t n, int32_t m, double *y);
+
+typedef struct row_block {
+  int32_t first, m, width;
+  double *v;             /* the range's velocity */
+  const double **J, **T; /* [m] the rows' coefficients over the range */
+  double *K, *L;         /* m×m: A_bb + diag(cfm); its lower Cholesky factor */
+  double *lo, *hi, *target, *cfm, *diag;
+  double *r, *x, *x0, *q, *blo, *bhi; /* sweep work, [m] each */
+} row_block;
+
+/* The one present side of row r: its index, or −1 when there are two or none. */
+static int only_side(const solver_row *r) {
+  bool s0 = r->dof_count[0] > 0, s1 = r->dof_count[1] > 0;
+  return s0 == s1 ? -1 : (s0 ? 0 : 1);
+}
+
+/* How many rows from i form a block (0 when fewer than 2); diag gets their
+ * A_ii + cfm_i. */
+static int32_t block_rows(const solver_problem *p, int32_t i, double *diag) {
+  const solver_row *r0 = &p->rows[i];
+  int s0 = only_side(r0);
+  if (s0 < 0)
+    return 0;
+  int32_t m = 0;
+  while (i + m < p->row_count && m < BLOCK_MAX) {
+    const solver_row *r = &p->rows[i + m];
+    int s = only_side(r);
+    if (s < 0 || is_friction(r->kind) || r->dof_offset[s] != r0->dof_offset[s0] ||
+        r->dof_count[s] != r0->dof_count[s0])
+      break;
+    double d = row_diag(p, r);
+    if (!(d > 0.0))
+      break;
+    diag[m++] = d;
+  }
+  return m >= 2 ? m : 0;
+}
+
+/* Block b for rows [i, i + m) with diagonal diag: K, its factor, bounds and
+ * the warm start (clamped into the bounds, applied to velocity). Returns
+ * LCP_ERR_NO_MEMORY, LCP_ERR_STATE when K is not clearly positive definite
+ * (the rows then go as items; nothing was written), or LCP_OK. */
+static int block_make(row_block *b, solver_problem *p, int32_t i, int32_t m, const double *diag,
+                      double *lam, arena *scratch) {
+  const solver_row *rows = &p->rows[i];
+  int s0 = only_side(&rows[0]);
+  size_t mm = (size_t)m * (size_t)m;
+  b->first = i;
+  b->m = m;
+  b->width = rows[0].dof_count[s0];
+  b->v = p->velocity + rows[0].dof_offset[s0];
+  b->J = ARENA_NEW(scratch, const double *, m);
+  b->T = ARENA_NEW(scratch, const double *, m);
+  b->K = ARENA_NEW(scratch, double, 2 * mm);
+  double *buf = ARENA_NEW(scratch, double, 11 * (size_t)m);
+  if (!b->J || !b->T || !b->K || !buf)
+    return LCP_ERR_NO_MEMORY;
+  b->L = b->K + mm;
+  b->lo = buf, b->hi = buf + m, b->target = buf + 2 * m, b->cfm = buf + 3 * m;
+  b->diag = buf + 4 * m, b->r = buf + 5 * m, b->x = buf + 6 * m, b->x0 = buf + 7 * m;
+  b->q = buf + 8 * m, b->blo = buf + 9 * m, b->bhi = buf + 10 * m;
+  for (int32_t k = 0; k < m; ++k) {
+    const solver_row *r = &rows[k];
+    int s = only_side(r);
+    b->J[k] = p->J + r->coef_offset[s];
+    b->T[k] = p->MinvJt + r->coef_offset[s];
+    b->lo[k] = r->lo;
+    b->hi[k] = r->hi;
+    b->target[k] = r->target;
+    b->cfm[k] = r->cfm;
+    b->diag[k] = diag[k];
+  }
+  /* K_kl = ½(J_k·M⁻¹J_lᵀ + J_l·M⁻¹J_kᵀ) (equal in exact arithmetic; the
+   * factor needs exact symmetry), K_kk = A_kk + cfm_k as the items' */
+  for (int32_t k = 0; k < m; ++k) {
+    for (int32_t l = 0; l < k; ++l) {
+      double a =
+          0.5 * (side_dot(b->J[k], b->T[l], b->width) + side_dot(b->J[l], b->T[k], b->width));
+      b->K[(size_t)k * (size_t)m + (size_t)l] = a;
+      b->K[(size_t)l * (size_t)m + (size_t)k] = a;
+    }
+    b->K[(size_t)k * (size_t)m + (size_t)k] = diag[k];
+  }
+  /* Cholesky K = L Lᵀ; a pivot below 1e-12 of its K_kk means K is singular
+   * to rounding */
+  for (int32_t k = 0; k < m; ++k)
+    for (int32_t l = 0; l <= k; ++l) {
+      double sum = b->K[(size_t)k * (size_t)m + (size_t)l];
+      for (int32_t c = 0; c < l; ++c)
+        sum -= b->L[(size_t)k * (size_t)m + (size_t)c] * b->L[(size_t)l * (size_t)m + (size_t)c];
+      if (k == l) {
+        if (!(sum > 1e-12 * diag[k]))
+          return LCP_ERR_STATE;
+        b->L[(size_t)k * (size_t)m + (size_t)k] = sqrt(sum);
+      } else {
+        b->L[(size_t)k * (size_t)m + (size_t)l] = sum / b->L[(size_t)l * (size_t)m + (size_t)l];
+      }
+    }
+  for (int32_t k = 0; k < m; ++k) {
+    double x = clampd(rows[k].lambda, rows[k].lo, rows[k].hi);
+    lam[i + k] = x;
+    if (x != 0.0)
+      side_axpy(b->v, b->T[k], b->width, x);
+  }
+  return LCP_OK;
+}
+
+/* One block of the sweep (see above). Folds the residual into *res_io and
+ * *sum_io as pgs_items does. */
+static void block_sweep(const row_block *b, struct dz_work *dz, double *lam, double *res_io,
+                        double *sum_io) {
+  const int32_t m = b->m, w = b->width;
+  double *lb = lam + b->first, *x = b->x;
+  bool inside = true;
+  for (int32_t k = 0; k < m; ++k)
+    b->r[k] = (side_dot(b->J[k], b->v, w) - b->target[k]) + b->cfm[k] * lb[k];
+  memcpy(x, b->r, sizeof(double) * (size_t)m);
+  chol_solve(b->L, m, m, x);
+  for (int32_t k = 0; k < m; ++k) {
+    x[k] = lb[k] - x[k];
+    inside &= x[k] >= b->lo[k] && x[k] <= b->hi[k];
+  }
+  if (!inside) {
+    /* Dantzig on x = x0 + y with x0 = clamp(0, lo, hi), as solver_direct
+     * shifts bounds that exclude 0: K y + q' ⟂ lo − x0 ≤ y ≤ hi − x0 with
+     * q' = r + K (x0 − λ_b). */
+    for (int32_t k = 0; k < m; ++k) {
+      b->x0[k] = clampd(0.0, b->lo[k], b->hi[k]);
+      b->blo[k] = b->lo[k] - b->x0[k];
+      b->bhi[k] = b->hi[k] - b->x0[k];
+    }
+    for (int32_t k = 0; k < m; ++k) {
+      const double *row = b->K + (size_t)k * (size_t)m;
+      double qk = b->r[k];
+      for (int32_t l = 0; l < m; ++l)
+        qk += row[l] * (b->x0[l] - lb[l]);
+      b->q[k] = qk;
+    }
+    if (dz_solve_robust(dz, m, b->K, b->q, b->blo, b->bhi, x) == LCP_OK) {
+      for (int32_t k = 0; k < m; ++k)
+        x[k] = clampd(b->x0[k] + x[k], b->lo[k], b->hi[k]);
+    } else {
+      /* no exact block solution (non-finite data): one projected
+       * Gauss–Seidel pass on the block instead, from λ_b */
+      for (int32_t k = 0; k < m; ++k) {
+        const double *row = b->K + (size_t)k * (size_t)m;
+        double rk = b->r[k];
+        for (int32_t l = 0; l < k; ++l)
+          rk += row[l] * (x[l] - lb[l]);
+        x[k] = clampd(lb[k] - rk / b->diag[k], b->lo[k], b->hi[k]);
+      }
+    }
+  }
+  double res = *res_io, acc = *sum_io;
+  for (int32_t k = 0; k < m; ++k) {
+    double dl = x[k] - lb[k];
+    lb[k] = x[k];
+    if (dl != 0.0)
+      side_axpy(b->v, b->T[k], w, dl);
+    double rr = fabs(dl) * b->diag[k];
+    res = rr > res ? rr : res;
+    acc += rr;
+  }
+  *res_io = res;
+  *sum_io = acc;
+}
+
+/* The sweep runs ops in order: a range of items, of groups or of blocks. */
+enum { OP_ITEMS = 0, OP_GROUPS = 1, OP_BLOCKS = 2 };
 typedef struct sweep_op {
   int32_t kind;
   int32_t begin, end;
@@ -898,8 +1128,12 @@ typedef struct iter_setup {
 #if LCP_UNITS
   groups_fn sweep_groups;
 #endif
-  double *lam;  /* [row_count] current impulses (a unit's are in its group) */
-  double *diag; /* [row_count] */
+  row_block *blocks;
+  int32_t block_count;
+  struct dz_work *dz; /* Dantzig's work space for the largest block */
+  /* [row_count] current impulses of the items' and blocks' rows (a unit's
+   * are in its group) */
+  double *lam;
 } iter_setup;
 static const double zeros6[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
 
@@ -1006,57 +1240,123 @@ static void ops_add(iter_setup *s, int32_t kind, int32_t index) {
   s->ops[s->op_count++] = (sweep_op){kind, index, index + 1};
 }
 
-/* Puts the units of a run (found in row order since the last item) into
- * groups, colour by colour, 2-point groups before 1-point groups within a
- * colour, each in row order, and appends the groups to the ops. Clears the
- * run's colours. */
-static int emit_run(iter_setup *s, const solver_problem *p, arena *scratch, double omega,
-                    unit_ref *units, int32_t unit_count, uint64_t *used, int32_t *order,
-                    double *dummy_v) {
-  enum { BUCKETS = 2 * (COLORS + 1) };
-  int32_t start[BUCKETS + 1] = {0};
-  for (int32_t u = 0; u < unit_count; ++u)
-    start[2 * units[u].color + (units[u].points == 1) + 1]++;
-  for (int32_t b = 0; b < BUCKETS; ++b)
-    start[b + 1] += start[b];
-  int32_t fill[BUCKETS];
-  memcpy(fill, start, sizeof fill);
-  for (int32_t u = 0; u < unit_count; ++u)
-    order[fill[2 * units[u].color + (units[u].points == 1)]++] = u;
-  for (int32_t b = 0; b < BUCKETS; ++b) {
-    int32_t per_group = b / 2 == COLORS ? 1 : LANES;
-    for (int32_t k = start[b]; k < start[b + 1]; k += per_group) {
-      int32_t points = b % 2 == 0 ? 2 : 1;
-      lane_group *g = &s->groups[s->group_count];
-      g->rec = arena_calloc(scratch, (size_t)(LANES * unit_fields(points)), sizeof(double));
-      g->lam = arena_calloc(scratch, (size_t)(LANES * 3 * points), sizeof(double));
-      if (!g->rec || !g->lam)
-        return LCP_ERR_NO_MEMORY;
-      for (int32_t lane = 0; lane < LANES; ++lane) {
-        g->v[0][lane] = g->v[1][lane] = dummy_v;
-        g->row[lane] = -1;
-        g->count[lane] = 0;
-      }
-      g->points = points;
-      g->lanes_used = 0;
-      for (int32_t m = k; m < start[b + 1] && m < k + per_group; ++m) {
-        const unit_ref *u = &units[order[m]];
-        unit_fill(p, s->diag, s->lam, omega, s->cone, u->row, u->points, u->l, g, g->rec,
-                  g->lanes_used++, dummy_v);
-      }
-      ops_add(s, OP_GROUPS, s->group_count++);
-    }
+/* Groups are filled as the units are found, one open group per bucket
+ * (colour, kind): a unit goes into the last group of its bucket, or a new
+ * one when that is full. A run's groups are kept in staging and copied into
+ * the setup's group list bucket by bucket when the run ends (at an item or
+ * the last row): colour by colour, 2-point before 1-point groups, each
+ * bucket in row order. */
+enum { BUCKETS = 2 * (COLORS + 1) };
+typedef struct unit_staging {
+  lane_group *groups; /* this run's groups, in creation order */
+  int32_t *next;      /* next group of the same bucket, −1 at the end */
+  int32_t count;
+  int32_t head[BUCKETS], tail[BUCKETS]; /* −1: the bucket is empty */
+  int32_t dofs_used;                    /* velocity entries whose colour masks are set */
+  int32_t *dof_list;                    /* their first entries (6 each) */
+} unit_staging;
+
+/* The lane of a new unit of `points` points and colour `color`: the open
+ * group of its bucket, or a new group (record uninitialised: every lane
+ * that takes a unit writes all its fields, the rest are zeroed at the end
+ * of the run). NULL when out of memory. */
+static lane_group *unit_slot(unit_staging *st, arena *scratch, int32_t color, int32_t points,
+                             double *dummy_v, int32_t *lane) {
+  int32_t b = 2 * color + (points == 1);
+  int32_t per_group = color == COLORS ? 1 : LANES;
+  int32_t t = st->tail[b];
+  if (t >= 0 && st->groups[t].lanes_used < per_group) {
+    *lane = st->groups[t].lanes_used++;
+    return &st->groups[t];
   }
-  for (int32_t u = 0; u < unit_count; ++u)
-    for (int32_t k = 0; k < units[u].l[0][0].sides; ++k)
-      for (int32_t c = 0; c < 6; ++c)
-        used[units[u].l[0][0].dof[k] + c] = 0;
-  return LCP_OK;
+  int32_t k = st->count++;
+  lane_group *g = &st->groups[k];
+  g->rec = ARENA_NEW(scratch, double, LANES *unit_fields(points));
+  g->lam = ARENA_NEW(scratch, double, LANES * 3 * points);
+  if (!g->rec || !g->lam)
+    return NULL;
+  for (int32_t l = 0; l < LANES; ++l) {
+    g->v[0][l] = g->v[1][l] = dummy_v;
+    g->row[l] = -1;
+    g->count[l] = 0;
+  }
+  g->points = points;
+  g->lanes_used = 1;
+  st->next[k] = -1;
+  if (t >= 0)
+    st->next[t] = k;
+  else
+    st->head[b] = k;
+  st->tail[b] = k;
+  *lane = 0;
+  return g;
 }
 
-/* Checks, diagonal, items (and, with use_units, contact units in lane
- * groups), warm start applied to velocity (v = u_free + M⁻¹Jᵀλ) in row
- * order. */
+/* Ends a run: zeroes the empty lanes (all their updates are then 0 + 0, on
+ * the dummy velocity), appends the groups to the setup bucket by bucket,
+ * and clears the run's colour masks. */
+static void unit_run_end(iter_setup *s, unit_staging *st, uint64_t *used) {
+  for (int32_t b = 0; b < BUCKETS; ++b) {
+    for (int32_t k = st->head[b]; k >= 0; k = st->next[k]) {
+      lane_group *g = &st->groups[k];
+      int32_t fields = unit_fields(g->points);
+      for (int32_t l = g->lanes_used; l < LANES; ++l) {
+        for (int32_t f = 0; f < fields; ++f)
+          g->rec[LANES * f + l] = 0.0;
+        for (int32_t f = 0; f < 3 * g->points; ++f)
+          g->lam[LANES * f + l] = 0.0;
+      }
+      s->groups[s->group_count] = *g;
+      ops_add(s, OP_GROUPS, s->group_count++);
+    }
+    st->head[b] = st->tail[b] = -1;
+  }
+  st->count = 0;
+  for (int32_t u = 0; u < st->dofs_used; ++u)
+    memset(used + st->dof_list[u], 0, 6 * sizeof(uint64_t));
+  st->dofs_used = 0;
+}
+
+/* The warm start of a unit's point at row i (DESIGN.md §3 step 5): the
+ * normal clamped into its bounds, the friction pair into ±μλn (box) or the
+ * disc of radius μλn (cone), as clamp_warm_start. */
+static void unit_warm(const solver_row *r, bool cone, double *lam) {
+  lam[0] = clampd(r[0].lambda, r[0].lo, r[0].hi);
+  double n = lam[0] > 0.0 ? lam[0] : 0.0;
+  if (cone) {
+    double bound = r[1].mu * n;
+    double l1 = r[1].lambda, l2 = r[2].lambda;
+    double len = sqrt(l1 * l1 + l2 * l2);
+    double f = len > bound ? bound / len : 1.0;
+    lam[1] = l1 * f;
+    lam[2] = l2 * f;
+  } else {
+    double b1 = r[1].mu * n, b2 = r[2].mu * n;
+    lam[1] = clampd(r[1].lambda, -b1, b1);
+    lam[2] = clampd(r[2].lambda, -b2, b2);
+  }
+}
+
+/* The warm start of a generic row from the row itself (its normal's for
+ * friction), clamped as clamp_warm_start does. */
+static double item_warm(const solver_problem *p, int32_t i, double diag) {
+  const solver_row *r = &p->rows[i];
+  if (!(diag > 0.0))
+    return 0.0;
+  if (!is_friction(r->kind))
+    return clampd(r->lambda, r->lo, r->hi);
+  const solver_row *nr = &p->rows[r->normal_row];
+  double n = row_diag(p, nr) > 0.0 ? clampd(nr->lambda, nr->lo, nr->hi) : 0.0;
+  double bound = r->mu * (n > 0.0 ? n : 0.0);
+  return clampd(r->lambda, -bound, bound);
+}
+
+/* Checks, then one pass over the rows in order: contact units (with
+ * use_units) go straight into their lane of a group, every other row
+ * becomes an item (or is skipped when degenerate); the warm start is
+ * clamped and applied to velocity (v = u_free + M⁻¹Jᵀλ) as each row is
+ * met. Non-finite coefficients (A_ii) give LCP_ERR_NUMERIC, possibly after
+ * some of the warm start went into velocity. */
 static int iter_prepare(const solver_settings *settings, solver_problem *p, arena *scratch,
                         bool use_units, iter_setup *out) {
   if (!settings || !scratch)
@@ -1066,123 +1366,183 @@ static int iter_prepare(const solver_settings *settings, solver_problem *p, aren
   int rc = check_problem(p);
   if (rc != LCP_OK)
     return rc;
-  int32_t n = p->row_count;
+  const int32_t n = p->row_count;
+  const double omega = settings->omega;
   size_t rows = n > 0 ? (size_t)n : 1;
   use_units = use_units && LCP_UNITS;
-  out->diag = ARENA_NEW(scratch, double, rows);
   out->lam = ARENA_NEW(scratch, double, rows);
   out->items = ARENA_NEW(scratch, pgs_item, rows);
   out->ops = ARENA_NEW(scratch, sweep_op, rows);
   double *dummy_v = arena_calloc(scratch, 6, sizeof(double));
-  if (!out->diag || !out->lam || !out->items || !out->ops || !dummy_v)
+  if (!out->lam || !out->items || !out->ops || !dummy_v)
     return LCP_ERR_NO_MEMORY;
   out->groups = NULL;
+  out->blocks = NULL;
+  out->block_count = 0;
+  const bool use_blocks = use_units && !settings->no_blocks;
+  double *bdiag = NULL;
+  if (use_blocks) {
+    out->blocks = ARENA_NEW(scratch, row_block, rows / 2 + 1);
+    bdiag = ARENA_NEW(scratch, double, BLOCK_MAX);
+    if (!out->blocks || !bdiag)
+      return LCP_ERR_NO_MEMORY;
+  }
   uint8_t *refs = NULL;
   uint64_t *used = NULL;
-  unit_ref *units = NULL;
-  int32_t *order = NULL;
+  unit_staging st = {0};
   if (use_units) {
     size_t max_units = rows / 3 + 1;
     out->groups = ARENA_NEW(scratch, lane_group, max_units);
-    units = ARENA_NEW(scratch, unit_ref, max_units);
-    order = ARENA_NEW(scratch, int32_t, max_units);
+    st.groups = ARENA_NEW(scratch, lane_group, max_units);
+    st.next = ARENA_NEW(scratch, int32_t, max_units);
+    st.dof_list = ARENA_NEW(scratch, int32_t, 2 * max_units);
     refs = arena_calloc(scratch, rows, 1);
     used = arena_calloc(scratch, p->dof_count > 0 ? (size_t)p->dof_count : 1, sizeof(uint64_t));
-    if (!out->groups || !units || !order || !refs || !used)
+    if (!out->groups || !st.groups || !st.next || !st.dof_list || !refs || !used)
       return LCP_ERR_NO_MEMORY;
+    for (int32_t b = 0; b < BUCKETS; ++b)
+      st.head[b] = st.tail[b] = -1;
     for (int32_t i = 0; i < n; ++i)
       if (is_friction(p->rows[i].kind) && refs[p->rows[i].normal_row] < 255)
         refs[p->rows[i].normal_row]++;
   }
-  rc = compute_diagonal(p, out->diag);
-  if (rc != LCP_OK)
-    return rc;
-  bool cone = settings->friction_model == LCP_FRICTION_CONE;
+  const bool cone = settings->friction_model == LCP_FRICTION_CONE;
   out->cone = cone;
 #if LCP_UNITS
   out->sweep_groups = pick_groups_sweep(cone, settings->baseline_only);
 #endif
-  clamp_warm_start(p, out->diag, cone, out->lam);
 
-  int32_t count = 0, unit_count = 0;
+  int32_t count = 0;
   out->op_count = 0;
   out->group_count = 0;
   for (int32_t i = 0; i < n;) {
-    if (use_units && unit_point_at(p, out->diag, refs, i, units[unit_count].l[0])) {
-      unit_ref *u = &units[unit_count++];
-      side_layout(*l)[3] = u->l;
+    side_layout l[UNIT_MAX_POINTS][3];
+    double ud[3 * UNIT_MAX_POINTS], ul[3 * UNIT_MAX_POINTS];
+    if (use_units && unit_point_at(p, refs, i, l[0], ud)) {
       int32_t points = 1;
-      if (unit_point_at(p, out->diag, refs, i + 3, l[1]) && same_sides(&l[0][0], &l[1][0]) &&
+      if (unit_point_at(p, refs, i + 3, l[1], ud + 3) && same_sides(&l[0][0], &l[1][0]) &&
           same_linear(p, l[0], l[1]))
         points = 2;
-      u->row = i;
-      u->points = points;
-      u->color = unit_color(used, &l[0][0]);
-      for (int32_t q = 0; q < points; ++q)
+      int32_t color = unit_color(used, &l[0][0]);
+      for (int32_t k = 0; k < l[0][0].sides; ++k)
+        if (color < COLORS)
+          st.dof_list[st.dofs_used++] = l[0][0].dof[k];
+      int32_t lane;
+      lane_group *g = unit_slot(&st, scratch, color, points, dummy_v, &lane);
+      if (!g)
+        return LCP_ERR_NO_MEMORY;
+      for (int32_t q = 0; q < points; ++q) {
+        unit_warm(&p->rows[i + 3 * q], cone, ul + 3 * q);
         for (int32_t m = 0; m < 3; ++m) {
-          double x = out->lam[i + 3 * q + m];
+          double x = ul[3 * q + m];
           if (x == 0.0)
             continue;
           for (int32_t s = 0; s < l[q][m].sides; ++s)
             axpy6(p->velocity + l[q][m].dof[s], p->MinvJt + l[q][m].coef[s], x);
         }
+      }
+      unit_fill(p, ud, ul, omega, cone, i, points, l, g, g->rec, lane, dummy_v);
       i += 3 * points;
       continue;
     }
-    if (!(out->diag[i] > 0.0)) {
-      ++i; /* degenerate: λ stays 0 */
+    int32_t bm = use_blocks ? block_rows(p, i, bdiag) : 0;
+    if (bm > 0) {
+      row_block *b = &out->blocks[out->block_count];
+      rc = block_make(b, p, i, bm, bdiag, out->lam, scratch);
+      if (rc == LCP_ERR_NO_MEMORY)
+        return rc;
+      if (rc == LCP_OK) {
+        if (st.count > 0)
+          unit_run_end(out, &st, used);
+        ops_add(out, OP_BLOCKS, out->block_count++);
+        i += bm;
+        continue;
+      }
+    }
+    double d0 = row_diag(p, &p->rows[i]);
+    if (d0 < 0.0)
+      return LCP_ERR_NUMERIC;
+    if (!(d0 > 0.0)) {
+      out->lam[i] = 0.0; /* degenerate: λ stays 0 */
+      p->rows[i].lambda = 0.0;
+      ++i;
       continue;
     }
     /* the units before these items are swept before them */
-    if (unit_count > 0) {
-      rc = emit_run(out, p, scratch, settings->omega, units, unit_count, used, order, dummy_v);
-      if (rc != LCP_OK)
-        return rc;
-      unit_count = 0;
-    }
+    if (st.count > 0)
+      unit_run_end(out, &st, used);
     int32_t first = count;
-    if (cone && is_cone_pair(p, out->diag, i)) {
+    double d1 = -1.0;
+    if (cone && i + 1 < n && p->rows[i].kind == ROW_FRICTION_1 &&
+        p->rows[i + 1].kind == ROW_FRICTION_2 &&
+        p->rows[i + 1].normal_row == p->rows[i].normal_row) {
+      d1 = row_diag(p, &p->rows[i + 1]);
+      if (d1 < 0.0)
+        return LCP_ERR_NUMERIC;
+    }
+    if (d1 > 0.0) { /* a cone pair (is_cone_pair) */
       pgs_item *a = &out->items[count], *b = &out->items[count + 1];
-      fill_item(a, p, i, out->diag[i], settings->omega, dummy_v);
-      fill_item(b, p, i + 1, out->diag[i + 1], settings->omega, dummy_v);
-      double step = settings->omega / pair_lambda_max(p, out->diag, i);
+      fill_item(a, p, i, d0, omega, dummy_v);
+      fill_item(b, p, i + 1, d1, omega, dummy_v);
+      double step = omega / pair_lambda_max2(p, i, d0, d1);
       item_set_step(a, step, &p->rows[i]);
       item_set_step(b, step, &p->rows[i + 1]);
       bool fused =
           a->kind == IT_FAST && b->kind == IT_FAST && a->v[0] == b->v[0] && a->v[1] == b->v[1];
       a->kind = b->kind = fused ? IT_PAIR_FAST : IT_PAIR_GENERAL;
+      /* the pair's warm start onto the disc (clamp_warm_start) */
+      const solver_row *nr = &p->rows[p->rows[i].normal_row];
+      double ln = row_diag(p, nr) > 0.0 ? clampd(nr->lambda, nr->lo, nr->hi) : 0.0;
+      double bound = p->rows[i].mu * (ln > 0.0 ? ln : 0.0);
+      double l1 = p->rows[i].lambda, l2 = p->rows[i + 1].lambda;
+      double len = sqrt(l1 * l1 + l2 * l2);
+      double f = len > bound ? bound / len : 1.0;
+      out->lam[i] = l1 * f;
+      out->lam[i + 1] = l2 * f;
       count += 2;
       i += 2;
     } else {
-      fill_item(&out->items[count++], p, i, out->diag[i], settings->omega, dummy_v);
+      fill_item(&out->items[count++], p, i, d0, omega, dummy_v);
+      out->lam[i] = item_warm(p, i, d0);
       i += 1;
     }
     for (int32_t k = first; k < count; ++k) {
       const pgs_item *it = &out->items[k];
-      double l = out->lam[it->row];
-      if (l != 0.0)
-        item_apply(it, l);
+      double x = out->lam[it->row];
+      if (x != 0.0)
+        item_apply(it, x);
       ops_add(out, OP_ITEMS, k);
     }
   }
-  if (unit_count > 0) {
-    rc = emit_run(out, p, scratch, settings->omega, units, unit_count, used, order, dummy_v);
-    if (rc != LCP_OK)
-      return rc;
-  }
+  if (st.count > 0)
+    unit_run_end(out, &st, used);
   out->count = count;
+  out->dz = NULL;
+  if (out->block_count > 0) {
+    int32_t largest = 0;
+    for (int32_t k = 0; k < out->block_count; ++k)
+      largest = out->blocks[k].m > largest ? out->blocks[k].m : largest;
+    out->dz = dz_new(largest, scratch);
+    if (!out->dz)
+      return LCP_ERR_NO_MEMORY;
+  }
   return LCP_OK;
 }
 
+/* The solution into the rows: the units' from their groups, the items'
+ * from lam (degenerate rows were set to 0 by iter_prepare). */
 static void iter_finish(solver_problem *p, const iter_setup *s) {
   for (int32_t k = 0; k < s->group_count; ++k) {
     const lane_group *g = &s->groups[k];
     for (int32_t lane = 0; lane < g->lanes_used; ++lane)
       for (int32_t r = 0; r < 3 * g->count[lane]; ++r)
-        s->lam[g->row[lane] + r] = g->lam[LANES * r + lane];
+        p->rows[g->row[lane] + r].lambda = g->lam[LANES * r + lane];
   }
-  for (int32_t i = 0; i < p->row_count; ++i)
-    p->rows[i].lambda = s->lam[i];
+  for (int32_t k = 0; k < s->count; ++k)
+    p->rows[s->items[k].row].lambda = s->lam[s->items[k].row];
+  for (int32_t k = 0; k < s->block_count; ++k)
+    for (int32_t r = 0; r < s->blocks[k].m; ++r)
+      p->rows[s->blocks[k].first + r].lambda = s->lam[s->blocks[k].first + r];
 }
 
 /* Gauss–Seidel over a range of items in row order. Folds into *res the
@@ -1271,6 +1631,11 @@ static double pgs_sweep(const iter_setup *s, double *sum) {
     const sweep_op *op = &s->ops[k];
     if (op->kind == OP_ITEMS) {
       pgs_items(s->items + op->begin, op->end - op->begin, s->lam, &res, &acc);
+      continue;
+    }
+    if (op->kind == OP_BLOCKS) {
+      for (int32_t k = op->begin; k < op->end; ++k)
+        block_sweep(&s->blocks[k], s->dz, s->lam, &res, &acc);
       continue;
     }
 #if LCP_UNITS
@@ -1429,6 +1794,11 @@ static int dz_alloc(dz_work *ws, int32_t n, arena *a) {
   if (!ws->L || !ws->y || !ws->dlf || !ws->w || !ws->tmp || !ws->fidx || !ws->order || !ws->state)
     return LCP_ERR_NO_MEMORY;
   return LCP_OK;
+}
+
+static struct dz_work *dz_new(int32_t n, arena *a) {
+  dz_work *ws = ARENA_NEW(a, dz_work, 1);
+  return ws && dz_alloc(ws, n, a) == LCP_OK ? ws : NULL;
 }
 
 /* (A + reg·diag(A)) row i · x */

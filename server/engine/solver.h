@@ -67,6 +67,9 @@ typedef struct solver_settings {
   /* PGS: sweep contact units with the baseline vector code even where a
    * wider one is available (for tests: the results must be bitwise equal) */
   bool baseline_only;
+  /* PGS: sweep every generic row alone, also consecutive rows on one range
+   * that would otherwise be solved together as a block (solver.c) */
+  bool no_blocks;
 } solver_settings;
 
 typedef struct solver_result {
