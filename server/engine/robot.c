@@ -16,6 +16,7 @@ int32_t world_robot_slot(const lcp_world_t *world, lcp_robot_id id) {
 
 xform world_geom_pose(const lcp_world_t *world, const geom_model *g) {
   if (g->robot != LCP_NULL_ID) {
+    world_ensure_robot_kinematics(world);
     int32_t r = world_robot_slot(world, g->robot);
     return xf_mul(&world->robot_data[r].link_x[g->link], &g->local);
   }
@@ -28,6 +29,14 @@ void world_refresh_robot_kinematics(lcp_world_t *world) {
   for (int32_t i = 0; i < world->model.robot_count; ++i)
     mb_kinematics(&world->model.robots[i].mb, world->state.robots[i].q, world->state.robots[i].qd,
                   &world->robot_data[i]);
+  world->robot_kinematics_stale = false;
+}
+
+void world_ensure_robot_kinematics(const lcp_world_t *world) {
+  /* The kinematics are a cache of the state, not part of it: refreshing
+   * them leaves the world as it was, so const queries may do it. */
+  if (world->robot_kinematics_stale)
+    world_refresh_robot_kinematics((lcp_world_t *)world);
 }
 
 void world_free_robot(robot_model *model, robot_state *state, mb_data *data) {
@@ -384,6 +393,7 @@ int lcp_robot_get_link_pose(const lcp_world_t *world, lcp_robot_id id, int32_t l
   const robot_model *r = robot_at(world, id, &slot);
   if (!r || link < 0 || link >= r->mb.link_count)
     return LCP_ERR_NOT_FOUND;
+  world_ensure_robot_kinematics(world);
   const xform *x = &world->robot_data[slot].link_x[link];
   if (position)
     v3_store(x->p, position);
@@ -398,6 +408,7 @@ int lcp_robot_get_link_velocity(const lcp_world_t *world, lcp_robot_id id, int32
   const robot_model *r = robot_at(world, id, &slot);
   if (!r || link < 0 || link >= r->mb.link_count)
     return LCP_ERR_NOT_FOUND;
+  world_ensure_robot_kinematics(world);
   if (linear)
     v3_store(world->robot_data[slot].link_v[link], linear);
   if (angular)
@@ -432,6 +443,7 @@ int lcp_robot_apply_link_force(lcp_world_t *world, lcp_robot_id id, int32_t link
                       world->model.robots[slot].name, (int)link);
   if (!force || !point || !finite_array(force, 3) || !finite_array(point, 3))
     return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "force and point must be finite");
+  world_ensure_robot_kinematics(world);
   vec3 f = v3_from(force);
   vec3 r = v3_sub(v3_from(point), world->robot_data[slot].link_x[link].p);
   vec3 t = v3_cross(r, f);

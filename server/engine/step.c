@@ -217,6 +217,7 @@ static int stage_kinematics(lcp_world_t *world, step_context *ctx) {
     if (rc != LCP_OK)
       return rc;
   }
+  world->robot_kinematics_stale = false; /* the dynamics passes ran them at the state */
   double margin = ctx->settings->contact_margin;
   vec3 inflate = v3(margin, margin, margin);
   for (int32_t g = 0; g < ng; ++g) {
@@ -974,8 +975,10 @@ static void integrate_robots(lcp_world_t *world, step_context *ctx) {
       st->applied_torque[j] =
           ctx->feedforward[r][j] + (control_row >= 0 ? p->rows[control_row].lambda / h : 0.0);
     }
-    mb_kinematics(mb, st->q, st->qd, &world->robot_data[r]);
   }
+  /* The link poses of the new state are computed when first read (a
+   * query, or the next step's dynamics): a loop that only steps skips them. */
+  world->robot_kinematics_stale = ctx->robot_count > 0;
 }
 
 /* Keeps the solved impulses for the next step's warm start and the contact

@@ -140,7 +140,8 @@ struct lcp_world {
   world_state state;
   sap broadphase;
   arena scratch;
-  mb_data *robot_data; /* parallel to model.robots: kinematics of the current state */
+  mb_data *robot_data;         /* parallel to model.robots: kinematics of the current state, */
+  bool robot_kinematics_stale; /* unless this is set (after a step: refreshed when read) */
   lcp_step_stats_t stats;
   /* the last step's contacts, for lcp_world_get_contacts */
   int32_t contact_count;
@@ -170,6 +171,9 @@ int world_add_geom(lcp_world_t *world, const lcp_geom_def_t *def, lcp_body_id bo
 bool robot_control_valid(const lcp_joint_control_t *control);
 /* Recomputes every robot's link poses and velocities from its q, qd. */
 void world_refresh_robot_kinematics(lcp_world_t *world);
+/* Refreshes them when a step left them stale; every read of robot_data's
+ * poses and velocities outside the step goes through it. */
+void world_ensure_robot_kinematics(const lcp_world_t *world);
 /* World pose of a geom for the current state (robots: from their kinematics). */
 xform world_geom_pose(const lcp_world_t *world, const geom_model *g);
 /* Grows a heap array to hold at least need elements (geometric growth). */
