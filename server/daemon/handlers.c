@@ -113,11 +113,13 @@ typedef struct target_array {
 static int plan_target(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__SetTargetRequest *t,
                        const char *field, const target_plan *earlier, int32_t earlier_count,
                        target_plan *plan, lcpd_error_t *error) {
-  char where[96];
-  snprintf(where, sizeof where, "%s.robot", field);
-  const lcpd_robot_t *robot = find_robot(sim, t->robot, where, error);
-  if (!robot)
+  const lcpd_robot_t *robot = lcpd_sim_find_robot(sim, t->robot);
+  if (!robot) {
+    char where[96];
+    snprintf(where, sizeof where, "%s.robot", field);
+    find_robot(sim, t->robot, where, error);
     return -1;
+  }
   const lcp_world_t *world = sim->live.world;
   lcp_robot_info_t info;
   if (lcp_robot_get_info(world, robot->id, &info) != LCP_OK)
@@ -232,14 +234,15 @@ static int plan_target(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__Set
     if (!keep_mode)
       c->mode = mode;
     /* The engine's rules, checked here to name the joint and the field. */
-    lcp_joint_info_t joint;
-    lcp_robot_get_joint(world, robot->id, joints[k], &joint);
-    if (c->mode == LCP_CONTROL_POSITION && !(c->kp + c->kd > 0.0))
-      return lcpd_fail(error, BAD, "%s: joint '%s' in POSITION mode needs kp + kd > 0", field,
-                       joint.name);
-    if (c->mode == LCP_CONTROL_VELOCITY && !(c->kd > 0.0))
-      return lcpd_fail(error, BAD, "%s: joint '%s' in VELOCITY mode needs kd > 0", field,
-                       joint.name);
+    bool position_bad = c->mode == LCP_CONTROL_POSITION && !(c->kp + c->kd > 0.0);
+    bool velocity_bad = c->mode == LCP_CONTROL_VELOCITY && !(c->kd > 0.0);
+    if (position_bad || velocity_bad) {
+      lcp_joint_info_t joint;
+      lcp_robot_get_joint(world, robot->id, joints[k], &joint);
+      return lcpd_fail(error, BAD, "%s: joint '%s' in %s mode needs %s", field, joint.name,
+                       position_bad ? "POSITION" : "VELOCITY",
+                       position_bad ? "kp + kd > 0" : "kd > 0");
+    }
   }
   if (t->gravity_compensation_value_case ==
       LCPSIM__V1__SET_TARGET_REQUEST__GRAVITY_COMPENSATION_VALUE_GRAVITY_COMPENSATION) {
@@ -317,15 +320,12 @@ static int handle_set_target(lcpd_call_t *call, lcpd_sim_t *sim,
   return 0;
 }
 
-static void drop_undo(lcpd_call_t *call) {
-  free(call->undo);
-  call->undo = NULL;
-  call->undo_size = 0;
-}
+/* The undo buffer is kept for the next request (no allocation per Step). */
+static void drop_undo(lcpd_call_t *call) { call->undo_size = 0; }
 
 /* Puts the world back as it was before the request. */
 static void undo(lcpd_call_t *call, lcpd_sim_t *sim) {
-  if (call->undo && lcpd_sim_restore(sim, call->undo, call->undo_size, NULL, 0) != LCP_OK)
+  if (call->undo_size && lcpd_sim_undo_restore(sim, call->undo, call->undo_size) != LCP_OK)
     LCPD_ERROR("could not put the world back after a failed request");
   drop_undo(call);
 }
@@ -379,13 +379,17 @@ static int handle_step(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__Ste
                      "set the mode to lockstep to step)");
   target_plan *plans = lcpd_arena_array(&call->arena, req->n_targets, sizeof *plans);
   for (size_t i = 0; i < req->n_targets; ++i) {
+    if (plan_target(call, sim, req->targets[i], "", plans, (int32_t)i, &plans[i], error) == 0)
+      continue;
+    /* The field's name is formatted only for the error (it costs more than
+     * the rest of a control tick's planning): plan again to say it. */
     char field[48];
     snprintf(field, sizeof field, "step.targets[%zu]", i);
-    if (plan_target(call, sim, req->targets[i], field, plans, (int32_t)i, &plans[i], error) != 0)
-      return -1;
+    plan_target(call, sim, req->targets[i], field, plans, (int32_t)i, &plans[i], error);
+    return -1;
   }
   if (req->steps > 0 || req->n_targets > 0) {
-    int rc = lcpd_sim_snapshot(sim, &call->undo, &call->undo_size);
+    int rc = lcpd_sim_undo_save(sim, &call->undo, &call->undo_capacity, &call->undo_size);
     if (rc != LCP_OK)
       return lcpd_fail(error, lcpd_code_of(rc), "cannot keep the world to undo a failed step");
   }
@@ -798,6 +802,14 @@ void lcpd_call_reject(lcpd_call_t *call, lcpd_code_t code, const char *message) 
 }
 
 bool lcpd_call_resume(lcpd_call_t *call, lcpd_sim_t *sim) { return run_guarded(call, sim, true); }
+
+void lcpd_call_destroy(lcpd_call_t *call) {
+  lcpd_call_finish(call);
+  free(call->undo);
+  call->undo = NULL;
+  call->undo_capacity = 0;
+  lcpd_arena_destroy(&call->arena);
+}
 
 void lcpd_call_finish(lcpd_call_t *call) {
   if (call->request)

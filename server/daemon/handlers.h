@@ -33,8 +33,10 @@ typedef struct lcpd_call {
   /* A Step still running. */
   bool stepping;
   int32_t steps_done, steps_total;
-  unsigned char *undo; /* the world before the request, restored if a step fails */
-  size_t undo_size;
+  /* The world before the request, restored if a step fails: undo_size bytes
+   * (0: none) in a buffer of undo_capacity kept from request to request. */
+  unsigned char *undo;
+  size_t undo_size, undo_capacity;
 } lcpd_call_t;
 
 void lcpd_call_init(lcpd_call_t *call, size_t decode_budget, size_t reply_limit, uint64_t slice_ns);
@@ -45,7 +47,11 @@ bool lcpd_call_start(lcpd_call_t *call, lcpd_sim_t *sim, const void *data, size_
 void lcpd_call_reject(lcpd_call_t *call, Lcpsim__V1__Status__Code code, const char *message);
 bool lcpd_call_resume(lcpd_call_t *call, lcpd_sim_t *sim);
 /* Frees the request and its reply; the call can serve the next request. */
+/* Ends the request: frees what it decoded and its reply (the buffers kept
+ * for the next request stay). */
 void lcpd_call_finish(lcpd_call_t *call);
+/* Frees everything, the kept buffers too. */
+void lcpd_call_destroy(lcpd_call_t *call);
 /* The name of a call case ("step"), for logs. */
 const char *lcpd_call_name(const lcpd_call_t *call);
 

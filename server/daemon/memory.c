@@ -112,10 +112,28 @@ void *lcpd_arena_memdup(lcpd_arena_t *arena, const void *data, size_t size) {
 }
 
 void lcpd_arena_reset(lcpd_arena_t *arena) {
+  /* The oldest chunk (last in the list) stays when it has the usual size. */
+  lcpd_arena_chunk_t *kept = NULL;
   while (arena->chunks) {
     lcpd_arena_chunk_t *next = arena->chunks->next;
-    free(arena->chunks);
+    if (!next && arena->chunks->capacity == ARENA_CHUNK_BYTES)
+      kept = arena->chunks;
+    else
+      free(arena->chunks);
     arena->chunks = next;
   }
+  arena->total = 0;
+  if (kept) {
+    kept->used = 0;
+    kept->next = NULL;
+    arena->chunks = kept;
+    arena->total = kept->capacity;
+  }
+}
+
+void lcpd_arena_destroy(lcpd_arena_t *arena) {
+  lcpd_arena_reset(arena);
+  free(arena->chunks);
+  arena->chunks = NULL;
   arena->total = 0;
 }

@@ -39,8 +39,12 @@ void *lcpd_arena_alloc(lcpd_arena_t *arena, size_t size);
 void *lcpd_arena_array(lcpd_arena_t *arena, size_t count, size_t size);
 char *lcpd_arena_strdup(lcpd_arena_t *arena, const char *text);
 void *lcpd_arena_memdup(lcpd_arena_t *arena, const void *data, size_t size);
-/* Frees every chunk. The arena can be used again. */
+/* Frees everything allocated. The arena can be used again; it keeps one
+ * chunk of the usual size for that, so that a small reply allocates
+ * nothing. */
 void lcpd_arena_reset(lcpd_arena_t *arena);
+/* Frees every chunk, the kept one too. */
+void lcpd_arena_destroy(lcpd_arena_t *arena);
 
 #define LCPD_NEW(arena, type) ((type *)lcpd_arena_alloc((arena), sizeof(type)))
 

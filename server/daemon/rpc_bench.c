@@ -1,24 +1,42 @@
 /* lcpsim-rpc-bench: the cost of one request to a running lcpsimd, next to a
- * bare ZeroMQ REQ/REP echo of the same bytes on the same machine (DESIGN.md
- * §7). Starts no daemon: point it at one.
+ * bare ZeroMQ REQ/REP echo with the same request and reply sizes on the same
+ * machine (DESIGN.md §7). Starts no daemon: point it at one (the built-in
+ * world, in lockstep mode, for the default call).
  *
- *   lcpsim-rpc-bench [--endpoint tcp://127.0.0.1:5555] [--bytes N] [--calls N]
+ *   lcpsim-rpc-bench [--endpoint tcp://127.0.0.1:5555] [--call step|ping]
+ *                    [--robot arm7] [--bytes N] [--calls N]
  *
- * prints scene=rpc endpoint=tcp bytes=N calls=N us_per_call=X echo_us=Y ratio=X/Y */
+ * --call step (the default): a control tick, Step(1) with position targets
+ * for every joint of the robot (q*_i(t) = 0.5 sin(2π·0.5·t + i), kp 100,
+ * kd 10) and return_state. --call ping: a Ping with an N-byte payload.
+ *
+ * Prints scene=rpc endpoint=tcp bytes=N calls=N us_per_call=X echo_us=Y
+ * ratio=X/Y, then call=, request_bytes=, reply_bytes= and client_us=. bytes
+ * is request plus reply bytes of one round trip; us_per_call and echo_us
+ * are mean round trips, from sending the request to having the reply,
+ * measured in alternating blocks so that both see the same machine load;
+ * client_us is the client's own encoding and decoding per call, outside
+ * both. */
 #include "lcpsim/v1/lcpsim.pb-c.h"
 
 #include <errno.h>
 #include <getopt.h>
-#include <pthread.h>
+#include <math.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #define TIMEOUT_MS 5000
 #define WARMUP_CALLS 200
+#define BLOCKS 20
+#define MAX_JOINTS 64
 
 static double now_seconds(void) {
   struct timespec t;
@@ -40,12 +58,38 @@ static void *open_req(void *context, const char *endpoint) {
   return s;
 }
 
-/* One Ping round trip; false (with a message) when it fails. */
-static bool ping_once(void *socket, const unsigned char *request, size_t size, size_t payload,
-                      uint64_t id) {
+/* ---- the daemon's side ---- */
+
+typedef enum { CALL_STEP, CALL_PING } call_kind;
+
+typedef struct daemon_bench {
+  call_kind kind;
+  void *socket;
+  uint64_t next_id;
+  double client_seconds; /* packing and checking, outside the round trips */
+  size_t request_bytes, reply_bytes;
+  /* Step */
+  double h;
+  int32_t joints;
+  double position[MAX_JOINTS], kp, kd;
+  Lcpsim__V1__SetTargetRequest target;
+  Lcpsim__V1__SetTargetRequest *targets[1];
+  Lcpsim__V1__StepRequest step;
+  /* Ping */
+  unsigned char *payload;
+  Lcpsim__V1__PingRequest ping;
+  Lcpsim__V1__Request request;
+  unsigned char *packed;
+  size_t packed_capacity;
+} daemon_bench;
+
+/* One round trip's reply, decoded; NULL (with a message) when it fails. */
+static Lcpsim__V1__Reply *round_trip(void *socket, const unsigned char *request, size_t size,
+                                     double *seconds, size_t *reply_size) {
+  double start = now_seconds();
   if (zmq_send(socket, request, size, 0) != (int)size) {
     fprintf(stderr, "lcpsim-rpc-bench: send: %s\n", zmq_strerror(errno));
-    return false;
+    return NULL;
   }
   zmq_msg_t msg;
   zmq_msg_init(&msg);
@@ -53,122 +97,235 @@ static bool ping_once(void *socket, const unsigned char *request, size_t size, s
     fprintf(stderr, "lcpsim-rpc-bench: no reply within %d ms: %s\n", TIMEOUT_MS,
             zmq_strerror(errno));
     zmq_msg_close(&msg);
-    return false;
+    return NULL;
   }
-  Lcpsim__V1__Reply *reply =
-      lcpsim__v1__reply__unpack(NULL, zmq_msg_size(&msg), zmq_msg_data(&msg));
+  *seconds += now_seconds() - start;
+  *reply_size = zmq_msg_size(&msg);
+  Lcpsim__V1__Reply *reply = lcpsim__v1__reply__unpack(NULL, *reply_size, zmq_msg_data(&msg));
   zmq_msg_close(&msg);
-  bool ok = reply && reply->id == id && (!reply->status || reply->status->code == 0) &&
-            reply->result_case == LCPSIM__V1__REPLY__RESULT_PING &&
-            reply->ping->payload.len == payload;
+  if (!reply)
+    fprintf(stderr, "lcpsim-rpc-bench: a reply does not decode\n");
+  return reply;
+}
+
+/* Sends one request and checks its reply; adds the round trip to *seconds. */
+static bool daemon_call(daemon_bench *b, double *seconds) {
+  double start = now_seconds();
+  Lcpsim__V1__Request *r = &b->request;
+  r->id = b->next_id++;
+  if (b->kind == CALL_STEP) {
+    /* The next tick's targets, as a control loop computes them. */
+    double t = (double)(r->id % 100000u) * b->h;
+    for (int32_t i = 0; i < b->joints; ++i)
+      b->position[i] = 0.5 * sin(2.0 * 3.141592653589793 * 0.5 * t + (double)i);
+  }
+  size_t size = lcpsim__v1__request__get_packed_size(r);
+  if (size > b->packed_capacity) {
+    free(b->packed);
+    b->packed_capacity = 2 * size;
+    b->packed = malloc(b->packed_capacity);
+  }
+  lcpsim__v1__request__pack(r, b->packed);
+  double trip = 0.0;
+  size_t reply_size = 0;
+  double packed_at = now_seconds();
+  Lcpsim__V1__Reply *reply = round_trip(b->socket, b->packed, size, &trip, &reply_size);
+  double received_at = packed_at + trip;
+  if (!reply)
+    return false;
+  bool ok = reply->id == r->id && (!reply->status || reply->status->code == 0);
+  if (ok && b->kind == CALL_STEP)
+    ok = reply->result_case == LCPSIM__V1__REPLY__RESULT_STEP && reply->step->state &&
+         reply->step->state->n_robots > 0;
+  else if (ok)
+    ok = reply->result_case == LCPSIM__V1__REPLY__RESULT_PING &&
+         reply->ping->payload.len == b->ping.payload.len;
   if (!ok)
-    fprintf(stderr, "lcpsim-rpc-bench: bad reply to Ping %llu%s%s\n", (unsigned long long)id,
-            reply && reply->status ? ": " : "",
-            reply && reply->status ? reply->status->message : "");
-  if (reply)
-    lcpsim__v1__reply__free_unpacked(reply, NULL);
+    fprintf(stderr, "lcpsim-rpc-bench: bad reply to request %llu%s%s\n", (unsigned long long)r->id,
+            reply->status ? ": " : "", reply->status ? reply->status->message : "");
+  lcpsim__v1__reply__free_unpacked(reply, NULL);
+  *seconds += trip;
+  b->client_seconds += (packed_at - start) + (now_seconds() - received_at);
+  b->request_bytes = size;
+  b->reply_bytes = reply_size;
   return ok;
 }
 
-/* Mean seconds per Ping of `payload` bytes to the daemon. */
-static double time_daemon(void *context, const char *endpoint, size_t payload, int calls) {
-  void *socket = open_req(context, endpoint);
-  if (!socket)
-    return -1.0;
-  unsigned char *bytes = calloc(1, payload ? payload : 1);
-  Lcpsim__V1__PingRequest ping = LCPSIM__V1__PING_REQUEST__INIT;
-  ping.payload.data = bytes;
-  ping.payload.len = payload;
-  Lcpsim__V1__Request request = LCPSIM__V1__REQUEST__INIT;
-  request.call_case = LCPSIM__V1__REQUEST__CALL_PING;
-  request.ping = &ping;
-  /* Packed once per call, as a client would. */
-  size_t capacity = lcpsim__v1__request__get_packed_size(&request) + 16;
-  unsigned char *packed = malloc(capacity);
-  double seconds = -1.0, start = 0.0;
-  bool ok = true;
-  for (int i = 0; ok && i < WARMUP_CALLS + calls; ++i) {
-    if (i == WARMUP_CALLS)
-      start = now_seconds();
-    request.id = (uint64_t)i + 1;
-    size_t size = lcpsim__v1__request__pack(&request, packed);
-    ok = ping_once(socket, packed, size, payload, request.id);
+/* Finds the robot and its joint count (GetInfo) and sets up the request. */
+static bool daemon_setup(daemon_bench *b, const char *robot, size_t payload) {
+  lcpsim__v1__request__init(&b->request);
+  b->next_id = 1u << 20; /* ids of the same encoded length throughout */
+  if (b->kind == CALL_PING) {
+    b->payload = calloc(1, payload ? payload : 1);
+    lcpsim__v1__ping_request__init(&b->ping);
+    b->ping.payload.data = b->payload;
+    b->ping.payload.len = payload;
+    b->request.call_case = LCPSIM__V1__REQUEST__CALL_PING;
+    b->request.ping = &b->ping;
+    return true;
   }
-  if (ok)
-    seconds = (now_seconds() - start) / calls;
-  free(packed);
-  free(bytes);
-  zmq_close(socket);
-  return seconds;
+  Lcpsim__V1__GetInfoRequest get = LCPSIM__V1__GET_INFO_REQUEST__INIT;
+  b->request.call_case = LCPSIM__V1__REQUEST__CALL_GET_INFO;
+  b->request.get_info = &get;
+  b->request.id = 1;
+  unsigned char packed[64];
+  size_t size = lcpsim__v1__request__pack(&b->request, packed), reply_size;
+  double ignored = 0.0;
+  Lcpsim__V1__Reply *reply = round_trip(b->socket, packed, size, &ignored, &reply_size);
+  if (!reply)
+    return false;
+  bool ok = reply->result_case == LCPSIM__V1__REPLY__RESULT_GET_INFO;
+  if (ok) {
+    const Lcpsim__V1__GetInfoReply *info = reply->get_info;
+    ok = false;
+    for (size_t i = 0; i < info->n_robots; ++i)
+      if (strcmp(info->robots[i]->name, robot) == 0) {
+        b->joints = (int32_t)info->robots[i]->n_joints;
+        ok = b->joints > 0 && b->joints <= MAX_JOINTS;
+      }
+    b->h = info->settings ? info->settings->timestep : 1e-3;
+    if (info->settings && info->settings->mode == LCPSIM__V1__SETTINGS__MODE__MODE_REALTIME) {
+      fprintf(stderr, "lcpsim-rpc-bench: the daemon is in realtime mode; --call step needs "
+                      "lockstep mode\n");
+      lcpsim__v1__reply__free_unpacked(reply, NULL);
+      return false;
+    }
+  }
+  lcpsim__v1__reply__free_unpacked(reply, NULL);
+  if (!ok) {
+    fprintf(stderr, "lcpsim-rpc-bench: the daemon has no robot '%s' with 1 to %d joints\n", robot,
+            MAX_JOINTS);
+    return false;
+  }
+  b->kp = 100.0;
+  b->kd = 10.0;
+  lcpsim__v1__set_target_request__init(&b->target);
+  b->target.robot = (char *)robot;
+  b->target.mode = LCPSIM__V1__SET_TARGET_REQUEST__MODE__POSITION;
+  b->target.position = b->position;
+  b->target.n_position = (size_t)b->joints;
+  b->target.kp = &b->kp;
+  b->target.n_kp = 1;
+  b->target.kd = &b->kd;
+  b->target.n_kd = 1;
+  b->targets[0] = &b->target;
+  lcpsim__v1__step_request__init(&b->step);
+  b->step.steps = 1;
+  b->step.n_targets = 1;
+  b->step.targets = b->targets;
+  b->step.return_state = true;
+  lcpsim__v1__request__init(&b->request);
+  b->request.call_case = LCPSIM__V1__REQUEST__CALL_STEP;
+  b->request.step = &b->step;
+  return true;
 }
 
-typedef struct echo_server {
-  void *context;
-  void *socket;
-} echo_server;
+/* ---- the echo ---- */
 
-/* Sends back every message until the context shuts down. */
-static void *echo_main(void *arg) {
-  echo_server *echo = arg;
+/* The echo runs in a process of its own, as the daemon does, with its own
+ * ZeroMQ context and I/O thread: a REP that answers every request with
+ * reply_size bytes. It is forked before this process opens any ZeroMQ
+ * context, learns the reply size through a pipe, and sends back the
+ * endpoint it bound. */
+typedef struct echo_process {
+  pid_t pid;
+  int to_child, from_child;
+} echo_process;
+
+static _Noreturn void echo_child(int in, int out) {
+  size_t reply_size = 0;
+  if (read(in, &reply_size, sizeof reply_size) != (ssize_t)sizeof reply_size)
+    _exit(0);
+  unsigned char *reply = calloc(1, reply_size ? reply_size : 1);
+  void *context = zmq_ctx_new();
+  void *socket = zmq_socket(context, ZMQ_REP);
+  int zero = 0;
+  zmq_setsockopt(socket, ZMQ_LINGER, &zero, sizeof zero);
+  char endpoint[256] = "";
+  size_t size = sizeof endpoint;
+  if (zmq_bind(socket, "tcp://127.0.0.1:*") != 0 ||
+      zmq_getsockopt(socket, ZMQ_LAST_ENDPOINT, endpoint, &size) != 0)
+    endpoint[0] = '\0';
+  if (write(out, endpoint, sizeof endpoint) != (ssize_t)sizeof endpoint || !endpoint[0])
+    _exit(1);
   zmq_msg_t msg;
   zmq_msg_init(&msg);
-  while (zmq_msg_recv(&msg, echo->socket, 0) >= 0)
-    if (zmq_msg_send(&msg, echo->socket, 0) < 0)
+  while (zmq_msg_recv(&msg, socket, 0) >= 0)
+    if (zmq_send(socket, reply, reply_size, 0) < 0)
       break;
-  zmq_msg_close(&msg);
-  zmq_close(echo->socket);
-  return NULL;
+  _exit(0);
 }
 
-/* Mean seconds per round trip of `payload` raw bytes through a REP echo in
- * a thread of this process, over TCP on the loopback. */
-static double time_echo(size_t payload, int calls) {
-  echo_server echo = {.context = zmq_ctx_new()};
-  echo.socket = zmq_socket(echo.context, ZMQ_REP);
-  int zero = 0;
-  zmq_setsockopt(echo.socket, ZMQ_LINGER, &zero, sizeof zero);
-  char endpoint[256];
-  size_t size = sizeof endpoint;
-  if (zmq_bind(echo.socket, "tcp://127.0.0.1:*") != 0 ||
-      zmq_getsockopt(echo.socket, ZMQ_LAST_ENDPOINT, endpoint, &size) != 0) {
-    fprintf(stderr, "lcpsim-rpc-bench: cannot bind the echo: %s\n", zmq_strerror(errno));
-    zmq_close(echo.socket);
-    zmq_ctx_term(echo.context);
-    return -1.0;
+static bool echo_fork(echo_process *echo) {
+  int down[2], up[2];
+  if (pipe(down) != 0 || pipe(up) != 0)
+    return false;
+  echo->pid = fork();
+  if (echo->pid < 0)
+    return false;
+  if (echo->pid == 0) {
+    close(down[1]);
+    close(up[0]);
+    echo_child(down[0], up[1]);
   }
-  pthread_t thread;
-  pthread_create(&thread, NULL, echo_main, &echo);
-  void *socket = open_req(echo.context, endpoint);
-  unsigned char *bytes = calloc(1, payload ? payload : 1);
-  double seconds = -1.0, start = 0.0;
-  bool ok = socket != NULL;
-  for (int i = 0; ok && i < WARMUP_CALLS + calls; ++i) {
-    if (i == WARMUP_CALLS)
-      start = now_seconds();
-    zmq_msg_t msg;
-    zmq_msg_init(&msg);
-    ok = zmq_send(socket, bytes, payload, 0) == (int)payload &&
-         zmq_msg_recv(&msg, socket, 0) >= 0 && zmq_msg_size(&msg) == payload;
-    zmq_msg_close(&msg);
+  close(down[0]);
+  close(up[1]);
+  echo->to_child = down[1];
+  echo->from_child = up[0];
+  return true;
+}
+
+/* Tells the echo its reply size; returns its endpoint in `endpoint`. */
+static bool echo_start(echo_process *echo, size_t reply_size, char endpoint[256]) {
+  if (write(echo->to_child, &reply_size, sizeof reply_size) != (ssize_t)sizeof reply_size ||
+      read(echo->from_child, endpoint, 256) != 256 || !endpoint[0]) {
+    fprintf(stderr, "lcpsim-rpc-bench: the echo process did not start\n");
+    return false;
   }
-  if (ok)
-    seconds = (now_seconds() - start) / calls;
-  else
+  endpoint[255] = '\0';
+  return true;
+}
+
+static void echo_stop(echo_process *echo) {
+  close(echo->to_child); /* an echo not yet started exits on this */
+  close(echo->from_child);
+  kill(echo->pid, SIGTERM);
+  waitpid(echo->pid, NULL, 0);
+}
+
+/* One echo round trip of request_size bytes out, reply_size back. */
+static bool echo_call(void *socket, const unsigned char *request, size_t request_size,
+                      size_t reply_size, double *seconds) {
+  double start = now_seconds();
+  zmq_msg_t msg;
+  zmq_msg_init(&msg);
+  bool ok = zmq_send(socket, request, request_size, 0) == (int)request_size &&
+            zmq_msg_recv(&msg, socket, 0) >= 0 && zmq_msg_size(&msg) == reply_size;
+  *seconds += now_seconds() - start;
+  zmq_msg_close(&msg);
+  if (!ok)
     fprintf(stderr, "lcpsim-rpc-bench: the echo failed: %s\n", zmq_strerror(errno));
-  free(bytes);
-  if (socket)
-    zmq_close(socket);
-  zmq_ctx_shutdown(echo.context);
-  pthread_join(thread, NULL);
-  zmq_ctx_term(echo.context);
-  return seconds;
+  return ok;
+}
+
+static void usage(FILE *out) {
+  fprintf(out, "usage: lcpsim-rpc-bench [--endpoint ENDPOINT] [--call step|ping] [--robot NAME]\n"
+               "                        [--bytes N] [--calls N]\n"
+               "Times N calls (default 10000) against a running lcpsimd (default\n"
+               "tcp://127.0.0.1:5555) and a bare ZeroMQ REQ/REP echo with the same request and\n"
+               "reply sizes. --call step (default): Step(1) with position targets for every\n"
+               "joint of the robot (default arm7) and the state returned; the daemon must be in\n"
+               "lockstep mode. --call ping: a Ping with an N-byte payload (default 64).\n");
 }
 
 int main(int argc, char **argv) {
-  const char *endpoint = "tcp://127.0.0.1:5555";
+  const char *endpoint = "tcp://127.0.0.1:5555", *robot = "arm7";
   long bytes = 64, calls = 10000;
+  call_kind kind = CALL_STEP;
   static const struct option options[] = {
       {"endpoint", required_argument, NULL, 'e'},
+      {"call", required_argument, NULL, 'c'},
+      {"robot", required_argument, NULL, 'r'},
       {"bytes", required_argument, NULL, 'b'},
       {"calls", required_argument, NULL, 'n'},
       {"help", no_argument, NULL, 'h'},
@@ -180,6 +337,19 @@ int main(int argc, char **argv) {
     switch (c) {
     case 'e':
       endpoint = optarg;
+      break;
+    case 'c':
+      if (strcmp(optarg, "step") == 0) {
+        kind = CALL_STEP;
+      } else if (strcmp(optarg, "ping") == 0) {
+        kind = CALL_PING;
+      } else {
+        fprintf(stderr, "lcpsim-rpc-bench: --call must be step or ping\n");
+        return 2;
+      }
+      break;
+    case 'r':
+      robot = optarg;
       break;
     case 'b':
       bytes = strtol(optarg, &end, 10);
@@ -196,28 +366,74 @@ int main(int argc, char **argv) {
       }
       break;
     case 'h':
-      printf("usage: lcpsim-rpc-bench [--endpoint ENDPOINT] [--bytes N] [--calls N]\n"
-             "Times N Ping calls with an N-byte payload against a running lcpsimd\n"
-             "(default tcp://127.0.0.1:5555, 64 bytes, 10000 calls) and a bare ZeroMQ\n"
-             "REQ/REP echo of the same size.\n");
+      usage(stdout);
       return 0;
     default:
-      fprintf(stderr, "usage: lcpsim-rpc-bench [--endpoint ENDPOINT] [--bytes N] [--calls N]\n");
+      usage(stderr);
       return 2;
     }
   }
-  void *context = zmq_ctx_new();
-  double daemon_seconds = time_daemon(context, endpoint, (size_t)bytes, (int)calls);
-  zmq_ctx_term(context);
-  if (daemon_seconds < 0)
+
+  echo_process echo;
+  if (!echo_fork(&echo)) {
+    fprintf(stderr, "lcpsim-rpc-bench: cannot start the echo process: %s\n", strerror(errno));
     return 1;
-  double echo_seconds = time_echo((size_t)bytes, (int)calls);
-  if (echo_seconds < 0)
+  }
+  /* The daemon first, to learn the sizes the echo imitates. */
+  void *context = zmq_ctx_new();
+  daemon_bench b = {.kind = kind, .socket = open_req(context, endpoint)};
+  bool ok = b.socket && daemon_setup(&b, robot, (size_t)bytes);
+  double daemon_seconds = 0.0, echo_seconds = 0.0, ignored = 0.0;
+  for (int i = 0; ok && i < WARMUP_CALLS; ++i)
+    ok = daemon_call(&b, &ignored);
+  b.client_seconds = 0.0;
+
+  unsigned char *echo_request = calloc(1, b.request_bytes ? b.request_bytes : 1);
+  void *echo_socket = NULL;
+  char echo_endpoint[256];
+  /* The sizes of the warm-up's last round trip (a reply's length may change
+   * by a byte or two as the step count grows). */
+  size_t echo_request_bytes = b.request_bytes, echo_reply_bytes = b.reply_bytes;
+  if (ok) {
+    ok = echo_start(&echo, echo_reply_bytes, echo_endpoint);
+    if (ok) {
+      echo_socket = open_req(context, echo_endpoint);
+      ok = echo_socket != NULL;
+    }
+  }
+  for (int i = 0; ok && i < WARMUP_CALLS; ++i)
+    ok = echo_call(echo_socket, echo_request, echo_request_bytes, echo_reply_bytes, &ignored);
+
+  /* Alternating blocks: both sides see the same load on a shared machine. */
+  long done = 0;
+  for (int block = 0; ok && block < BLOCKS; ++block) {
+    long n = calls * (block + 1) / BLOCKS - done;
+    for (long i = 0; ok && i < n; ++i)
+      ok = daemon_call(&b, &daemon_seconds);
+    for (long i = 0; ok && i < n; ++i)
+      ok =
+          echo_call(echo_socket, echo_request, echo_request_bytes, echo_reply_bytes, &echo_seconds);
+    done += n;
+  }
+
+  if (echo_socket)
+    zmq_close(echo_socket);
+  if (b.socket)
+    zmq_close(b.socket);
+  zmq_ctx_term(context);
+  echo_stop(&echo);
+  free(echo_request);
+  free(b.packed);
+  free(b.payload);
+  if (!ok)
     return 1;
   const char *colon = strstr(endpoint, "://");
   int transport = colon ? (int)(colon - endpoint) : (int)strlen(endpoint);
-  printf("scene=rpc endpoint=%.*s bytes=%ld calls=%ld us_per_call=%.2f echo_us=%.2f ratio=%.2f\n",
-         transport, endpoint, bytes, calls, daemon_seconds * 1e6, echo_seconds * 1e6,
-         daemon_seconds / echo_seconds);
+  double x = daemon_seconds / (double)calls, y = echo_seconds / (double)calls;
+  printf("scene=rpc endpoint=%.*s bytes=%zu calls=%ld us_per_call=%.2f echo_us=%.2f ratio=%.3f "
+         "call=%s request_bytes=%zu reply_bytes=%zu client_us=%.2f\n",
+         transport, endpoint, b.request_bytes + b.reply_bytes, calls, x * 1e6, y * 1e6, x / y,
+         kind == CALL_STEP ? "step" : "ping", b.request_bytes, b.reply_bytes,
+         b.client_seconds / (double)calls * 1e6);
   return 0;
 }

@@ -23,7 +23,7 @@ static const char STATE_TOPIC[] = "state"; /* sent without its NUL */
 #define REALTIME_TICK_BUDGET_NS 20000000u
 #define REALTIME_MAX_LAG_S 0.5
 
-static void schedule(lcpd_server_t *server);
+static void schedule(lcpd_server_t *server, bool known_empty);
 static void on_drain_idle(uv_idle_t *handle);
 static void sync_realtime(lcpd_server_t *server);
 
@@ -90,13 +90,16 @@ static void send_reply(lcpd_server_t *server) {
 static void complete_call(lcpd_server_t *server) {
   lcpd_call_t *call = &server->call;
   char peer[64];
-  if (call->status.code == LCPSIM__V1__STATUS__CODE__OK)
-    LCPD_DEBUG("request %llu (%s) from %s: OK", (unsigned long long)call->reply.id,
-               lcpd_call_name(call), peer_name(server, peer, sizeof peer));
-  else
+  /* The arguments cost something (formatting the peer's id): only when logged. */
+  if (call->status.code == LCPSIM__V1__STATUS__CODE__OK) {
+    if (lcpd_log_enabled(LCPD_LOG_DEBUG))
+      LCPD_DEBUG("request %llu (%s) from %s: OK", (unsigned long long)call->reply.id,
+                 lcpd_call_name(call), peer_name(server, peer, sizeof peer));
+  } else {
     LCPD_INFO("request %llu (%s) from %s: %s: %s", (unsigned long long)call->reply.id,
               lcpd_call_name(call), peer_name(server, peer, sizeof peer),
               lcpd_code_name(call->status.code), call->status.message);
+  }
   send_reply(server);
   lcpd_call_finish(call);
   server->call_running = false;
@@ -104,8 +107,12 @@ static void complete_call(lcpd_server_t *server) {
   sync_realtime(server);
 }
 
-/* Receives one multipart message and serves it (or starts serving it). */
-static void receive_request(lcpd_server_t *server) {
+/* Receives one multipart message and serves it (or starts serving it).
+ * Returns false when no message was waiting. A non-blocking receive that
+ * finds nothing has processed the socket's pending commands, as reading
+ * ZMQ_EVENTS does, so ZMQ_FD signals the next message again; no extra
+ * ZMQ_EVENTS round per message is needed. */
+static bool receive_request(lcpd_server_t *server) {
   zmq_msg_t parts[LCPD_MAX_ENVELOPE + 2];
   int kept = 0, total = 0;
   bool more = true;
@@ -113,10 +120,12 @@ static void receive_request(lcpd_server_t *server) {
     zmq_msg_t part;
     zmq_msg_init(&part);
     if (zmq_msg_recv(&part, server->router, ZMQ_DONTWAIT) < 0) {
-      /* Parts of a message arrive together, so this is a transport error. */
+      int error = errno;
       zmq_msg_close(&part);
-      if (total > 0)
-        LCPD_WARN("a request broke off after %d frames: %s", total, zmq_strerror(errno));
+      if (total == 0)
+        return error != EAGAIN; /* nothing waiting (or a transport error: look again) */
+      /* Parts of a message arrive together, so this is a transport error. */
+      LCPD_WARN("a request broke off after %d frames: %s", total, zmq_strerror(error));
       break;
     }
     more = zmq_msg_more(&part);
@@ -129,7 +138,7 @@ static void receive_request(lcpd_server_t *server) {
     zmq_msg_close(&part);
   }
   if (kept == 0)
-    return;
+    return true;
   /* parts[0] is the peer's identity (added by the ROUTER); the envelope runs
    * to the first empty frame (REQ, and DEALERs that imitate REQ). A DEALER
    * that sends no delimiter gets its reply without one. */
@@ -142,7 +151,7 @@ static void receive_request(lcpd_server_t *server) {
     LCPD_WARN("dropped a request with %d routing frames (at most %d)", envelope, LCPD_MAX_ENVELOPE);
     for (int i = 0; i < kept; ++i)
       zmq_msg_close(&parts[i]);
-    return;
+    return true;
   }
   for (int i = 0; i < envelope; ++i) {
     zmq_msg_init(&server->envelope[i]);
@@ -171,6 +180,7 @@ static void receive_request(lcpd_server_t *server) {
   server->call_running = true;
   if (done)
     complete_call(server);
+  return true;
 }
 
 /* Serves waiting requests, at most a batch, then lets the loop run. */
@@ -179,28 +189,33 @@ static void drain(lcpd_server_t *server) {
     return;
   if (server->call_running) {
     if (!lcpd_call_resume(&server->call, server->sim)) {
-      schedule(server);
+      schedule(server, false);
       return;
     }
     complete_call(server);
   }
   uint64_t start = uv_hrtime();
+  bool empty = false;
   for (int served = 0; served < LCPD_DRAIN_BATCH && !server->call_running; ++served) {
-    if (server->stopping || !router_readable(server))
+    if (server->stopping)
       break;
-    receive_request(server);
+    if (!receive_request(server)) {
+      empty = true;
+      break;
+    }
     if (uv_hrtime() - start > DRAIN_BUDGET_NS)
       break;
   }
-  schedule(server);
+  schedule(server, empty);
 }
 
 /* Keeps the idle handle running while there is work, so the next loop turn
- * continues it after signals and timers had theirs. */
-static void schedule(lcpd_server_t *server) {
+ * continues it after signals and timers had theirs. known_empty: a receive
+ * just found no message waiting (so ZMQ_EVENTS need not be asked). */
+static void schedule(lcpd_server_t *server, bool known_empty) {
   if (server->stopping)
     return;
-  bool more = server->call_running || router_readable(server);
+  bool more = server->call_running || (!known_empty && router_readable(server));
   if (more && !uv_is_active((uv_handle_t *)&server->drain_idle))
     uv_idle_start(&server->drain_idle, on_drain_idle);
   else if (!more && uv_is_active((uv_handle_t *)&server->drain_idle))
@@ -485,8 +500,8 @@ void lcpd_server_close(lcpd_server_t *server) {
     lcpd_call_finish(&server->call);
   server->call_running = false;
   close_envelope(server);
-  lcpd_call_finish(&server->call);
-  lcpd_arena_reset(&server->publish_arena);
+  lcpd_call_destroy(&server->call);
+  lcpd_arena_destroy(&server->publish_arena);
   if (server->sim) {
     server->sim->publish = NULL;
     server->sim->publish_user = NULL;

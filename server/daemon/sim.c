@@ -387,6 +387,27 @@ int lcpd_sim_restore(lcpd_sim_t *sim, const unsigned char *data, size_t size, ch
   return LCP_OK;
 }
 
+int lcpd_sim_undo_save(const lcpd_sim_t *sim, unsigned char **buffer, size_t *capacity,
+                       size_t *size) {
+  *size = 0;
+  size_t need = lcp_world_state_size(sim->live.world);
+  if (need > *capacity) {
+    unsigned char *grown = realloc(*buffer, need);
+    if (!grown)
+      return LCP_ERR_NO_MEMORY;
+    *buffer = grown;
+    *capacity = need;
+  }
+  return lcp_world_save_state(sim->live.world, *buffer, *capacity, size);
+}
+
+int lcpd_sim_undo_restore(lcpd_sim_t *sim, const unsigned char *data, size_t size) {
+  int rc = lcp_world_restore_state(sim->live.world, data, size);
+  if (rc == LCP_OK)
+    sim->time_epoch++;
+  return rc;
+}
+
 int lcpd_sim_slot_put(lcpd_sim_t *sim, const char *name, const unsigned char *data, size_t size,
                       char *error, size_t error_size) {
   if (name[0] == '\0' || strlen(name) >= LCP_NAME_MAX)

@@ -115,6 +115,14 @@ int lcpd_sim_snapshot_write(const lcpd_sim_t *sim, unsigned char *buffer, size_t
 int lcpd_sim_restore(lcpd_sim_t *sim, const unsigned char *data, size_t size, char *error,
                      size_t error_size);
 
+/* The engine's state alone, to undo a request that fails halfway: no
+ * header, no checksum, written into *buffer (of *capacity bytes, grown as
+ * needed and kept by the caller for the next time); *size gets its length.
+ * Restorable into this world, unchanged in layout, only. */
+int lcpd_sim_undo_save(const lcpd_sim_t *sim, unsigned char **buffer, size_t *capacity,
+                       size_t *size);
+int lcpd_sim_undo_restore(lcpd_sim_t *sim, const unsigned char *data, size_t size);
+
 /* Keeps a copy of data under name (replacing a slot of that name). */
 int lcpd_sim_slot_put(lcpd_sim_t *sim, const char *name, const unsigned char *data, size_t size,
                       char *error, size_t error_size);

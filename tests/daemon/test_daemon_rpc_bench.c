@@ -1,0 +1,71 @@
+/* lcpsim-rpc-bench runs against a live daemon and prints its line (no
+ * timing is asserted: performance belongs to benchmarks, not tests). */
+#include "daemon_harness.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+/* Runs the bench with the extra arguments; its one line of output goes to
+ * line. Returns its exit status. */
+static int run_bench(const daemon_proc *d, const char *extra, char *line, size_t size) {
+  char command[1024];
+  snprintf(command, sizeof command, "'%s' --endpoint '%s' --calls 100 %s", LCP_RPC_BENCH, d->rep,
+           extra);
+  FILE *out = popen(command, "r");
+  assert_non_null(out);
+  line[0] = '\0';
+  if (!fgets(line, (int)size, out))
+    line[0] = '\0';
+  return pclose(out);
+}
+
+static void assert_keys(const char *line, const char *call) {
+  static const char *const keys[] = {"bytes=",  "calls=100 ",      " us_per_call=", " echo_us=",
+                                     " ratio=", " request_bytes=", " reply_bytes="};
+  assert_true(strncmp(line, "scene=rpc endpoint=tcp bytes=", 29) == 0);
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i)
+    if (!strstr(line, keys[i]))
+      fail_msg("no '%s' in: %s", keys[i], line);
+  char want[32];
+  snprintf(want, sizeof want, " call=%s ", call);
+  assert_non_null(strstr(line, want));
+}
+
+static void test_step_and_ping_lines(void **state) {
+  (void)state;
+  daemon_proc d;
+  daemon_start(&d, NULL);
+  char line[1024];
+  assert_int_equal(run_bench(&d, "", line, sizeof line), 0);
+  assert_keys(line, "step");
+  /* A Step with the arm's 7 targets and a state of 8 links and 2 bodies. */
+  const char *reply = strstr(line, "reply_bytes=");
+  assert_true(atoi(reply + 12) > 500);
+  assert_int_equal(run_bench(&d, "--call ping --bytes 32", line, sizeof line), 0);
+  assert_keys(line, "ping");
+  daemon_stop(&d);
+}
+
+static void test_step_needs_the_robot(void **state) {
+  (void)state;
+  daemon_proc d;
+  daemon_start(&d, NULL);
+  char line[1024];
+  assert_int_not_equal(run_bench(&d, "--robot nosuch 2>/dev/null", line, sizeof line), 0);
+  daemon_stop(&d);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_step_and_ping_lines),
+      cmocka_unit_test(test_step_needs_the_robot),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
