@@ -1126,16 +1126,15 @@ static void point_terms_make(const solver_problem *p, const solver_contact *c, p
 }
 
 /* J_j · M⁻¹J_kᵀ for row j of point a and row k of point b, on the same
- * sides with directions da and db */
-static double point_cross(const point_terms *a, const double (*da)[3], int j, const point_terms *b,
-                          const double (*db)[3], int k) {
-  double s = 0.0;
-  for (int side = 0; side < 2; ++side)
-    if (a->sides[side])
-      s += a->im[side] * (da[j][0] * db[k][0] + da[j][1] * db[k][1] + da[j][2] * db[k][2]) +
-           (a->c[side][j][0] * b->t[side][k][0] + a->c[side][j][1] * b->t[side][k][1] +
-            a->c[side][j][2] * b->t[side][k][2]);
-  return s;
+ * sides, with dd = d_j·d_k of their directions (an absent side's terms are
+ * zeros) */
+static inline double point_cross(const point_terms *a, int j, const point_terms *b, int k,
+                                 double dd) {
+  double s0 =
+      a->c[0][j][0] * b->t[0][k][0] + a->c[0][j][1] * b->t[0][k][1] + a->c[0][j][2] * b->t[0][k][2];
+  double s1 =
+      a->c[1][j][0] * b->t[1][k][0] + a->c[1][j][1] * b->t[1][k][1] + a->c[1][j][2] * b->t[1][k][2];
+  return (a->im[0] * dd + s0) + (a->im[1] * dd + s1);
 }
 
 /* Can contact c be (a point of) a unit? Its normal's λ must be referred to
@@ -1151,8 +1150,6 @@ static bool point_unit_at(const solver_problem *p, const uint8_t *refs, const so
   for (int k = 0; k < 3; ++k) {
     double a = 0.0, scale = 0.0;
     for (int s = 0; s < 2; ++s) {
-      if (!pt->sides[s])
-        continue;
       for (int q = 0; q < 3; ++q) {
         double lin = c->dir[k][q] * (c->dir[k][q] * pt->im[s]);
         double ang = pt->c[s][k][q] * pt->t[s][k][q];
@@ -1209,12 +1206,17 @@ static void point_unit_fill(const solver_problem *p, const double *diag, const d
     for (int q = 0; q < 9; ++q)
       SET(H_II + 9 * s + q, pt->ii[s][q]);
   }
+  /* d_j·d_k of the unit's directions (its points share them) */
+  double dd[3][3];
+  for (int j = 0; j < 3; ++j)
+    for (int m = 0; m < 3; ++m)
+      dd[j][m] =
+          c->dir[j][0] * c->dir[m][0] + c->dir[j][1] * c->dir[m][1] + c->dir[j][2] * c->dir[m][2];
   double step[UNIT_MAX_POINTS][3];
   for (int32_t q = 0; q < points; ++q) {
     const int32_t Q = H_SIZE + Q_SIZE * q, P = Q + Q_ROWS;
     const solver_row *row = &p->rows[c[q].row];
     const point_terms *tq = &pt[q];
-    const double(*dir)[3] = c[q].dir;
     const double *dq = diag + 3 * q;
     for (int s = 0; s < 2; ++s)
       for (int m = 0; m < 3; ++m)
@@ -1222,7 +1224,7 @@ static void point_unit_fill(const solver_problem *p, const double *diag, const d
     step[q][0] = omega / dq[0];
     if (cone) {
       /* pair_lambda_max */
-      double x = 0.5 * (point_cross(tq, dir, 1, tq, dir, 2) + point_cross(tq, dir, 2, tq, dir, 1));
+      double x = 0.5 * (point_cross(tq, 1, tq, 2, dd[1][2]) + point_cross(tq, 2, tq, 1, dd[2][1]));
       double d1 = dq[1], d2 = dq[2], h = 0.5 * (d1 - d2);
       step[q][1] = step[q][2] = omega / (0.5 * (d1 + d2) + sqrt(h * h + x * x));
     } else {
@@ -1240,15 +1242,15 @@ static void point_unit_fill(const solver_problem *p, const double *diag, const d
     SET(P + R_HI, row[0].hi);
     SET(P + R_MU, row[1].mu);
     SET(P + R_MU + 1, row[2].mu);
-    SET(P + R_C_NA, step[q][1] * point_cross(tq, dir, 1, tq, dir, 0));
-    SET(P + R_C_NB, step[q][2] * point_cross(tq, dir, 2, tq, dir, 0));
-    SET(P + R_C_AB, cone ? 0.0 : step[q][2] * point_cross(tq, dir, 2, tq, dir, 1));
+    SET(P + R_C_NA, step[q][1] * point_cross(tq, 1, tq, 0, dd[1][0]));
+    SET(P + R_C_NB, step[q][2] * point_cross(tq, 2, tq, 0, dd[2][0]));
+    SET(P + R_C_AB, cone ? 0.0 : step[q][2] * point_cross(tq, 2, tq, 1, dd[2][1]));
   }
   if (points == 2)
     for (int from = 0; from < 3; ++from)
       for (int to = 0; to < 3; ++to)
         SET(H_SIZE + 2 * Q_SIZE + 3 * from + to,
-            step[1][to] * point_cross(&pt[1], c[1].dir, to, &pt[0], c[0].dir, from));
+            step[1][to] * point_cross(&pt[1], to, &pt[0], from, dd[to][from]));
 #undef SET
   for (int s = 0; s < 2; ++s)
     g->v[s][k] = pt->sides[s] ? p->velocity + c->dof[s] : dummy_v;
