@@ -1148,6 +1148,11 @@ typedef struct big_problem {
   double J[BIG_ROWS * 12], T[BIG_ROWS * 12];
   double u[6 * BODIES], velocity[6 * BODIES];
   solver_problem problem;
+  /* the contact points again as solver_contact, and the bodies' mass
+   * properties (the same M⁻¹ as T's) */
+  solver_contact contacts[BIG_ROWS / 3];
+  int contact_count;
+  double inv_mass[BODIES], inv_inertia[BODIES][9];
 } big_problem;
 
 static void big_side(big_problem *bp, int i, int k, int b, vec3 point, vec3 d, double sign) {
@@ -1188,6 +1193,18 @@ static void big_make(big_problem *bp, rng *r) {
           v3_add(v3(0.3 * m, 0.2, 0.1 * b), v3_add(v3_scale(t[0], rng_range(r, -0.5, 0.5)),
                                                    v3_scale(t[1], rng_range(r, -0.5, 0.5))));
       double mu = 0.3 + 0.1 * (m % 5);
+      solver_contact *c = &bp->contacts[bp->contact_count++];
+      c->row = i;
+      c->dof[0] = a >= 0 ? 6 * a : -1;
+      c->dof[1] = 6 * b;
+      v3_store(n, c->dir[0]);
+      v3_store(t[0], c->dir[1]);
+      v3_store(t[1], c->dir[2]);
+      for (int k = 0; k < 2; ++k) {
+        int body = k == 0 ? a : b;
+        vec3 arm = body >= 0 ? v3_sub(point, v3(0.3 * body, 0.1 * body, 0.5 * body)) : v3_zero();
+        v3_store(arm, c->arm[k]);
+      }
       for (int d = 0; d < 3; ++d, ++i) {
         vec3 dir = d == 0 ? n : t[d - 1];
         big_side(bp, i, 0, a, point, dir, -1.0);
@@ -1222,6 +1239,12 @@ static void big_make(big_problem *bp, rng *r) {
   }
   for (int k = 0; k < 6 * BODIES; ++k)
     bp->u[k] = rng_range(r, -1, 1);
+  for (int b = 0; b < BODIES; ++b) {
+    bp->inv_mass[b] = 1.0 / (1.0 + b);
+    bp->inv_inertia[b][0] = 2.0 + 0.1 * b;
+    bp->inv_inertia[b][4] = 3.0;
+    bp->inv_inertia[b][8] = 1.5 + 0.2 * b;
+  }
   bp->problem = (solver_problem){.row_count = i,
                                  .rows = bp->rows,
                                  .J = bp->J,
@@ -1295,6 +1318,94 @@ static void test_contact_units(void **state) {
         }
       }
       arena_reset(&a);
+    }
+  }
+  free(bp);
+  arena_destroy(&a);
+}
+
+/* The big problem's contacts given as solver_contact points, their rows'
+ * coefficients unwritten (NaN: any read before the solver writes them
+ * shows): each solver gives the coefficient form's impulses and velocity
+ * (to rounding), PGS's point units in both friction models converging to
+ * the same solution and the widest sweep bitwise the baseline's. */
+static void test_contact_points(void **state) {
+  (void)state;
+  arena a;
+  arena_init(&a);
+  rng r = {23};
+  big_problem *bp = xcalloc(1, sizeof *bp);
+  for (int c = 0; c < 4; ++c) {
+    big_make(bp, &r);
+    int n = bp->problem.row_count;
+    double J[BIG_ROWS * 12], T[BIG_ROWS * 12];
+    memcpy(J, bp->J, sizeof J);
+    memcpy(T, bp->T, sizeof T);
+    double radius = jacobi_radius(&bp->problem);
+    for (int kind = 0; kind < 4; ++kind) {
+      lcp_friction_model_t fm = kind == 1 ? LCP_FRICTION_BOX : LCP_FRICTION_CONE;
+      /* Jacobi: ω below 2/ρ(D⁻¹A) */
+      double omega = kind == 2 ? 1.0 / radius : 1.0;
+      solver_settings s = settings_of(400000, omega, kind == 3 ? 0.0 : 1e-12, fm);
+      double ref[BIG_ROWS], vref[6 * BODIES];
+      solver_result res;
+      for (int form = 0; form < 2; ++form) {
+        big_reset(bp);
+        memcpy(bp->J, J, sizeof J);
+        memcpy(bp->T, T, sizeof T);
+        bp->problem.contact_count = 0;
+        if (form == 1) {
+          for (int k = 0; k < bp->contact_count; ++k)
+            for (int m = 0; m < 3; ++m)
+              for (int q = 0; q < 12; ++q)
+                bp->J[12 * (bp->contacts[k].row + m) + q] =
+                    bp->T[12 * (bp->contacts[k].row + m) + q] = NAN;
+          bp->problem.contact_count = bp->contact_count;
+          bp->problem.contacts = bp->contacts;
+          bp->problem.body_inv_mass = bp->inv_mass;
+          bp->problem.body_inv_inertia = (const double(*)[9])bp->inv_inertia;
+        }
+        int rc = kind == 2   ? solver_jacobi(&s, &bp->problem, &res, &a)
+                 : kind == 3 ? solver_direct(&s, &bp->problem, &res, &a, BIG_ROWS)
+                             : solver_pgs(&s, &bp->problem, &res, &a);
+        assert_int_equal(rc, LCP_OK);
+        for (int i = 0; i < n; ++i) {
+          if (form == 0)
+            ref[i] = bp->rows[i].lambda;
+          else
+            assert_true(fabs(bp->rows[i].lambda - ref[i]) <= 1e-8 * (1.0 + fabs(ref[i])));
+        }
+        for (int k = 0; k < 6 * BODIES; ++k) {
+          if (form == 0)
+            vref[k] = bp->velocity[k];
+          else
+            assert_true(fabs(bp->velocity[k] - vref[k]) <= 1e-8 * (1.0 + fabs(vref[k])));
+        }
+        arena_reset(&a);
+      }
+      if (kind > 1)
+        continue;
+      /* widest against baseline, from a warm start */
+      s = settings_of(7, 1.0, 0.0, fm);
+      double got[BIG_ROWS], v0[6 * BODIES];
+      for (int wide = 0; wide < 2; ++wide) {
+        big_reset(bp);
+        for (int i = 0; i < n; ++i)
+          bp->rows[i].lambda = 0.5 * ref[i];
+        s.baseline_only = wide == 0;
+        assert_int_equal(solver_pgs(&s, &bp->problem, &res, &a), LCP_OK);
+        for (int i = 0; i < n; ++i) {
+          if (wide == 0)
+            got[i] = bp->rows[i].lambda;
+          else
+            assert_memory_equal(&got[i], &bp->rows[i].lambda, sizeof(double));
+        }
+        if (wide == 0)
+          memcpy(v0, bp->velocity, sizeof v0);
+        else
+          assert_memory_equal(v0, bp->velocity, sizeof v0);
+        arena_reset(&a);
+      }
     }
   }
   free(bp);
@@ -1600,6 +1711,7 @@ int main(void) {
       cmocka_unit_test(test_degenerate_and_offset_bounds),
       cmocka_unit_test(test_non_finite),
       cmocka_unit_test(test_contact_units),
+      cmocka_unit_test(test_contact_points),
       cmocka_unit_test(test_robot_blocks),
       cmocka_unit_test(test_errors),
   };

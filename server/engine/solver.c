@@ -34,6 +34,8 @@
  * written. */
 #include "solver.h"
 
+#include "lcp_math.h"
+
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -220,7 +222,59 @@ static int check_problem(const solver_problem *p) {
     else if (r->cfm < 0.0)
       return LCP_ERR_INVALID_ARGUMENT;
   }
+  if (p->contact_count < 0 ||
+      (p->contact_count > 0 && (!p->contacts || !p->body_inv_mass || !p->body_inv_inertia)))
+    return LCP_ERR_INVALID_ARGUMENT;
+  int32_t next_row = 0;
+  for (int32_t k = 0; k < p->contact_count; ++k) {
+    const solver_contact *c = &p->contacts[k];
+    if (c->row < next_row || c->row > p->row_count - 3)
+      return LCP_ERR_INVALID_ARGUMENT;
+    next_row = c->row + 3;
+    const solver_row *r = &p->rows[c->row];
+    if (is_friction(r[0].kind) || r[1].kind != ROW_FRICTION_1 || r[2].kind != ROW_FRICTION_2 ||
+        r[1].normal_row != c->row || r[2].normal_row != c->row)
+      return LCP_ERR_INVALID_ARGUMENT;
+    for (int s = 0; s < 2; ++s) {
+      int32_t dof = c->dof[s];
+      if (dof != -1 && (dof < 0 || dof % 6 != 0 || dof > p->dof_count - 6))
+        return LCP_ERR_INVALID_ARGUMENT;
+      for (int m = 0; m < 3; ++m)
+        if (r[m].dof_count[s] != (dof >= 0 ? 6 : 0) || (dof >= 0 && r[m].dof_offset[s] != dof))
+          return LCP_ERR_INVALID_ARGUMENT;
+    }
+  }
   return numeric ? LCP_ERR_NUMERIC : LCP_OK;
+}
+
+/* Writes the J and M⁻¹Jᵀ coefficients of a contact point's rows (the
+ * formulas at solver_contact), for the code that works from coefficients. */
+static void contact_expand(const solver_problem *p, const solver_contact *c) {
+  for (int m = 0; m < 3; ++m) {
+    const solver_row *r = &p->rows[c->row + m];
+    vec3 d = v3_from(c->dir[m]);
+    for (int s = 0; s < 2; ++s) {
+      if (c->dof[s] < 0)
+        continue;
+      double sign = s == 0 ? -1.0 : 1.0;
+      int32_t body = c->dof[s] / 6;
+      mat3 inv_inertia;
+      memcpy(&inv_inertia, p->body_inv_inertia[body], sizeof inv_inertia);
+      double inv_mass = p->body_inv_mass[body];
+      vec3 lin = v3_scale(d, sign);
+      vec3 ang = v3_scale(v3_cross(v3_from(c->arm[s]), d), sign);
+      vec3 response = m3_mulv(&inv_inertia, ang);
+      double *j = p->J + r->coef_offset[s], *t = p->MinvJt + r->coef_offset[s];
+      j[0] = lin.x, j[1] = lin.y, j[2] = lin.z, j[3] = ang.x, j[4] = ang.y, j[5] = ang.z;
+      t[0] = lin.x * inv_mass, t[1] = lin.y * inv_mass, t[2] = lin.z * inv_mass;
+      t[3] = response.x, t[4] = response.y, t[5] = response.z;
+    }
+  }
+}
+
+static void contacts_expand_all(const solver_problem *p) {
+  for (int32_t k = 0; k < p->contact_count; ++k)
+    contact_expand(p, &p->contacts[k]);
 }
 
 /* Σ a_k b_k and Σ |a_k b_k| over the overlap of two segments (as overlap_dot). */
@@ -440,24 +494,47 @@ enum {
 enum {
   P_JA = 0,    /* J ang, [s][d][c] */
   P_TA = 18,   /* M⁻¹Jᵀ ang, [s][d][c] */
-  P_STEP = 36, /* [d]: ω/(A_ii + cfm_i); ω/λmax of the 2×2 block for a cone pair */
-  P_KEEP = 39, /* [d]: 1 − step·cfm */
-  P_BIAS = 42, /* [d]: step·target */
-  P_DIAG = 45, /* [d]: A_ii + cfm_i, for the residual */
-  P_LO = 48,   /* the normal's fixed bounds */
-  P_HI = 49,   /*   */
-  P_MU = 50,   /* [2]: friction rows' μ */
-  P_C_NA = 52, /* step_a A_an: the normal's Δλ into friction row a */
-  P_C_NB = 53, /* step_b A_bn */
-  P_C_AB = 54, /* step_b A_ba: a into b (box model; 0 for the cone) */
-  P_SIZE = 55
+  P_ROWS = 36, /* the point's row constants (R_*) */
+  P_SIZE = 36 + 19
+};
+/* The row constants of a point, in both forms of record: */
+enum {
+  R_STEP = 0,  /* [d]: ω/(A_ii + cfm_i); ω/λmax of the 2×2 block for a cone pair */
+  R_KEEP = 3,  /* [d]: 1 − step·cfm */
+  R_BIAS = 6,  /* [d]: step·target */
+  R_DIAG = 9,  /* [d]: A_ii + cfm_i, for the residual */
+  R_LO = 12,   /* the normal's fixed bounds */
+  R_HI = 13,   /*   */
+  R_MU = 14,   /* [2]: friction rows' μ */
+  R_C_NA = 16, /* step_a A_an: the normal's Δλ into friction row a */
+  R_C_NB = 17, /* step_b A_bn */
+  R_C_AB = 18, /* step_b A_ba: a into b (box model; 0 for the cone) */
+  R_SIZE = 19
 };
 /* then, for a 2-point unit, the couplings of point 0's rows into point 1's,
  * [from d][to d], each times the step of the receiving row. */
 enum { C_SIZE = 9 };
 
-static int32_t unit_fields(int32_t points) {
-  return U_SIZE + P_SIZE * points + (points == 2 ? C_SIZE : 0);
+/* Units of solver_contact points (FORM_POINTS) store, instead of
+ * coefficients, what they are made of: J_k·v is d_k · (relative velocity
+ * of the bodies at the point) and M⁻¹J_kᵀΔλ comes from the impulse
+ * P = Σ_k d_k Δλ_k, as ±P/m and ±I⁻¹(r × P) (the formulas at
+ * solver_contact). About half the fields of a coefficient record, and the
+ * sweep's arithmetic is no larger. The header: */
+enum {
+  H_DIR = 0, /* [d][c] the unit's directions */
+  H_IM = 9,  /* [s] inverse masses (0 for an absent side) */
+  H_II = 11, /* [s][3×3] world inverse inertias (0 for an absent side) */
+  H_SIZE = 29
+};
+/* then each point: its arms [s][c], then its row constants */
+enum { Q_ARM = 0, Q_ROWS = 6, Q_SIZE = 6 + R_SIZE };
+/* then the couplings (C_SIZE) for a 2-point unit. */
+enum { FORM_COEFS = 0, FORM_POINTS = 1 };
+
+static int32_t unit_fields(int32_t form, int32_t points) {
+  return (form == FORM_POINTS ? H_SIZE + Q_SIZE * points : U_SIZE + P_SIZE * points) +
+         (points == 2 ? C_SIZE : 0);
 }
 
 typedef struct lane_group {
@@ -466,7 +543,8 @@ typedef struct lane_group {
   double *v[2][LANES];  /* velocity of each side of each lane */
   int32_t row[LANES];   /* first row of each lane's unit; −1: empty lane */
   int32_t count[LANES]; /* points of each lane's unit */
-  int32_t points;       /* 1 or 2: the group's kind */
+  int32_t points;       /* 1 or 2: the group's kind, */
+  int32_t form;         /*   and FORM_* */
   int32_t lanes_used;
 } lane_group;
 
@@ -523,17 +601,9 @@ static ALWAYS_INLINE vd4 sqrt4(vd4 a) {
 /* clamp(x, lo, hi), a NaN x staying NaN */
 static ALWAYS_INLINE vd4 clamp4(vd4 x, vd4 lo, vd4 hi) { return min4(hi, max4(lo, x)); }
 
-/* One group: K points per lane, the cone or the box friction model. The
- * field f of the unit's record is at rec + LANES·f. */
-static ALWAYS_INLINE void group_sweep(const lane_group *g, vd4 *res_io, vd4 *acc_io,
-                                      const bool cone, const int K) {
-  const double *rec = g->rec;
-#define F(f) ld4(rec + LANES * (f))
-#define PF(p, f) F(U_SIZE + P_SIZE * (p) + (f))
-  double *lam = g->lam;
-  /* gather: V[s][c] holds component c of side s's velocity for each lane
-   * (a 4×2 transpose per two components) */
-  vd4 V[2][6];
+/* gather: V[s][c] holds component c of side s's velocity for each lane of
+ * g (a 4×2 transpose per two components) */
+static ALWAYS_INLINE void group_gather(const lane_group *g, vd4 V[2][6]) {
 #pragma GCC unroll 2
   for (int s = 0; s < 2; ++s)
 #pragma GCC unroll 3
@@ -543,6 +613,95 @@ static ALWAYS_INLINE void group_sweep(const lane_group *g, vd4 *res_io, vd4 *acc
       V[s][c] = join2(__builtin_shufflevector(a, b, 0, 2), __builtin_shufflevector(e, f, 0, 2));
       V[s][c + 1] = join2(__builtin_shufflevector(a, b, 1, 3), __builtin_shufflevector(e, f, 1, 3));
     }
+}
+
+/* scatter: the transpose back */
+static ALWAYS_INLINE void group_scatter(const lane_group *g, vd4 V[2][6]) {
+#pragma GCC unroll 2
+  for (int s = 0; s < 2; ++s)
+#pragma GCC unroll 3
+    for (int c = 0; c < 6; c += 2) {
+      vd2 xl = half_lo(V[s][c]), yl = half_lo(V[s][c + 1]);
+      vd2 xh = half_hi(V[s][c]), yh = half_hi(V[s][c + 1]);
+      st2(g->v[s][0] + c, __builtin_shufflevector(xl, yl, 0, 2));
+      st2(g->v[s][1] + c, __builtin_shufflevector(xl, yl, 1, 3));
+      st2(g->v[s][2] + c, __builtin_shufflevector(xh, yh, 0, 2));
+      st2(g->v[s][3] + c, __builtin_shufflevector(xh, yh, 1, 3));
+    }
+}
+
+/* The rows of a unit's K points in order (seed 000's update, see
+ * pgs_item), from each row's unclamped update y = keep·λ + bias − step·J·v
+ * at the unit's start: clamps, then the couplings into the later rows.
+ * Stores λ, leaves Δλ in dl and folds the residual, the largest
+ * |Δλ_i|·(A_ii + cfm_i), into res and the sum (for finiteness) into acc.
+ * R[p]: point p's row constants (R_*); C: the 2-point couplings. */
+static ALWAYS_INLINE void unit_rows(const double *const R[UNIT_MAX_POINTS], const double *C,
+                                    double *lam, vd4 y[UNIT_MAX_POINTS][3],
+                                    const vd4 l[UNIT_MAX_POINTS][3], vd4 dl[UNIT_MAX_POINTS][3],
+                                    vd4 *res_io, vd4 *acc_io, const bool cone, const int K) {
+#define RF(p, f) ld4(R[p] + LANES * (f))
+  const vd4 zero = splat4(0.0), one = splat4(1.0);
+#pragma GCC unroll 2
+  for (int p = 0; p < K; ++p) {
+    vd4 x = clamp4(y[p][0], RF(p, R_LO), RF(p, R_HI));
+    dl[p][0] = x - l[p][0];
+    vd4 ya = y[p][1] - RF(p, R_C_NA) * dl[p][0];
+    vd4 yb = y[p][2] - RF(p, R_C_NB) * dl[p][0];
+    vd4 npos = max4(x, zero); /* a negative (or NaN) λn bounds friction by 0 */
+    vd4 xa, xb;
+    if (cone) {
+      /* both tangents from the same v with the common step, then onto the
+       * disc of radius μλn: scaled by min(1, r/‖y‖), which is 1 inside the
+       * disc and for ‖y‖ = 0 (pair_update) */
+      vd4 radius = RF(p, R_MU) * npos;
+      vd4 f = min4(radius / sqrt4(ya * ya + yb * yb), one);
+      xa = ya * f;
+      xb = yb * f;
+    } else {
+      /* box: the two friction rows one after the other, each to ±μλn */
+      vd4 bound = RF(p, R_MU) * npos;
+      xa = clamp4(ya, -bound, bound);
+      yb -= RF(p, R_C_AB) * (xa - l[p][1]);
+      bound = RF(p, R_MU + 1) * npos;
+      xb = clamp4(yb, -bound, bound);
+    }
+    dl[p][1] = xa - l[p][1];
+    dl[p][2] = xb - l[p][2];
+    st4(lam + LANES * (3 * p), x);
+    st4(lam + LANES * (3 * p + 1), xa);
+    st4(lam + LANES * (3 * p + 2), xb);
+    if (K == 2 && p == 0) {
+#pragma GCC unroll 3
+      for (int d = 0; d < 3; ++d)
+        y[1][d] -= (ld4(C + LANES * d) * dl[0][0] + ld4(C + LANES * (3 + d)) * dl[0][1]) +
+                   ld4(C + LANES * (6 + d)) * dl[0][2];
+    }
+  }
+  vd4 res = *res_io, acc = *acc_io;
+#pragma GCC unroll 2
+  for (int p = 0; p < K; ++p)
+#pragma GCC unroll 3
+    for (int d = 0; d < 3; ++d) {
+      vd4 r = abs4(dl[p][d]) * RF(p, R_DIAG + d);
+      res = max4(r, res);
+      acc += r;
+    }
+  *res_io = res;
+  *acc_io = acc;
+#undef RF
+}
+
+/* One group of coefficient units: K points per lane, the cone or the box
+ * friction model. The field f of the unit's record is at rec + LANES·f. */
+static ALWAYS_INLINE void group_sweep(const lane_group *g, vd4 *res_io, vd4 *acc_io,
+                                      const bool cone, const int K) {
+  const double *rec = g->rec;
+#define F(f) ld4(rec + LANES * (f))
+#define PF(p, f) F(U_SIZE + P_SIZE * (p) + (f))
+  double *lam = g->lam;
+  vd4 V[2][6];
+  group_gather(g, V);
 
   /* y = keep·λ + bias − step·(J·v): each row's unclamped update, J·v from
    * the shared linear part and the point's angular part */
@@ -563,64 +722,17 @@ static ALWAYS_INLINE void group_sweep(const lane_group *g, vd4 *res_io, vd4 *acc
       vd4 b = PF(p, P_JA + 9 + 3 * d) * V[1][3] + PF(p, P_JA + 9 + 3 * d + 1) * V[1][4] +
               PF(p, P_JA + 9 + 3 * d + 2) * V[1][5];
       l[p][d] = ld4(lam + LANES * (3 * p + d));
-      y[p][d] =
-          (PF(p, P_KEEP + d) * l[p][d] + PF(p, P_BIAS + d)) - PF(p, P_STEP + d) * (wl[d] + (a + b));
+      y[p][d] = (PF(p, P_ROWS + R_KEEP + d) * l[p][d] + PF(p, P_ROWS + R_BIAS + d)) -
+                PF(p, P_ROWS + R_STEP + d) * (wl[d] + (a + b));
     }
 
-  /* the rows in order (seed 000's update, see pgs_item) */
-  const vd4 zero = splat4(0.0), one = splat4(1.0);
-#pragma GCC unroll 2
-  for (int p = 0; p < K; ++p) {
-    vd4 x = clamp4(y[p][0], PF(p, P_LO), PF(p, P_HI));
-    dl[p][0] = x - l[p][0];
-    vd4 ya = y[p][1] - PF(p, P_C_NA) * dl[p][0];
-    vd4 yb = y[p][2] - PF(p, P_C_NB) * dl[p][0];
-    vd4 npos = max4(x, zero); /* a negative (or NaN) λn bounds friction by 0 */
-    vd4 xa, xb;
-    if (cone) {
-      /* both tangents from the same v with the common step, then onto the
-       * disc of radius μλn: scaled by min(1, r/‖y‖), which is 1 inside the
-       * disc and for ‖y‖ = 0 (pair_update) */
-      vd4 radius = PF(p, P_MU) * npos;
-      vd4 f = min4(radius / sqrt4(ya * ya + yb * yb), one);
-      xa = ya * f;
-      xb = yb * f;
-    } else {
-      /* box: the two friction rows one after the other, each to ±μλn */
-      vd4 bound = PF(p, P_MU) * npos;
-      xa = clamp4(ya, -bound, bound);
-      yb -= PF(p, P_C_AB) * (xa - l[p][1]);
-      bound = PF(p, P_MU + 1) * npos;
-      xb = clamp4(yb, -bound, bound);
-    }
-    dl[p][1] = xa - l[p][1];
-    dl[p][2] = xb - l[p][2];
-    st4(lam + LANES * (3 * p), x);
-    st4(lam + LANES * (3 * p + 1), xa);
-    st4(lam + LANES * (3 * p + 2), xb);
-    if (K == 2 && p == 0) {
-      const int c0 = U_SIZE + 2 * P_SIZE;
-#pragma GCC unroll 3
-      for (int d = 0; d < 3; ++d)
-        y[1][d] -= (F(c0 + d) * dl[0][0] + F(c0 + 3 + d) * dl[0][1]) + F(c0 + 6 + d) * dl[0][2];
-    }
-  }
-
-  /* residual: the largest |Δλ_i|·(A_ii + cfm_i), and the sum for finiteness */
-  vd4 res = *res_io, acc = *acc_io;
-#pragma GCC unroll 2
-  for (int p = 0; p < K; ++p)
-#pragma GCC unroll 3
-    for (int d = 0; d < 3; ++d) {
-      vd4 r = abs4(dl[p][d]) * PF(p, P_DIAG + d);
-      res = max4(r, res);
-      acc += r;
-    }
-  *res_io = res;
-  *acc_io = acc;
+  const double *const R[UNIT_MAX_POINTS] = {rec + LANES * (U_SIZE + P_ROWS),
+                                            rec + LANES * (U_SIZE + P_SIZE + P_ROWS)};
+  unit_rows(R, rec + LANES * (U_SIZE + 2 * P_SIZE), lam, y, l, dl, res_io, acc_io, cone, K);
 
   /* v += Σ M⁻¹J_iᵀ Δλ_i: the shared linear parts from the sums of each
    * direction's Δλ, the angular parts per point */
+  const vd4 zero = splat4(0.0);
   vd4 sum[3];
 #pragma GCC unroll 3
   for (int d = 0; d < 3; ++d)
@@ -640,19 +752,102 @@ static ALWAYS_INLINE void group_sweep(const lane_group *g, vd4 *res_io, vd4 *acc
     }
 #undef F
 #undef PF
+  group_scatter(g, V);
+}
 
-    /* scatter: the transpose back */
+/* a × b lane-wise */
+static ALWAYS_INLINE void cross4(const vd4 a[3], const vd4 b[3], vd4 out[3]) {
+  out[0] = a[1] * b[2] - a[2] * b[1];
+  out[1] = a[2] * b[0] - a[0] * b[2];
+  out[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+/* One group of point units (FORM_POINTS), as group_sweep. With u the
+ * velocity of B relative to A at the point, (v_B + ω_B × r_B) −
+ * (v_A + ω_A × r_A), row k's J_k·v is d_k·u; the impulse P = Σ_k d_k Δλ_k
+ * of each point changes v_A by −P/m_A, ω_A by −I_A⁻¹(r_A × P), and B's by
+ * the same with + (solver_contact's J and M⁻¹Jᵀ, regrouped). */
+static ALWAYS_INLINE void point_group_sweep(const lane_group *g, vd4 *res_io, vd4 *acc_io,
+                                            const bool cone, const int K) {
+  const double *rec = g->rec;
+#define F(f) ld4(rec + LANES * (f))
+#define QF(p, f) F(H_SIZE + Q_SIZE * (p) + (f))
+  double *lam = g->lam;
+  vd4 V[2][6];
+  group_gather(g, V);
+
+  vd4 D[3][3], arm[UNIT_MAX_POINTS][2][3];
+#pragma GCC unroll 3
+  for (int d = 0; d < 3; ++d)
+#pragma GCC unroll 3
+    for (int c = 0; c < 3; ++c)
+      D[d][c] = F(H_DIR + 3 * d + c);
+  vd4 y[UNIT_MAX_POINTS][3], l[UNIT_MAX_POINTS][3], dl[UNIT_MAX_POINTS][3];
+#pragma GCC unroll 2
+  for (int p = 0; p < K; ++p) {
+    vd4 wr[2][3];
+#pragma GCC unroll 2
+    for (int s = 0; s < 2; ++s) {
+#pragma GCC unroll 3
+      for (int c = 0; c < 3; ++c)
+        arm[p][s][c] = QF(p, Q_ARM + 3 * s + c);
+      cross4(&V[s][3], arm[p][s], wr[s]);
+    }
+    vd4 u[3];
+#pragma GCC unroll 3
+    for (int c = 0; c < 3; ++c)
+      u[c] = (V[1][c] + wr[1][c]) - (V[0][c] + wr[0][c]);
+#pragma GCC unroll 3
+    for (int d = 0; d < 3; ++d) {
+      vd4 jv = (D[d][0] * u[0] + D[d][1] * u[1]) + D[d][2] * u[2];
+      l[p][d] = ld4(lam + LANES * (3 * p + d));
+      y[p][d] = (QF(p, Q_ROWS + R_KEEP + d) * l[p][d] + QF(p, Q_ROWS + R_BIAS + d)) -
+                QF(p, Q_ROWS + R_STEP + d) * jv;
+    }
+  }
+
+  const double *const R[UNIT_MAX_POINTS] = {rec + LANES * (H_SIZE + Q_ROWS),
+                                            rec + LANES * (H_SIZE + Q_SIZE + Q_ROWS)};
+  unit_rows(R, rec + LANES * (H_SIZE + 2 * Q_SIZE), lam, y, l, dl, res_io, acc_io, cone, K);
+
+  /* the points' impulses, their sum for the linear parts and r × P of
+   * each side for the angular parts */
+  vd4 P[UNIT_MAX_POINTS][3], total[3], torque[2][3];
+#pragma GCC unroll 2
+  for (int p = 0; p < K; ++p)
+#pragma GCC unroll 3
+    for (int c = 0; c < 3; ++c)
+      P[p][c] = (D[0][c] * dl[p][0] + D[1][c] * dl[p][1]) + D[2][c] * dl[p][2];
+#pragma GCC unroll 3
+  for (int c = 0; c < 3; ++c)
+    total[c] = K == 2 ? P[0][c] + P[1][c] : P[0][c];
+#pragma GCC unroll 2
+  for (int s = 0; s < 2; ++s) {
+    cross4(arm[0][s], P[0], torque[s]);
+    if (K == 2) {
+      vd4 t1[3];
+      cross4(arm[1][s], P[1], t1);
+#pragma GCC unroll 3
+      for (int c = 0; c < 3; ++c)
+        torque[s][c] += t1[c];
+    }
+  }
+#pragma GCC unroll 3
+  for (int c = 0; c < 3; ++c) {
+    V[0][c] -= F(H_IM) * total[c];
+    V[1][c] += F(H_IM + 1) * total[c];
+  }
 #pragma GCC unroll 2
   for (int s = 0; s < 2; ++s)
 #pragma GCC unroll 3
-    for (int c = 0; c < 6; c += 2) {
-      vd2 xl = half_lo(V[s][c]), yl = half_lo(V[s][c + 1]);
-      vd2 xh = half_hi(V[s][c]), yh = half_hi(V[s][c + 1]);
-      st2(g->v[s][0] + c, __builtin_shufflevector(xl, yl, 0, 2));
-      st2(g->v[s][1] + c, __builtin_shufflevector(xl, yl, 1, 3));
-      st2(g->v[s][2] + c, __builtin_shufflevector(xh, yh, 0, 2));
-      st2(g->v[s][3] + c, __builtin_shufflevector(xh, yh, 1, 3));
+    for (int c = 0; c < 3; ++c) {
+      const int I = H_II + 9 * s + 3 * c;
+      vd4 w = (F(I) * torque[s][0] + F(I + 1) * torque[s][1]) + F(I + 2) * torque[s][2];
+      V[s][3 + c] = s == 0 ? V[s][3 + c] - w : V[s][3 + c] + w;
     }
+#undef F
+#undef QF
+  group_scatter(g, V);
 }
 
 /* A run of groups; each group's kind picks its unrolled sweep. */
@@ -660,10 +855,16 @@ static ALWAYS_INLINE void groups_sweep(const lane_group *g, int32_t count, doubl
                                        double *acc_io, const bool cone) {
   vd4 res = splat4(0.0), acc = splat4(0.0);
   for (int32_t k = 0; k < count; ++k) {
-    if (g[k].points == 2)
+    if (g[k].form == FORM_POINTS) {
+      if (g[k].points == 2)
+        point_group_sweep(&g[k], &res, &acc, cone, 2);
+      else
+        point_group_sweep(&g[k], &res, &acc, cone, 1);
+    } else if (g[k].points == 2) {
       group_sweep(&g[k], &res, &acc, cone, 2);
-    else
+    } else {
       group_sweep(&g[k], &res, &acc, cone, 1);
+    }
   }
   double r = *res_io;
   for (int k = 0; k < LANES; ++k)
@@ -862,19 +1063,19 @@ static void unit_fill(const solver_problem *p, const double *diag, const double 
       step[q][2] = omega / dq[2];
     }
     for (int d = 0; d < 3; ++d) {
-      SET(P + P_STEP + d, step[q][d]);
-      SET(P + P_KEEP + d, 1.0 - step[q][d] * row[d].cfm);
-      SET(P + P_BIAS + d, step[q][d] * row[d].target);
-      SET(P + P_DIAG + d, dq[d]);
+      SET(P + P_ROWS + R_STEP + d, step[q][d]);
+      SET(P + P_ROWS + R_KEEP + d, 1.0 - step[q][d] * row[d].cfm);
+      SET(P + P_ROWS + R_BIAS + d, step[q][d] * row[d].target);
+      SET(P + P_ROWS + R_DIAG + d, dq[d]);
       g->lam[LANES * (3 * q + d) + k] = lam[3 * q + d];
     }
-    SET(P + P_LO, row[0].lo);
-    SET(P + P_HI, row[0].hi);
-    SET(P + P_MU, row[1].mu);
-    SET(P + P_MU + 1, row[2].mu);
-    SET(P + P_C_NA, step[q][1] * layout_cross(p, &lq[1], &lq[0]));
-    SET(P + P_C_NB, step[q][2] * layout_cross(p, &lq[2], &lq[0]));
-    SET(P + P_C_AB, cone ? 0.0 : step[q][2] * layout_cross(p, &lq[2], &lq[1]));
+    SET(P + P_ROWS + R_LO, row[0].lo);
+    SET(P + P_ROWS + R_HI, row[0].hi);
+    SET(P + P_ROWS + R_MU, row[1].mu);
+    SET(P + P_ROWS + R_MU + 1, row[2].mu);
+    SET(P + P_ROWS + R_C_NA, step[q][1] * layout_cross(p, &lq[1], &lq[0]));
+    SET(P + P_ROWS + R_C_NB, step[q][2] * layout_cross(p, &lq[2], &lq[0]));
+    SET(P + P_ROWS + R_C_AB, cone ? 0.0 : step[q][2] * layout_cross(p, &lq[2], &lq[1]));
   }
   if (points == 2)
     for (int from = 0; from < 3; ++from)
@@ -885,6 +1086,175 @@ static void unit_fill(const solver_problem *p, const double *diag, const double 
   for (int s = 0; s < 2; ++s)
     g->v[s][k] = s < S ? p->velocity + l[0][0].dof[s] : dummy_v;
   g->row[k] = i0;
+  g->count[k] = points;
+}
+
+/* ---- units of solver_contact points ---- */
+
+/* What a contact point's unit needs beyond its record: per side s and
+ * direction k, c[s][k] = r_s × d_k and t[s][k] = I_s⁻¹ c[s][k], so that
+ * A_jk of two rows of the unit's points is Σ_s (d_j·d_k)/m_s + c_j·t_k. */
+typedef struct point_terms {
+  int32_t sides[2]; /* present: 1, absent: 0 */
+  double im[2];
+  double ii[2][9];
+  double c[2][3][3], t[2][3][3];
+} point_terms;
+
+static void point_terms_make(const solver_problem *p, const solver_contact *c, point_terms *pt) {
+  for (int s = 0; s < 2; ++s) {
+    pt->sides[s] = c->dof[s] >= 0;
+    if (!pt->sides[s]) {
+      pt->im[s] = 0.0;
+      memset(pt->ii[s], 0, sizeof pt->ii[s]);
+      memset(pt->c[s], 0, sizeof pt->c[s]);
+      memset(pt->t[s], 0, sizeof pt->t[s]);
+      continue;
+    }
+    int32_t body = c->dof[s] / 6;
+    pt->im[s] = p->body_inv_mass[body];
+    memcpy(pt->ii[s], p->body_inv_inertia[body], sizeof pt->ii[s]);
+    mat3 inv_inertia;
+    memcpy(&inv_inertia, pt->ii[s], sizeof inv_inertia);
+    for (int k = 0; k < 3; ++k) {
+      vec3 ck = v3_cross(v3_from(c->arm[s]), v3_from(c->dir[k]));
+      vec3 tk = m3_mulv(&inv_inertia, ck);
+      v3_store(ck, pt->c[s][k]);
+      v3_store(tk, pt->t[s][k]);
+    }
+  }
+}
+
+/* J_j · M⁻¹J_kᵀ for row j of point a and row k of point b, on the same
+ * sides, with dd = d_j·d_k of their directions (an absent side's terms are
+ * zeros) */
+static inline double point_cross(const point_terms *a, int j, const point_terms *b, int k,
+                                 double dd) {
+  double s0 =
+      a->c[0][j][0] * b->t[0][k][0] + a->c[0][j][1] * b->t[0][k][1] + a->c[0][j][2] * b->t[0][k][2];
+  double s1 =
+      a->c[1][j][0] * b->t[1][k][0] + a->c[1][j][1] * b->t[1][k][1] + a->c[1][j][2] * b->t[1][k][2];
+  return (a->im[0] * dd + s0) + (a->im[1] * dd + s1);
+}
+
+/* Can contact c be (a point of) a unit? Its normal's λ must be referred to
+ * by its two friction rows only (refs, as unit_point_at), its sides must
+ * be apart, and its rows' A_ii + cfm_i (into diag, with row_diag's
+ * degenerate test; a non-finite one is left to the item path, which
+ * reports it) positive. */
+static bool point_unit_at(const solver_problem *p, const uint8_t *refs, const solver_contact *c,
+                          point_terms *pt, double diag[3]) {
+  if (refs[c->row] != 2 || (c->dof[0] < 0 && c->dof[1] < 0) || c->dof[0] == c->dof[1])
+    return false;
+  point_terms_make(p, c, pt);
+  for (int k = 0; k < 3; ++k) {
+    double a = 0.0, scale = 0.0;
+    for (int s = 0; s < 2; ++s) {
+      for (int q = 0; q < 3; ++q) {
+        double lin = c->dir[k][q] * (c->dir[k][q] * pt->im[s]);
+        double ang = pt->c[s][k][q] * pt->t[s][k][q];
+        a += lin + ang;
+        scale += fabs(lin) + fabs(ang);
+      }
+    }
+    if (!isfinite(a) || !isfinite(scale))
+      return false;
+    if (!(a > DEGENERATE_RATIO * scale))
+      return false;
+    diag[k] = a + p->rows[c->row + k].cfm;
+    if (!(diag[k] > 0.0))
+      return false;
+  }
+  return true;
+}
+
+/* v += M⁻¹Jᵀλ for a contact point's three impulses lam (the warm start):
+ * P = Σ_k d_k λ_k, then −P/m_A, −I_A⁻¹(r_A × P) on A and + on B. */
+static void point_apply(const solver_problem *p, const solver_contact *c, const point_terms *pt,
+                        const double lam[3]) {
+  if (lam[0] == 0.0 && lam[1] == 0.0 && lam[2] == 0.0)
+    return;
+  vec3 P = v3_zero();
+  for (int k = 0; k < 3; ++k)
+    P = v3_madd(P, v3_from(c->dir[k]), lam[k]);
+  for (int s = 0; s < 2; ++s) {
+    if (!pt->sides[s])
+      continue;
+    double sign = s == 0 ? -1.0 : 1.0;
+    mat3 inv_inertia;
+    memcpy(&inv_inertia, pt->ii[s], sizeof inv_inertia);
+    vec3 dv = v3_scale(P, sign * pt->im[s]);
+    vec3 dw = v3_scale(m3_mulv(&inv_inertia, v3_cross(v3_from(c->arm[s]), P)), sign);
+    double *v = p->velocity + c->dof[s];
+    v[0] += dv.x, v[1] += dv.y, v[2] += dv.z, v[3] += dw.x, v[4] += dw.y, v[5] += dw.z;
+  }
+}
+
+/* Writes lane k of group g's point record for the unit of `points` points
+ * starting with contact c (terms pt, rows' A_ii + cfm_i in diag and warm
+ * start in lam, both indexed from c->row); as unit_fill. */
+static void point_unit_fill(const solver_problem *p, const double *diag, const double *lam,
+                            double omega, bool cone, const solver_contact *c, int32_t points,
+                            const point_terms *pt, lane_group *g, int32_t k, double *dummy_v) {
+  double *rec = g->rec;
+#define SET(f, x) (rec[LANES * (f) + k] = (x))
+  for (int d = 0; d < 3; ++d)
+    for (int q = 0; q < 3; ++q)
+      SET(H_DIR + 3 * d + q, c->dir[d][q]);
+  for (int s = 0; s < 2; ++s) {
+    SET(H_IM + s, pt->im[s]);
+    for (int q = 0; q < 9; ++q)
+      SET(H_II + 9 * s + q, pt->ii[s][q]);
+  }
+  /* d_j·d_k of the unit's directions (its points share them) */
+  double dd[3][3];
+  for (int j = 0; j < 3; ++j)
+    for (int m = 0; m < 3; ++m)
+      dd[j][m] =
+          c->dir[j][0] * c->dir[m][0] + c->dir[j][1] * c->dir[m][1] + c->dir[j][2] * c->dir[m][2];
+  double step[UNIT_MAX_POINTS][3];
+  for (int32_t q = 0; q < points; ++q) {
+    const int32_t Q = H_SIZE + Q_SIZE * q, P = Q + Q_ROWS;
+    const solver_row *row = &p->rows[c[q].row];
+    const point_terms *tq = &pt[q];
+    const double *dq = diag + 3 * q;
+    for (int s = 0; s < 2; ++s)
+      for (int m = 0; m < 3; ++m)
+        SET(Q + Q_ARM + 3 * s + m, tq->sides[s] ? c[q].arm[s][m] : 0.0);
+    step[q][0] = omega / dq[0];
+    if (cone) {
+      /* pair_lambda_max */
+      double x = 0.5 * (point_cross(tq, 1, tq, 2, dd[1][2]) + point_cross(tq, 2, tq, 1, dd[2][1]));
+      double d1 = dq[1], d2 = dq[2], h = 0.5 * (d1 - d2);
+      step[q][1] = step[q][2] = omega / (0.5 * (d1 + d2) + sqrt(h * h + x * x));
+    } else {
+      step[q][1] = omega / dq[1];
+      step[q][2] = omega / dq[2];
+    }
+    for (int d = 0; d < 3; ++d) {
+      SET(P + R_STEP + d, step[q][d]);
+      SET(P + R_KEEP + d, 1.0 - step[q][d] * row[d].cfm);
+      SET(P + R_BIAS + d, step[q][d] * row[d].target);
+      SET(P + R_DIAG + d, dq[d]);
+      g->lam[LANES * (3 * q + d) + k] = lam[3 * q + d];
+    }
+    SET(P + R_LO, row[0].lo);
+    SET(P + R_HI, row[0].hi);
+    SET(P + R_MU, row[1].mu);
+    SET(P + R_MU + 1, row[2].mu);
+    SET(P + R_C_NA, step[q][1] * point_cross(tq, 1, tq, 0, dd[1][0]));
+    SET(P + R_C_NB, step[q][2] * point_cross(tq, 2, tq, 0, dd[2][0]));
+    SET(P + R_C_AB, cone ? 0.0 : step[q][2] * point_cross(tq, 2, tq, 1, dd[2][1]));
+  }
+  if (points == 2)
+    for (int from = 0; from < 3; ++from)
+      for (int to = 0; to < 3; ++to)
+        SET(H_SIZE + 2 * Q_SIZE + 3 * from + to,
+            step[1][to] * point_cross(&pt[1], to, &pt[0], from, dd[to][from]));
+#undef SET
+  for (int s = 0; s < 2; ++s)
+    g->v[s][k] = pt->sides[s] ? p->velocity + c->dof[s] : dummy_v;
+  g->row[k] = c->row;
   g->count[k] = points;
 }
 
@@ -961,13 +1331,13 @@ static int only_side(const solver_row *r) {
 
 /* How many rows from i form a block (0 when fewer than 2); diag gets their
  * A_ii + cfm_i. */
-static int32_t block_rows(const solver_problem *p, int32_t i, double *diag) {
+static int32_t block_rows(const solver_problem *p, int32_t i, int32_t end, double *diag) {
   const solver_row *r0 = &p->rows[i];
   int s0 = only_side(r0);
   if (s0 < 0)
     return 0;
   int32_t m = 0;
-  while (i + m < p->row_count && m < BLOCK_MAX) {
+  while (i + m < end && m < BLOCK_MAX) {
     const solver_row *r = &p->rows[i + m];
     int s = only_side(r);
     if (s < 0 || is_friction(r->kind) || r->dof_offset[s] != r0->dof_offset[s0] ||
@@ -1241,12 +1611,12 @@ static void ops_add(iter_setup *s, int32_t kind, int32_t index) {
 }
 
 /* Groups are filled as the units are found, one open group per bucket
- * (colour, kind): a unit goes into the last group of its bucket, or a new
+ * (colour, form, points): a unit goes into the last group of its bucket, or a new
  * one when that is full. A run's groups are kept in staging and copied into
  * the setup's group list bucket by bucket when the run ends (at an item or
  * the last row): colour by colour, 2-point before 1-point groups, each
  * bucket in row order. */
-enum { BUCKETS = 2 * (COLORS + 1) };
+enum { BUCKETS = 4 * (COLORS + 1) };
 typedef struct unit_staging {
   lane_group *groups; /* this run's groups, in creation order */
   int32_t *next;      /* next group of the same bucket, −1 at the end */
@@ -1260,9 +1630,9 @@ typedef struct unit_staging {
  * group of its bucket, or a new group (record uninitialised: every lane
  * that takes a unit writes all its fields, the rest are zeroed at the end
  * of the run). NULL when out of memory. */
-static lane_group *unit_slot(unit_staging *st, arena *scratch, int32_t color, int32_t points,
-                             double *dummy_v, int32_t *lane) {
-  int32_t b = 2 * color + (points == 1);
+static lane_group *unit_slot(unit_staging *st, arena *scratch, int32_t color, int32_t form,
+                             int32_t points, double *dummy_v, int32_t *lane) {
+  int32_t b = 4 * color + 2 * form + (points == 1);
   int32_t per_group = color == COLORS ? 1 : LANES;
   int32_t t = st->tail[b];
   if (t >= 0 && st->groups[t].lanes_used < per_group) {
@@ -1271,7 +1641,7 @@ static lane_group *unit_slot(unit_staging *st, arena *scratch, int32_t color, in
   }
   int32_t k = st->count++;
   lane_group *g = &st->groups[k];
-  g->rec = ARENA_NEW(scratch, double, LANES *unit_fields(points));
+  g->rec = ARENA_NEW(scratch, double, LANES *unit_fields(form, points));
   g->lam = ARENA_NEW(scratch, double, LANES * 3 * points);
   if (!g->rec || !g->lam)
     return NULL;
@@ -1281,6 +1651,7 @@ static lane_group *unit_slot(unit_staging *st, arena *scratch, int32_t color, in
     g->count[l] = 0;
   }
   g->points = points;
+  g->form = form;
   g->lanes_used = 1;
   st->next[k] = -1;
   if (t >= 0)
@@ -1299,7 +1670,7 @@ static void unit_run_end(iter_setup *s, unit_staging *st, uint64_t *used) {
   for (int32_t b = 0; b < BUCKETS; ++b) {
     for (int32_t k = st->head[b]; k >= 0; k = st->next[k]) {
       lane_group *g = &st->groups[k];
-      int32_t fields = unit_fields(g->points);
+      int32_t fields = unit_fields(g->form, g->points);
       for (int32_t l = g->lanes_used; l < LANES; ++l) {
         for (int32_t f = 0; f < fields; ++f)
           g->rec[LANES * f + l] = 0.0;
@@ -1412,15 +1783,61 @@ static int iter_prepare(const solver_settings *settings, solver_problem *p, aren
   out->sweep_groups = pick_groups_sweep(cone, settings->baseline_only);
 #endif
 
+  /* contact points: the ones that cannot be units get their coefficients
+   * now (another row may read their normal's before the loop reaches them) */
+  const solver_contact *contacts = p->contacts;
+  const int32_t contact_count = p->contact_count;
+  for (int32_t k = 0; k < contact_count; ++k)
+    if (!use_units || refs[contacts[k].row] != 2)
+      contact_expand(p, &contacts[k]);
+  int32_t ci = 0; /* the next contact */
+
   int32_t count = 0;
   out->op_count = 0;
   out->group_count = 0;
   for (int32_t i = 0; i < n;) {
     side_layout l[UNIT_MAX_POINTS][3];
     double ud[3 * UNIT_MAX_POINTS], ul[3 * UNIT_MAX_POINTS];
+    if (ci < contact_count && contacts[ci].row == i) {
+      const solver_contact *c = &contacts[ci];
+      point_terms pt[UNIT_MAX_POINTS];
+      if (use_units && point_unit_at(p, refs, c, &pt[0], ud)) {
+        /* the next point joins when it is on the same bodies with the same
+         * directions (a manifold's points, as the step writes them) */
+        int32_t points = 1;
+        if (ci + 1 < contact_count && c[1].row == i + 3 && c[1].dof[0] == c->dof[0] &&
+            c[1].dof[1] == c->dof[1] && memcmp(c[1].dir, c->dir, sizeof c->dir) == 0 &&
+            point_unit_at(p, refs, &c[1], &pt[1], ud + 3))
+          points = 2;
+        side_layout sl = {.sides = 0, .dof = {-1, -1}};
+        for (int s = 0; s < 2; ++s)
+          if (c->dof[s] >= 0)
+            sl.dof[sl.sides++] = c->dof[s];
+        int32_t color = unit_color(used, &sl);
+        for (int32_t k = 0; k < sl.sides; ++k)
+          if (color < COLORS)
+            st.dof_list[st.dofs_used++] = sl.dof[k];
+        int32_t lane;
+        lane_group *g = unit_slot(&st, scratch, color, FORM_POINTS, points, dummy_v, &lane);
+        if (!g)
+          return LCP_ERR_NO_MEMORY;
+        for (int32_t q = 0; q < points; ++q) {
+          unit_warm(&p->rows[i + 3 * q], cone, ul + 3 * q);
+          point_apply(p, &c[q], &pt[q], ul + 3 * q);
+        }
+        point_unit_fill(p, ud, ul, omega, cone, c, points, pt, g, lane, dummy_v);
+        i += 3 * points;
+        ci += points;
+        continue;
+      }
+      /* not a unit: its rows go the generic way below, from coefficients */
+      contact_expand(p, c);
+      ++ci;
+    }
     if (use_units && unit_point_at(p, refs, i, l[0], ud)) {
       int32_t points = 1;
-      if (unit_point_at(p, refs, i + 3, l[1], ud + 3) && same_sides(&l[0][0], &l[1][0]) &&
+      if (!(ci < contact_count && contacts[ci].row == i + 3) &&
+          unit_point_at(p, refs, i + 3, l[1], ud + 3) && same_sides(&l[0][0], &l[1][0]) &&
           same_linear(p, l[0], l[1]))
         points = 2;
       int32_t color = unit_color(used, &l[0][0]);
@@ -1428,7 +1845,7 @@ static int iter_prepare(const solver_settings *settings, solver_problem *p, aren
         if (color < COLORS)
           st.dof_list[st.dofs_used++] = l[0][0].dof[k];
       int32_t lane;
-      lane_group *g = unit_slot(&st, scratch, color, points, dummy_v, &lane);
+      lane_group *g = unit_slot(&st, scratch, color, FORM_COEFS, points, dummy_v, &lane);
       if (!g)
         return LCP_ERR_NO_MEMORY;
       for (int32_t q = 0; q < points; ++q) {
@@ -1445,7 +1862,9 @@ static int iter_prepare(const solver_settings *settings, solver_problem *p, aren
       i += 3 * points;
       continue;
     }
-    int32_t bm = use_blocks ? block_rows(p, i, bdiag) : 0;
+    /* a block ends before the next contact point's rows (not yet expanded) */
+    int32_t bm =
+        use_blocks ? block_rows(p, i, ci < contact_count ? contacts[ci].row : n, bdiag) : 0;
     if (bm > 0) {
       row_block *b = &out->blocks[out->block_count];
       rc = block_make(b, p, i, bm, bdiag, out->lam, scratch);
@@ -2255,6 +2674,8 @@ int solver_direct(const solver_settings *settings, solver_problem *problem, solv
   if (problem->row_count > max_rows)
     return LCP_ERR_STATE;
   int rc = check_problem(problem);
+  if (rc == LCP_OK)
+    contacts_expand_all(problem);
   if (rc != LCP_OK)
     return rc;
   const int32_t n = problem->row_count;

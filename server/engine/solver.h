@@ -48,6 +48,28 @@ typedef struct solver_row {
   double lambda;      /* in: warm start; out: the solution */
 } solver_row;
 
+/* A contact point on free bodies given by its geometry instead of by
+ * coefficients. Its rows are rows row (normal or bilateral), row + 1 and
+ * row + 2 (ROW_FRICTION_1/2 with normal_row == row), complete except that
+ * their J and M⁻¹Jᵀ coefficients are not written; for direction d_k
+ * (k = 0, 1, 2: the three rows) they are (seed 000)
+ *
+ *     J_k = [−d_k, −r_A × d_k | d_k, r_B × d_k],
+ *     M⁻¹J_kᵀ = [−d_k/m_A, −I_A⁻¹(r_A × d_k) | d_k/m_B, I_B⁻¹(r_B × d_k)],
+ *
+ * side A at velocity entries dof[0] (moving against d_k), side B at dof[1];
+ * the rows' side fields say the same (a side with dof −1 is absent: the
+ * row's dof_count 0 there). The solver sweeps such points from the
+ * directions and arms alone, and writes the coefficients at the rows'
+ * coef_offset only when it needs them (other solvers, or a point its
+ * contact path does not take). */
+typedef struct solver_contact {
+  int32_t row;
+  int32_t dof[2];   /* a multiple of 6: body dof / 6's mass properties below; −1: absent */
+  double dir[3][3]; /* d_0 (normal), d_1, d_2 */
+  double arm[2][3]; /* r_A, r_B: contact point minus each body's centre of mass */
+} solver_contact;
+
 typedef struct solver_problem {
   int32_t row_count;
   solver_row *rows;
@@ -57,6 +79,16 @@ typedef struct solver_problem {
   /* in: u_free (velocities after external forces, before constraints);
    * out: u_free + M⁻¹Jᵀλ for the returned λ. */
   double *velocity;
+  /* Optional (contact_count 0: none): contact points in increasing row
+   * order, and the mass properties of the bodies they name: entry k for the
+   * body at velocity entries [6k, 6k + 6), its inverse mass and world
+   * inverse inertia (row-major 3×3). The coefficients of the points' rows
+   * may be written by the solver (the arrays must have room at their
+   * coef_offset). */
+  int32_t contact_count;
+  const solver_contact *contacts;
+  const double *body_inv_mass;
+  const double (*body_inv_inertia)[9];
 } solver_problem;
 
 typedef struct solver_settings {

@@ -415,7 +415,17 @@ static const cached_manifold *cache_find(const world_state *state, lcp_geom_id a
   return NULL;
 }
 
-/* Writes one side of a contact row: J = s [d, r × d], M⁻¹Jᵀ = s [d/m, I⁻¹(r × d)]
+/* The side of a contact row on a free body: its coefficients are left to
+ * the solver, from the row's solver_contact (J = ±[d, r × d],
+ * M⁻¹Jᵀ = ±[d/m, I⁻¹(r × d)], seed 000); the arrays keep room for them. */
+static void body_side(solver_row *row, int side, int32_t dof, int32_t coef) {
+  row->dof_offset[side] = dof;
+  row->dof_count[side] = 6;
+  row->coef_offset[side] = coef;
+}
+
+/* Writes one side of a contact row on a free body whose other side is a
+ * robot link: J = s [d, r × d], M⁻¹Jᵀ = s [d/m, I⁻¹(r × d)]
  * (seed 000: J_lin, J_ang and T = M⁻¹Jᵀ per body). */
 static void write_side(solver_row *row, int side, int32_t dof, int32_t coef, double *J,
                        double *MinvJt, vec3 d, vec3 r, double sign, double inv_mass,
@@ -701,6 +711,15 @@ static int stage_rows(lcp_world_t *world, step_context *ctx) {
   p->J = NEW(a, double, coef_count);
   p->MinvJt = NEW(a, double, coef_count);
   p->velocity = NEW(a, double, p->dof_count);
+  solver_contact *contacts = NEW(a, solver_contact, ctx->contact_count);
+  double *body_inv_mass = NEW(a, double, p->dof_count / 6);
+  double(*body_inv_inertia)[9] = (double(*)[9])NEW(a, double, 9 * (p->dof_count / 6));
+  if (!contacts || !body_inv_mass || !body_inv_inertia)
+    return LCP_ERR_NO_MEMORY;
+  p->contacts = contacts;
+  p->body_inv_mass = body_inv_mass;
+  p->body_inv_inertia = (const double(*)[9])body_inv_inertia;
+  p->contact_count = 0;
   ctx->manifold_row = NEW(a, int32_t, ctx->manifold_count);
   double *scratch = NEW(a, double, 2 * self_width);
   double *responses = NEW(a, double, 6 * self_width); /* per point: 3 directions × 2 sides */
@@ -722,6 +741,9 @@ static int stage_rows(lcp_world_t *world, step_context *ctx) {
     vec3 w = v3_madd(b->angular_velocity, m3_mulv(&ctx->inv_inertia_world[i], b->torque), h);
     double *u = &ctx->u_free[dof];
     u[0] = v.x, u[1] = v.y, u[2] = v.z, u[3] = w.x, u[4] = w.y, u[5] = w.z;
+    /* bodies' dofs come first, 6 each (stage_kinematics) */
+    body_inv_mass[dof / 6] = model->bodies[i].inv_mass;
+    memcpy(body_inv_inertia[dof / 6], &ctx->inv_inertia_world[i], sizeof(double[9]));
   }
   int rc = robot_free_velocities(world, ctx);
   if (rc != LCP_OK)
@@ -757,6 +779,20 @@ static int stage_rows(lcp_world_t *world, step_context *ctx) {
             break;
           }
       warm += warm_point != NULL;
+      /* Free bodies (or one and something static): the rows are described
+       * by the point's geometry (solver_contact), not by coefficients. */
+      bool on_bodies = !self_contact && ra < 0 && rb < 0;
+      if (on_bodies) {
+        solver_contact *c = &contacts[p->contact_count++];
+        c->row = r;
+        c->dof[0] = wa > 0 ? ctx->body_dof[sa] : -1;
+        c->dof[1] = wb > 0 ? ctx->body_dof[sb] : -1;
+        v3_store(m->normal, c->dir[0]);
+        v3_store(t[0], c->dir[1]);
+        v3_store(t[1], c->dir[2]);
+        v3_store(ra_arm, c->arm[0]);
+        v3_store(rb_arm, c->arm[1]);
+      }
       /* a link side's three responses (normal, tangents) in one pass */
       vec3 dirs[3] = {m->normal, t[0], t[1]};
       const double *response_a = NULL, *response_b = NULL;
@@ -787,6 +823,8 @@ static int stage_rows(lcp_world_t *world, step_context *ctx) {
           else if (ra >= 0)
             write_link_side(row, 0, world, ctx, ra, ctx->geom_link[pair->a], -1, (int32_t)coef,
                             p->J, p->MinvJt, cp->position, dir, -1.0, scratch, response_a + d * wa);
+          else if (on_bodies)
+            body_side(row, 0, ctx->body_dof[sa], (int32_t)coef);
           else
             write_side(row, 0, ctx->body_dof[sa], (int32_t)coef, p->J, p->MinvJt, dir, ra_arm, -1.0,
                        model->bodies[sa].inv_mass, &ctx->inv_inertia_world[sa]);
@@ -796,6 +834,8 @@ static int stage_rows(lcp_world_t *world, step_context *ctx) {
           else if (rb >= 0)
             write_link_side(row, 1, world, ctx, rb, ctx->geom_link[pair->b], -1, (int32_t)coef,
                             p->J, p->MinvJt, cp->position, dir, 1.0, scratch, response_b + d * wb);
+          else if (on_bodies)
+            body_side(row, 1, ctx->body_dof[sb], (int32_t)coef);
           else
             write_side(row, 1, ctx->body_dof[sb], (int32_t)coef, p->J, p->MinvJt, dir, rb_arm, 1.0,
                        model->bodies[sb].inv_mass, &ctx->inv_inertia_world[sb]);
