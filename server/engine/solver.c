@@ -1268,6 +1268,7 @@ static void point_unit_fill(const solver_problem *p, const double *diag, const d
  * in the processor. A unit finding all COLORS taken gets COLORS: those go
  * one unit per group, in row order, after the rest. */
 enum { COLORS = 64 };
+enum { RUN_UNITS_MAX = 1024 };
 
 static int32_t unit_color(uint64_t *used, const side_layout *l) {
   uint64_t taken = 0;
@@ -1798,6 +1799,12 @@ static int iter_prepare(const solver_settings *settings, solver_problem *p, aren
   for (int32_t i = 0; i < n;) {
     side_layout l[UNIT_MAX_POINTS][3];
     double ud[3 * UNIT_MAX_POINTS], ul[3 * UNIT_MAX_POINTS];
+    /* A run is coloured as a whole, and a sweep takes it colour by colour:
+     * a run much longer than the cache holds would be read once per colour
+     * from memory. Runs are cut at RUN_UNITS_MAX units (contacts come in
+     * spatial order, so a run covers a neighbourhood). */
+    if (st.count >= RUN_UNITS_MAX)
+      unit_run_end(out, &st, used);
     if (ci < contact_count && contacts[ci].row == i) {
       const solver_contact *c = &contacts[ci];
       point_terms pt[UNIT_MAX_POINTS];
