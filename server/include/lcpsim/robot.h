@@ -140,7 +140,6 @@ int lcp_robot_inverse_dynamics(const lcp_world_t *world, lcp_robot_id id, const 
 int lcp_robot_forward_dynamics(const lcp_world_t *world, lcp_robot_id id, const double *tau,
                                double *qdd, int32_t nv);
 
-
 /* ---- joint control (DESIGN.md §5) ----
  * Every movable joint has a controller, solved inside the step's LCP as one
  * soft row on the joint velocity, so stiff gains stay stable (implicit PD):
@@ -178,8 +177,8 @@ int lcp_robot_set_joint_control(lcp_world_t *world, lcp_robot_id id, int32_t joi
                                 const lcp_joint_control_t *control);
 int lcp_robot_set_joint_control_by_name(lcp_world_t *world, lcp_robot_id id, const char *joint,
                                         const lcp_joint_control_t *control);
-int lcp_robot_set_controls(lcp_world_t *world, lcp_robot_id id,
-                           const lcp_joint_control_t *controls, int32_t joint_count);
+int lcp_robot_set_controls(lcp_world_t *world, lcp_robot_id id, const lcp_joint_control_t *controls,
+                           int32_t joint_count);
 int lcp_robot_get_joint_control(const lcp_world_t *world, lcp_robot_id id, int32_t joint,
                                 lcp_joint_control_t *out);
 
