@@ -543,8 +543,11 @@ typedef struct lane_group {
   double *v[2][LANES];  /* velocity of each side of each lane */
   int32_t row[LANES];   /* first row of each lane's unit; −1: empty lane */
   int32_t count[LANES]; /* points of each lane's unit */
-  int32_t points;       /* 1 or 2: the group's kind, */
-  int32_t form;         /*   and FORM_* */
+  /* FORM_POINTS: each lane's first contact (index into problem->contacts),
+   * for point_group_fill */
+  int32_t contact[LANES];
+  int32_t points; /* 1 or 2: the group's kind, */
+  int32_t form;   /*   and FORM_* */
   int32_t lanes_used;
 } lane_group;
 
@@ -1258,6 +1261,12 @@ static void point_unit_fill(const solver_problem *p, const double *diag, const d
   g->count[k] = points;
 }
 
+/* The structural part of point_unit_at: the normal's λ referred to by its
+ * two friction rows only, the sides apart. */
+static bool point_unit_placeable(const uint8_t *refs, const solver_contact *c) {
+  return refs[c->row] == 2 && !(c->dof[0] < 0 && c->dof[1] < 0) && c->dof[0] != c->dof[1];
+}
+
 /* Units are coloured greedily in row order (DESIGN.md §3 step 5 leaves the
  * order of the rows to the solver): each takes the smallest colour that no
  * earlier unit on one of its velocity entries took, so the units of one
@@ -1284,6 +1293,267 @@ static int32_t unit_color(uint64_t *used, const side_layout *l) {
         used[l->dof[k] + c] |= (uint64_t)1 << color;
   return color;
 }
+
+#if LCP_UNITS
+/* ---- point units filled four lanes at a time ----
+ *
+ * The setup of a group of point units, every lane at once: the loop over
+ * the rows only places each unit in its group and lane (its contact in
+ * g->contact); when the run ends, each group's record is computed here with
+ * the vector type, as point_unit_at, point_unit_fill, unit_warm and
+ * point_apply compute it for one lane (the same formulas; only the order of
+ * the velocity updates differs, a group at a time). Returns false when a
+ * used lane's A_kk is not finite or degenerate (the test of point_unit_at):
+ * the caller then sets the problem up again the lane-by-lane way, which
+ * sends such a point to the generic rows. Empty lanes get zero fields and
+ * impulses, and velocity pointing at dummy_v. */
+typedef struct point_inputs {
+  double used[LANES];
+  double dir[9][LANES];
+  double im[2][LANES];
+  double ii[2][9][LANES];
+  double arm[UNIT_MAX_POINTS][2][3][LANES];
+  double cfm[UNIT_MAX_POINTS][3][LANES], target[UNIT_MAX_POINTS][3][LANES];
+  double lambda[UNIT_MAX_POINTS][3][LANES];
+  double lo[UNIT_MAX_POINTS][LANES], hi[UNIT_MAX_POINTS][LANES];
+  double mu[UNIT_MAX_POINTS][2][LANES];
+} point_inputs;
+
+/* The lanes' inputs, transposed (lane-major) from the contacts and rows. */
+static ALWAYS_INLINE void point_inputs_gather(const solver_problem *p, lane_group *g,
+                                              double *dummy_v, point_inputs *in) {
+  memset(in, 0, sizeof *in);
+  const int32_t K = g->points;
+  for (int32_t k = 0; k < g->lanes_used; ++k) {
+    const solver_contact *c = &p->contacts[g->contact[k]];
+    in->used[k] = 1.0;
+    for (int q = 0; q < 9; ++q)
+      in->dir[q][k] = c->dir[q / 3][q % 3];
+    for (int s = 0; s < 2; ++s) {
+      g->v[s][k] = c->dof[s] >= 0 ? p->velocity + c->dof[s] : dummy_v;
+      if (c->dof[s] < 0)
+        continue;
+      int32_t body = c->dof[s] / 6;
+      in->im[s][k] = p->body_inv_mass[body];
+      for (int q = 0; q < 9; ++q)
+        in->ii[s][q][k] = p->body_inv_inertia[body][q];
+      for (int32_t pt = 0; pt < K; ++pt)
+        for (int m = 0; m < 3; ++m)
+          in->arm[pt][s][m][k] = c[pt].arm[s][m];
+    }
+    for (int32_t pt = 0; pt < K; ++pt) {
+      const solver_row *r = &p->rows[c[pt].row];
+      for (int d = 0; d < 3; ++d) {
+        in->cfm[pt][d][k] = r[d].cfm;
+        in->target[pt][d][k] = r[d].target;
+        in->lambda[pt][d][k] = r[d].lambda;
+      }
+      in->lo[pt][k] = r[0].lo;
+      in->hi[pt][k] = r[0].hi;
+      in->mu[pt][0][k] = r[1].mu;
+      in->mu[pt][1][k] = r[2].mu;
+    }
+    g->row[k] = c->row;
+    g->count[k] = K;
+  }
+}
+
+/* What a point contributes to A (point_terms, lane-wise): per side s and
+ * direction k, c[s][k] = r_s × d_k and t[s][k] = I_s⁻¹ c[s][k]. */
+typedef struct point_terms4 {
+  vd4 c[2][3][3], t[2][3][3];
+} point_terms4;
+
+/* J_j · M⁻¹J_kᵀ for row j of point a and row k of point b (point_cross) */
+static ALWAYS_INLINE vd4 point_cross4(const vd4 im[2], const point_terms4 *a, int j,
+                                      const point_terms4 *b, int k, vd4 dd) {
+  vd4 s0 =
+      a->c[0][j][0] * b->t[0][k][0] + a->c[0][j][1] * b->t[0][k][1] + a->c[0][j][2] * b->t[0][k][2];
+  vd4 s1 =
+      a->c[1][j][0] * b->t[1][k][0] + a->c[1][j][1] * b->t[1][k][1] + a->c[1][j][2] * b->t[1][k][2];
+  return (im[0] * dd + s0) + (im[1] * dd + s1);
+}
+
+static ALWAYS_INLINE vi4 finite4(vd4 x) { return (x - x) == splat4(0.0); }
+
+static ALWAYS_INLINE bool point_group_fill(const solver_problem *p, lane_group *g, double omega,
+                                           bool cone, double *dummy_v) {
+  point_inputs in;
+  point_inputs_gather(p, g, dummy_v, &in);
+  const int32_t K = g->points;
+  double *rec = g->rec;
+  const vd4 zero = splat4(0.0), one = splat4(1.0), w = splat4(omega);
+  const vi4 used = ld4(in.used) != zero;
+#define PUT(f, x) st4(rec + LANES * (f), (x))
+  vd4 D[3][3], im[2], ii[2][9];
+  for (int d = 0; d < 3; ++d)
+    for (int q = 0; q < 3; ++q) {
+      D[d][q] = ld4(in.dir[3 * d + q]);
+      PUT(H_DIR + 3 * d + q, D[d][q]);
+    }
+  for (int s = 0; s < 2; ++s) {
+    im[s] = ld4(in.im[s]);
+    PUT(H_IM + s, im[s]);
+    for (int q = 0; q < 9; ++q) {
+      ii[s][q] = ld4(in.ii[s][q]);
+      PUT(H_II + 9 * s + q, ii[s][q]);
+    }
+  }
+  vd4 dd[3][3];
+  for (int j = 0; j < 3; ++j)
+    for (int m = 0; m < 3; ++m)
+      dd[j][m] = D[j][0] * D[m][0] + D[j][1] * D[m][1] + D[j][2] * D[m][2];
+  point_terms4 pt[UNIT_MAX_POINTS];
+  vd4 step[UNIT_MAX_POINTS][3], lam[UNIT_MAX_POINTS][3];
+  vi4 bad = used & ~used; /* all false */
+  for (int32_t q = 0; q < K; ++q) {
+    const int32_t Q = H_SIZE + Q_SIZE * q, P = Q + Q_ROWS;
+    vd4 arm[2][3];
+    for (int s = 0; s < 2; ++s) {
+      for (int m = 0; m < 3; ++m) {
+        arm[s][m] = ld4(in.arm[q][s][m]);
+        PUT(Q + Q_ARM + 3 * s + m, arm[s][m]);
+      }
+      for (int k = 0; k < 3; ++k) {
+        vd4 *c = pt[q].c[s][k], *t = pt[q].t[s][k];
+        c[0] = arm[s][1] * D[k][2] - arm[s][2] * D[k][1];
+        c[1] = arm[s][2] * D[k][0] - arm[s][0] * D[k][2];
+        c[2] = arm[s][0] * D[k][1] - arm[s][1] * D[k][0];
+        for (int r = 0; r < 3; ++r)
+          t[r] = ii[s][3 * r] * c[0] + ii[s][3 * r + 1] * c[1] + ii[s][3 * r + 2] * c[2];
+      }
+    }
+    /* A_kk + cfm_k, with point_unit_at's degenerate test */
+    vd4 diag[3];
+    for (int k = 0; k < 3; ++k) {
+      vd4 a = zero, scale = zero;
+      for (int s = 0; s < 2; ++s)
+        for (int m = 0; m < 3; ++m) {
+          vd4 lin = D[k][m] * (D[k][m] * im[s]);
+          vd4 ang = pt[q].c[s][k][m] * pt[q].t[s][k][m];
+          a += lin + ang;
+          scale += abs4(lin) + abs4(ang);
+        }
+      diag[k] = a + ld4(in.cfm[q][k]);
+      vi4 good =
+          finite4(a) & finite4(scale) & (a > splat4(DEGENERATE_RATIO) * scale) & (diag[k] > zero);
+      bad |= used & ~good;
+    }
+    step[q][0] = w / diag[0];
+    if (cone) {
+      vd4 x = splat4(0.5) * (point_cross4(im, &pt[q], 1, &pt[q], 2, dd[1][2]) +
+                             point_cross4(im, &pt[q], 2, &pt[q], 1, dd[2][1]));
+      vd4 h = splat4(0.5) * (diag[1] - diag[2]);
+      step[q][1] = step[q][2] = w / (splat4(0.5) * (diag[1] + diag[2]) + sqrt4(h * h + x * x));
+    } else {
+      step[q][1] = w / diag[1];
+      step[q][2] = w / diag[2];
+    }
+    for (int d = 0; d < 3; ++d) {
+      PUT(P + R_STEP + d, step[q][d]);
+      PUT(P + R_KEEP + d, one - step[q][d] * ld4(in.cfm[q][d]));
+      PUT(P + R_BIAS + d, step[q][d] * ld4(in.target[q][d]));
+      PUT(P + R_DIAG + d, diag[d]);
+    }
+    vd4 lo = ld4(in.lo[q]), hi = ld4(in.hi[q]), mu1 = ld4(in.mu[q][0]), mu2 = ld4(in.mu[q][1]);
+    PUT(P + R_LO, lo);
+    PUT(P + R_HI, hi);
+    PUT(P + R_MU, mu1);
+    PUT(P + R_MU + 1, mu2);
+    PUT(P + R_C_NA, step[q][1] * point_cross4(im, &pt[q], 1, &pt[q], 0, dd[1][0]));
+    PUT(P + R_C_NB, step[q][2] * point_cross4(im, &pt[q], 2, &pt[q], 0, dd[2][0]));
+    PUT(P + R_C_AB, cone ? zero : step[q][2] * point_cross4(im, &pt[q], 2, &pt[q], 1, dd[2][1]));
+
+    /* the warm start, clamped as unit_warm: the normal into its bounds, the
+     * friction pair onto the disc (cone) or into ±μλn (box) */
+    vd4 l0 = ld4(in.lambda[q][0]), l1 = ld4(in.lambda[q][1]), l2 = ld4(in.lambda[q][2]);
+    l0 = select4(l0 < lo, lo, l0);
+    l0 = select4(l0 > hi, hi, l0);
+    vd4 n = select4(l0 > zero, l0, zero);
+    if (cone) {
+      vd4 bound = mu1 * n, len = sqrt4(l1 * l1 + l2 * l2);
+      vd4 f = select4(len > bound, bound / len, one);
+      l1 = l1 * f;
+      l2 = l2 * f;
+    } else {
+      vd4 b1 = mu1 * n, b2 = mu2 * n;
+      l1 = select4(l1 < -b1, -b1, l1);
+      l1 = select4(l1 > b1, b1, l1);
+      l2 = select4(l2 < -b2, -b2, l2);
+      l2 = select4(l2 > b2, b2, l2);
+    }
+    /* (an empty lane's inputs are zeros: its impulses come out 0) */
+    lam[q][0] = l0;
+    lam[q][1] = l1;
+    lam[q][2] = l2;
+    for (int d = 0; d < 3; ++d)
+      st4(g->lam + LANES * (3 * q + d), lam[q][d]);
+  }
+  if (K == 2)
+    for (int from = 0; from < 3; ++from)
+      for (int to = 0; to < 3; ++to)
+        PUT(H_SIZE + 2 * Q_SIZE + 3 * from + to,
+            step[1][to] * point_cross4(im, &pt[1], to, &pt[0], from, dd[to][from]));
+#undef PUT
+  vi4 any = bad;
+  if (any[0] | any[1] | any[2] | any[3])
+    return false;
+  /* empty lanes: zero fields (their steps, 1/0, made NaNs) */
+  const int32_t fields = unit_fields(FORM_POINTS, K);
+  for (int32_t l = g->lanes_used; l < LANES; ++l)
+    for (int32_t f = 0; f < fields; ++f)
+      rec[LANES * f + l] = 0.0;
+
+  /* v += M⁻¹Jᵀλ of the warm start (point_apply): per point P = Σ_k d_k λ_k,
+   * −P/m_A and −I_A⁻¹(r_A × P) on A, + on B */
+  vd4 V[2][6];
+  group_gather(g, V);
+  for (int32_t q = 0; q < K; ++q) {
+    vd4 P3[3], arm[2][3];
+    for (int c = 0; c < 3; ++c)
+      P3[c] = (D[0][c] * lam[q][0] + D[1][c] * lam[q][1]) + D[2][c] * lam[q][2];
+    for (int s = 0; s < 2; ++s) {
+      for (int m = 0; m < 3; ++m)
+        arm[s][m] = ld4(in.arm[q][s][m]);
+      vd4 torque[3];
+      cross4(arm[s], P3, torque);
+      vd4 sign = s == 0 ? splat4(-1.0) : one;
+      for (int c = 0; c < 3; ++c) {
+        V[s][c] += sign * (im[s] * P3[c]);
+        V[s][3 + c] += sign * ((ii[s][3 * c] * torque[0] + ii[s][3 * c + 1] * torque[1]) +
+                               ii[s][3 * c + 2] * torque[2]);
+      }
+    }
+  }
+  group_scatter(g, V);
+  return true;
+}
+
+/* Compiled for the baseline and, as the sweeps, for AVX2: the same
+ * operations lane by lane, no fused multiply-adds, so the same bits. */
+typedef bool (*point_fill_fn)(const solver_problem *p, lane_group *g, double omega, bool cone,
+                              double *dummy_v);
+static bool point_group_fill_base(const solver_problem *p, lane_group *g, double omega, bool cone,
+                                  double *dummy_v) {
+  return point_group_fill(p, g, omega, cone, dummy_v);
+}
+#if LCP_AVX2
+__attribute__((target("avx2"))) static bool point_group_fill_avx2(const solver_problem *p,
+                                                                  lane_group *g, double omega,
+                                                                  bool cone, double *dummy_v) {
+  return point_group_fill(p, g, omega, cone, dummy_v);
+}
+#endif
+static point_fill_fn pick_point_fill(bool baseline_only) {
+#if LCP_AVX2
+  if (!baseline_only && __builtin_cpu_supports("avx2"))
+    return point_group_fill_avx2;
+#else
+  (void)baseline_only;
+#endif
+  return point_group_fill_base;
+}
+#endif
 
 /* ---- blocks of generic rows on one range (robots' joint rows) ----
  *
@@ -1625,6 +1895,9 @@ typedef struct unit_staging {
   int32_t head[BUCKETS], tail[BUCKETS]; /* −1: the bucket is empty */
   int32_t dofs_used;                    /* velocity entries whose colour masks are set */
   int32_t *dof_list;                    /* their first entries (6 each) */
+  /* point groups get their records when the run ends (point_group_fill),
+   * else as their units are found (point_unit_fill) */
+  bool deferred;
 } unit_staging;
 
 /* The lane of a new unit of `points` points and colour `color`: the open
@@ -1642,14 +1915,18 @@ static lane_group *unit_slot(unit_staging *st, arena *scratch, int32_t color, in
   }
   int32_t k = st->count++;
   lane_group *g = &st->groups[k];
-  g->rec = ARENA_NEW(scratch, double, LANES *unit_fields(form, points));
-  g->lam = ARENA_NEW(scratch, double, LANES * 3 * points);
-  if (!g->rec || !g->lam)
-    return NULL;
+  g->rec = g->lam = NULL;
+  if (form == FORM_COEFS || !st->deferred) {
+    g->rec = ARENA_NEW(scratch, double, LANES *unit_fields(form, points));
+    g->lam = ARENA_NEW(scratch, double, LANES * 3 * points);
+    if (!g->rec || !g->lam)
+      return NULL;
+  }
   for (int32_t l = 0; l < LANES; ++l) {
     g->v[0][l] = g->v[1][l] = dummy_v;
     g->row[l] = -1;
     g->count[l] = 0;
+    g->contact[l] = -1;
   }
   g->points = points;
   g->form = form;
@@ -1664,14 +1941,43 @@ static lane_group *unit_slot(unit_staging *st, arena *scratch, int32_t color, in
   return g;
 }
 
-/* Ends a run: zeroes the empty lanes (all their updates are then 0 + 0, on
- * the dummy velocity), appends the groups to the setup bucket by bucket,
- * and clears the run's colour masks. */
-static void unit_run_end(iter_setup *s, unit_staging *st, uint64_t *used) {
+/* What unit_run_end needs beyond the staging. */
+typedef struct run_context {
+  const solver_problem *p;
+  arena *scratch;
+  double omega;
+  bool cone;
+  double *dummy_v;
+#if LCP_UNITS
+  point_fill_fn fill;
+#endif
+} run_context;
+
+enum { RUN_REDO = 1 }; /* a deferred point group has a degenerate lane */
+
+/* Ends a run: fills the deferred point groups (their records allocated one
+ * after the other, in sweep order) and zeroes the empty lanes of the others
+ * (all their updates are then 0 + 0, on the dummy velocity), appends the
+ * groups to the setup bucket by bucket, and clears the run's colour masks.
+ * LCP_OK, LCP_ERR_NO_MEMORY or RUN_REDO. */
+static int unit_run_end(iter_setup *s, unit_staging *st, uint64_t *used, const run_context *rc) {
   for (int32_t b = 0; b < BUCKETS; ++b) {
     for (int32_t k = st->head[b]; k >= 0; k = st->next[k]) {
       lane_group *g = &st->groups[k];
       int32_t fields = unit_fields(g->form, g->points);
+#if LCP_UNITS
+      if (!g->rec) {
+        g->rec = ARENA_NEW(rc->scratch, double, LANES *fields);
+        g->lam = ARENA_NEW(rc->scratch, double, LANES * 3 * g->points);
+        if (!g->rec || !g->lam)
+          return LCP_ERR_NO_MEMORY;
+        if (!rc->fill(rc->p, g, rc->omega, rc->cone, rc->dummy_v))
+          return RUN_REDO;
+        s->groups[s->group_count] = *g;
+        ops_add(s, OP_GROUPS, s->group_count++);
+        continue;
+      }
+#endif
       for (int32_t l = g->lanes_used; l < LANES; ++l) {
         for (int32_t f = 0; f < fields; ++f)
           g->rec[LANES * f + l] = 0.0;
@@ -1687,6 +1993,7 @@ static void unit_run_end(iter_setup *s, unit_staging *st, uint64_t *used) {
   for (int32_t u = 0; u < st->dofs_used; ++u)
     memset(used + st->dof_list[u], 0, 6 * sizeof(uint64_t));
   st->dofs_used = 0;
+  return LCP_OK;
 }
 
 /* The warm start of a unit's point at row i (DESIGN.md §3 step 5): the
@@ -1729,8 +2036,8 @@ static double item_warm(const solver_problem *p, int32_t i, double diag) {
  * clamped and applied to velocity (v = u_free + M⁻¹Jᵀλ) as each row is
  * met. Non-finite coefficients (A_ii) give LCP_ERR_NUMERIC, possibly after
  * some of the warm start went into velocity. */
-static int iter_prepare(const solver_settings *settings, solver_problem *p, arena *scratch,
-                        bool use_units, iter_setup *out) {
+static int iter_prepare_pass(const solver_settings *settings, solver_problem *p, arena *scratch,
+                             bool use_units, bool deferred, iter_setup *out) {
   if (!settings || !scratch)
     return LCP_ERR_INVALID_ARGUMENT;
   if (!(settings->omega > 0.0) || !isfinite(settings->omega))
@@ -1780,6 +2087,13 @@ static int iter_prepare(const solver_settings *settings, solver_problem *p, aren
   }
   const bool cone = settings->friction_model == LCP_FRICTION_CONE;
   out->cone = cone;
+  st.deferred = deferred && LCP_UNITS;
+#if LCP_UNITS
+  const run_context run = {p,    scratch, omega,
+                           cone, dummy_v, pick_point_fill(settings->baseline_only)};
+#else
+  const run_context run = {p, scratch, omega, cone, dummy_v};
+#endif
 #if LCP_UNITS
   out->sweep_groups = pick_groups_sweep(cone, settings->baseline_only);
 #endif
@@ -1803,12 +2117,36 @@ static int iter_prepare(const solver_settings *settings, solver_problem *p, aren
      * a run much longer than the cache holds would be read once per colour
      * from memory. Runs are cut at RUN_UNITS_MAX units (contacts come in
      * spatial order, so a run covers a neighbourhood). */
-    if (st.count >= RUN_UNITS_MAX)
-      unit_run_end(out, &st, used);
+    if (st.count >= RUN_UNITS_MAX && (rc = unit_run_end(out, &st, used, &run)) != LCP_OK)
+      return rc;
     if (ci < contact_count && contacts[ci].row == i) {
       const solver_contact *c = &contacts[ci];
       point_terms pt[UNIT_MAX_POINTS];
-      if (use_units && point_unit_at(p, refs, c, &pt[0], ud)) {
+      if (st.deferred && point_unit_placeable(refs, c)) {
+        /* placed now, computed when the run ends (point_group_fill) */
+        int32_t points = 1;
+        if (ci + 1 < contact_count && c[1].row == i + 3 && c[1].dof[0] == c->dof[0] &&
+            c[1].dof[1] == c->dof[1] && memcmp(c[1].dir, c->dir, sizeof c->dir) == 0 &&
+            refs[c[1].row] == 2)
+          points = 2;
+        side_layout sl = {.sides = 0, .dof = {-1, -1}};
+        for (int s = 0; s < 2; ++s)
+          if (c->dof[s] >= 0)
+            sl.dof[sl.sides++] = c->dof[s];
+        int32_t color = unit_color(used, &sl);
+        for (int32_t k = 0; k < sl.sides; ++k)
+          if (color < COLORS)
+            st.dof_list[st.dofs_used++] = sl.dof[k];
+        int32_t lane;
+        lane_group *g = unit_slot(&st, scratch, color, FORM_POINTS, points, dummy_v, &lane);
+        if (!g)
+          return LCP_ERR_NO_MEMORY;
+        g->contact[lane] = ci;
+        i += 3 * points;
+        ci += points;
+        continue;
+      }
+      if (!st.deferred && use_units && point_unit_at(p, refs, c, &pt[0], ud)) {
         /* the next point joins when it is on the same bodies with the same
          * directions (a manifold's points, as the step writes them) */
         int32_t points = 1;
@@ -1878,8 +2216,8 @@ static int iter_prepare(const solver_settings *settings, solver_problem *p, aren
       if (rc == LCP_ERR_NO_MEMORY)
         return rc;
       if (rc == LCP_OK) {
-        if (st.count > 0)
-          unit_run_end(out, &st, used);
+        if (st.count > 0 && (rc = unit_run_end(out, &st, used, &run)) != LCP_OK)
+          return rc;
         ops_add(out, OP_BLOCKS, out->block_count++);
         i += bm;
         continue;
@@ -1895,8 +2233,8 @@ static int iter_prepare(const solver_settings *settings, solver_problem *p, aren
       continue;
     }
     /* the units before these items are swept before them */
-    if (st.count > 0)
-      unit_run_end(out, &st, used);
+    if (st.count > 0 && (rc = unit_run_end(out, &st, used, &run)) != LCP_OK)
+      return rc;
     int32_t first = count;
     double d1 = -1.0;
     if (cone && i + 1 < n && p->rows[i].kind == ROW_FRICTION_1 &&
@@ -1940,8 +2278,8 @@ static int iter_prepare(const solver_settings *settings, solver_problem *p, aren
       ops_add(out, OP_ITEMS, k);
     }
   }
-  if (st.count > 0)
-    unit_run_end(out, &st, used);
+  if (st.count > 0 && (rc = unit_run_end(out, &st, used, &run)) != LCP_OK)
+    return rc;
   out->count = count;
   out->dz = NULL;
   if (out->block_count > 0) {
@@ -1953,6 +2291,25 @@ static int iter_prepare(const solver_settings *settings, solver_problem *p, aren
       return LCP_ERR_NO_MEMORY;
   }
   return LCP_OK;
+}
+
+/* Sets the problem up with the point groups filled four lanes at a time,
+ * or, when one of their points turns out degenerate (RUN_REDO), again from
+ * the velocity as it was, lane by lane (point_unit_at then sends such a
+ * point to the generic rows). */
+static int iter_prepare(const solver_settings *settings, solver_problem *p, arena *scratch,
+                        bool use_units, iter_setup *out) {
+  if (!p || !use_units || !LCP_UNITS || p->contact_count <= 0 || p->dof_count <= 0 || !p->velocity)
+    return iter_prepare_pass(settings, p, scratch, use_units, false, out);
+  double *saved = ARENA_NEW(scratch, double, p->dof_count);
+  if (!saved)
+    return LCP_ERR_NO_MEMORY;
+  memcpy(saved, p->velocity, sizeof(double) * (size_t)p->dof_count);
+  int rc = iter_prepare_pass(settings, p, scratch, true, true, out);
+  if (rc != RUN_REDO)
+    return rc;
+  memcpy(p->velocity, saved, sizeof(double) * (size_t)p->dof_count);
+  return iter_prepare_pass(settings, p, scratch, true, false, out);
 }
 
 /* The solution into the rows: the units' from their groups, the items'
