@@ -533,8 +533,9 @@ enum { Q_ARM = 0, Q_ROWS = 6, Q_SIZE = 6 + R_SIZE };
 enum { FORM_COEFS = 0, FORM_POINTS = 1 };
 
 static int32_t unit_fields(int32_t form, int32_t points) {
-  return (form == FORM_POINTS ? H_SIZE + Q_SIZE * points : U_SIZE + P_SIZE * points) +
-         (points == 2 ? C_SIZE : 0);
+  /* point units need no couplings: their sweep takes the points in turn */
+  return form == FORM_POINTS ? H_SIZE + Q_SIZE * points
+                             : U_SIZE + P_SIZE * points + (points == 2 ? C_SIZE : 0);
 }
 
 typedef struct lane_group {
@@ -765,89 +766,77 @@ static ALWAYS_INLINE void cross4(const vd4 a[3], const vd4 b[3], vd4 out[3]) {
   out[2] = a[0] * b[1] - a[1] * b[0];
 }
 
-/* One group of point units (FORM_POINTS), as group_sweep. With u the
- * velocity of B relative to A at the point, (v_B + ω_B × r_B) −
- * (v_A + ω_A × r_A), row k's J_k·v is d_k·u; the impulse P = Σ_k d_k Δλ_k
- * of each point changes v_A by −P/m_A, ω_A by −I_A⁻¹(r_A × P), and B's by
- * the same with + (solver_contact's J and M⁻¹Jᵀ, regrouped). */
+/* One group of point units (FORM_POINTS). With u the velocity of B
+ * relative to A at the point, (v_B + ω_B × r_B) − (v_A + ω_A × r_A), row
+ * k's J_k·v is d_k·u; the impulse P = Σ_k d_k Δλ_k of each point changes
+ * v_A by −P/m_A, ω_A by −I_A⁻¹(r_A × P), and B's by the same with +
+ * (solver_contact's J and M⁻¹Jᵀ, regrouped). The points of a unit are
+ * taken one after the other, each from the velocity the one before left
+ * in registers: Gauss–Seidel exactly, without the couplings between the
+ * points that coefficient units need (few live values: the sweep keeps
+ * them in registers). */
 static ALWAYS_INLINE void point_group_sweep(const lane_group *g, vd4 *res_io, vd4 *acc_io,
                                             const bool cone, const int K) {
   const double *rec = g->rec;
 #define F(f) ld4(rec + LANES * (f))
 #define QF(p, f) F(H_SIZE + Q_SIZE * (p) + (f))
-  double *lam = g->lam;
   vd4 V[2][6];
   group_gather(g, V);
 
-  vd4 D[3][3], arm[UNIT_MAX_POINTS][2][3];
+  vd4 D[3][3];
 #pragma GCC unroll 3
   for (int d = 0; d < 3; ++d)
 #pragma GCC unroll 3
     for (int c = 0; c < 3; ++c)
       D[d][c] = F(H_DIR + 3 * d + c);
-  vd4 y[UNIT_MAX_POINTS][3], l[UNIT_MAX_POINTS][3], dl[UNIT_MAX_POINTS][3];
 #pragma GCC unroll 2
   for (int p = 0; p < K; ++p) {
-    vd4 wr[2][3];
+    double *lam = g->lam + LANES * 3 * p;
+    vd4 arm[2][3], wr[2][3];
 #pragma GCC unroll 2
     for (int s = 0; s < 2; ++s) {
 #pragma GCC unroll 3
       for (int c = 0; c < 3; ++c)
-        arm[p][s][c] = QF(p, Q_ARM + 3 * s + c);
-      cross4(&V[s][3], arm[p][s], wr[s]);
+        arm[s][c] = QF(p, Q_ARM + 3 * s + c);
+      cross4(&V[s][3], arm[s], wr[s]);
     }
     vd4 u[3];
 #pragma GCC unroll 3
     for (int c = 0; c < 3; ++c)
       u[c] = (V[1][c] + wr[1][c]) - (V[0][c] + wr[0][c]);
+    vd4 y[UNIT_MAX_POINTS][3], l[UNIT_MAX_POINTS][3], dl[UNIT_MAX_POINTS][3];
 #pragma GCC unroll 3
     for (int d = 0; d < 3; ++d) {
       vd4 jv = (D[d][0] * u[0] + D[d][1] * u[1]) + D[d][2] * u[2];
-      l[p][d] = ld4(lam + LANES * (3 * p + d));
-      y[p][d] = (QF(p, Q_ROWS + R_KEEP + d) * l[p][d] + QF(p, Q_ROWS + R_BIAS + d)) -
+      l[0][d] = ld4(lam + LANES * d);
+      y[0][d] = (QF(p, Q_ROWS + R_KEEP + d) * l[0][d] + QF(p, Q_ROWS + R_BIAS + d)) -
                 QF(p, Q_ROWS + R_STEP + d) * jv;
     }
-  }
+    const double *const R[UNIT_MAX_POINTS] = {rec + LANES * (H_SIZE + Q_SIZE * p + Q_ROWS), NULL};
+    unit_rows(R, NULL, lam, y, l, dl, res_io, acc_io, cone, 1);
 
-  const double *const R[UNIT_MAX_POINTS] = {rec + LANES * (H_SIZE + Q_ROWS),
-                                            rec + LANES * (H_SIZE + Q_SIZE + Q_ROWS)};
-  unit_rows(R, rec + LANES * (H_SIZE + 2 * Q_SIZE), lam, y, l, dl, res_io, acc_io, cone, K);
-
-  /* the points' impulses, their sum for the linear parts and r × P of
-   * each side for the angular parts */
-  vd4 P[UNIT_MAX_POINTS][3], total[3], torque[2][3];
-#pragma GCC unroll 2
-  for (int p = 0; p < K; ++p)
+    /* the point's impulse P, then r × P of each side for the angular parts */
+    vd4 P[3], torque[3];
 #pragma GCC unroll 3
     for (int c = 0; c < 3; ++c)
-      P[p][c] = (D[0][c] * dl[p][0] + D[1][c] * dl[p][1]) + D[2][c] * dl[p][2];
-#pragma GCC unroll 3
-  for (int c = 0; c < 3; ++c)
-    total[c] = K == 2 ? P[0][c] + P[1][c] : P[0][c];
-#pragma GCC unroll 2
-  for (int s = 0; s < 2; ++s) {
-    cross4(arm[0][s], P[0], torque[s]);
-    if (K == 2) {
-      vd4 t1[3];
-      cross4(arm[1][s], P[1], t1);
-#pragma GCC unroll 3
-      for (int c = 0; c < 3; ++c)
-        torque[s][c] += t1[c];
-    }
-  }
-#pragma GCC unroll 3
-  for (int c = 0; c < 3; ++c) {
-    V[0][c] -= F(H_IM) * total[c];
-    V[1][c] += F(H_IM + 1) * total[c];
-  }
-#pragma GCC unroll 2
-  for (int s = 0; s < 2; ++s)
+      P[c] = (D[0][c] * dl[0][0] + D[1][c] * dl[0][1]) + D[2][c] * dl[0][2];
+    vd4 im0 = F(H_IM), im1 = F(H_IM + 1);
 #pragma GCC unroll 3
     for (int c = 0; c < 3; ++c) {
-      const int I = H_II + 9 * s + 3 * c;
-      vd4 w = (F(I) * torque[s][0] + F(I + 1) * torque[s][1]) + F(I + 2) * torque[s][2];
-      V[s][3 + c] = s == 0 ? V[s][3 + c] - w : V[s][3 + c] + w;
+      V[0][c] -= im0 * P[c];
+      V[1][c] += im1 * P[c];
     }
+#pragma GCC unroll 2
+    for (int s = 0; s < 2; ++s) {
+      cross4(arm[s], P, torque);
+#pragma GCC unroll 3
+      for (int c = 0; c < 3; ++c) {
+        const int I = H_II + 9 * s + 3 * c;
+        vd4 w = (F(I) * torque[0] + F(I + 1) * torque[1]) + F(I + 2) * torque[2];
+        V[s][3 + c] = s == 0 ? V[s][3 + c] - w : V[s][3 + c] + w;
+      }
+    }
+  }
 #undef F
 #undef QF
   group_scatter(g, V);
@@ -1249,11 +1238,6 @@ static void point_unit_fill(const solver_problem *p, const double *diag, const d
     SET(P + R_C_NB, step[q][2] * point_cross(tq, 2, tq, 0, dd[2][0]));
     SET(P + R_C_AB, cone ? 0.0 : step[q][2] * point_cross(tq, 2, tq, 1, dd[2][1]));
   }
-  if (points == 2)
-    for (int from = 0; from < 3; ++from)
-      for (int to = 0; to < 3; ++to)
-        SET(H_SIZE + 2 * Q_SIZE + 3 * from + to,
-            step[1][to] * point_cross(&pt[1], to, &pt[0], from, dd[to][from]));
 #undef SET
   for (int s = 0; s < 2; ++s)
     g->v[s][k] = pt->sides[s] ? p->velocity + c->dof[s] : dummy_v;
@@ -1489,11 +1473,6 @@ static ALWAYS_INLINE bool point_group_fill(const solver_problem *p, lane_group *
     for (int d = 0; d < 3; ++d)
       st4(g->lam + LANES * (3 * q + d), lam[q][d]);
   }
-  if (K == 2)
-    for (int from = 0; from < 3; ++from)
-      for (int to = 0; to < 3; ++to)
-        PUT(H_SIZE + 2 * Q_SIZE + 3 * from + to,
-            step[1][to] * point_cross4(im, &pt[1], to, &pt[0], from, dd[to][from]));
 #undef PUT
   vi4 any = bad;
   if (any[0] | any[1] | any[2] | any[3])

@@ -958,6 +958,12 @@ static void stage_integrate(lcp_world_t *world, step_context *ctx) {
  * the base origin (joint rows have none: they are internal). */
 static void add_constraint_impulses(const lcp_world_t *world, step_context *ctx) {
   const solver_problem *p = &ctx->problem;
+  /* most worlds have no floating robot: no pass over the rows for them */
+  bool floating = false;
+  for (int32_t r = 0; r < ctx->robot_count; ++r)
+    floating |= world->model.robots[r].mb.floating;
+  if (!floating)
+    return;
   for (int32_t i = 0; i < p->row_count; ++i) {
     const solver_row *row = &p->rows[i];
     for (int side = 0; side < 2; ++side) {
