@@ -519,18 +519,36 @@ enum { C_SIZE = 9 };
  * coefficients, what they are made of: J_k·v is d_k · (relative velocity
  * of the bodies at the point) and M⁻¹J_kᵀΔλ comes from the impulse
  * P = Σ_k d_k Δλ_k, as ±P/m and ±I⁻¹(r × P) (the formulas at
- * solver_contact). About half the fields of a coefficient record, and the
- * sweep's arithmetic is no larger. The header: */
+ * solver_contact). They are the contacts the step writes (point_lean):
+ * the normal bounded by [0, ∞), one cfm for the three rows, one μ for the
+ * pair, friction rows without target. A third of the fields of a
+ * coefficient record, which is what a sweep of a large problem waits for
+ * (the records are read from memory once per sweep). The header: */
 enum {
   H_DIR = 0, /* [d][c] the unit's directions */
   H_IM = 9,  /* [s] inverse masses (0 for an absent side) */
-  H_II = 11, /* [s][3×3] world inverse inertias (0 for an absent side) */
-  H_SIZE = 29
+  H_II = 11, /* [s][6] world inverse inertias, symmetric: xx xy xz yy yz zz (0: absent side) */
+  H_SIZE = 23
 };
-/* then each point: its arms [s][c], then its row constants */
-enum { Q_ARM = 0, Q_ROWS = 6, Q_SIZE = 6 + R_SIZE };
-/* then the couplings (C_SIZE) for a 2-point unit. */
+/* then each point: its arms [s][c], then its row constants: */
+enum {
+  PR_STEP = 0, /* [d]: ω/(A_nn + cfm); ω/λmax of the friction pair's 2×2 block (cone) or
+                  ω/(A_kk + cfm) (box) */
+  PR_CFM = 3,  /* the rows' cfm */
+  PR_BIAS = 4, /* step_n·target_n */
+  PR_DIAG = 5, /* A_nn + cfm: the residual's scale for the point's three rows */
+  PR_MU = 6,   /* μ */
+  PR_C_NA = 7, /* step_a A_an: the normal's Δλ into friction row a */
+  PR_C_NB = 8, /* step_b A_bn */
+  PR_C_AB = 9, /* step_b A_ba: a into b (box model; 0 for the cone) */
+  PR_SIZE = 10
+};
+enum { Q_ARM = 0, Q_ROWS = 6, Q_SIZE = 6 + PR_SIZE };
+/* (no couplings between the two points of a unit: the sweep takes them in
+ * turn) */
 enum { FORM_COEFS = 0, FORM_POINTS = 1 };
+/* row-major 3×3 index → symmetric storage index */
+static const int SYM[9] = {0, 1, 2, 1, 3, 4, 2, 4, 5};
 
 static int32_t unit_fields(int32_t form, int32_t points) {
   /* point units need no couplings: their sweep takes the points in turn */
@@ -772,14 +790,18 @@ static ALWAYS_INLINE void cross4(const vd4 a[3], const vd4 b[3], vd4 out[3]) {
  * v_A by −P/m_A, ω_A by −I_A⁻¹(r_A × P), and B's by the same with +
  * (solver_contact's J and M⁻¹Jᵀ, regrouped). The points of a unit are
  * taken one after the other, each from the velocity the one before left
- * in registers: Gauss–Seidel exactly, without the couplings between the
- * points that coefficient units need (few live values: the sweep keeps
- * them in registers). */
+ * in registers: Gauss–Seidel exactly, without couplings between the
+ * points. Each row's unclamped update is seed 000's
+ * y = λ − step·(J·v + cfm·λ) + step·target; the normal is clamped to
+ * [0, ∞), its Δλ coupled into the friction rows (as unit_rows), which are
+ * projected onto the disc of radius μλn (cone) or each into ±μλn (box).
+ * The residual takes |Δλ|·(A_nn + cfm) over the point's rows. */
 static ALWAYS_INLINE void point_group_sweep(const lane_group *g, vd4 *res_io, vd4 *acc_io,
                                             const bool cone, const int K) {
   const double *rec = g->rec;
 #define F(f) ld4(rec + LANES * (f))
 #define QF(p, f) F(H_SIZE + Q_SIZE * (p) + (f))
+  const vd4 zero = splat4(0.0), one = splat4(1.0);
   vd4 V[2][6];
   group_gather(g, V);
 
@@ -789,6 +811,7 @@ static ALWAYS_INLINE void point_group_sweep(const lane_group *g, vd4 *res_io, vd
 #pragma GCC unroll 3
     for (int c = 0; c < 3; ++c)
       D[d][c] = F(H_DIR + 3 * d + c);
+  vd4 res = *res_io, acc = *acc_io;
 #pragma GCC unroll 2
   for (int p = 0; p < K; ++p) {
     double *lam = g->lam + LANES * 3 * p;
@@ -804,22 +827,44 @@ static ALWAYS_INLINE void point_group_sweep(const lane_group *g, vd4 *res_io, vd
 #pragma GCC unroll 3
     for (int c = 0; c < 3; ++c)
       u[c] = (V[1][c] + wr[1][c]) - (V[0][c] + wr[0][c]);
-    vd4 y[UNIT_MAX_POINTS][3], l[UNIT_MAX_POINTS][3], dl[UNIT_MAX_POINTS][3];
+    const vd4 cfm = QF(p, Q_ROWS + PR_CFM);
+    vd4 l[3], y[3];
 #pragma GCC unroll 3
     for (int d = 0; d < 3; ++d) {
       vd4 jv = (D[d][0] * u[0] + D[d][1] * u[1]) + D[d][2] * u[2];
-      l[0][d] = ld4(lam + LANES * d);
-      y[0][d] = (QF(p, Q_ROWS + R_KEEP + d) * l[0][d] + QF(p, Q_ROWS + R_BIAS + d)) -
-                QF(p, Q_ROWS + R_STEP + d) * jv;
+      l[d] = ld4(lam + LANES * d);
+      y[d] = l[d] - QF(p, Q_ROWS + PR_STEP + d) * (jv + cfm * l[d]);
     }
-    const double *const R[UNIT_MAX_POINTS] = {rec + LANES * (H_SIZE + Q_SIZE * p + Q_ROWS), NULL};
-    unit_rows(R, NULL, lam, y, l, dl, res_io, acc_io, cone, 1);
+    y[0] += QF(p, Q_ROWS + PR_BIAS);
+    /* max4(0, y): a NaN y stays NaN, as clamp4 */
+    vd4 x = max4(zero, y[0]);
+    vd4 dn = x - l[0];
+    vd4 ya = y[1] - QF(p, Q_ROWS + PR_C_NA) * dn;
+    vd4 yb = y[2] - QF(p, Q_ROWS + PR_C_NB) * dn;
+    vd4 radius = QF(p, Q_ROWS + PR_MU) * max4(x, zero);
+    vd4 xa, xb;
+    if (cone) {
+      vd4 f = min4(radius / sqrt4(ya * ya + yb * yb), one);
+      xa = ya * f;
+      xb = yb * f;
+    } else {
+      xa = clamp4(ya, -radius, radius);
+      yb -= QF(p, Q_ROWS + PR_C_AB) * (xa - l[1]);
+      xb = clamp4(yb, -radius, radius);
+    }
+    vd4 da = xa - l[1], db = xb - l[2];
+    st4(lam, x);
+    st4(lam + LANES, xa);
+    st4(lam + 2 * LANES, xb);
+    vd4 an = abs4(dn), aa = abs4(da), ab = abs4(db);
+    res = max4(max4(max4(an, aa), ab) * QF(p, Q_ROWS + PR_DIAG), res);
+    acc += (an + aa) + ab;
 
     /* the point's impulse P, then r × P of each side for the angular parts */
     vd4 P[3], torque[3];
 #pragma GCC unroll 3
     for (int c = 0; c < 3; ++c)
-      P[c] = (D[0][c] * dl[0][0] + D[1][c] * dl[0][1]) + D[2][c] * dl[0][2];
+      P[c] = (D[0][c] * dn + D[1][c] * da) + D[2][c] * db;
     vd4 im0 = F(H_IM), im1 = F(H_IM + 1);
 #pragma GCC unroll 3
     for (int c = 0; c < 3; ++c) {
@@ -831,12 +876,15 @@ static ALWAYS_INLINE void point_group_sweep(const lane_group *g, vd4 *res_io, vd
       cross4(arm[s], P, torque);
 #pragma GCC unroll 3
       for (int c = 0; c < 3; ++c) {
-        const int I = H_II + 9 * s + 3 * c;
-        vd4 w = (F(I) * torque[0] + F(I + 1) * torque[1]) + F(I + 2) * torque[2];
+        const int I = H_II + 6 * s;
+        vd4 w = (F(I + SYM[3 * c]) * torque[0] + F(I + SYM[3 * c + 1]) * torque[1]) +
+                F(I + SYM[3 * c + 2]) * torque[2];
         V[s][3 + c] = s == 0 ? V[s][3 + c] - w : V[s][3 + c] + w;
       }
     }
   }
+  *res_io = res;
+  *acc_io = acc;
 #undef F
 #undef QF
   group_scatter(g, V);
@@ -1083,172 +1131,17 @@ static void unit_fill(const solver_problem *p, const double *diag, const double 
 
 /* ---- units of solver_contact points ---- */
 
-/* What a contact point's unit needs beyond its record: per side s and
- * direction k, c[s][k] = r_s × d_k and t[s][k] = I_s⁻¹ c[s][k], so that
- * A_jk of two rows of the unit's points is Σ_s (d_j·d_k)/m_s + c_j·t_k. */
-typedef struct point_terms {
-  int32_t sides[2]; /* present: 1, absent: 0 */
-  double im[2];
-  double ii[2][9];
-  double c[2][3][3], t[2][3][3];
-} point_terms;
-
-static void point_terms_make(const solver_problem *p, const solver_contact *c, point_terms *pt) {
-  for (int s = 0; s < 2; ++s) {
-    pt->sides[s] = c->dof[s] >= 0;
-    if (!pt->sides[s]) {
-      pt->im[s] = 0.0;
-      memset(pt->ii[s], 0, sizeof pt->ii[s]);
-      memset(pt->c[s], 0, sizeof pt->c[s]);
-      memset(pt->t[s], 0, sizeof pt->t[s]);
-      continue;
-    }
-    int32_t body = c->dof[s] / 6;
-    pt->im[s] = p->body_inv_mass[body];
-    memcpy(pt->ii[s], p->body_inv_inertia[body], sizeof pt->ii[s]);
-    mat3 inv_inertia;
-    memcpy(&inv_inertia, pt->ii[s], sizeof inv_inertia);
-    for (int k = 0; k < 3; ++k) {
-      vec3 ck = v3_cross(v3_from(c->arm[s]), v3_from(c->dir[k]));
-      vec3 tk = m3_mulv(&inv_inertia, ck);
-      v3_store(ck, pt->c[s][k]);
-      v3_store(tk, pt->t[s][k]);
-    }
-  }
-}
-
-/* J_j · M⁻¹J_kᵀ for row j of point a and row k of point b, on the same
- * sides, with dd = d_j·d_k of their directions (an absent side's terms are
- * zeros) */
-static inline double point_cross(const point_terms *a, int j, const point_terms *b, int k,
-                                 double dd) {
-  double s0 =
-      a->c[0][j][0] * b->t[0][k][0] + a->c[0][j][1] * b->t[0][k][1] + a->c[0][j][2] * b->t[0][k][2];
-  double s1 =
-      a->c[1][j][0] * b->t[1][k][0] + a->c[1][j][1] * b->t[1][k][1] + a->c[1][j][2] * b->t[1][k][2];
-  return (a->im[0] * dd + s0) + (a->im[1] * dd + s1);
-}
-
 /* Can contact c be (a point of) a unit? Its normal's λ must be referred to
- * by its two friction rows only (refs, as unit_point_at), its sides must
- * be apart, and its rows' A_ii + cfm_i (into diag, with row_diag's
- * degenerate test; a non-finite one is left to the item path, which
- * reports it) positive. */
-static bool point_unit_at(const solver_problem *p, const uint8_t *refs, const solver_contact *c,
-                          point_terms *pt, double diag[3]) {
-  if (refs[c->row] != 2 || (c->dof[0] < 0 && c->dof[1] < 0) || c->dof[0] == c->dof[1])
-    return false;
-  point_terms_make(p, c, pt);
-  for (int k = 0; k < 3; ++k) {
-    double a = 0.0, scale = 0.0;
-    for (int s = 0; s < 2; ++s) {
-      for (int q = 0; q < 3; ++q) {
-        double lin = c->dir[k][q] * (c->dir[k][q] * pt->im[s]);
-        double ang = pt->c[s][k][q] * pt->t[s][k][q];
-        a += lin + ang;
-        scale += fabs(lin) + fabs(ang);
-      }
-    }
-    if (!isfinite(a) || !isfinite(scale))
-      return false;
-    if (!(a > DEGENERATE_RATIO * scale))
-      return false;
-    diag[k] = a + p->rows[c->row + k].cfm;
-    if (!(diag[k] > 0.0))
-      return false;
-  }
-  return true;
-}
-
-/* v += M⁻¹Jᵀλ for a contact point's three impulses lam (the warm start):
- * P = Σ_k d_k λ_k, then −P/m_A, −I_A⁻¹(r_A × P) on A and + on B. */
-static void point_apply(const solver_problem *p, const solver_contact *c, const point_terms *pt,
-                        const double lam[3]) {
-  if (lam[0] == 0.0 && lam[1] == 0.0 && lam[2] == 0.0)
-    return;
-  vec3 P = v3_zero();
-  for (int k = 0; k < 3; ++k)
-    P = v3_madd(P, v3_from(c->dir[k]), lam[k]);
-  for (int s = 0; s < 2; ++s) {
-    if (!pt->sides[s])
-      continue;
-    double sign = s == 0 ? -1.0 : 1.0;
-    mat3 inv_inertia;
-    memcpy(&inv_inertia, pt->ii[s], sizeof inv_inertia);
-    vec3 dv = v3_scale(P, sign * pt->im[s]);
-    vec3 dw = v3_scale(m3_mulv(&inv_inertia, v3_cross(v3_from(c->arm[s]), P)), sign);
-    double *v = p->velocity + c->dof[s];
-    v[0] += dv.x, v[1] += dv.y, v[2] += dv.z, v[3] += dw.x, v[4] += dw.y, v[5] += dw.z;
-  }
-}
-
-/* Writes lane k of group g's point record for the unit of `points` points
- * starting with contact c (terms pt, rows' A_ii + cfm_i in diag and warm
- * start in lam, both indexed from c->row); as unit_fill. */
-static void point_unit_fill(const solver_problem *p, const double *diag, const double *lam,
-                            double omega, bool cone, const solver_contact *c, int32_t points,
-                            const point_terms *pt, lane_group *g, int32_t k, double *dummy_v) {
-  double *rec = g->rec;
-#define SET(f, x) (rec[LANES * (f) + k] = (x))
-  for (int d = 0; d < 3; ++d)
-    for (int q = 0; q < 3; ++q)
-      SET(H_DIR + 3 * d + q, c->dir[d][q]);
-  for (int s = 0; s < 2; ++s) {
-    SET(H_IM + s, pt->im[s]);
-    for (int q = 0; q < 9; ++q)
-      SET(H_II + 9 * s + q, pt->ii[s][q]);
-  }
-  /* d_j·d_k of the unit's directions (its points share them) */
-  double dd[3][3];
-  for (int j = 0; j < 3; ++j)
-    for (int m = 0; m < 3; ++m)
-      dd[j][m] =
-          c->dir[j][0] * c->dir[m][0] + c->dir[j][1] * c->dir[m][1] + c->dir[j][2] * c->dir[m][2];
-  double step[UNIT_MAX_POINTS][3];
-  for (int32_t q = 0; q < points; ++q) {
-    const int32_t Q = H_SIZE + Q_SIZE * q, P = Q + Q_ROWS;
-    const solver_row *row = &p->rows[c[q].row];
-    const point_terms *tq = &pt[q];
-    const double *dq = diag + 3 * q;
-    for (int s = 0; s < 2; ++s)
-      for (int m = 0; m < 3; ++m)
-        SET(Q + Q_ARM + 3 * s + m, tq->sides[s] ? c[q].arm[s][m] : 0.0);
-    step[q][0] = omega / dq[0];
-    if (cone) {
-      /* pair_lambda_max */
-      double x = 0.5 * (point_cross(tq, 1, tq, 2, dd[1][2]) + point_cross(tq, 2, tq, 1, dd[2][1]));
-      double d1 = dq[1], d2 = dq[2], h = 0.5 * (d1 - d2);
-      step[q][1] = step[q][2] = omega / (0.5 * (d1 + d2) + sqrt(h * h + x * x));
-    } else {
-      step[q][1] = omega / dq[1];
-      step[q][2] = omega / dq[2];
-    }
-    for (int d = 0; d < 3; ++d) {
-      SET(P + R_STEP + d, step[q][d]);
-      SET(P + R_KEEP + d, 1.0 - step[q][d] * row[d].cfm);
-      SET(P + R_BIAS + d, step[q][d] * row[d].target);
-      SET(P + R_DIAG + d, dq[d]);
-      g->lam[LANES * (3 * q + d) + k] = lam[3 * q + d];
-    }
-    SET(P + R_LO, row[0].lo);
-    SET(P + R_HI, row[0].hi);
-    SET(P + R_MU, row[1].mu);
-    SET(P + R_MU + 1, row[2].mu);
-    SET(P + R_C_NA, step[q][1] * point_cross(tq, 1, tq, 0, dd[1][0]));
-    SET(P + R_C_NB, step[q][2] * point_cross(tq, 2, tq, 0, dd[2][0]));
-    SET(P + R_C_AB, cone ? 0.0 : step[q][2] * point_cross(tq, 2, tq, 1, dd[2][1]));
-  }
-#undef SET
-  for (int s = 0; s < 2; ++s)
-    g->v[s][k] = pt->sides[s] ? p->velocity + c->dof[s] : dummy_v;
-  g->row[k] = c->row;
-  g->count[k] = points;
-}
-
-/* The structural part of point_unit_at: the normal's λ referred to by its
- * two friction rows only, the sides apart. */
-static bool point_unit_placeable(const uint8_t *refs, const solver_contact *c) {
-  return refs[c->row] == 2 && !(c->dof[0] < 0 && c->dof[1] < 0) && c->dof[0] != c->dof[1];
+ * by its two friction rows only, its sides must be apart, and its rows
+ * those the point record holds (the step's contacts): the normal bounded
+ * by [0, ∞), one cfm for the three rows, one μ, no friction target.
+ * (Whether its A_kk are usable is found when its group is filled.) */
+static bool point_unit_placeable(const solver_problem *p, const uint8_t *refs,
+                                 const solver_contact *c) {
+  const solver_row *r = &p->rows[c->row];
+  return refs[c->row] == 2 && !(c->dof[0] < 0 && c->dof[1] < 0) && c->dof[0] != c->dof[1] &&
+         r[0].lo == 0.0 && r[0].hi == INFINITY && r[1].cfm == r[0].cfm && r[2].cfm == r[0].cfm &&
+         r[1].mu == r[2].mu && r[1].target == 0.0 && r[2].target == 0.0;
 }
 
 /* Units are coloured greedily in row order (DESIGN.md §3 step 5 leaves the
@@ -1369,26 +1262,28 @@ static ALWAYS_INLINE bool point_group_fill(const solver_problem *p, lane_group *
   const vd4 zero = splat4(0.0), one = splat4(1.0), w = splat4(omega);
   const vi4 used = ld4(in.used) != zero;
 #define PUT(f, x) st4(rec + LANES * (f), (x))
+  /* the inverse inertias as the sweep uses them: the upper triangle */
   vd4 D[3][3], im[2], ii[2][9];
   for (int d = 0; d < 3; ++d)
     for (int q = 0; q < 3; ++q) {
       D[d][q] = ld4(in.dir[3 * d + q]);
       PUT(H_DIR + 3 * d + q, D[d][q]);
     }
+  static const int UPPER[6] = {0, 1, 2, 4, 5, 8};
   for (int s = 0; s < 2; ++s) {
     im[s] = ld4(in.im[s]);
     PUT(H_IM + s, im[s]);
-    for (int q = 0; q < 9; ++q) {
-      ii[s][q] = ld4(in.ii[s][q]);
-      PUT(H_II + 9 * s + q, ii[s][q]);
-    }
+    for (int q = 0; q < 6; ++q)
+      PUT(H_II + 6 * s + q, ld4(in.ii[s][UPPER[q]]));
+    for (int q = 0; q < 9; ++q)
+      ii[s][q] = ld4(in.ii[s][UPPER[SYM[q]]]);
   }
   vd4 dd[3][3];
   for (int j = 0; j < 3; ++j)
     for (int m = 0; m < 3; ++m)
       dd[j][m] = D[j][0] * D[m][0] + D[j][1] * D[m][1] + D[j][2] * D[m][2];
   point_terms4 pt[UNIT_MAX_POINTS];
-  vd4 step[UNIT_MAX_POINTS][3], lam[UNIT_MAX_POINTS][3];
+  vd4 lam[UNIT_MAX_POINTS][3];
   vi4 bad = used & ~used; /* all false */
   for (int32_t q = 0; q < K; ++q) {
     const int32_t Q = H_SIZE + Q_SIZE * q, P = Q + Q_ROWS;
@@ -1407,7 +1302,9 @@ static ALWAYS_INLINE bool point_group_fill(const solver_problem *p, lane_group *
           t[r] = ii[s][3 * r] * c[0] + ii[s][3 * r + 1] * c[1] + ii[s][3 * r + 2] * c[2];
       }
     }
-    /* A_kk + cfm_k, with point_unit_at's degenerate test */
+    /* A_kk + cfm; A_kk taken as degenerate below 1e-13 of the sum of its
+     * terms' magnitudes, as row_diag */
+    const vd4 cfm = ld4(in.cfm[q][0]);
     vd4 diag[3];
     for (int k = 0; k < 3; ++k) {
       vd4 a = zero, scale = zero;
@@ -1418,55 +1315,51 @@ static ALWAYS_INLINE bool point_group_fill(const solver_problem *p, lane_group *
           a += lin + ang;
           scale += abs4(lin) + abs4(ang);
         }
-      diag[k] = a + ld4(in.cfm[q][k]);
+      diag[k] = a + cfm;
       vi4 good =
           finite4(a) & finite4(scale) & (a > splat4(DEGENERATE_RATIO) * scale) & (diag[k] > zero);
       bad |= used & ~good;
     }
-    step[q][0] = w / diag[0];
+    vd4 step[3];
+    step[0] = w / diag[0];
     if (cone) {
+      /* ω/λmax of the pair's 2×2 block (pair_lambda_max) */
       vd4 x = splat4(0.5) * (point_cross4(im, &pt[q], 1, &pt[q], 2, dd[1][2]) +
                              point_cross4(im, &pt[q], 2, &pt[q], 1, dd[2][1]));
       vd4 h = splat4(0.5) * (diag[1] - diag[2]);
-      step[q][1] = step[q][2] = w / (splat4(0.5) * (diag[1] + diag[2]) + sqrt4(h * h + x * x));
+      step[1] = step[2] = w / (splat4(0.5) * (diag[1] + diag[2]) + sqrt4(h * h + x * x));
     } else {
-      step[q][1] = w / diag[1];
-      step[q][2] = w / diag[2];
+      step[1] = w / diag[1];
+      step[2] = w / diag[2];
     }
-    for (int d = 0; d < 3; ++d) {
-      PUT(P + R_STEP + d, step[q][d]);
-      PUT(P + R_KEEP + d, one - step[q][d] * ld4(in.cfm[q][d]));
-      PUT(P + R_BIAS + d, step[q][d] * ld4(in.target[q][d]));
-      PUT(P + R_DIAG + d, diag[d]);
-    }
-    vd4 lo = ld4(in.lo[q]), hi = ld4(in.hi[q]), mu1 = ld4(in.mu[q][0]), mu2 = ld4(in.mu[q][1]);
-    PUT(P + R_LO, lo);
-    PUT(P + R_HI, hi);
-    PUT(P + R_MU, mu1);
-    PUT(P + R_MU + 1, mu2);
-    PUT(P + R_C_NA, step[q][1] * point_cross4(im, &pt[q], 1, &pt[q], 0, dd[1][0]));
-    PUT(P + R_C_NB, step[q][2] * point_cross4(im, &pt[q], 2, &pt[q], 0, dd[2][0]));
-    PUT(P + R_C_AB, cone ? zero : step[q][2] * point_cross4(im, &pt[q], 2, &pt[q], 1, dd[2][1]));
+    for (int d = 0; d < 3; ++d)
+      PUT(P + PR_STEP + d, step[d]);
+    PUT(P + PR_CFM, cfm);
+    PUT(P + PR_BIAS, step[0] * ld4(in.target[q][0]));
+    PUT(P + PR_DIAG, diag[0]);
+    vd4 mu = ld4(in.mu[q][0]);
+    PUT(P + PR_MU, mu);
+    PUT(P + PR_C_NA, step[1] * point_cross4(im, &pt[q], 1, &pt[q], 0, dd[1][0]));
+    PUT(P + PR_C_NB, step[2] * point_cross4(im, &pt[q], 2, &pt[q], 0, dd[2][0]));
+    PUT(P + PR_C_AB, cone ? zero : step[2] * point_cross4(im, &pt[q], 2, &pt[q], 1, dd[2][1]));
 
-    /* the warm start, clamped as unit_warm: the normal into its bounds, the
-     * friction pair onto the disc (cone) or into ±μλn (box) */
+    /* the warm start, clamped as unit_warm: the normal into [0, ∞), the
+     * friction pair onto the disc (cone) or into ±μλn (box); an empty
+     * lane's inputs are zeros and its impulses come out 0 */
     vd4 l0 = ld4(in.lambda[q][0]), l1 = ld4(in.lambda[q][1]), l2 = ld4(in.lambda[q][2]);
-    l0 = select4(l0 < lo, lo, l0);
-    l0 = select4(l0 > hi, hi, l0);
-    vd4 n = select4(l0 > zero, l0, zero);
+    l0 = select4(l0 < zero, zero, l0);
+    vd4 bound = mu * l0;
     if (cone) {
-      vd4 bound = mu1 * n, len = sqrt4(l1 * l1 + l2 * l2);
+      vd4 len = sqrt4(l1 * l1 + l2 * l2);
       vd4 f = select4(len > bound, bound / len, one);
       l1 = l1 * f;
       l2 = l2 * f;
     } else {
-      vd4 b1 = mu1 * n, b2 = mu2 * n;
-      l1 = select4(l1 < -b1, -b1, l1);
-      l1 = select4(l1 > b1, b1, l1);
-      l2 = select4(l2 < -b2, -b2, l2);
-      l2 = select4(l2 > b2, b2, l2);
+      l1 = select4(l1 < -bound, -bound, l1);
+      l1 = select4(l1 > bound, bound, l1);
+      l2 = select4(l2 < -bound, -bound, l2);
+      l2 = select4(l2 > bound, bound, l2);
     }
-    /* (an empty lane's inputs are zeros: its impulses come out 0) */
     lam[q][0] = l0;
     lam[q][1] = l1;
     lam[q][2] = l2;
@@ -1483,8 +1376,8 @@ static ALWAYS_INLINE bool point_group_fill(const solver_problem *p, lane_group *
     for (int32_t f = 0; f < fields; ++f)
       rec[LANES * f + l] = 0.0;
 
-  /* v += M⁻¹Jᵀλ of the warm start (point_apply): per point P = Σ_k d_k λ_k,
-   * −P/m_A and −I_A⁻¹(r_A × P) on A, + on B */
+  /* v += M⁻¹Jᵀλ of the warm start: per point P = Σ_k d_k λ_k, −P/m_A and
+   * −I_A⁻¹(r_A × P) on A, + on B */
   vd4 V[2][6];
   group_gather(g, V);
   for (int32_t q = 0; q < K; ++q) {
@@ -2077,12 +1970,13 @@ static int iter_prepare_pass(const solver_settings *settings, solver_problem *p,
   out->sweep_groups = pick_groups_sweep(cone, settings->baseline_only);
 #endif
 
-  /* contact points: the ones that cannot be units get their coefficients
-   * now (another row may read their normal's before the loop reaches them) */
+  /* contact points: the ones that will not be point units get their
+   * coefficients now (another row may read their normal's before the loop
+   * reaches them); without deferred point groups, all of them */
   const solver_contact *contacts = p->contacts;
   const int32_t contact_count = p->contact_count;
   for (int32_t k = 0; k < contact_count; ++k)
-    if (!use_units || refs[contacts[k].row] != 2)
+    if (!st.deferred || !point_unit_placeable(p, refs, &contacts[k]))
       contact_expand(p, &contacts[k]);
   int32_t ci = 0; /* the next contact */
 
@@ -2100,13 +1994,12 @@ static int iter_prepare_pass(const solver_settings *settings, solver_problem *p,
       return rc;
     if (ci < contact_count && contacts[ci].row == i) {
       const solver_contact *c = &contacts[ci];
-      point_terms pt[UNIT_MAX_POINTS];
-      if (st.deferred && point_unit_placeable(refs, c)) {
+      if (st.deferred && point_unit_placeable(p, refs, c)) {
         /* placed now, computed when the run ends (point_group_fill) */
         int32_t points = 1;
         if (ci + 1 < contact_count && c[1].row == i + 3 && c[1].dof[0] == c->dof[0] &&
             c[1].dof[1] == c->dof[1] && memcmp(c[1].dir, c->dir, sizeof c->dir) == 0 &&
-            refs[c[1].row] == 2)
+            point_unit_placeable(p, refs, &c[1]))
           points = 2;
         side_layout sl = {.sides = 0, .dof = {-1, -1}};
         for (int s = 0; s < 2; ++s)
@@ -2125,37 +2018,7 @@ static int iter_prepare_pass(const solver_settings *settings, solver_problem *p,
         ci += points;
         continue;
       }
-      if (!st.deferred && use_units && point_unit_at(p, refs, c, &pt[0], ud)) {
-        /* the next point joins when it is on the same bodies with the same
-         * directions (a manifold's points, as the step writes them) */
-        int32_t points = 1;
-        if (ci + 1 < contact_count && c[1].row == i + 3 && c[1].dof[0] == c->dof[0] &&
-            c[1].dof[1] == c->dof[1] && memcmp(c[1].dir, c->dir, sizeof c->dir) == 0 &&
-            point_unit_at(p, refs, &c[1], &pt[1], ud + 3))
-          points = 2;
-        side_layout sl = {.sides = 0, .dof = {-1, -1}};
-        for (int s = 0; s < 2; ++s)
-          if (c->dof[s] >= 0)
-            sl.dof[sl.sides++] = c->dof[s];
-        int32_t color = unit_color(used, &sl);
-        for (int32_t k = 0; k < sl.sides; ++k)
-          if (color < COLORS)
-            st.dof_list[st.dofs_used++] = sl.dof[k];
-        int32_t lane;
-        lane_group *g = unit_slot(&st, scratch, color, FORM_POINTS, points, dummy_v, &lane);
-        if (!g)
-          return LCP_ERR_NO_MEMORY;
-        for (int32_t q = 0; q < points; ++q) {
-          unit_warm(&p->rows[i + 3 * q], cone, ul + 3 * q);
-          point_apply(p, &c[q], &pt[q], ul + 3 * q);
-        }
-        point_unit_fill(p, ud, ul, omega, cone, c, points, pt, g, lane, dummy_v);
-        i += 3 * points;
-        ci += points;
-        continue;
-      }
-      /* not a unit: its rows go the generic way below, from coefficients */
-      contact_expand(p, c);
+      /* not a unit: its rows (expanded above) go the generic way below */
       ++ci;
     }
     if (use_units && unit_point_at(p, refs, i, l[0], ud)) {
