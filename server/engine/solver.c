@@ -1188,50 +1188,55 @@ typedef struct point_inputs {
   double used[LANES];
   double dir[9][LANES];
   double im[2][LANES];
-  double ii[2][9][LANES];
+  double ii[2][6][LANES]; /* the upper triangle: xx xy xz yy yz zz */
   double arm[UNIT_MAX_POINTS][2][3][LANES];
-  double cfm[UNIT_MAX_POINTS][3][LANES], target[UNIT_MAX_POINTS][3][LANES];
+  double cfm[UNIT_MAX_POINTS][LANES], target[UNIT_MAX_POINTS][LANES], mu[UNIT_MAX_POINTS][LANES];
   double lambda[UNIT_MAX_POINTS][3][LANES];
-  double lo[UNIT_MAX_POINTS][LANES], hi[UNIT_MAX_POINTS][LANES];
-  double mu[UNIT_MAX_POINTS][2][LANES];
 } point_inputs;
 
-/* The lanes' inputs, transposed (lane-major) from the contacts and rows. */
+/* The lanes' inputs, transposed (lane-major) from the contacts and rows
+ * (point_unit_placeable: one cfm, one μ, and only the normal's target). */
 static ALWAYS_INLINE void point_inputs_gather(const solver_problem *p, lane_group *g,
                                               double *dummy_v, point_inputs *in) {
-  memset(in, 0, sizeof *in);
   const int32_t K = g->points;
   for (int32_t k = 0; k < g->lanes_used; ++k) {
     const solver_contact *c = &p->contacts[g->contact[k]];
     in->used[k] = 1.0;
     for (int q = 0; q < 9; ++q)
       in->dir[q][k] = c->dir[q / 3][q % 3];
+#pragma GCC unroll 2
     for (int s = 0; s < 2; ++s) {
-      g->v[s][k] = c->dof[s] >= 0 ? p->velocity + c->dof[s] : dummy_v;
-      if (c->dof[s] < 0)
-        continue;
-      int32_t body = c->dof[s] / 6;
-      in->im[s][k] = p->body_inv_mass[body];
-      for (int q = 0; q < 9; ++q)
-        in->ii[s][q][k] = p->body_inv_inertia[body][q];
+      const bool present = c->dof[s] >= 0;
+      g->v[s][k] = present ? p->velocity + c->dof[s] : dummy_v;
+      const int32_t body = present ? c->dof[s] / 6 : 0;
+      const double *ii = p->body_inv_inertia[body];
+      in->im[s][k] = present ? p->body_inv_mass[body] : 0.0;
+      in->ii[s][0][k] = present ? ii[0] : 0.0;
+      in->ii[s][1][k] = present ? ii[1] : 0.0;
+      in->ii[s][2][k] = present ? ii[2] : 0.0;
+      in->ii[s][3][k] = present ? ii[4] : 0.0;
+      in->ii[s][4][k] = present ? ii[5] : 0.0;
+      in->ii[s][5][k] = present ? ii[8] : 0.0;
       for (int32_t pt = 0; pt < K; ++pt)
         for (int m = 0; m < 3; ++m)
-          in->arm[pt][s][m][k] = c[pt].arm[s][m];
+          in->arm[pt][s][m][k] = present ? c[pt].arm[s][m] : 0.0;
     }
     for (int32_t pt = 0; pt < K; ++pt) {
       const solver_row *r = &p->rows[c[pt].row];
-      for (int d = 0; d < 3; ++d) {
-        in->cfm[pt][d][k] = r[d].cfm;
-        in->target[pt][d][k] = r[d].target;
+      in->cfm[pt][k] = r[0].cfm;
+      in->target[pt][k] = r[0].target;
+      in->mu[pt][k] = r[1].mu;
+      for (int d = 0; d < 3; ++d)
         in->lambda[pt][d][k] = r[d].lambda;
-      }
-      in->lo[pt][k] = r[0].lo;
-      in->hi[pt][k] = r[0].hi;
-      in->mu[pt][0][k] = r[1].mu;
-      in->mu[pt][1][k] = r[2].mu;
     }
     g->row[k] = c->row;
     g->count[k] = K;
+  }
+  /* empty lanes: zeros (their velocity already points at dummy_v) */
+  for (int32_t k = g->lanes_used; k < LANES; ++k) {
+    double *fields = &in->used[0];
+    for (size_t f = 0; f < sizeof *in / sizeof(double); f += LANES)
+      fields[f + (size_t)k] = 0.0;
   }
 }
 
@@ -1269,14 +1274,13 @@ static ALWAYS_INLINE bool point_group_fill(const solver_problem *p, lane_group *
       D[d][q] = ld4(in.dir[3 * d + q]);
       PUT(H_DIR + 3 * d + q, D[d][q]);
     }
-  static const int UPPER[6] = {0, 1, 2, 4, 5, 8};
   for (int s = 0; s < 2; ++s) {
     im[s] = ld4(in.im[s]);
     PUT(H_IM + s, im[s]);
     for (int q = 0; q < 6; ++q)
-      PUT(H_II + 6 * s + q, ld4(in.ii[s][UPPER[q]]));
+      PUT(H_II + 6 * s + q, ld4(in.ii[s][q]));
     for (int q = 0; q < 9; ++q)
-      ii[s][q] = ld4(in.ii[s][UPPER[SYM[q]]]);
+      ii[s][q] = ld4(in.ii[s][SYM[q]]);
   }
   vd4 dd[3][3];
   for (int j = 0; j < 3; ++j)
@@ -1304,7 +1308,7 @@ static ALWAYS_INLINE bool point_group_fill(const solver_problem *p, lane_group *
     }
     /* A_kk + cfm; A_kk taken as degenerate below 1e-13 of the sum of its
      * terms' magnitudes, as row_diag */
-    const vd4 cfm = ld4(in.cfm[q][0]);
+    const vd4 cfm = ld4(in.cfm[q]);
     vd4 diag[3];
     for (int k = 0; k < 3; ++k) {
       vd4 a = zero, scale = zero;
@@ -1335,9 +1339,9 @@ static ALWAYS_INLINE bool point_group_fill(const solver_problem *p, lane_group *
     for (int d = 0; d < 3; ++d)
       PUT(P + PR_STEP + d, step[d]);
     PUT(P + PR_CFM, cfm);
-    PUT(P + PR_BIAS, step[0] * ld4(in.target[q][0]));
+    PUT(P + PR_BIAS, step[0] * ld4(in.target[q]));
     PUT(P + PR_DIAG, diag[0]);
-    vd4 mu = ld4(in.mu[q][0]);
+    vd4 mu = ld4(in.mu[q]);
     PUT(P + PR_MU, mu);
     PUT(P + PR_C_NA, step[1] * point_cross4(im, &pt[q], 1, &pt[q], 0, dd[1][0]));
     PUT(P + PR_C_NB, step[2] * point_cross4(im, &pt[q], 2, &pt[q], 0, dd[2][0]));
