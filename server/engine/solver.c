@@ -1197,13 +1197,15 @@ typedef struct point_inputs {
 /* The lanes' inputs, transposed (lane-major) from the contacts and rows
  * (point_unit_placeable: one cfm, one μ, and only the normal's target). */
 static ALWAYS_INLINE void point_inputs_gather(const solver_problem *p, lane_group *g,
-                                              double *dummy_v, point_inputs *in) {
-  const int32_t K = g->points;
+                                              double *dummy_v, point_inputs *in, const int K) {
   for (int32_t k = 0; k < g->lanes_used; ++k) {
     const solver_contact *c = &p->contacts[g->contact[k]];
     in->used[k] = 1.0;
-    for (int q = 0; q < 9; ++q)
-      in->dir[q][k] = c->dir[q / 3][q % 3];
+#pragma GCC unroll 3
+    for (int d = 0; d < 3; ++d)
+#pragma GCC unroll 3
+      for (int m = 0; m < 3; ++m)
+        in->dir[3 * d + m][k] = c->dir[d][m];
 #pragma GCC unroll 2
     for (int s = 0; s < 2; ++s) {
       const bool present = c->dof[s] >= 0;
@@ -1217,15 +1219,19 @@ static ALWAYS_INLINE void point_inputs_gather(const solver_problem *p, lane_grou
       in->ii[s][3][k] = present ? ii[4] : 0.0;
       in->ii[s][4][k] = present ? ii[5] : 0.0;
       in->ii[s][5][k] = present ? ii[8] : 0.0;
+#pragma GCC unroll 2
       for (int32_t pt = 0; pt < K; ++pt)
+#pragma GCC unroll 3
         for (int m = 0; m < 3; ++m)
           in->arm[pt][s][m][k] = present ? c[pt].arm[s][m] : 0.0;
     }
+#pragma GCC unroll 2
     for (int32_t pt = 0; pt < K; ++pt) {
       const solver_row *r = &p->rows[c[pt].row];
       in->cfm[pt][k] = r[0].cfm;
       in->target[pt][k] = r[0].target;
       in->mu[pt][k] = r[1].mu;
+#pragma GCC unroll 3
       for (int d = 0; d < 3; ++d)
         in->lambda[pt][d][k] = r[d].lambda;
     }
@@ -1259,49 +1265,60 @@ static ALWAYS_INLINE vd4 point_cross4(const vd4 im[2], const point_terms4 *a, in
 static ALWAYS_INLINE vi4 finite4(vd4 x) { return (x - x) == splat4(0.0); }
 
 static ALWAYS_INLINE bool point_group_fill(const solver_problem *p, lane_group *g, double omega,
-                                           bool cone, double *dummy_v) {
+                                           bool cone, double *dummy_v, const int K) {
   point_inputs in;
-  point_inputs_gather(p, g, dummy_v, &in);
-  const int32_t K = g->points;
+  point_inputs_gather(p, g, dummy_v, &in, K);
   double *rec = g->rec;
   const vd4 zero = splat4(0.0), one = splat4(1.0), w = splat4(omega);
   const vi4 used = ld4(in.used) != zero;
 #define PUT(f, x) st4(rec + LANES * (f), (x))
   /* the inverse inertias as the sweep uses them: the upper triangle */
   vd4 D[3][3], im[2], ii[2][9];
+#pragma GCC unroll 3
   for (int d = 0; d < 3; ++d)
+#pragma GCC unroll 3
     for (int q = 0; q < 3; ++q) {
       D[d][q] = ld4(in.dir[3 * d + q]);
       PUT(H_DIR + 3 * d + q, D[d][q]);
     }
+#pragma GCC unroll 2
   for (int s = 0; s < 2; ++s) {
     im[s] = ld4(in.im[s]);
     PUT(H_IM + s, im[s]);
+#pragma GCC unroll 6
     for (int q = 0; q < 6; ++q)
       PUT(H_II + 6 * s + q, ld4(in.ii[s][q]));
+#pragma GCC unroll 9
     for (int q = 0; q < 9; ++q)
       ii[s][q] = ld4(in.ii[s][SYM[q]]);
   }
   vd4 dd[3][3];
+#pragma GCC unroll 3
   for (int j = 0; j < 3; ++j)
+#pragma GCC unroll 3
     for (int m = 0; m < 3; ++m)
       dd[j][m] = D[j][0] * D[m][0] + D[j][1] * D[m][1] + D[j][2] * D[m][2];
   point_terms4 pt[UNIT_MAX_POINTS];
   vd4 lam[UNIT_MAX_POINTS][3];
   vi4 bad = used & ~used; /* all false */
+#pragma GCC unroll 2
   for (int32_t q = 0; q < K; ++q) {
     const int32_t Q = H_SIZE + Q_SIZE * q, P = Q + Q_ROWS;
     vd4 arm[2][3];
+#pragma GCC unroll 2
     for (int s = 0; s < 2; ++s) {
+#pragma GCC unroll 3
       for (int m = 0; m < 3; ++m) {
         arm[s][m] = ld4(in.arm[q][s][m]);
         PUT(Q + Q_ARM + 3 * s + m, arm[s][m]);
       }
+#pragma GCC unroll 3
       for (int k = 0; k < 3; ++k) {
         vd4 *c = pt[q].c[s][k], *t = pt[q].t[s][k];
         c[0] = arm[s][1] * D[k][2] - arm[s][2] * D[k][1];
         c[1] = arm[s][2] * D[k][0] - arm[s][0] * D[k][2];
         c[2] = arm[s][0] * D[k][1] - arm[s][1] * D[k][0];
+#pragma GCC unroll 3
         for (int r = 0; r < 3; ++r)
           t[r] = ii[s][3 * r] * c[0] + ii[s][3 * r + 1] * c[1] + ii[s][3 * r + 2] * c[2];
       }
@@ -1310,14 +1327,19 @@ static ALWAYS_INLINE bool point_group_fill(const solver_problem *p, lane_group *
      * terms' magnitudes, as row_diag */
     const vd4 cfm = ld4(in.cfm[q]);
     vd4 diag[3];
+#pragma GCC unroll 3
     for (int k = 0; k < 3; ++k) {
-      vd4 a = zero, scale = zero;
+      /* the linear terms, im_s d_k·d_k, are positive: their sum is both
+       * theirs and their magnitudes' */
+      vd4 lin = (im[0] + im[1]) * dd[k][k];
+      vd4 a = lin, scale = lin;
+#pragma GCC unroll 2
       for (int s = 0; s < 2; ++s)
+#pragma GCC unroll 3
         for (int m = 0; m < 3; ++m) {
-          vd4 lin = D[k][m] * (D[k][m] * im[s]);
           vd4 ang = pt[q].c[s][k][m] * pt[q].t[s][k][m];
-          a += lin + ang;
-          scale += abs4(lin) + abs4(ang);
+          a += ang;
+          scale += abs4(ang);
         }
       diag[k] = a + cfm;
       vi4 good =
@@ -1336,6 +1358,7 @@ static ALWAYS_INLINE bool point_group_fill(const solver_problem *p, lane_group *
       step[1] = w / diag[1];
       step[2] = w / diag[2];
     }
+#pragma GCC unroll 3
     for (int d = 0; d < 3; ++d)
       PUT(P + PR_STEP + d, step[d]);
     PUT(P + PR_CFM, cfm);
@@ -1367,6 +1390,7 @@ static ALWAYS_INLINE bool point_group_fill(const solver_problem *p, lane_group *
     lam[q][0] = l0;
     lam[q][1] = l1;
     lam[q][2] = l2;
+#pragma GCC unroll 3
     for (int d = 0; d < 3; ++d)
       st4(g->lam + LANES * (3 * q + d), lam[q][d]);
   }
@@ -1384,16 +1408,21 @@ static ALWAYS_INLINE bool point_group_fill(const solver_problem *p, lane_group *
    * −I_A⁻¹(r_A × P) on A, + on B */
   vd4 V[2][6];
   group_gather(g, V);
+#pragma GCC unroll 2
   for (int32_t q = 0; q < K; ++q) {
     vd4 P3[3], arm[2][3];
+#pragma GCC unroll 3
     for (int c = 0; c < 3; ++c)
       P3[c] = (D[0][c] * lam[q][0] + D[1][c] * lam[q][1]) + D[2][c] * lam[q][2];
+#pragma GCC unroll 2
     for (int s = 0; s < 2; ++s) {
+#pragma GCC unroll 3
       for (int m = 0; m < 3; ++m)
         arm[s][m] = ld4(in.arm[q][s][m]);
       vd4 torque[3];
       cross4(arm[s], P3, torque);
       vd4 sign = s == 0 ? splat4(-1.0) : one;
+#pragma GCC unroll 3
       for (int c = 0; c < 3; ++c) {
         V[s][c] += sign * (im[s] * P3[c]);
         V[s][3 + c] += sign * ((ii[s][3 * c] * torque[0] + ii[s][3 * c + 1] * torque[1]) +
@@ -1411,13 +1440,15 @@ typedef bool (*point_fill_fn)(const solver_problem *p, lane_group *g, double ome
                               double *dummy_v);
 static bool point_group_fill_base(const solver_problem *p, lane_group *g, double omega, bool cone,
                                   double *dummy_v) {
-  return point_group_fill(p, g, omega, cone, dummy_v);
+  return g->points == 2 ? point_group_fill(p, g, omega, cone, dummy_v, 2)
+                        : point_group_fill(p, g, omega, cone, dummy_v, 1);
 }
 #if LCP_AVX2
 __attribute__((target("avx2"))) static bool point_group_fill_avx2(const solver_problem *p,
                                                                   lane_group *g, double omega,
                                                                   bool cone, double *dummy_v) {
-  return point_group_fill(p, g, omega, cone, dummy_v);
+  return g->points == 2 ? point_group_fill(p, g, omega, cone, dummy_v, 2)
+                        : point_group_fill(p, g, omega, cone, dummy_v, 1);
 }
 #endif
 static point_fill_fn pick_point_fill(bool baseline_only) {
