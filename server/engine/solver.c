@@ -844,9 +844,19 @@ static ALWAYS_INLINE void point_group_sweep(const lane_group *g, vd4 *res_io, vd
     vd4 radius = QF(p, Q_ROWS + PR_MU) * max4(x, zero);
     vd4 xa, xb;
     if (cone) {
-      vd4 f = min4(radius / sqrt4(ya * ya + yb * yb), one);
-      xa = ya * f;
-      xb = yb * f;
+      /* sticking points (inside the disc) need no projection: when no lane
+       * is outside, the sqrt and the division (long, and on the chain of
+       * the next point) are skipped */
+      vd4 q = ya * ya + yb * yb;
+      vi4 out = q > radius * radius;
+      if (out[0] | out[1] | out[2] | out[3]) {
+        vd4 f = min4(radius / sqrt4(q), one);
+        xa = ya * f;
+        xb = yb * f;
+      } else {
+        xa = ya;
+        xb = yb;
+      }
     } else {
       xa = clamp4(ya, -radius, radius);
       yb -= QF(p, Q_ROWS + PR_C_AB) * (xa - l[1]);
