@@ -481,6 +481,9 @@ typedef struct pgs_item {
 #endif
 
 enum { LANES = 4, UNIT_MAX_POINTS = 2 };
+/* A point unit (FORM_POINTS) is a manifold's points on its two bodies, up
+ * to four: its sweep gathers the bodies' velocities once for all of them. */
+enum { POINT_MAX = 4 };
 
 /* Record fields. Directions d are the rows of a point: 0 normal (or
  * bilateral), 1 and 2 its friction rows a and b; s is the side, c the
@@ -812,7 +815,7 @@ static ALWAYS_INLINE void point_group_sweep(const lane_group *g, vd4 *res_io, vd
     for (int c = 0; c < 3; ++c)
       D[d][c] = F(H_DIR + 3 * d + c);
   vd4 res = *res_io, acc = *acc_io;
-#pragma GCC unroll 2
+#pragma GCC unroll 4
   for (int p = 0; p < K; ++p) {
     double *lam = g->lam + LANES * 3 * p;
     vd4 arm[2][3], wr[2][3];
@@ -906,10 +909,20 @@ static ALWAYS_INLINE void groups_sweep(const lane_group *g, int32_t count, doubl
   vd4 res = splat4(0.0), acc = splat4(0.0);
   for (int32_t k = 0; k < count; ++k) {
     if (g[k].form == FORM_POINTS) {
-      if (g[k].points == 2)
+      switch (g[k].points) {
+      case 4:
+        point_group_sweep(&g[k], &res, &acc, cone, 4);
+        break;
+      case 3:
+        point_group_sweep(&g[k], &res, &acc, cone, 3);
+        break;
+      case 2:
         point_group_sweep(&g[k], &res, &acc, cone, 2);
-      else
+        break;
+      default:
         point_group_sweep(&g[k], &res, &acc, cone, 1);
+        break;
+      }
     } else if (g[k].points == 2) {
       group_sweep(&g[k], &res, &acc, cone, 2);
     } else {
@@ -1199,9 +1212,9 @@ typedef struct point_inputs {
   double dir[9][LANES];
   double im[2][LANES];
   double ii[2][6][LANES]; /* the upper triangle: xx xy xz yy yz zz */
-  double arm[UNIT_MAX_POINTS][2][3][LANES];
-  double cfm[UNIT_MAX_POINTS][LANES], target[UNIT_MAX_POINTS][LANES], mu[UNIT_MAX_POINTS][LANES];
-  double lambda[UNIT_MAX_POINTS][3][LANES];
+  double arm[POINT_MAX][2][3][LANES];
+  double cfm[POINT_MAX][LANES], target[POINT_MAX][LANES], mu[POINT_MAX][LANES];
+  double lambda[POINT_MAX][3][LANES];
 } point_inputs;
 
 /* The lanes' inputs, transposed (lane-major) from the contacts and rows
@@ -1229,13 +1242,13 @@ static ALWAYS_INLINE void point_inputs_gather(const solver_problem *p, lane_grou
       in->ii[s][3][k] = present ? ii[4] : 0.0;
       in->ii[s][4][k] = present ? ii[5] : 0.0;
       in->ii[s][5][k] = present ? ii[8] : 0.0;
-#pragma GCC unroll 2
+#pragma GCC unroll 4
       for (int32_t pt = 0; pt < K; ++pt)
 #pragma GCC unroll 3
         for (int m = 0; m < 3; ++m)
           in->arm[pt][s][m][k] = present ? c[pt].arm[s][m] : 0.0;
     }
-#pragma GCC unroll 2
+#pragma GCC unroll 4
     for (int32_t pt = 0; pt < K; ++pt) {
       const solver_row *r = &p->rows[c[pt].row];
       in->cfm[pt][k] = r[0].cfm;
@@ -1308,13 +1321,13 @@ static ALWAYS_INLINE bool point_group_fill(const solver_problem *p, lane_group *
 #pragma GCC unroll 3
     for (int m = 0; m < 3; ++m)
       dd[j][m] = D[j][0] * D[m][0] + D[j][1] * D[m][1] + D[j][2] * D[m][2];
-  point_terms4 pt[UNIT_MAX_POINTS];
-  vd4 lam[UNIT_MAX_POINTS][3];
+  vd4 lam[POINT_MAX][3];
   vi4 bad = used & ~used; /* all false */
-#pragma GCC unroll 2
+#pragma GCC unroll 4
   for (int32_t q = 0; q < K; ++q) {
     const int32_t Q = H_SIZE + Q_SIZE * q, P = Q + Q_ROWS;
     vd4 arm[2][3];
+    point_terms4 pt;
 #pragma GCC unroll 2
     for (int s = 0; s < 2; ++s) {
 #pragma GCC unroll 3
@@ -1324,7 +1337,7 @@ static ALWAYS_INLINE bool point_group_fill(const solver_problem *p, lane_group *
       }
 #pragma GCC unroll 3
       for (int k = 0; k < 3; ++k) {
-        vd4 *c = pt[q].c[s][k], *t = pt[q].t[s][k];
+        vd4 *c = pt.c[s][k], *t = pt.t[s][k];
         c[0] = arm[s][1] * D[k][2] - arm[s][2] * D[k][1];
         c[1] = arm[s][2] * D[k][0] - arm[s][0] * D[k][2];
         c[2] = arm[s][0] * D[k][1] - arm[s][1] * D[k][0];
@@ -1347,7 +1360,7 @@ static ALWAYS_INLINE bool point_group_fill(const solver_problem *p, lane_group *
       for (int s = 0; s < 2; ++s)
 #pragma GCC unroll 3
         for (int m = 0; m < 3; ++m) {
-          vd4 ang = pt[q].c[s][k][m] * pt[q].t[s][k][m];
+          vd4 ang = pt.c[s][k][m] * pt.t[s][k][m];
           a += ang;
           scale += abs4(ang);
         }
@@ -1360,8 +1373,8 @@ static ALWAYS_INLINE bool point_group_fill(const solver_problem *p, lane_group *
     step[0] = w / diag[0];
     if (cone) {
       /* ω/λmax of the pair's 2×2 block (pair_lambda_max) */
-      vd4 x = splat4(0.5) * (point_cross4(im, &pt[q], 1, &pt[q], 2, dd[1][2]) +
-                             point_cross4(im, &pt[q], 2, &pt[q], 1, dd[2][1]));
+      vd4 x = splat4(0.5) * (point_cross4(im, &pt, 1, &pt, 2, dd[1][2]) +
+                             point_cross4(im, &pt, 2, &pt, 1, dd[2][1]));
       vd4 h = splat4(0.5) * (diag[1] - diag[2]);
       step[1] = step[2] = w / (splat4(0.5) * (diag[1] + diag[2]) + sqrt4(h * h + x * x));
     } else {
@@ -1376,9 +1389,9 @@ static ALWAYS_INLINE bool point_group_fill(const solver_problem *p, lane_group *
     PUT(P + PR_DIAG, diag[0]);
     vd4 mu = ld4(in.mu[q]);
     PUT(P + PR_MU, mu);
-    PUT(P + PR_C_NA, step[1] * point_cross4(im, &pt[q], 1, &pt[q], 0, dd[1][0]));
-    PUT(P + PR_C_NB, step[2] * point_cross4(im, &pt[q], 2, &pt[q], 0, dd[2][0]));
-    PUT(P + PR_C_AB, cone ? zero : step[2] * point_cross4(im, &pt[q], 2, &pt[q], 1, dd[2][1]));
+    PUT(P + PR_C_NA, step[1] * point_cross4(im, &pt, 1, &pt, 0, dd[1][0]));
+    PUT(P + PR_C_NB, step[2] * point_cross4(im, &pt, 2, &pt, 0, dd[2][0]));
+    PUT(P + PR_C_AB, cone ? zero : step[2] * point_cross4(im, &pt, 2, &pt, 1, dd[2][1]));
 
     /* the warm start, clamped as unit_warm: the normal into [0, ∞), the
      * friction pair onto the disc (cone) or into ±μλn (box); an empty
@@ -1418,7 +1431,7 @@ static ALWAYS_INLINE bool point_group_fill(const solver_problem *p, lane_group *
    * −I_A⁻¹(r_A × P) on A, + on B */
   vd4 V[2][6];
   group_gather(g, V);
-#pragma GCC unroll 2
+#pragma GCC unroll 4
   for (int32_t q = 0; q < K; ++q) {
     vd4 P3[3], arm[2][3];
 #pragma GCC unroll 3
@@ -1444,21 +1457,34 @@ static ALWAYS_INLINE bool point_group_fill(const solver_problem *p, lane_group *
   return true;
 }
 
+/* the fill unrolled for the group's points */
+static ALWAYS_INLINE bool point_group_fill_k(const solver_problem *p, lane_group *g, double omega,
+                                             bool cone, double *dummy_v) {
+  switch (g->points) {
+  case 4:
+    return point_group_fill(p, g, omega, cone, dummy_v, 4);
+  case 3:
+    return point_group_fill(p, g, omega, cone, dummy_v, 3);
+  case 2:
+    return point_group_fill(p, g, omega, cone, dummy_v, 2);
+  default:
+    return point_group_fill(p, g, omega, cone, dummy_v, 1);
+  }
+}
+
 /* Compiled for the baseline and, as the sweeps, for AVX2: the same
  * operations lane by lane, no fused multiply-adds, so the same bits. */
 typedef bool (*point_fill_fn)(const solver_problem *p, lane_group *g, double omega, bool cone,
                               double *dummy_v);
 static bool point_group_fill_base(const solver_problem *p, lane_group *g, double omega, bool cone,
                                   double *dummy_v) {
-  return g->points == 2 ? point_group_fill(p, g, omega, cone, dummy_v, 2)
-                        : point_group_fill(p, g, omega, cone, dummy_v, 1);
+  return point_group_fill_k(p, g, omega, cone, dummy_v);
 }
 #if LCP_AVX2
 __attribute__((target("avx2"))) static bool point_group_fill_avx2(const solver_problem *p,
                                                                   lane_group *g, double omega,
                                                                   bool cone, double *dummy_v) {
-  return g->points == 2 ? point_group_fill(p, g, omega, cone, dummy_v, 2)
-                        : point_group_fill(p, g, omega, cone, dummy_v, 1);
+  return point_group_fill_k(p, g, omega, cone, dummy_v);
 }
 #endif
 static point_fill_fn pick_point_fill(bool baseline_only) {
@@ -1804,7 +1830,9 @@ static void ops_add(iter_setup *s, int32_t kind, int32_t index) {
  * the setup's group list bucket by bucket when the run ends (at an item or
  * the last row): colour by colour, 2-point before 1-point groups, each
  * bucket in row order. */
-enum { BUCKETS = 4 * (COLORS + 1) };
+/* per colour: coefficient groups of 2 and 1 points, point groups of 1 to
+ * POINT_MAX points, the larger first */
+enum { KINDS = 2 + POINT_MAX, BUCKETS = KINDS * (COLORS + 1) };
 typedef struct unit_staging {
   lane_group *groups; /* this run's groups, in creation order */
   int32_t *next;      /* next group of the same bucket, −1 at the end */
@@ -1823,7 +1851,7 @@ typedef struct unit_staging {
  * of the run). NULL when out of memory. */
 static lane_group *unit_slot(unit_staging *st, arena *scratch, int32_t color, int32_t form,
                              int32_t points, double *dummy_v, int32_t *lane) {
-  int32_t b = 4 * color + 2 * form + (points == 1);
+  int32_t b = KINDS * color + (form == FORM_COEFS ? (points == 1) : 2 + POINT_MAX - points);
   int32_t per_group = color == COLORS ? 1 : LANES;
   int32_t t = st->tail[b];
   if (t >= 0 && st->groups[t].lanes_used < per_group) {
@@ -2040,12 +2068,15 @@ static int iter_prepare_pass(const solver_settings *settings, solver_problem *p,
     if (ci < contact_count && contacts[ci].row == i) {
       const solver_contact *c = &contacts[ci];
       if (st.deferred && point_unit_placeable(p, refs, c)) {
-        /* placed now, computed when the run ends (point_group_fill) */
+        /* placed now, computed when the run ends (point_group_fill); the
+         * next points join while they are on the same bodies with the same
+         * directions (a manifold's points, as the step writes them) */
         int32_t points = 1;
-        if (ci + 1 < contact_count && c[1].row == i + 3 && c[1].dof[0] == c->dof[0] &&
-            c[1].dof[1] == c->dof[1] && memcmp(c[1].dir, c->dir, sizeof c->dir) == 0 &&
-            point_unit_placeable(p, refs, &c[1]))
-          points = 2;
+        while (points < POINT_MAX && ci + points < contact_count &&
+               c[points].row == i + 3 * points && c[points].dof[0] == c->dof[0] &&
+               c[points].dof[1] == c->dof[1] && memcmp(c[points].dir, c->dir, sizeof c->dir) == 0 &&
+               point_unit_placeable(p, refs, &c[points]))
+          ++points;
         side_layout sl = {.sides = 0, .dof = {-1, -1}};
         for (int s = 0; s < 2; ++s)
           if (c->dof[s] >= 0)
