@@ -57,7 +57,7 @@ typedef struct lcpd_server {
   double anchor_rate, anchor_timestep;
   uint64_t last_lag_warning_ns;
   /* Published states are built here. */
-  lcpd_arena_t publish_arena;
+  lcpd_wire_t publish_wire; /* the state stream's bytes */
 } lcpd_server_t;
 
 /* Binds the sockets and sets up the loop. On failure everything opened is
