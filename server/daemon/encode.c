@@ -72,12 +72,17 @@ static void put_varint(lcpd_wire_t *w, uint64_t v) {
     w->size = (size_t)(put_varint_at(w->data + w->size, v) - w->data);
 }
 
-/* Little-endian, whatever the host's order. */
+/* Little-endian, whatever the host's order (on a little-endian host one
+ * 8-byte copy; compilers do not merge the byte loop into one store). */
 static unsigned char *put_double_at(unsigned char *p, double x) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  memcpy(p, &x, 8);
+#else
   uint64_t bits;
   memcpy(&bits, &x, sizeof bits);
   for (int i = 0; i < 8; ++i)
     p[i] = (unsigned char)(bits >> (8 * i));
+#endif
   return p + 8;
 }
 
