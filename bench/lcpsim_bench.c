@@ -3,12 +3,15 @@
 #include "lcpsim/lcpsim.h"
 #include "lcpsim/scenes.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef struct bench_options {
   const char *scene;
@@ -31,6 +34,8 @@ static void usage(FILE *out) {
                "  arm       7-dof arm tracking sine targets under PD (10000 steps)\n"
                "  chain     20-link floating capsule chain dropped on a plane (5000 steps)\n"
                "  quadruped quadruped standing under PD control (5000 steps)\n"
+               "  rpc       Step(1, arm targets, state) round trips to an lcpsimd it starts,\n"
+               "            against a bare ZeroMQ REQ/REP echo (options: lcpsim-bench rpc --help)\n"
                "options:\n"
                "  -n, --size N          L or N of the scene\n"
                "  -s, --steps N         steps per run (the scene's default)\n"
@@ -265,7 +270,50 @@ static int run_once(const bench_options *o) {
   return 0;
 }
 
+/* lcpsim-bench rpc [options]: the measurement is lcpsim-rpc-bench's (it
+ * needs ZeroMQ and protobuf-c, which the engine's benchmark does not link),
+ * run with a daemon of its own: lcpsimd with its built-in world on
+ * ephemeral ports, stopped at the end. LCPSIM_RPC_BENCH and LCPSIMD name
+ * other binaries than those of this build. */
+static int run_rpc(int argc, char **argv) {
+#if defined(LCP_RPC_BENCH_PATH) && defined(LCP_LCPSIMD_PATH)
+  const char *bench = getenv("LCPSIM_RPC_BENCH"), *daemon = getenv("LCPSIMD");
+  bench = bench && *bench ? bench : LCP_RPC_BENCH_PATH;
+  daemon = daemon && *daemon ? daemon : LCP_LCPSIMD_PATH;
+  bool help = false;
+  for (int i = 2; i < argc; ++i)
+    help = help || strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0;
+  enum { MAX_ARGS = 64 };
+  if (argc > MAX_ARGS) {
+    fprintf(stderr, "lcpsim-bench rpc: too many arguments\n");
+    return 2;
+  }
+  const char *args[MAX_ARGS + 4];
+  int n = 0;
+  args[n++] = bench;
+  if (!help) {
+    args[n++] = "--start-daemon";
+    args[n++] = daemon;
+  }
+  for (int i = 2; i < argc; ++i)
+    args[n++] = argv[i];
+  args[n] = NULL;
+  fflush(stdout);
+  execv(bench, (char *const *)args);
+  fprintf(stderr, "lcpsim-bench rpc: cannot run %s: %s\n", bench, strerror(errno));
+  return 1;
+#else
+  (void)argc;
+  (void)argv;
+  fprintf(stderr, "lcpsim-bench rpc: this build has no daemon (ZeroMQ, protobuf-c or libuv "
+                  "missing)\n");
+  return 1;
+#endif
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "rpc") == 0)
+    return run_rpc(argc, argv);
   bench_options o = {
       .iterations = 20,
       .omega = 1.0,

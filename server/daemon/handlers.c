@@ -32,6 +32,7 @@ void lcpd_call_init(lcpd_call_t *call, size_t decode_budget, size_t reply_limit,
                     uint64_t slice_ns) {
   *call = (lcpd_call_t){.decode_budget = decode_budget, .slice_ns = slice_ns};
   lcpd_arena_init(&call->arena, reply_limit);
+  lcpd_wire_init(&call->wire, reply_limit);
   lcpsim__v1__reply__init(&call->reply);
   lcpsim__v1__status__init(&call->status);
 }
@@ -45,6 +46,7 @@ const char *lcpd_call_name(const lcpd_call_t *call) {
 }
 
 static void reply_error(lcpd_call_t *call, const lcpd_error_t *error) {
+  call->encoded = false;
   call->reply.result_case = LCPSIM__V1__REPLY__RESULT__NOT_SET;
   snprintf(call->status_message, sizeof call->status_message, "%s", error->message);
   call->status.code = error->code;
@@ -330,15 +332,34 @@ static void undo(lcpd_call_t *call, lcpd_sim_t *sim) {
   drop_undo(call);
 }
 
+/* The reply names the call in the limit's error. */
+static void reply_too_large(lcpd_call_t *call) {
+  lcpd_error_t error;
+  lcpd_fail(&error, EXHAUSTED,
+            "%s: the reply would need more than the daemon's %zu-byte reply limit; any "
+            "change the call made before building its reply was kept",
+            lcpd_call_name(call), call->arena.limit);
+  reply_error(call, &error);
+}
+
+/* Written straight to bytes (encode.h); `reply` keeps the id, the status
+ * and the case for logs. */
+static void finish_encoded(lcpd_call_t *call, Lcpsim__V1__Reply__ResultCase result_case) {
+  if (call->wire.failed) {
+    lcpd_wire_reset(&call->wire);
+    reply_too_large(call);
+    return;
+  }
+  reply_ok(call, result_case, NULL);
+  call->encoded = true;
+}
+
 static void finish_step(lcpd_call_t *call, lcpd_sim_t *sim) {
   const Lcpsim__V1__StepRequest *req = call->request->step;
-  Lcpsim__V1__StepReply *out = LCPD_NEW(&call->arena, Lcpsim__V1__StepReply);
-  lcpsim__v1__step_reply__init(out);
-  out->time = lcp_world_time(sim->live.world);
-  out->step_count = lcp_world_step_count(sim->live.world);
-  if (req->return_state)
-    out->state = lcpd_new_state(&call->arena, sim, req->include_contacts);
-  reply_ok(call, LCPSIM__V1__REPLY__RESULT_STEP, out);
+  lcpd_wire_reset(&call->wire);
+  lcpd_encode_step_reply(&call->wire, call->reply.id, sim, req->return_state,
+                         req->include_contacts);
+  finish_encoded(call, LCPSIM__V1__REPLY__RESULT_STEP);
 }
 
 /* Runs steps for one slice; true when the Step is over (done or failed). */
@@ -406,10 +427,9 @@ static int handle_step(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__Ste
 static int handle_get_state(lcpd_call_t *call, lcpd_sim_t *sim,
                             const Lcpsim__V1__GetStateRequest *req, lcpd_error_t *error) {
   (void)error;
-  Lcpsim__V1__GetStateReply *out = LCPD_NEW(&call->arena, Lcpsim__V1__GetStateReply);
-  lcpsim__v1__get_state_reply__init(out);
-  out->state = lcpd_new_state(&call->arena, sim, req->include_contacts);
-  reply_ok(call, LCPSIM__V1__REPLY__RESULT_GET_STATE, out);
+  lcpd_wire_reset(&call->wire);
+  lcpd_encode_get_state_reply(&call->wire, call->reply.id, sim, req->include_contacts);
+  finish_encoded(call, LCPSIM__V1__REPLY__RESULT_GET_STATE);
   return 0;
 }
 
@@ -750,11 +770,7 @@ static bool run_guarded(lcpd_call_t *call, lcpd_sim_t *sim, bool resume) {
       call->stepping = false;
     }
     lcpd_arena_reset(&call->arena);
-    lcpd_fail(&error, EXHAUSTED,
-              "%s: the reply would need more than the daemon's %zu-byte reply limit; any "
-              "change the call made before building its reply was kept",
-              lcpd_call_name(call), call->arena.limit);
-    reply_error(call, &error);
+    reply_too_large(call);
     return true;
   }
   call->arena.on_failure = &on_failure;
@@ -765,6 +781,7 @@ static bool run_guarded(lcpd_call_t *call, lcpd_sim_t *sim, bool resume) {
 
 bool lcpd_call_start(lcpd_call_t *call, lcpd_sim_t *sim, const void *data, size_t size) {
   lcpd_error_t error = {0};
+  call->encoded = false;
   lcpsim__v1__reply__init(&call->reply);
   lcpsim__v1__status__init(&call->status);
   call->reply.status = &call->status;
@@ -792,7 +809,19 @@ bool lcpd_call_start(lcpd_call_t *call, lcpd_sim_t *sim, const void *data, size_
   return run_guarded(call, sim, false);
 }
 
+size_t lcpd_call_reply_size(lcpd_call_t *call) {
+  return call->encoded ? call->wire.size : lcpsim__v1__reply__get_packed_size(&call->reply);
+}
+
+void lcpd_call_reply_write(lcpd_call_t *call, void *buffer) {
+  if (call->encoded)
+    memcpy(buffer, call->wire.data, call->wire.size);
+  else
+    lcpsim__v1__reply__pack(&call->reply, buffer);
+}
+
 void lcpd_call_reject(lcpd_call_t *call, lcpd_code_t code, const char *message) {
+  call->encoded = false;
   lcpsim__v1__reply__init(&call->reply);
   lcpsim__v1__status__init(&call->status);
   call->reply.status = &call->status;
@@ -809,6 +838,7 @@ void lcpd_call_destroy(lcpd_call_t *call) {
   call->undo = NULL;
   call->undo_capacity = 0;
   lcpd_arena_destroy(&call->arena);
+  lcpd_wire_destroy(&call->wire);
 }
 
 void lcpd_call_finish(lcpd_call_t *call) {
@@ -817,6 +847,11 @@ void lcpd_call_finish(lcpd_call_t *call) {
   call->request = NULL;
   drop_undo(call);
   call->stepping = false;
+  call->encoded = false;
+  lcpd_wire_reset(&call->wire);
+  /* Like the arena, keep a usual reply's memory, not a huge one's. */
+  if (call->wire.capacity > LCPD_WIRE_KEEP_BYTES)
+    lcpd_wire_destroy(&call->wire);
   lcpd_arena_reset(&call->arena);
   lcpsim__v1__reply__init(&call->reply);
   lcpsim__v1__status__init(&call->status);

@@ -7,6 +7,7 @@
 #ifndef LCPD_HANDLERS_H
 #define LCPD_HANDLERS_H
 
+#include "encode.h"
 #include "memory.h"
 #include "sim.h"
 
@@ -30,6 +31,11 @@ typedef struct lcpd_call {
   Lcpsim__V1__Reply reply;
   Lcpsim__V1__Status status;
   char status_message[768];
+  /* Replies carrying a State are written straight to bytes here instead
+   * (encoded: wire holds the whole Reply; `reply` has its id, status and
+   * result case, for logs). */
+  lcpd_wire_t wire;
+  bool encoded;
   /* A Step still running. */
   bool stepping;
   int32_t steps_done, steps_total;
@@ -43,6 +49,10 @@ void lcpd_call_init(lcpd_call_t *call, size_t decode_budget, size_t reply_limit,
 /* Decodes and serves one request. Returns true when call->reply is ready,
  * false when a Step goes on: call lcpd_call_resume until it returns true. */
 bool lcpd_call_start(lcpd_call_t *call, lcpd_sim_t *sim, const void *data, size_t size);
+/* The reply's bytes: its size, then the bytes themselves into a buffer of
+ * that size. */
+size_t lcpd_call_reply_size(lcpd_call_t *call);
+void lcpd_call_reply_write(lcpd_call_t *call, void *buffer);
 /* Answers a request that is not even a frame to decode (id 0). */
 void lcpd_call_reject(lcpd_call_t *call, Lcpsim__V1__Status__Code code, const char *message);
 bool lcpd_call_resume(lcpd_call_t *call, lcpd_sim_t *sim);

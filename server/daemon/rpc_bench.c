@@ -308,18 +308,85 @@ static bool echo_call(void *socket, const unsigned char *request, size_t request
   return ok;
 }
 
+/* ---- a daemon of our own (--start-daemon) ---- */
+
+#define MAX_DAEMON_ARGS 32
+
+/* Starts lcpsimd on ephemeral ports (its own built-in world unless the
+ * extra arguments say otherwise) and reads the endpoint it bound from the
+ * first line of its output. Forked before this process opens any ZeroMQ
+ * context, as the echo is. */
+static bool daemon_spawn(const char *path, const char **extra, int extra_count, pid_t *pid,
+                         char endpoint[256]) {
+  int out[2];
+  if (pipe(out) != 0)
+    return false;
+  *pid = fork();
+  if (*pid < 0)
+    return false;
+  if (*pid == 0) {
+    close(out[0]);
+    dup2(out[1], STDOUT_FILENO);
+    close(out[1]);
+    const char *args[8 + MAX_DAEMON_ARGS + 1] = {
+        path,          "--bind", "tcp://127.0.0.1:0", "--pub", "tcp://127.0.0.1:0",
+        "--log-level", "warning"};
+    int n = 7;
+    for (int i = 0; i < extra_count; ++i)
+      args[n++] = extra[i];
+    args[n] = NULL;
+    execv(path, (char *const *)args);
+    fprintf(stderr, "lcpsim-rpc-bench: cannot run %s: %s\n", path, strerror(errno));
+    _exit(127);
+  }
+  close(out[1]);
+  FILE *lines = fdopen(out[0], "r");
+  char line[600], pub[256];
+  bool ok = lines && fgets(line, sizeof line, lines) &&
+            sscanf(line, "lcpsimd listening rep=%255s pub=%255s", endpoint, pub) == 2;
+  /* The daemon's later output (none at --log-level warning) is not read:
+   * closing the pipe would only make its next write fail. */
+  if (!ok) {
+    fprintf(stderr, "lcpsim-rpc-bench: %s did not start (no 'lcpsimd listening' line)\n", path);
+    if (lines)
+      fclose(lines);
+    kill(*pid, SIGTERM);
+    waitpid(*pid, NULL, 0);
+    return false;
+  }
+  return true;
+}
+
+/* SIGTERM: the daemon exits cleanly (status 0) within a second. */
+static bool daemon_stop(pid_t pid) {
+  int status = 0;
+  kill(pid, SIGTERM);
+  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    fprintf(stderr, "lcpsim-rpc-bench: the daemon did not exit cleanly\n");
+    return false;
+  }
+  return true;
+}
+
 static void usage(FILE *out) {
   fprintf(out, "usage: lcpsim-rpc-bench [--endpoint ENDPOINT] [--call step|ping] [--robot NAME]\n"
                "                        [--bytes N] [--calls N]\n"
+               "                        [--start-daemon LCPSIMD [--daemon-arg ARG]...]\n"
                "Times N calls (default 10000) against a running lcpsimd (default\n"
                "tcp://127.0.0.1:5555) and a bare ZeroMQ REQ/REP echo with the same request and\n"
                "reply sizes. --call step (default): Step(1) with position targets for every\n"
                "joint of the robot (default arm7) and the state returned; the daemon must be in\n"
-               "lockstep mode. --call ping: a Ping with an N-byte payload (default 64).\n");
+               "lockstep mode. --call ping: a Ping with an N-byte payload (default 64).\n"
+               "--start-daemon LCPSIMD: start that lcpsimd on ephemeral TCP ports (with any\n"
+               "--daemon-arg ARG, repeatable, e.g. --daemon-arg=--busy-poll-us=0), measure\n"
+               "against it instead of --endpoint, then stop it.\n");
 }
 
 int main(int argc, char **argv) {
-  const char *endpoint = "tcp://127.0.0.1:5555", *robot = "arm7";
+  const char *endpoint = "tcp://127.0.0.1:5555", *robot = "arm7", *daemon_path = NULL;
+  const char *daemon_args[MAX_DAEMON_ARGS];
+  int daemon_arg_count = 0;
+  char daemon_endpoint[256];
   long bytes = 64, calls = 10000;
   call_kind kind = CALL_STEP;
   static const struct option options[] = {
@@ -328,6 +395,8 @@ int main(int argc, char **argv) {
       {"robot", required_argument, NULL, 'r'},
       {"bytes", required_argument, NULL, 'b'},
       {"calls", required_argument, NULL, 'n'},
+      {"start-daemon", required_argument, NULL, 's'},
+      {"daemon-arg", required_argument, NULL, 'a'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -365,6 +434,16 @@ int main(int argc, char **argv) {
         return 2;
       }
       break;
+    case 's':
+      daemon_path = optarg;
+      break;
+    case 'a':
+      if (daemon_arg_count == MAX_DAEMON_ARGS) {
+        fprintf(stderr, "lcpsim-rpc-bench: at most %d --daemon-arg\n", MAX_DAEMON_ARGS);
+        return 2;
+      }
+      daemon_args[daemon_arg_count++] = optarg;
+      break;
     case 'h':
       usage(stdout);
       return 0;
@@ -374,9 +453,25 @@ int main(int argc, char **argv) {
     }
   }
 
+  if (optind < argc) {
+    fprintf(stderr, "lcpsim-rpc-bench: unexpected argument '%s'\n", argv[optind]);
+    usage(stderr);
+    return 2;
+  }
+  /* A daemon that prints nothing but its first line never fills the pipe;
+   * SIGPIPE would only come from a daemon that went away. */
+  signal(SIGPIPE, SIG_IGN);
+  pid_t daemon_pid = -1;
+  if (daemon_path) {
+    if (!daemon_spawn(daemon_path, daemon_args, daemon_arg_count, &daemon_pid, daemon_endpoint))
+      return 1;
+    endpoint = daemon_endpoint;
+  }
   echo_process echo;
   if (!echo_fork(&echo)) {
     fprintf(stderr, "lcpsim-rpc-bench: cannot start the echo process: %s\n", strerror(errno));
+    if (daemon_pid > 0)
+      daemon_stop(daemon_pid);
     return 1;
   }
   /* The daemon first, to learn the sizes the echo imitates. */
@@ -425,6 +520,8 @@ int main(int argc, char **argv) {
   free(echo_request);
   free(b.packed);
   free(b.payload);
+  if (daemon_pid > 0 && !daemon_stop(daemon_pid))
+    ok = false;
   if (!ok)
     return 1;
   const char *colon = strstr(endpoint, "://");

@@ -20,7 +20,12 @@ typedef struct lcpd_server_options {
   int64_t max_message_bytes; /* ZMQ_MAXMSGSIZE of the ROUTER; -1: no limit */
   size_t decode_budget;      /* bytes a decoded request may occupy */
   size_t reply_limit;        /* bytes a reply (or a published state) may occupy */
+  uint64_t busy_poll_ns;     /* after the last request, look for the next this long
+                                before sleeping in the event loop (0: never) */
 } lcpd_server_options_t;
+
+/* The longest --busy-poll-us: signals and timers wait at most this long. */
+#define LCPD_MAX_BUSY_POLL_US 10000
 
 /* Routing frames kept per request (the peer's identity, any frames a proxy
  * added, the empty delimiter). */
@@ -56,8 +61,9 @@ typedef struct lcpd_server {
   uint64_t anchor_epoch;
   double anchor_rate, anchor_timestep;
   uint64_t last_lag_warning_ns;
+  uint64_t busy_poll_ns; /* lcpd_server_options_t.busy_poll_ns */
   /* Published states are built here. */
-  lcpd_arena_t publish_arena;
+  lcpd_wire_t publish_wire; /* the state stream's bytes */
 } lcpd_server_t;
 
 /* Binds the sockets and sets up the loop. On failure everything opened is

@@ -514,9 +514,13 @@ void mb_data_free(mb_data *d) {
 /* Poses, motion subspaces, velocities, bias accelerations and world inertias,
  * root to leaves. With aba set, also the first pass of the articulated-body
  * algorithm, fused here while the link's inertia and velocities are at hand. */
+/* poses_only: the link poses and velocities (link_x, link_v, link_w) and
+ * nothing else, for queries of a state; the world inertias, motion subspaces
+ * and bias accelerations, which only the kernel's other passes read (each
+ * after a pass of its own), are left as they were. */
 MB_INLINE void kinematics_pass(const mb_model *restrict m, const double *restrict q,
                                const double *restrict qd, mb_data *restrict d, bool aba,
-                               const double *restrict link_wrench) {
+                               const double *restrict link_wrench, bool poses_only) {
   mb_work *w = d->work;
   mb_lw *restrict lw = w->lw;
   mb_dof *restrict dof = w->dof;
@@ -538,7 +542,8 @@ MB_INLINE void kinematics_pass(const mb_model *restrict m, const double *restric
   /* with O at the base origin the base's spatial linear velocity is its origin's */
   d->link_v[0] = b->v.l;
   d->link_w[0] = b->v.a;
-  rigid_world(&links[0], &Xs[0].R, O, O, &b->I);
+  if (!poses_only)
+    rigid_world(&links[0], &Xs[0].R, O, O, &b->I);
   if (aba && m->floating) {
     sv pA = sv_crf(b->v, rigid_apply(&b->I, b->v));
     if (link_wrench)
@@ -574,11 +579,13 @@ MB_INLINE void kinematics_pass(const mb_model *restrict m, const double *restric
       } else { /* rotation about the line through pos: v_O = (pos − O) × a */
         S = (sv){v3_cross(v3_sub(pos, O), a), a};
       }
-      dof[k->dof].S = S;
       const sv vj = sv_scale(S, qd ? qd[L->v_index] : 0.0);
-      /* Ṡ q̇ = v × S q̇ for an axis fixed in the link (RBDA §2.10); the
-       * parent's velocity gives the same product since S × S = 0 */
-      bias = sv_add(bias, sv_crm(v, vj));
+      if (!poses_only) {
+        dof[k->dof].S = S;
+        /* Ṡ q̇ = v × S q̇ for an axis fixed in the link (RBDA §2.10); the
+         * parent's velocity gives the same product since S × S = 0 */
+        bias = sv_add(bias, sv_crm(v, vj));
+      }
       v = sv_add(v, vj);
     }
     xform *X = &Xs[i];
@@ -586,9 +593,11 @@ MB_INLINE void kinematics_pass(const mb_model *restrict m, const double *restric
     X->q = r;
     X->R = R;
     k->v = v;
-    k->b = bias;
     d->link_w[i] = v.a;
     d->link_v[i] = v3_add(v.l, v3_cross(v.a, v3_sub(pos, O)));
+    if (poses_only)
+      continue;
+    k->b = bias;
     rigid_world(L, &R, pos, O, &k->I);
     if (aba) {
       /* the force this link needs at q̈ = 0: I b + v ×* I v − f_ext */
@@ -607,7 +616,11 @@ MB_INLINE void kinematics_pass(const mb_model *restrict m, const double *restric
 }
 
 void mb_kinematics(const mb_model *m, const double *q, const double *qd, mb_data *d) {
-  kinematics_pass(m, q, qd, d, false, NULL);
+  kinematics_pass(m, q, qd, d, false, NULL, false);
+}
+
+void mb_link_kinematics(const mb_model *m, const double *q, const double *qd, mb_data *d) {
+  kinematics_pass(m, q, qd, d, false, NULL, true);
 }
 
 /* ---- articulated-body algorithm (RBDA §7.3) ----
@@ -720,7 +733,7 @@ MB_INLINE void forward_dofs(mb_work *restrict w, bool impulse, double *restrict 
 
 void mb_forward_dynamics(const mb_model *m, const double *q, const double *qd, const double *tau,
                          const double *link_wrench, vec3 gravity, mb_data *d, double *qdd) {
-  kinematics_pass(m, q, qd, d, true, link_wrench);
+  kinematics_pass(m, q, qd, d, true, link_wrench, false);
   mb_work *w = d->work;
   mb_lw *restrict lw = w->lw;
   mb_dof *restrict dof = w->dof;
@@ -907,7 +920,7 @@ void mb_response_dof(const mb_model *m, mb_data *d, int32_t v_index, double *dqd
 /* ---- composite-rigid-body algorithm (RBDA §6.2) ---- */
 
 void mb_mass_matrix(const mb_model *m, const double *q, mb_data *d, double *M) {
-  kinematics_pass(m, q, NULL, d, false, NULL);
+  kinematics_pass(m, q, NULL, d, false, NULL, false);
   mb_work *w = d->work;
   mb_lw *restrict lw = w->lw;
   const mb_dof *dof = w->dof;
@@ -948,7 +961,7 @@ void mb_mass_matrix(const mb_model *m, const double *q, mb_data *d, double *M) {
 
 void mb_inverse_dynamics(const mb_model *m, const double *q, const double *qd, const double *qdd,
                          vec3 gravity, mb_data *d, double *tau) {
-  kinematics_pass(m, q, qd, d, false, NULL);
+  kinematics_pass(m, q, qd, d, false, NULL, false);
   mb_work *w = d->work;
   mb_lw *restrict lw = w->lw;
   const mb_dof *dof = w->dof;

@@ -73,6 +73,10 @@ void mb_data_free(mb_data *d);
 
 /* Link poses and velocities from (q, qd). */
 void mb_kinematics(const mb_model *m, const double *q, const double *qd, mb_data *d);
+/* Only link_x, link_v and link_w of mb_kinematics (bit for bit), for
+ * reading a state's poses: the rest of d is left as it was, so the
+ * functions below that use "the last mb_kinematics" need a full pass. */
+void mb_link_kinematics(const mb_model *m, const double *q, const double *qd, mb_data *d);
 
 /* Articulated-body algorithm: joint accelerations qdd [nv] for generalised
  * forces tau [nv] (NULL = 0), world wrenches on links link_wrench

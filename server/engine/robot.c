@@ -26,9 +26,11 @@ xform world_geom_pose(const lcp_world_t *world, const geom_model *g) {
 }
 
 void world_refresh_robot_kinematics(lcp_world_t *world) {
+  /* Poses and velocities only: what the queries that refresh them read
+   * (a step's passes recompute the rest from the state). */
   for (int32_t i = 0; i < world->model.robot_count; ++i)
-    mb_kinematics(&world->model.robots[i].mb, world->state.robots[i].q, world->state.robots[i].qd,
-                  &world->robot_data[i]);
+    mb_link_kinematics(&world->model.robots[i].mb, world->state.robots[i].q,
+                       world->state.robots[i].qd, &world->robot_data[i]);
   world->robot_kinematics_stale = false;
 }
 

@@ -300,6 +300,35 @@ static bool proxies_may_pair(const lcp_world_t *world, const step_context *ctx,
   return false;
 }
 
+/* Up to this many proxies, every pair's boxes are compared directly: for a
+ * robot beside a few bodies that is a few dozen comparisons, where the sweep
+ * (its endpoint upkeep, cell grid and scratch tables) costs several times
+ * more. */
+#define BROADPHASE_DIRECT_MAX 24
+
+/* sap_update's result by brute force: every pair overlapping on all three
+ * axes (closed intervals), a < b, sorted by (a, b), no pair of two skipped
+ * proxies. The sap's endpoint list is left as it is: sap_update refreshes
+ * every endpoint from the boxes it is given, so a later sweep stays exact. */
+static int direct_pairs(int32_t count, const vec3 *lo, const vec3 *hi, const uint8_t *skip,
+                        arena *a, sap_pair **out, int32_t *out_count) {
+  sap_pair *pairs = NEW(a, sap_pair, (int64_t)count * (count - 1) / 2);
+  if (!pairs)
+    return LCP_ERR_NO_MEMORY;
+  int32_t n = 0;
+  for (int32_t i = 0; i < count; ++i)
+    for (int32_t j = i + 1; j < count; ++j) {
+      if (skip[i] && skip[j])
+        continue;
+      if (lo[i].x <= hi[j].x && lo[j].x <= hi[i].x && lo[i].y <= hi[j].y && lo[j].y <= hi[i].y &&
+          lo[i].z <= hi[j].z && lo[j].z <= hi[i].z)
+        pairs[n++] = (sap_pair){i, j};
+    }
+  *out = pairs;
+  *out_count = n;
+  return LCP_OK;
+}
+
 static int stage_broadphase(lcp_world_t *world, step_context *ctx) {
   arena *a = &world->scratch;
   const world_model *model = &world->model;
@@ -327,7 +356,9 @@ static int stage_broadphase(lcp_world_t *world, step_context *ctx) {
   sap_pair *found = NULL;
   int32_t found_count = 0;
   if (proxies_may_pair(world, ctx, proxy_geom, proxies)) {
-    int rc = sap_update(&world->broadphase, proxies, lo, hi, skip, a, &found, &found_count);
+    int rc = proxies <= BROADPHASE_DIRECT_MAX
+                 ? direct_pairs(proxies, lo, hi, skip, a, &found, &found_count)
+                 : sap_update(&world->broadphase, proxies, lo, hi, skip, a, &found, &found_count);
     if (rc != LCP_OK)
       return rc;
   }

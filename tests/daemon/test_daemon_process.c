@@ -52,9 +52,9 @@ static void test_help_and_version(void **state) {
   int status = daemon_run_to_exit(help, out, sizeof out, err, sizeof err);
   assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   assert_non_null(strstr(out, "usage: lcpsimd"));
-  const char *options[] = {"--bind",      "--pub",  "--world",    "--urdf",
-                           "--mode",      "--rate", "--timestep", "--max-message-bytes",
-                           "--log-level", "--help", "--version"};
+  const char *options[] = {"--bind",      "--pub",          "--world",    "--urdf",
+                           "--mode",      "--rate",         "--timestep", "--max-message-bytes",
+                           "--log-level", "--busy-poll-us", "--help",     "--version"};
   for (size_t i = 0; i < sizeof options / sizeof options[0]; ++i)
     assert_non_null(strstr(out, options[i]));
   const char *version[] = {"--version", NULL};
@@ -81,6 +81,10 @@ static void test_bad_command_lines(void **state) {
                      "--max-message-bytes must be");
   expect_usage_error((const char *[]){"--log-level", "loud", NULL}, "--log-level must be");
   expect_usage_error((const char *[]){"--world", NULL}, "needs a value");
+  expect_usage_error((const char *[]){"--busy-poll-us", "-1", NULL},
+                     "--busy-poll-us must be a whole number from 0 to 10000");
+  expect_usage_error((const char *[]){"--busy-poll-us", "10001", NULL},
+                     "--busy-poll-us must be a whole number from 0 to 10000");
   expect_usage_error((const char *[]){"extra", NULL}, "unexpected argument 'extra'");
 }
 
@@ -315,6 +319,41 @@ static void test_sigterm_under_a_flood(void **state) {
     close_socket(&dealers[i]);
 }
 
+/* ---- busy poll ---- */
+
+/* Off and at its longest, the busy poll changes no result; a request that
+ * comes during the poll, and one after it gave up (ZMQ_EVENTS was read
+ * meanwhile, which consumes ZMQ_FD's edge), are both answered; and the
+ * daemon still stops within a second on SIGTERM while a client keeps it
+ * busy. */
+static void test_busy_poll(void **state) {
+  (void)state;
+  daemon_proc off, longest;
+  daemon_start(&off, (const char *[]){"--busy-poll-us", "0", NULL});
+  daemon_start(&longest, (const char *[]){"--busy-poll-us", "10000", NULL});
+  void *a = connect_req(off.rep), *b = connect_req(longest.rep);
+  for (uint64_t i = 1; i <= 50; ++i) {
+    call_step(a, i, 2);
+    call_step(b, i, 2);
+  }
+  assert_true(world_hash(a) == world_hash(b));
+  for (uint64_t i = 100; i < 110; ++i) {
+    /* 0, 5 and 20 ms apart: within the 10 ms poll and after it. */
+    sleep_seconds(i % 3 == 0 ? 0.0 : i % 3 == 1 ? 0.005 : 0.02);
+    assert_true(call_ping(b, i));
+  }
+  close_socket(&a);
+  close_socket(&b);
+  daemon_stop(&off);
+  void *dealers[2];
+  for (int i = 0; i < 2; ++i)
+    dealers[i] = flood(longest.rep, 20000);
+  sleep_seconds(0.1);
+  assert_clean_exit_within_a_second(&longest, SIGTERM);
+  for (int i = 0; i < 2; ++i)
+    close_socket(&dealers[i]);
+}
+
 /* ---- realtime mode ---- */
 
 /* Simulated seconds per wall-clock second over `seconds` of wall clock:
@@ -414,6 +453,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_sigterm_and_sigint_exit_cleanly, teardown),
       cmocka_unit_test_teardown(test_sigterm_during_a_long_step, teardown),
       cmocka_unit_test_teardown(test_sigterm_under_a_flood, teardown),
+      cmocka_unit_test_teardown(test_busy_poll, teardown),
       cmocka_unit_test_teardown(test_realtime_follows_the_wall_clock, teardown),
       cmocka_unit_test_teardown(test_realtime_keeps_time_under_a_flood, teardown),
   };

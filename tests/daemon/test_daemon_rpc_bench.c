@@ -1,4 +1,5 @@
-/* lcpsim-rpc-bench runs against a live daemon and prints its line (no
+/* lcpsim-rpc-bench runs against a live daemon and prints its line, and
+ * `lcpsim-bench rpc` does the same with a daemon it starts and stops (no
  * timing is asserted: performance belongs to benchmarks, not tests). */
 #include "daemon_harness.h"
 
@@ -62,10 +63,41 @@ static void test_step_needs_the_robot(void **state) {
   daemon_stop(&d);
 }
 
+/* Runs a command; its first line of output goes to line. */
+static int run_command(const char *command, char *line, size_t size) {
+  FILE *out = popen(command, "r");
+  assert_non_null(out);
+  line[0] = '\0';
+  if (!fgets(line, (int)size, out))
+    line[0] = '\0';
+  return pclose(out);
+}
+
+/* `lcpsim-bench rpc` starts lcpsimd on ephemeral ports, measures, and stops
+ * it (the bench fails unless the daemon exits cleanly); options reach the
+ * bench and, through --daemon-arg, the daemon. */
+static void test_lcpsim_bench_rpc_starts_its_daemon(void **state) {
+  (void)state;
+  char command[1024], line[1024];
+  snprintf(command, sizeof command, "'%s' rpc --calls 100", LCP_BENCH);
+  assert_int_equal(run_command(command, line, sizeof line), 0);
+  assert_keys(line, "step");
+  snprintf(command, sizeof command,
+           "'%s' rpc --calls 100 --call ping --daemon-arg=--busy-poll-us=0", LCP_BENCH);
+  assert_int_equal(run_command(command, line, sizeof line), 0);
+  assert_keys(line, "ping");
+  /* A daemon that cannot start: an error, no line. */
+  snprintf(command, sizeof command,
+           "'%s' rpc --calls 100 --daemon-arg=--busy-poll-us=-1 2>/dev/null", LCP_BENCH);
+  assert_int_not_equal(run_command(command, line, sizeof line), 0);
+  assert_string_equal(line, "");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_step_and_ping_lines),
       cmocka_unit_test(test_step_needs_the_robot),
+      cmocka_unit_test(test_lcpsim_bench_rpc_starts_its_daemon),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
