@@ -1838,8 +1838,12 @@ typedef struct unit_staging {
   int32_t *next;      /* next group of the same bucket, −1 at the end */
   int32_t count;
   int32_t head[BUCKETS], tail[BUCKETS]; /* −1: the bucket is empty */
-  int32_t dofs_used;                    /* velocity entries whose colour masks are set */
-  int32_t *dof_list;                    /* their first entries (6 each) */
+  /* colours with a group in this run (bit c for c < COLORS; COLORS apart),
+   * so that ending a run visits only their buckets */
+  uint64_t colors_used;
+  bool last_color_used;
+  int32_t dofs_used; /* velocity entries whose colour masks are set */
+  int32_t *dof_list; /* their first entries (6 each) */
   /* point groups get their records when the run ends (point_group_fill),
    * else as their units are found (point_unit_fill) */
   bool deferred;
@@ -1881,6 +1885,10 @@ static lane_group *unit_slot(unit_staging *st, arena *scratch, int32_t color, in
     st->next[t] = k;
   else
     st->head[b] = k;
+  if (color < COLORS)
+    st->colors_used |= (uint64_t)1 << color;
+  else
+    st->last_color_used = true;
   st->tail[b] = k;
   *lane = 0;
   return g;
@@ -1906,34 +1914,48 @@ enum { RUN_REDO = 1 }; /* a deferred point group has a degenerate lane */
  * groups to the setup bucket by bucket, and clears the run's colour masks.
  * LCP_OK, LCP_ERR_NO_MEMORY or RUN_REDO. */
 static int unit_run_end(iter_setup *s, unit_staging *st, uint64_t *used, const run_context *rc) {
-  for (int32_t b = 0; b < BUCKETS; ++b) {
-    for (int32_t k = st->head[b]; k >= 0; k = st->next[k]) {
-      lane_group *g = &st->groups[k];
-      int32_t fields = unit_fields(g->form, g->points);
-#if LCP_UNITS
-      if (!g->rec) {
-        g->rec = ARENA_NEW(rc->scratch, double, LANES *fields);
-        g->lam = ARENA_NEW(rc->scratch, double, LANES * 3 * g->points);
-        if (!g->rec || !g->lam)
-          return LCP_ERR_NO_MEMORY;
-        if (!rc->fill(rc->p, g, rc->omega, rc->cone, rc->dummy_v))
-          return RUN_REDO;
-        s->groups[s->group_count] = *g;
-        ops_add(s, OP_GROUPS, s->group_count++);
+  for (int32_t color = 0; color <= COLORS; ++color) {
+    if (color < COLORS) {
+      uint64_t from_here = st->colors_used >> color;
+      if (!from_here) {
+        color = COLORS - 1; /* the loop goes on to the last colour */
         continue;
       }
-#endif
-      for (int32_t l = g->lanes_used; l < LANES; ++l) {
-        for (int32_t f = 0; f < fields; ++f)
-          g->rec[LANES * f + l] = 0.0;
-        for (int32_t f = 0; f < 3 * g->points; ++f)
-          g->lam[LANES * f + l] = 0.0;
-      }
-      s->groups[s->group_count] = *g;
-      ops_add(s, OP_GROUPS, s->group_count++);
+      color += (int32_t)__builtin_ctzll(from_here);
+    } else if (!st->last_color_used) {
+      break;
     }
-    st->head[b] = st->tail[b] = -1;
+    for (int32_t b = KINDS * color; b < KINDS * (color + 1); ++b) {
+      for (int32_t k = st->head[b]; k >= 0; k = st->next[k]) {
+        lane_group *g = &st->groups[k];
+        int32_t fields = unit_fields(g->form, g->points);
+#if LCP_UNITS
+        if (!g->rec) {
+          g->rec = ARENA_NEW(rc->scratch, double, LANES *fields);
+          g->lam = ARENA_NEW(rc->scratch, double, LANES * 3 * g->points);
+          if (!g->rec || !g->lam)
+            return LCP_ERR_NO_MEMORY;
+          if (!rc->fill(rc->p, g, rc->omega, rc->cone, rc->dummy_v))
+            return RUN_REDO;
+          s->groups[s->group_count] = *g;
+          ops_add(s, OP_GROUPS, s->group_count++);
+          continue;
+        }
+#endif
+        for (int32_t l = g->lanes_used; l < LANES; ++l) {
+          for (int32_t f = 0; f < fields; ++f)
+            g->rec[LANES * f + l] = 0.0;
+          for (int32_t f = 0; f < 3 * g->points; ++f)
+            g->lam[LANES * f + l] = 0.0;
+        }
+        s->groups[s->group_count] = *g;
+        ops_add(s, OP_GROUPS, s->group_count++);
+      }
+      st->head[b] = st->tail[b] = -1;
+    }
   }
+  st->colors_used = 0;
+  st->last_color_used = false;
   st->count = 0;
   for (int32_t u = 0; u < st->dofs_used; ++u)
     memset(used + st->dof_list[u], 0, 6 * sizeof(uint64_t));
@@ -2024,8 +2046,8 @@ static int iter_prepare_pass(const solver_settings *settings, solver_problem *p,
     used = arena_calloc(scratch, p->dof_count > 0 ? (size_t)p->dof_count : 1, sizeof(uint64_t));
     if (!out->groups || !st.groups || !st.next || !st.dof_list || !refs || !used)
       return LCP_ERR_NO_MEMORY;
-    for (int32_t b = 0; b < BUCKETS; ++b)
-      st.head[b] = st.tail[b] = -1;
+    memset(st.head, 0xff, sizeof st.head); /* all −1 */
+    memset(st.tail, 0xff, sizeof st.tail);
     for (int32_t i = 0; i < n; ++i)
       if (is_friction(p->rows[i].kind) && refs[p->rows[i].normal_row] < 255)
         refs[p->rows[i].normal_row]++;
