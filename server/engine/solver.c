@@ -2035,7 +2035,15 @@ static int iter_prepare_pass(const solver_settings *settings, solver_problem *p,
   }
   uint8_t *refs = NULL;
   uint64_t *used = NULL;
-  unit_staging st = {0};
+  unit_staging st; /* head and tail are set below, with the units */
+  st.groups = NULL;
+  st.next = NULL;
+  st.count = 0;
+  st.colors_used = 0;
+  st.last_color_used = false;
+  st.dofs_used = 0;
+  st.dof_list = NULL;
+  st.deferred = false;
   if (use_units) {
     size_t max_units = rows / 3 + 1;
     out->groups = ARENA_NEW(scratch, lane_group, max_units);
