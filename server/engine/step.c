@@ -431,18 +431,38 @@ static int stage_narrowphase(lcp_world_t *world, step_context *ctx) {
 
 /* ---- 4. rows ---- */
 
-static const cached_manifold *cache_find(const world_state *state, lcp_geom_id a, lcp_geom_id b) {
-  int32_t lo = 0, hi = state->cache_count - 1;
+/* The last step's manifold of geoms (a, b), or NULL. The manifolds of a
+ * step come in the cache's order (see stage_cache), so the search starts
+ * where the previous one ended (*cursor): in a large world a binary search
+ * per manifold reads the cache from all over memory. */
+static const cached_manifold *cache_find(const world_state *state, lcp_geom_id a, lcp_geom_id b,
+                                         int32_t *cursor) {
+  int32_t lo = *cursor, hi = state->cache_count - 1;
+  /* the next few entries first: the one sought, or one past it */
+  for (int32_t end = lo + 4 < state->cache_count ? lo + 4 : state->cache_count; lo < end; ++lo) {
+    const cached_manifold *c = &state->cache[lo];
+    if (c->geom_a == a && c->geom_b == b) {
+      *cursor = lo + 1;
+      return c;
+    }
+    if (c->geom_a > a || (c->geom_a == a && c->geom_b > b)) {
+      *cursor = lo;
+      return NULL;
+    }
+  }
   while (lo <= hi) {
     int32_t mid = lo + (hi - lo) / 2;
     const cached_manifold *c = &state->cache[mid];
-    if (c->geom_a == a && c->geom_b == b)
+    if (c->geom_a == a && c->geom_b == b) {
+      *cursor = mid + 1;
       return c;
+    }
     if (c->geom_a < a || (c->geom_a == a && c->geom_b < b))
       lo = mid + 1;
     else
       hi = mid - 1;
   }
+  *cursor = lo;
   return NULL;
 }
 
@@ -783,6 +803,7 @@ static int stage_rows(lcp_world_t *world, step_context *ctx) {
 
   int32_t r = 0, warm = 0;
   int64_t coef = 0;
+  int32_t cache_cursor = 0;
   for (int32_t k = 0; k < ctx->manifold_count; ++k) {
     const manifold *m = &ctx->manifolds[k];
     const sap_pair *pair = &ctx->pairs[ctx->manifold_pair[k]];
@@ -793,7 +814,7 @@ static int stage_rows(lcp_world_t *world, step_context *ctx) {
     bool self_contact = ra >= 0 && ra == rb;
     double mu = sqrt(ga->friction * gb->friction);
     const cached_manifold *cached =
-        s->warm_start ? cache_find(&world->state, ga->id, gb->id) : NULL;
+        s->warm_start ? cache_find(&world->state, ga->id, gb->id, &cache_cursor) : NULL;
     vec3 t[2];
     v3_tangent_basis(m->normal, &t[0], &t[1]);
     ctx->manifold_row[k] = r;
