@@ -946,28 +946,9 @@ static int stage_solve(lcp_world_t *world, step_context *ctx, solver_result *res
 
 /* ---- 6. integrate ---- */
 
-static void mark_pushed_bodies(step_context *ctx) {
-  /* A body is pushed when any row touching it carries an impulse. */
-  const solver_problem *p = &ctx->problem;
-  for (int32_t k = 0; k < ctx->manifold_count; ++k) {
-    const sap_pair *pair = &ctx->pairs[ctx->manifold_pair[k]];
-    int32_t first = ctx->manifold_row[k];
-    int32_t rows = 3 * ctx->manifolds[k].point_count;
-    for (int32_t r = first; r < first + rows; ++r)
-      if (p->rows[r].lambda != 0.0) {
-        if (ctx->geom_body[pair->a] >= 0)
-          ctx->pushed[ctx->geom_body[pair->a]] = 1;
-        if (ctx->geom_body[pair->b] >= 0)
-          ctx->pushed[ctx->geom_body[pair->b]] = 1;
-        break;
-      }
-  }
-}
-
 static void stage_integrate(lcp_world_t *world, step_context *ctx) {
   const world_model *model = &world->model;
   double h = ctx->settings->timestep;
-  mark_pushed_bodies(ctx);
   for (int32_t i = 0; i < ctx->body_count; ++i) {
     body_state *b = &world->state.bodies[i];
     int32_t dof = ctx->body_dof[i];
@@ -1081,7 +1062,7 @@ static void integrate_robots(lcp_world_t *world, step_context *ctx) {
 
 /* Keeps the solved impulses for the next step's warm start and the contact
  * list for lcp_world_get_contacts. */
-static int store_contacts(lcp_world_t *world, const step_context *ctx) {
+static int store_contacts(lcp_world_t *world, step_context *ctx) {
   world_state *state = &world->state;
   const world_model *model = &world->model;
   if (world_reserve((void **)&state->cache, &state->cache_capacity, ctx->manifold_count,
@@ -1100,10 +1081,12 @@ static int store_contacts(lcp_world_t *world, const step_context *ctx) {
     c->geom_a = ga->id;
     c->geom_b = gb->id;
     c->point_count = m->point_count;
+    bool pushing = false;
     for (int32_t q = 0; q < m->point_count; ++q) {
       const solver_row *r = &rows[ctx->manifold_row[k] + 3 * q];
       c->points[q] =
           (cached_point){m->points[q].feature_id, r[0].lambda, {r[1].lambda, r[2].lambda}};
+      pushing |= (r[0].lambda != 0.0) | (r[1].lambda != 0.0) | (r[2].lambda != 0.0);
       lcp_contact_info_t *info = &world->contacts[n++];
       info->geom_a = ga->id;
       info->geom_b = gb->id;
@@ -1119,6 +1102,14 @@ static int store_contacts(lcp_world_t *world, const step_context *ctx) {
       info->normal_impulse = r[0].lambda;
       info->friction_impulse[0] = r[1].lambda;
       info->friction_impulse[1] = r[2].lambda;
+    }
+    /* a body is pushed when a row touching it carries an impulse
+     * (stage_integrate) */
+    if (pushing) {
+      if (ctx->geom_body[pair->a] >= 0)
+        ctx->pushed[ctx->geom_body[pair->a]] = 1;
+      if (ctx->geom_body[pair->b] >= 0)
+        ctx->pushed[ctx->geom_body[pair->b]] = 1;
     }
   }
   /* Manifolds come in pair order, which sorts by geom slot and so by id
