@@ -440,17 +440,19 @@ typedef struct pgs_item {
  * is 12 such rows on the same two bodies. Most of a contact problem is
  * instead swept as units, four units at a time:
  *
- * - a unit is one or two consecutive contact points (a non-friction row and
- *   its ROW_FRICTION_1/2 pair each) on the same one or two 6-wide sides, the
- *   two points sharing the linear parts of J and M⁻¹Jᵀ (the manifold's
- *   directions ±d and ±d/m, compared exactly); a 4-point manifold is two
- *   units. In a unit every row's J_i·v is formed from the velocity at the
- *   start of the unit, and the Δλ_j of the rows before it in the unit are
- *   added through the couplings A_ij = J_i·M⁻¹J_jᵀ (formed once per solve,
- *   times the row's step): J_i·v after row j is J_i·v_start + Σ_j A_ij Δλ_j,
- *   the same Gauss–Seidel update up to rounding, with one multiply-subtract
- *   instead of a velocity round trip between two rows. v += Σ_j M⁻¹J_jᵀ Δλ_j
- *   is done once at the end of the unit;
+ * - a unit is consecutive contact points (a non-friction row and its
+ *   ROW_FRICTION_1/2 pair each) on the same one or two 6-wide sides with the
+ *   same directions: a manifold. Points given by geometry (solver_contact,
+ *   the step's contacts: "point units", FORM_POINTS) make units of up to
+ *   POINT_MAX points, swept one point after the other from the velocity
+ *   kept in registers. Points given by coefficients (FORM_COEFS) make units
+ *   of one or two points sharing the linear parts of J and M⁻¹Jᵀ (±d and
+ *   ±d/m, compared exactly); there every row's J_i·v is formed from the
+ *   velocity at the start of the unit, and the Δλ_j of the rows before it
+ *   are added through the couplings A_ij = J_i·M⁻¹J_jᵀ (formed once per
+ *   solve, times the row's step): J_i·v after row j is J_i·v_start +
+ *   Σ_j A_ij Δλ_j, the same Gauss–Seidel update up to rounding, and
+ *   v += Σ_j M⁻¹J_jᵀ Δλ_j once at the end of the unit;
  * - a group is LANES units on pairwise disjoint velocity entries, swept
  *   together, one unit per lane of a 4-wide vector: every operation of the
  *   update acts on the four units at once and no lane ever reads another, so
@@ -465,8 +467,8 @@ typedef struct pgs_item {
  *   the units in row order, bit for bit;
  * - a group's data is one record, field by field, each field holding its
  *   value for the four lanes (LANES doubles), so that one load gives an
- *   operand. Empty lanes and the missing second point of a 1-point unit in a
- *   2-point group have all fields zero and velocity pointing at zeros: their
+ *   operand. A group's units all have the same number of points. Empty
+ *   lanes have all fields zero and velocity pointing at zeros: their
  *   updates are exactly 0 + 0.
  *
  * Generic rows (robots, other widths, soft rows that are not contacts...)
@@ -1225,13 +1227,13 @@ static int32_t unit_color(uint64_t *used, const side_layout *l) {
  * The setup of a group of point units, every lane at once: the loop over
  * the rows only places each unit in its group and lane (its contact in
  * g->contact); when the run ends, each group's record is computed here with
- * the vector type, as point_unit_at, point_unit_fill, unit_warm and
- * point_apply compute it for one lane (the same formulas; only the order of
- * the velocity updates differs, a group at a time). Returns false when a
- * used lane's A_kk is not finite or degenerate (the test of point_unit_at):
- * the caller then sets the problem up again the lane-by-lane way, which
- * sends such a point to the generic rows. Empty lanes get zero fields and
- * impulses, and velocity pointing at dummy_v. */
+ * the vector type: the steps from A_kk + cfm (row_diag's degenerate test),
+ * the couplings of a point's normal into its friction rows, the warm start
+ * clamped as unit_warm and added to the velocity. Returns false when a used
+ * lane's A_kk is not finite or degenerate: the caller then sets the problem
+ * up again without point units (iter_prepare), the generic rows handling
+ * such a point. Empty lanes get zero fields and impulses, and velocity
+ * pointing at dummy_v. */
 typedef struct point_inputs {
   double used[LANES];
   double dir[9][LANES];
@@ -1869,8 +1871,9 @@ typedef struct unit_staging {
   bool last_color_used;
   int32_t dofs_used; /* velocity entries whose colour masks are set */
   int32_t *dof_list; /* their first entries (6 each) */
-  /* point groups get their records when the run ends (point_group_fill),
-   * else as their units are found (point_unit_fill) */
+  /* contact points make point units, whose groups get their records when
+   * the run ends (point_group_fill); else every contact goes the
+   * coefficient way */
   bool deferred;
 } unit_staging;
 
@@ -2276,8 +2279,8 @@ static int iter_prepare_pass(const solver_settings *settings, solver_problem *p,
 
 /* Sets the problem up with the point groups filled four lanes at a time,
  * or, when one of their points turns out degenerate (RUN_REDO), again from
- * the velocity as it was, lane by lane (point_unit_at then sends such a
- * point to the generic rows). */
+ * the velocity as it was, every contact from its coefficients (row_diag
+ * then finds such a row degenerate and keeps its impulse 0). */
 static int iter_prepare(const solver_settings *settings, solver_problem *p, arena *scratch,
                         bool use_units, iter_setup *out) {
   if (!p || !use_units || !LCP_UNITS || p->contact_count <= 0 || p->dof_count <= 0 || !p->velocity)

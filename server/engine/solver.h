@@ -106,7 +106,10 @@ typedef struct solver_settings {
 
 typedef struct solver_result {
   int32_t iterations; /* sweeps done */
-  double residual;    /* largest |Δλ_i|·(A_ii + cfm_i) of the last sweep, m/s */
+  /* largest |Δλ_i|·(A_ii + cfm_i) of the last sweep, m/s (the friction rows
+   * of a contact point swept from its geometry take their normal's
+   * A_nn + cfm_n as the scale) */
+  double residual;
 } solver_result;
 
 /* Each solver starts from the rows' lambda (warm start; zero for a cold start),
