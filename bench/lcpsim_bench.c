@@ -54,13 +54,26 @@ static double now_seconds(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* L or N of a body scene: the option, else the scene's default (DESIGN.md §7) */
+static int scene_size(const bench_options *o) {
+  if (o->size)
+    return (int)o->size;
+  if (strcmp(o->scene, "pyramid") == 0)
+    return 20;
+  if (strcmp(o->scene, "stack") == 0)
+    return 10;
+  if (strcmp(o->scene, "pile") == 0)
+    return 1000;
+  return 0;
+}
+
 static int build_scene(lcp_world_t *world, const bench_options *o, lcp_scene_info_t *info) {
   if (strcmp(o->scene, "pyramid") == 0)
-    return lcp_scene_pyramid(world, o->size ? o->size : 20, info);
+    return lcp_scene_pyramid(world, scene_size(o), info);
   if (strcmp(o->scene, "stack") == 0)
-    return lcp_scene_stack(world, o->size ? o->size : 10, info);
+    return lcp_scene_stack(world, scene_size(o), info);
   if (strcmp(o->scene, "pile") == 0)
-    return lcp_scene_pile(world, o->size ? o->size : 1000, info);
+    return lcp_scene_pile(world, scene_size(o), info);
   return LCP_ERR_NOT_FOUND;
 }
 
@@ -257,7 +270,7 @@ static int run_once(const bench_options *o) {
                       (p[2] - info.top_position[2]) * (p[2] - info.top_position[2]));
   printf("scene=%s size=%d bodies=%d dofs=%d steps=%d us_per_step=%.1f contacts=%.1f rows=%.1f "
          "iterations=%.2f residual=%.3g drift_m=%.4f friction=%s solver=%s",
-         o->scene, (int)(o->size ? o->size : 0), (int)info.bodies, (int)info.dofs, (int)steps,
+         o->scene, scene_size(o), (int)info.bodies, (int)info.dofs, (int)steps,
          1e6 * elapsed / steps, contacts / steps, rows / steps, iterations / steps, residual, drift,
          o->friction == LCP_FRICTION_CONE ? "cone" : "box",
          o->solver == LCP_SOLVER_PGS ? "pgs"
