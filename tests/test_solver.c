@@ -1324,6 +1324,34 @@ static void test_contact_units(void **state) {
   arena_destroy(&a);
 }
 
+/* The problem's contacts as coefficients (form 0) or as solver_contact
+ * points (form 1). */
+static void big_set_form(big_problem *bp, int form) {
+  bp->problem.contact_count = form == 1 ? bp->contact_count : 0;
+  if (form == 1) {
+    bp->problem.contacts = bp->contacts;
+    bp->problem.body_inv_mass = bp->inv_mass;
+    bp->problem.body_inv_inertia = (const double(*)[9])bp->inv_inertia;
+  }
+}
+
+/* Form 0 keeps the impulses and velocities as the reference; form 1 must
+ * give them to 1e-8 (relative beyond 1). */
+static void big_keep_or_compare(const big_problem *bp, int form, double *ref, double *vref) {
+  for (int i = 0; i < bp->problem.row_count; ++i) {
+    if (form == 0)
+      ref[i] = bp->rows[i].lambda;
+    else
+      assert_true(fabs(bp->rows[i].lambda - ref[i]) <= 1e-8 * (1.0 + fabs(ref[i])));
+  }
+  for (int k = 0; k < 6 * BODIES; ++k) {
+    if (form == 0)
+      vref[k] = bp->velocity[k];
+    else
+      assert_true(fabs(bp->velocity[k] - vref[k]) <= 1e-8 * (1.0 + fabs(vref[k])));
+  }
+}
+
 /* The big problem's contacts given as solver_contact points, their rows'
  * coefficients unwritten (NaN: any read before the solver writes them
  * shows): each solver gives the coefficient form's impulses and velocity
@@ -1353,34 +1381,18 @@ static void test_contact_points(void **state) {
         big_reset(bp);
         memcpy(bp->J, J, sizeof J);
         memcpy(bp->T, T, sizeof T);
-        bp->problem.contact_count = 0;
-        if (form == 1) {
+        if (form == 1)
           for (int k = 0; k < bp->contact_count; ++k)
             for (int m = 0; m < 3; ++m)
               for (int q = 0; q < 12; ++q)
                 bp->J[12 * (bp->contacts[k].row + m) + q] =
                     bp->T[12 * (bp->contacts[k].row + m) + q] = NAN;
-          bp->problem.contact_count = bp->contact_count;
-          bp->problem.contacts = bp->contacts;
-          bp->problem.body_inv_mass = bp->inv_mass;
-          bp->problem.body_inv_inertia = (const double(*)[9])bp->inv_inertia;
-        }
+        big_set_form(bp, form);
         int rc = kind == 2   ? solver_jacobi(&s, &bp->problem, &res, &a)
                  : kind == 3 ? solver_direct(&s, &bp->problem, &res, &a, BIG_ROWS)
                              : solver_pgs(&s, &bp->problem, &res, &a);
         assert_int_equal(rc, LCP_OK);
-        for (int i = 0; i < n; ++i) {
-          if (form == 0)
-            ref[i] = bp->rows[i].lambda;
-          else
-            assert_true(fabs(bp->rows[i].lambda - ref[i]) <= 1e-8 * (1.0 + fabs(ref[i])));
-        }
-        for (int k = 0; k < 6 * BODIES; ++k) {
-          if (form == 0)
-            vref[k] = bp->velocity[k];
-          else
-            assert_true(fabs(bp->velocity[k] - vref[k]) <= 1e-8 * (1.0 + fabs(vref[k])));
-        }
+        big_keep_or_compare(bp, form, ref, vref);
         arena_reset(&a);
       }
       if (kind > 1)
@@ -1458,28 +1470,12 @@ static void test_contact_points_degenerate(void **state) {
           bp->rows[i].lambda = bp->rows[i].kind == ROW_NORMAL ? 0.2 : 0.05;
         memcpy(bp->J, J, sizeof J);
         memcpy(bp->T, T, sizeof T);
-        bp->problem.contact_count = 0;
-        if (form == 1) {
-          bp->problem.contact_count = bp->contact_count;
-          bp->problem.contacts = bp->contacts;
-          bp->problem.body_inv_mass = bp->inv_mass;
-          bp->problem.body_inv_inertia = (const double(*)[9])bp->inv_inertia;
-        }
+        big_set_form(bp, form);
         solver_result res;
         assert_int_equal(solver_pgs(&s, &bp->problem, &res, &a), LCP_OK);
-        for (int i = 0; i < n; ++i) {
+        for (int i = 0; i < n; ++i)
           assert_true(isfinite(bp->rows[i].lambda));
-          if (form == 0)
-            ref[i] = bp->rows[i].lambda;
-          else
-            assert_true(fabs(bp->rows[i].lambda - ref[i]) <= 1e-8 * (1.0 + fabs(ref[i])));
-        }
-        for (int k = 0; k < 6 * BODIES; ++k) {
-          if (form == 0)
-            vref[k] = bp->velocity[k];
-          else
-            assert_true(fabs(bp->velocity[k] - vref[k]) <= 1e-8 * (1.0 + fabs(vref[k])));
-        }
+        big_keep_or_compare(bp, form, ref, vref);
         for (int k = 0; k < bp->contact_count; ++k)
           if (bp->contacts[k].dof[0] < 0 && bp->contacts[k].dof[1] == 6 * still)
             for (int d = 0; d < 3; ++d)

@@ -382,25 +382,29 @@ static Lcpsim__V1__RobotState *new_robot_state(lcpd_arena_t *arena, const lcp_wo
   return m;
 }
 
-/* "robot/link", a body's name, or "world" for the world body (the ground). */
-static char *contact_side_name(lcpd_arena_t *arena, const lcpd_sim_t *sim, lcp_body_id body,
-                               int32_t robot_id, int32_t link) {
-  char name[2 * LCP_NAME_MAX + 2];
+void lcpd_contact_side_name(char *name, size_t size, const lcpd_sim_t *sim, lcp_body_id body,
+                            int32_t robot_id, int32_t link) {
   if (robot_id != LCP_NULL_ID) {
     const lcpd_robot_t *robot = lcpd_sim_robot_by_id(sim, robot_id);
     if (robot && link >= 0 && link < robot->link_count)
-      snprintf(name, sizeof name, "%s/%s", robot->name, robot->link_names[link]);
+      snprintf(name, size, "%s/%s", robot->name, robot->link_names[link]);
     else
-      snprintf(name, sizeof name, "robot%d/link%d", robot_id, link);
+      snprintf(name, size, "robot%d/link%d", robot_id, link);
   } else if (body == LCP_WORLD_BODY) {
-    snprintf(name, sizeof name, "world");
+    snprintf(name, size, "world");
   } else {
     const lcpd_body_t *named = lcpd_sim_body_by_id(sim, body);
     if (named)
-      snprintf(name, sizeof name, "%s", named->name);
+      snprintf(name, size, "%s", named->name);
     else
-      snprintf(name, sizeof name, "body%d", body);
+      snprintf(name, size, "body%d", body);
   }
+}
+
+static char *contact_side_name(lcpd_arena_t *arena, const lcpd_sim_t *sim, lcp_body_id body,
+                               int32_t robot_id, int32_t link) {
+  char name[LCPD_CONTACT_SIDE_NAME_MAX];
+  lcpd_contact_side_name(name, sizeof name, sim, body, robot_id, link);
   return lcpd_arena_strdup(arena, name);
 }
 

@@ -56,6 +56,11 @@ Lcpsim__V1__Settings *lcpd_new_settings(lcpd_arena_t *arena, const lcpd_sim_t *s
 Lcpsim__V1__RobotInfo *lcpd_new_robot_info(lcpd_arena_t *arena, const lcpd_sim_t *sim,
                                            const lcpd_robot_t *robot);
 Lcpsim__V1__BodyInfo *lcpd_new_body_info(lcpd_arena_t *arena, const lcpd_body_t *body);
+/* A contact side's name in a State: "robot/link", a body's name, or
+ * "world" for the world body (the ground); cut to size. */
+enum { LCPD_CONTACT_SIDE_NAME_MAX = 2 * LCP_NAME_MAX + 2 };
+void lcpd_contact_side_name(char *name, size_t size, const lcpd_sim_t *sim, lcp_body_id body,
+                            int32_t robot_id, int32_t link);
 /* The whole state; sequence 0. */
 Lcpsim__V1__State *lcpd_new_state(lcpd_arena_t *arena, const lcpd_sim_t *sim,
                                   bool include_contacts);

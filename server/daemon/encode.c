@@ -1,5 +1,7 @@
 #include "encode.h"
 
+#include "convert.h"
+
 #include "lcpsim/robot.h"
 #include "lcpsim/v1/lcpsim.pb-c.h"
 
@@ -264,25 +266,11 @@ static void message_robot_state(lcpd_wire_t *w, const lcp_world_t *world,
   end_message(w, m);
 }
 
-/* As contact_side_name in convert.c. */
+/* A contact side's name (lcpd_contact_side_name) as string field `field`. */
 static void contact_side(lcpd_wire_t *w, uint32_t field, const lcpd_sim_t *sim, lcp_body_id body,
                          int32_t robot_id, int32_t link) {
-  char name[2 * LCP_NAME_MAX + 2];
-  if (robot_id != LCP_NULL_ID) {
-    const lcpd_robot_t *robot = lcpd_sim_robot_by_id(sim, robot_id);
-    if (robot && link >= 0 && link < robot->link_count)
-      snprintf(name, sizeof name, "%s/%s", robot->name, robot->link_names[link]);
-    else
-      snprintf(name, sizeof name, "robot%d/link%d", robot_id, link);
-  } else if (body == LCP_WORLD_BODY) {
-    snprintf(name, sizeof name, "world");
-  } else {
-    const lcpd_body_t *named = lcpd_sim_body_by_id(sim, body);
-    if (named)
-      snprintf(name, sizeof name, "%s", named->name);
-    else
-      snprintf(name, sizeof name, "body%d", body);
-  }
+  char name[LCPD_CONTACT_SIDE_NAME_MAX];
+  lcpd_contact_side_name(name, sizeof name, sim, body, robot_id, link);
   field_string(w, field, name);
 }
 
