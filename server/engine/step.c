@@ -405,6 +405,7 @@ static int stage_broadphase(lcp_world_t *world, step_context *ctx) {
 }
 
 /* ---- 3. narrow phase ---- */
+enum { NARROW_PREFETCH = 8 };
 static int stage_narrowphase(lcp_world_t *world, step_context *ctx) {
   arena *a = &world->scratch;
   ctx->manifolds = NEW(a, manifold, ctx->pair_count);
@@ -415,6 +416,15 @@ static int stage_narrowphase(lcp_world_t *world, step_context *ctx) {
   int32_t n = 0, points = 0;
   for (int32_t i = 0; i < ctx->pair_count; ++i) {
     int32_t ga = ctx->pairs[i].a, gb = ctx->pairs[i].b;
+    if (i + NARROW_PREFETCH < ctx->pair_count) {
+      /* a large world's geoms are not in the cache, and the pairs name
+       * them out of order: ask for those of a pair a few ahead */
+      const sap_pair *ahead = &ctx->pairs[i + NARROW_PREFETCH];
+      __builtin_prefetch(&world->model.geoms[ahead->a].shape);
+      __builtin_prefetch(&world->model.geoms[ahead->b].shape);
+      __builtin_prefetch(&ctx->geom_x[ahead->a]);
+      __builtin_prefetch(&ctx->geom_x[ahead->b]);
+    }
     manifold *m = &ctx->manifolds[n];
     int32_t count = collide_shapes(&world->model.geoms[ga].shape, &ctx->geom_x[ga],
                                    &world->model.geoms[gb].shape, &ctx->geom_x[gb], margin, m);
