@@ -2106,9 +2106,21 @@ static int iter_prepare_pass(const solver_settings *settings, solver_problem *p,
    * reaches them); without deferred point groups, all of them */
   const solver_contact *contacts = p->contacts;
   const int32_t contact_count = p->contact_count;
-  for (int32_t k = 0; k < contact_count; ++k)
-    if (!st.deferred || !point_unit_placeable(p, refs, &contacts[k]))
+  /* [contact_count]: will be (a point of) a point unit; found once, as a
+   * large problem's rows are not in the cache for a second look */
+  uint8_t *placeable = NULL;
+  if (st.deferred && contact_count > 0) {
+    placeable = ARENA_NEW(scratch, uint8_t, contact_count);
+    if (!placeable)
+      return LCP_ERR_NO_MEMORY;
+  }
+  for (int32_t k = 0; k < contact_count; ++k) {
+    bool unit = st.deferred && point_unit_placeable(p, refs, &contacts[k]);
+    if (placeable)
+      placeable[k] = unit;
+    if (!unit)
       contact_expand(p, &contacts[k]);
+  }
   int32_t ci = 0; /* the next contact */
 
   int32_t count = 0;
@@ -2125,7 +2137,7 @@ static int iter_prepare_pass(const solver_settings *settings, solver_problem *p,
       return rc;
     if (ci < contact_count && contacts[ci].row == i) {
       const solver_contact *c = &contacts[ci];
-      if (st.deferred && point_unit_placeable(p, refs, c)) {
+      if (placeable && placeable[ci]) {
         /* placed now, computed when the run ends (point_group_fill); the
          * next points join while they are on the same bodies with the same
          * directions (a manifold's points, as the step writes them) */
@@ -2133,7 +2145,7 @@ static int iter_prepare_pass(const solver_settings *settings, solver_problem *p,
         while (points < POINT_MAX && ci + points < contact_count &&
                c[points].row == i + 3 * points && c[points].dof[0] == c->dof[0] &&
                c[points].dof[1] == c->dof[1] && memcmp(c[points].dir, c->dir, sizeof c->dir) == 0 &&
-               point_unit_placeable(p, refs, &c[points]))
+               placeable[ci + points])
           ++points;
         side_layout sl = {.sides = 0, .dof = {-1, -1}};
         for (int s = 0; s < 2; ++s)
