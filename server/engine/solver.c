@@ -524,7 +524,7 @@ enum { C_SIZE = 9 };
  * coefficients, what they are made of: J_k·v is d_k · (relative velocity
  * of the bodies at the point) and M⁻¹J_kᵀΔλ comes from the impulse
  * P = Σ_k d_k Δλ_k, as ±P/m and ±I⁻¹(r × P) (the formulas at
- * solver_contact). They are the contacts the step writes (point_lean):
+ * solver_contact). They are the contacts the step writes (point_unit_placeable):
  * the normal bounded by [0, ∞), one cfm for the three rows, one μ for the
  * pair, friction rows without target. A third of the fields of a
  * coefficient record, which is what a sweep of a large problem waits for
@@ -570,7 +570,7 @@ typedef struct lane_group {
   /* FORM_POINTS: each lane's first contact (index into problem->contacts),
    * for point_group_fill */
   int32_t contact[LANES];
-  int32_t points; /* 1 or 2: the group's kind, */
+  int32_t points; /* 1 or 2 (coefficients), 1 to POINT_MAX (points): the group's kind, */
   int32_t form;   /*   and FORM_* */
   int32_t lanes_used;
 } lane_group;
