@@ -1488,6 +1488,43 @@ static void test_contact_points_degenerate(void **state) {
   arena_destroy(&a);
 }
 
+/* A contact given as a point with a non-finite arm, direction or inverse
+ * mass: every solver answers LCP_ERR_NUMERIC (PGS finds it while filling
+ * the point's group, and the coefficient way then meets the non-finite
+ * coefficients), without reading out of bounds. */
+static void test_contact_points_non_finite(void **state) {
+  (void)state;
+  arena a;
+  arena_init(&a);
+  rng r = {57};
+  big_problem *bp = xcalloc(1, sizeof *bp);
+  for (int what = 0; what < 3; ++what) {
+    big_make(bp, &r);
+    big_set_form(bp, 1);
+    solver_contact *c = &bp->contacts[bp->contact_count / 2];
+    if (what == 0)
+      c->arm[1][2] = NAN;
+    else if (what == 1)
+      c->dir[0][0] = INFINITY;
+    else
+      bp->inv_mass[c->dof[1] / 6] = INFINITY;
+    solver_settings s = settings_of(50, 1.0, 0.0, LCP_FRICTION_CONE);
+    solver_result res;
+    big_reset(bp);
+    assert_int_equal(solver_pgs(&s, &bp->problem, &res, &a), LCP_ERR_NUMERIC);
+    arena_reset(&a);
+    big_reset(bp);
+    s.omega = 0.2;
+    assert_int_equal(solver_jacobi(&s, &bp->problem, &res, &a), LCP_ERR_NUMERIC);
+    arena_reset(&a);
+    big_reset(bp);
+    assert_int_equal(solver_direct(&s, &bp->problem, &res, &a, BIG_ROWS), LCP_ERR_NUMERIC);
+    arena_reset(&a);
+  }
+  free(bp);
+  arena_destroy(&a);
+}
+
 /* ---- blocks: a robot's joint rows solved together ---- */
 
 /* A robot of RB_NV dofs (range [0, RB_NV), M⁻¹ a random SPD matrix) and
@@ -1789,6 +1826,7 @@ int main(void) {
       cmocka_unit_test(test_contact_units),
       cmocka_unit_test(test_contact_points),
       cmocka_unit_test(test_contact_points_degenerate),
+      cmocka_unit_test(test_contact_points_non_finite),
       cmocka_unit_test(test_robot_blocks),
       cmocka_unit_test(test_errors),
   };
