@@ -1235,7 +1235,6 @@ static int32_t unit_color(uint64_t *used, const side_layout *l) {
  * such a point. Empty lanes get zero fields and impulses, and velocity
  * pointing at dummy_v. */
 typedef struct point_inputs {
-  double used[LANES];
   double dir[9][LANES];
   double im[2][LANES];
   double ii[2][6][LANES]; /* the upper triangle: xx xy xz yy yz zz */
@@ -1250,7 +1249,6 @@ static ALWAYS_INLINE void point_inputs_gather(const solver_problem *p, lane_grou
                                               double *dummy_v, point_inputs *in, const int K) {
   for (int32_t k = 0; k < g->lanes_used; ++k) {
     const solver_contact *c = &p->contacts[g->contact[k]];
-    in->used[k] = 1.0;
 #pragma GCC unroll 3
     for (int d = 0; d < 3; ++d)
 #pragma GCC unroll 3
@@ -1290,19 +1288,21 @@ static ALWAYS_INLINE void point_inputs_gather(const solver_problem *p, lane_grou
   }
   /* empty lanes: zeros (their velocity already points at dummy_v) */
   for (int32_t k = g->lanes_used; k < LANES; ++k) {
-    double *fields = &in->used[0];
+    double *fields = &in->dir[0][0];
     for (size_t f = 0; f < sizeof *in / sizeof(double); f += LANES)
       fields[f + (size_t)k] = 0.0;
   }
 }
 
-/* What a point contributes to A (point_terms, lane-wise): per side s and
- * direction k, c[s][k] = r_s × d_k and t[s][k] = I_s⁻¹ c[s][k]. */
+/* What a point contributes to A, lane-wise: per side s and direction k,
+ * c[s][k] = r_s × d_k and t[s][k] = I_s⁻¹ c[s][k], so that A_jk of two of
+ * its rows is Σ_s (d_j·d_k)/m_s + c_j·t_k. */
 typedef struct point_terms4 {
   vd4 c[2][3][3], t[2][3][3];
 } point_terms4;
 
-/* J_j · M⁻¹J_kᵀ for row j of point a and row k of point b (point_cross) */
+/* J_j · M⁻¹J_kᵀ for row j of point a and row k of point b, on the same
+ * sides, with dd = d_j·d_k (an absent side's terms are zeros) */
 static ALWAYS_INLINE vd4 point_cross4(const vd4 im[2], const point_terms4 *a, int j,
                                       const point_terms4 *b, int k, vd4 dd) {
   vd4 s0 =
@@ -1320,7 +1320,8 @@ static ALWAYS_INLINE bool point_group_fill(const solver_problem *p, lane_group *
   point_inputs_gather(p, g, dummy_v, &in, K);
   double *rec = g->rec;
   const vd4 zero = splat4(0.0), one = splat4(1.0), w = splat4(omega);
-  const vi4 used = ld4(in.used) != zero;
+  const long long n = g->lanes_used;
+  const vi4 used = (vi4){0, 1, 2, 3} < (vi4){n, n, n, n}; /* the lanes holding a unit */
 #define PUT(f, x) st4(rec + LANES * (f), (x))
   /* the inverse inertias as the sweep uses them: the upper triangle */
   vd4 D[3][3], im[2], ii[2][9];
@@ -1965,16 +1966,15 @@ static int unit_run_end(iter_setup *s, unit_staging *st, uint64_t *used, const r
             return LCP_ERR_NO_MEMORY;
           if (!rc->fill(rc->p, g, rc->omega, rc->cone, rc->dummy_v))
             return RUN_REDO;
-          s->groups[s->group_count] = *g;
-          ops_add(s, OP_GROUPS, s->group_count++);
-          continue;
-        }
+        } else
 #endif
-        for (int32_t l = g->lanes_used; l < LANES; ++l) {
-          for (int32_t f = 0; f < fields; ++f)
-            g->rec[LANES * f + l] = 0.0;
-          for (int32_t f = 0; f < 3 * g->points; ++f)
-            g->lam[LANES * f + l] = 0.0;
+        {
+          for (int32_t l = g->lanes_used; l < LANES; ++l) {
+            for (int32_t f = 0; f < fields; ++f)
+              g->rec[LANES * f + l] = 0.0;
+            for (int32_t f = 0; f < 3 * g->points; ++f)
+              g->lam[LANES * f + l] = 0.0;
+          }
         }
         s->groups[s->group_count] = *g;
         ops_add(s, OP_GROUPS, s->group_count++);

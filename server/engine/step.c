@@ -442,7 +442,7 @@ static int stage_narrowphase(lcp_world_t *world, step_context *ctx) {
 /* ---- 4. rows ---- */
 
 /* The last step's manifold of geoms (a, b), or NULL. The manifolds of a
- * step come in the cache's order (see stage_cache), so the search starts
+ * step come in the cache's order (see store_contacts), so the search starts
  * where the previous one ended (*cursor): in a large world a binary search
  * per manifold reads the cache from all over memory. */
 static const cached_manifold *cache_find(const world_state *state, lcp_geom_id a, lcp_geom_id b,
