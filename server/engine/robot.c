@@ -95,6 +95,7 @@ static int reserve_robot(lcp_world_t *world) {
 
 int lcp_robot_add(lcp_world_t *world, const lcp_robot_def_t *def, const double base_position[3],
                   const double base_orientation[4], lcp_robot_id *out_id) {
+  world_discard_prepared_step(world);
   if (!def || !def->links || def->link_count < 1)
     return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "robot definition is empty");
   double zero[3] = {0, 0, 0}, identity[4] = {1, 0, 0, 0};
@@ -214,6 +215,7 @@ int lcp_robot_add(lcp_world_t *world, const lcp_robot_def_t *def, const double b
 }
 
 int lcp_robot_remove(lcp_world_t *world, lcp_robot_id id) {
+  world_discard_prepared_step(world);
   int32_t slot;
   int rc = find_robot(world, id, &slot);
   if (rc != LCP_OK)
@@ -352,6 +354,7 @@ int lcp_robot_get_qd(const lcp_world_t *world, lcp_robot_id id, double *qd, int3
 }
 
 int lcp_robot_set_q(lcp_world_t *world, lcp_robot_id id, const double *q, int32_t nq) {
+  world_discard_prepared_step(world);
   int32_t slot;
   int rc = find_robot(world, id, &slot);
   if (rc != LCP_OK)
@@ -373,6 +376,7 @@ int lcp_robot_set_q(lcp_world_t *world, lcp_robot_id id, const double *q, int32_
 }
 
 int lcp_robot_set_qd(lcp_world_t *world, lcp_robot_id id, const double *qd, int32_t nv) {
+  world_discard_prepared_step(world);
   int32_t slot;
   int rc = find_robot(world, id, &slot);
   if (rc != LCP_OK)
@@ -420,6 +424,7 @@ int lcp_robot_get_link_velocity(const lcp_world_t *world, lcp_robot_id id, int32
 
 int lcp_robot_apply_generalized_force(lcp_world_t *world, lcp_robot_id id, const double *f,
                                       int32_t nv) {
+  world_discard_prepared_step(world);
   int32_t slot;
   int rc = find_robot(world, id, &slot);
   if (rc != LCP_OK)
@@ -436,6 +441,7 @@ int lcp_robot_apply_generalized_force(lcp_world_t *world, lcp_robot_id id, const
 
 int lcp_robot_apply_link_force(lcp_world_t *world, lcp_robot_id id, int32_t link,
                                const double force[3], const double point[3]) {
+  world_discard_prepared_step(world);
   int32_t slot;
   int rc = find_robot(world, id, &slot);
   if (rc != LCP_OK)
@@ -455,6 +461,7 @@ int lcp_robot_apply_link_force(lcp_world_t *world, lcp_robot_id id, int32_t link
 }
 
 int lcp_robot_mass_matrix(const lcp_world_t *world, lcp_robot_id id, double *M, int32_t nv) {
+  world_discard_prepared_step((lcp_world_t *)world);
   int32_t slot;
   const robot_model *r = robot_at(world, id, &slot);
   if (!r)
@@ -471,6 +478,7 @@ int lcp_robot_mass_matrix(const lcp_world_t *world, lcp_robot_id id, double *M, 
 
 int lcp_robot_inverse_dynamics(const lcp_world_t *world, lcp_robot_id id, const double *qdd,
                                double *tau, int32_t nv) {
+  world_discard_prepared_step((lcp_world_t *)world);
   int32_t slot;
   const robot_model *r = robot_at(world, id, &slot);
   if (!r)
@@ -486,6 +494,7 @@ int lcp_robot_inverse_dynamics(const lcp_world_t *world, lcp_robot_id id, const 
 
 int lcp_robot_forward_dynamics(const lcp_world_t *world, lcp_robot_id id, const double *tau,
                                double *qdd, int32_t nv) {
+  world_discard_prepared_step((lcp_world_t *)world);
   int32_t slot;
   const robot_model *r = robot_at(world, id, &slot);
   if (!r)

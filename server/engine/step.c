@@ -2,7 +2,17 @@
  * stage a function of the world and the step's scratch context, each timed.
  *
  * Nothing in the world's state changes before the integrate stage, so a step
- * that fails (out of memory, a non-finite solve) leaves the world as it was. */
+ * that fails (out of memory, a non-finite solve) leaves the world as it was.
+ *
+ * The stages before the solve (kinematics, broad phase, narrow phase, rows)
+ * can run ahead, in lcp_world_prepare_step: a server waiting for its
+ * client's next control tick does them while it waits. Of what a client
+ * changes between ticks, only the joint controllers' targets and gains can
+ * then be changed without discarding that work, and those enter the front
+ * stages only through the controller rows' values, which the step rebuilds
+ * (refresh_control_rows). Whatever else changes the world discards it
+ * (world_discard_prepared_step). Either way the step computes the same
+ * numbers in the same order: its result is bitwise the same. */
 #include "solver.h"
 #include "world_internal.h"
 
@@ -47,6 +57,10 @@ typedef struct step_context {
   double *u_free;  /* [dof_count] velocities before constraints */
   uint8_t *pushed; /* [body_count] a constraint impulse acted on it this step */
   int32_t warm_started;
+  /* Set by lcp_world_prepare_step: */
+  double **gravity_torque;        /* [robot_count][nv] g(q) when compensated, else NULL */
+  lcp_control_mode_t **modes;     /* [robot_count][joint_count] the controllers' modes */
+  lcp_step_stats_t prepared_stats; /* the front stages' times */
 } step_context;
 
 static double now_seconds(void) {
@@ -63,6 +77,17 @@ static double joint_effort_limit(const joint_model *joint, const lcp_joint_contr
   if (control->effort_limit > 0.0)
     return control->effort_limit;
   return joint->effort_limit > 0.0 ? joint->effort_limit : INFINITY;
+}
+
+/* The feed-forward joint force — the torque-mode torque plus the gravity
+ * compensation g(q) — is the motor's, so it is held to the effort limit too
+ * (and the PD row's bounds leave room only for the rest, joint_rows). */
+static double joint_feedforward(const joint_model *joint, const lcp_joint_control_t *control,
+                                const double *gravity_torque, int32_t v) {
+  double wanted = (control->mode == LCP_CONTROL_TORQUE ? control->torque : 0.0) +
+                  (gravity_torque ? gravity_torque[v] : 0.0);
+  double limit = joint_effort_limit(joint, control);
+  return fmin(fmax(wanted, -limit), limit);
 }
 
 /* A wrench [F; τ_P] about the point P, moved to the world origin: τ + P × F. */
@@ -124,6 +149,7 @@ static int robot_dynamics(lcp_world_t *world, step_context *ctx, int32_t r) {
   }
   memcpy(tau, st->force, sizeof(double) * (size_t)nv);
   double *gravity_torque = NULL;
+  ctx->gravity_torque[r] = NULL;
   if (st->gravity_compensation) {
     /* g(q) by Newton–Euler at rest; only the joints' part is applied: the
      * base is not actuated. */
@@ -132,17 +158,11 @@ static int robot_dynamics(lcp_world_t *world, step_context *ctx, int32_t r) {
     if (!rest || !gravity_torque)
       return LCP_ERR_NO_MEMORY;
     mb_inverse_dynamics(mb, st->q, rest, NULL, g, d, gravity_torque);
+    ctx->gravity_torque[r] = gravity_torque;
   }
-  /* The feed-forward joint force — the torque-mode torque plus the gravity
-   * compensation — is the motor's, so it is held to the effort limit too
-   * (and the PD row's bounds leave room only for the rest, joint_rows). */
   for (int32_t j = 0; j < nj; ++j) {
-    const lcp_joint_control_t *c = &st->control[j];
     int32_t v = mb->links[rm->joints[j].link].v_index;
-    double wanted = (c->mode == LCP_CONTROL_TORQUE ? c->torque : 0.0) +
-                    (gravity_torque ? gravity_torque[v] : 0.0);
-    double limit = joint_effort_limit(&rm->joints[j], c);
-    applied[j] = fmin(fmax(wanted, -limit), limit);
+    applied[j] = joint_feedforward(&rm->joints[j], &st->control[j], gravity_torque, v);
     tau[v] += applied[j];
   }
   mb_forward_dynamics(mb, st->q, st->qd, tau, st->link_wrench, g, d, qdd);
@@ -183,7 +203,8 @@ static int stage_kinematics(lcp_world_t *world, step_context *ctx) {
   ctx->robot_tau = NEW(a, double *, nr);
   ctx->robot_qdd = NEW(a, double *, nr);
   ctx->robot_free = NEW(a, uint8_t, nr);
-  if (!ctx->body_x || !ctx->inv_inertia_world || !ctx->body_dof || !ctx->geom_body ||
+  ctx->gravity_torque = NEW(a, double *, nr);
+  if (!ctx->gravity_torque || !ctx->body_x || !ctx->inv_inertia_world || !ctx->body_dof || !ctx->geom_body ||
       !ctx->geom_robot || !ctx->geom_link || !ctx->geom_static || !ctx->geom_x || !ctx->geom_lo ||
       !ctx->geom_hi || !ctx->robot_dof || !ctx->link_moves || !ctx->feedforward ||
       !ctx->joint_rows || !ctx->robot_momentum || !ctx->robot_tau || !ctx->robot_qdd ||
@@ -667,6 +688,24 @@ static solver_row *add_joint_row(solver_problem *p, int32_t *r, const step_conte
   return row;
 }
 
+/* The implicit PD controller's row (DESIGN.md §5): λ = h τ with
+ * τ = kp (q* − q − h qd⁺) + kd (qd* − qd⁺) is the soft row w = qd⁺,
+ * w_ref = (kp (q* − q) + kd qd*)/(h kp + kd), cfm = 1/(h (h kp + kd)),
+ * |λ| ≤ h τmax less the feed-forward force the motor already gives. */
+typedef struct control_row {
+  double target, cfm, lo, hi;
+} control_row;
+
+static control_row control_row_values(double h, const joint_model *joint,
+                                      const lcp_joint_control_t *c, double q, double feedforward) {
+  double kp = c->mode == LCP_CONTROL_POSITION ? c->kp : 0.0, kd = c->kd;
+  double stiffness = h * kp + kd;
+  double limit = joint_effort_limit(joint, c);
+  return (control_row){(kp * (c->position - q) + kd * c->velocity) / stiffness,
+                       1.0 / (h * stiffness), -h * (limit + feedforward),
+                       h * (limit - feedforward)};
+}
+
 /* The rows of every movable joint: position limits (unilateral, Baumgarte),
  * viscous damping (cfm = 1/(h b): λ = −h b qd⁺), Coulomb friction (|λ| ≤ h f)
  * and the implicit PD controller (DESIGN.md §5). They share the coefficients
@@ -732,16 +771,10 @@ static int32_t joint_rows(lcp_world_t *world, step_context *ctx, int32_t robot, 
                     warm[JOINT_ROW_FRICTION]);
     }
     if (controlled) {
-      /* DESIGN.md §5: λ = h τ with τ = kp (q* − q − h qd⁺) + kd (qd* − qd⁺)
-       * is the soft row w = qd⁺, w_ref = (kp (q* − q) + kd qd*)/(h kp + kd),
-       * cfm = 1/(h (h kp + kd)), |λ| ≤ h τmax. */
-      double kp = c->mode == LCP_CONTROL_POSITION ? c->kp : 0.0, kd = c->kd;
-      double stiffness = h * kp + kd;
-      double target = (kp * (c->position - q) + kd * c->velocity) / stiffness;
-      double limit = joint_effort_limit(joint, c), feedforward = ctx->feedforward[robot][j];
+      control_row v = control_row_values(h, joint, c, q, ctx->feedforward[robot][j]);
       mine[JOINT_ROW_CONTROL] = r;
-      add_joint_row(p, &r, ctx, robot, nv, plus, target, 1.0 / (h * stiffness),
-                    -h * (limit + feedforward), h * (limit - feedforward), warm[JOINT_ROW_CONTROL]);
+      add_joint_row(p, &r, ctx, robot, nv, plus, v.target, v.cfm, v.lo, v.hi,
+                    warm[JOINT_ROW_CONTROL]);
     }
   }
   return r;
@@ -1129,43 +1162,179 @@ static int store_contacts(lcp_world_t *world, step_context *ctx) {
   return LCP_OK;
 }
 
-int lcp_world_step(lcp_world_t *world) {
-  if (!world)
-    return LCP_ERR_INVALID_ARGUMENT;
-  step_context ctx = {
+/* ---- the step ---- */
+
+static void step_context_init(lcp_world_t *world, step_context *ctx) {
+  *ctx = (step_context){
       .settings = &world->model.settings,
       .body_count = world->model.body_count,
       .geom_count = world->model.geom_count,
       .robot_count = world->model.robot_count,
   };
-  lcp_step_stats_t stats = {0};
-  solver_result solve = {0, 0.0};
-  double t_begin = now_seconds(), t = t_begin, t_next;
+}
+
+/* The stages before the solve, timed into stats. */
+static int run_front_stages(lcp_world_t *world, step_context *ctx, lcp_step_stats_t *stats) {
+  double t = now_seconds(), t_next;
   int rc = LCP_OK;
 #define RUN_STAGE(stage, call)                                                                     \
   do {                                                                                             \
     if (rc == LCP_OK)                                                                              \
       rc = (call);                                                                                 \
     t_next = now_seconds();                                                                        \
-    stats.stage_seconds[stage] = t_next - t;                                                       \
+    stats->stage_seconds[stage] = t_next - t;                                                      \
     t = t_next;                                                                                    \
   } while (0)
-  RUN_STAGE(LCP_STAGE_KINEMATICS, stage_kinematics(world, &ctx));
-  RUN_STAGE(LCP_STAGE_BROADPHASE, stage_broadphase(world, &ctx));
-  RUN_STAGE(LCP_STAGE_NARROWPHASE, stage_narrowphase(world, &ctx));
-  RUN_STAGE(LCP_STAGE_ROWS, stage_rows(world, &ctx));
-  RUN_STAGE(LCP_STAGE_SOLVE, stage_solve(world, &ctx, &solve));
+  RUN_STAGE(LCP_STAGE_KINEMATICS, stage_kinematics(world, ctx));
+  RUN_STAGE(LCP_STAGE_BROADPHASE, stage_broadphase(world, ctx));
+  RUN_STAGE(LCP_STAGE_NARROWPHASE, stage_narrowphase(world, ctx));
+  RUN_STAGE(LCP_STAGE_ROWS, stage_rows(world, ctx));
+#undef RUN_STAGE
+  return rc;
+}
+
+/* Do the controllers still give the front stages what they gave when they
+ * ran ahead? Their modes decide which rows exist, and the feed-forward
+ * force enters the free velocities; both must be as they were (the force
+ * bitwise). Targets, gains and effort limits may differ: they enter only
+ * the controller rows' values (refresh_control_rows). */
+static bool prepared_controls_hold(const lcp_world_t *world, const step_context *ctx) {
+  for (int32_t r = 0; r < ctx->robot_count; ++r) {
+    const robot_model *rm = &world->model.robots[r];
+    const robot_state *st = &world->state.robots[r];
+    if (st->gravity_compensation != (ctx->gravity_torque[r] != NULL))
+      return false;
+    for (int32_t j = 0; j < rm->mb.joint_count; ++j) {
+      const lcp_joint_control_t *c = &st->control[j];
+      int32_t v = rm->mb.links[rm->joints[j].link].v_index;
+      double feedforward = joint_feedforward(&rm->joints[j], c, ctx->gravity_torque[r], v);
+      if (c->mode != ctx->modes[r][j] ||
+          memcmp(&feedforward, &ctx->feedforward[r][j], sizeof feedforward) != 0)
+        return false;
+    }
+  }
+  return true;
+}
+
+/* The controller rows' values from the controls now (joint_rows wrote them
+ * from the controls when the front stages ran). */
+static void refresh_control_rows(lcp_world_t *world, step_context *ctx) {
+  double h = ctx->settings->timestep;
+  for (int32_t r = 0; r < ctx->robot_count; ++r) {
+    const robot_model *rm = &world->model.robots[r];
+    const robot_state *st = &world->state.robots[r];
+    for (int32_t j = 0; j < rm->mb.joint_count; ++j) {
+      int32_t index = ctx->joint_rows[r][JOINT_ROW_KINDS * j + JOINT_ROW_CONTROL];
+      if (index < 0)
+        continue;
+      const joint_model *joint = &rm->joints[j];
+      double q = st->q[rm->mb.links[joint->link].q_index];
+      control_row v = control_row_values(h, joint, &st->control[j], q, ctx->feedforward[r][j]);
+      solver_row *row = &ctx->problem.rows[index];
+      row->target = v.target;
+      row->cfm = v.cfm;
+      row->lo = v.lo;
+      row->hi = v.hi;
+      row->lambda = fmin(fmax(st->joint_impulse[JOINT_ROW_KINDS * j + JOINT_ROW_CONTROL], v.lo), v.hi);
+    }
+  }
+}
+
+void world_discard_prepared_step(lcp_world_t *world) {
+  if (!world->prepared_step)
+    return;
+  world->prepared_step = NULL;
+  arena_reset(&world->scratch);
+}
+
+int lcp_world_prepare_step(lcp_world_t *world) {
+  if (!world)
+    return LCP_ERR_INVALID_ARGUMENT;
+  if (world->prepared_step)
+    return LCP_OK;
+  arena *a = &world->scratch;
+  step_context *ctx = NEW(a, step_context, 1);
+  if (!ctx) {
+    arena_reset(a);
+    return world_fail(world, LCP_ERR_NO_MEMORY, "preparing the step: out of memory");
+  }
+  step_context_init(world, ctx);
+  lcp_step_stats_t stats = {0};
+  int rc = run_front_stages(world, ctx, &stats);
   if (rc == LCP_OK) {
-    ctx.pushed =
-        arena_calloc(&world->scratch, (size_t)(ctx.body_count > 0 ? ctx.body_count : 1), 1);
-    if (!ctx.pushed)
+    ctx->modes = NEW(a, lcp_control_mode_t *, ctx->robot_count);
+    rc = ctx->modes ? LCP_OK : LCP_ERR_NO_MEMORY;
+  }
+  for (int32_t r = 0; rc == LCP_OK && r < ctx->robot_count; ++r) {
+    int32_t joints = world->model.robots[r].mb.joint_count;
+    ctx->modes[r] = NEW(a, lcp_control_mode_t, joints);
+    if (!ctx->modes[r]) {
+      rc = LCP_ERR_NO_MEMORY;
+      break;
+    }
+    for (int32_t j = 0; j < joints; ++j)
+      ctx->modes[r][j] = world->state.robots[r].control[j].mode;
+  }
+  if (rc != LCP_OK) {
+    arena_reset(a);
+    return world_fail(world, rc, "preparing the step failed: %s", lcp_status_string(rc));
+  }
+  ctx->prepared_stats = stats;
+  world->prepared_step = ctx;
+  return LCP_OK;
+}
+
+int lcp_world_step(lcp_world_t *world) {
+  if (!world)
+    return LCP_ERR_INVALID_ARGUMENT;
+  double t_begin = now_seconds();
+  step_context local, *ctx = world->prepared_step;
+  world->prepared_step = NULL;
+  if (ctx && !prepared_controls_hold(world, ctx)) {
+    arena_reset(&world->scratch);
+    ctx = NULL;
+  }
+  lcp_step_stats_t stats = {0};
+  double front_seconds = 0.0;
+  int rc = LCP_OK;
+  if (ctx) {
+    stats = ctx->prepared_stats;
+    for (int k = LCP_STAGE_KINEMATICS; k <= LCP_STAGE_ROWS; ++k)
+      front_seconds += stats.stage_seconds[k];
+    refresh_control_rows(world, ctx);
+  } else {
+    ctx = &local;
+    step_context_init(world, ctx);
+    rc = run_front_stages(world, ctx, &stats);
+  }
+  solver_result solve = {0, 0.0};
+  double t = now_seconds();
+  if (rc == LCP_OK)
+    rc = stage_solve(world, ctx, &solve);
+  double t_next = now_seconds();
+  stats.stage_seconds[LCP_STAGE_SOLVE] = t_next - t;
+  t = t_next;
+  if (rc == LCP_OK) {
+    ctx->pushed =
+        arena_calloc(&world->scratch, (size_t)(ctx->body_count > 0 ? ctx->body_count : 1), 1);
+    if (!ctx->pushed)
       rc = LCP_ERR_NO_MEMORY;
   }
   if (rc == LCP_OK)
-    rc = store_contacts(world, &ctx);
-  RUN_STAGE(LCP_STAGE_INTEGRATE,
-            (stage_integrate(world, &ctx), integrate_robots(world, &ctx), LCP_OK));
-#undef RUN_STAGE
+    rc = store_contacts(world, ctx);
+  if (rc == LCP_OK) {
+    stage_integrate(world, ctx);
+    integrate_robots(world, ctx);
+  }
+  stats.stage_seconds[LCP_STAGE_INTEGRATE] = now_seconds() - t;
+  stats.pairs = ctx->pair_count;
+  stats.manifolds = ctx->manifold_count;
+  stats.contacts = ctx->contact_count;
+  stats.rows = ctx->problem.row_count;
+  stats.iterations = solve.iterations;
+  stats.residual = solve.residual;
+  stats.warm_started = ctx->warm_started;
+  /* ctx may live in the scratch arena: nothing of it is read after this. */
   arena_reset(&world->scratch);
   if (rc != LCP_OK) {
     if (rc == LCP_ERR_NUMERIC)
@@ -1175,14 +1344,8 @@ int lcp_world_step(lcp_world_t *world) {
   }
   world->state.time += world->model.settings.timestep;
   world->state.step_count++;
-  stats.pairs = ctx.pair_count;
-  stats.manifolds = ctx.manifold_count;
-  stats.contacts = ctx.contact_count;
-  stats.rows = ctx.problem.row_count;
-  stats.iterations = solve.iterations;
-  stats.residual = solve.residual;
-  stats.warm_started = ctx.warm_started;
-  stats.step_seconds = now_seconds() - t_begin;
+  /* A prepared step's front stages ran before this call: counted here too. */
+  stats.step_seconds = front_seconds + (now_seconds() - t_begin);
   world->stats = stats;
   return LCP_OK;
 }
