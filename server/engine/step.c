@@ -58,8 +58,8 @@ typedef struct step_context {
   uint8_t *pushed; /* [body_count] a constraint impulse acted on it this step */
   int32_t warm_started;
   /* Set by lcp_world_prepare_step: */
-  double **gravity_torque;        /* [robot_count][nv] g(q) when compensated, else NULL */
-  lcp_control_mode_t **modes;     /* [robot_count][joint_count] the controllers' modes */
+  double **gravity_torque;         /* [robot_count][nv] g(q) when compensated, else NULL */
+  lcp_control_mode_t **modes;      /* [robot_count][joint_count] the controllers' modes */
   lcp_step_stats_t prepared_stats; /* the front stages' times */
 } step_context;
 
@@ -204,9 +204,9 @@ static int stage_kinematics(lcp_world_t *world, step_context *ctx) {
   ctx->robot_qdd = NEW(a, double *, nr);
   ctx->robot_free = NEW(a, uint8_t, nr);
   ctx->gravity_torque = NEW(a, double *, nr);
-  if (!ctx->gravity_torque || !ctx->body_x || !ctx->inv_inertia_world || !ctx->body_dof || !ctx->geom_body ||
-      !ctx->geom_robot || !ctx->geom_link || !ctx->geom_static || !ctx->geom_x || !ctx->geom_lo ||
-      !ctx->geom_hi || !ctx->robot_dof || !ctx->link_moves || !ctx->feedforward ||
+  if (!ctx->gravity_torque || !ctx->body_x || !ctx->inv_inertia_world || !ctx->body_dof ||
+      !ctx->geom_body || !ctx->geom_robot || !ctx->geom_link || !ctx->geom_static || !ctx->geom_x ||
+      !ctx->geom_lo || !ctx->geom_hi || !ctx->robot_dof || !ctx->link_moves || !ctx->feedforward ||
       !ctx->joint_rows || !ctx->robot_momentum || !ctx->robot_tau || !ctx->robot_qdd ||
       !ctx->robot_free)
     return LCP_ERR_NO_MEMORY;
@@ -1235,7 +1235,8 @@ static void refresh_control_rows(lcp_world_t *world, step_context *ctx) {
       row->cfm = v.cfm;
       row->lo = v.lo;
       row->hi = v.hi;
-      row->lambda = fmin(fmax(st->joint_impulse[JOINT_ROW_KINDS * j + JOINT_ROW_CONTROL], v.lo), v.hi);
+      row->lambda =
+          fmin(fmax(st->joint_impulse[JOINT_ROW_KINDS * j + JOINT_ROW_CONTROL], v.lo), v.hi);
     }
   }
 }
@@ -1299,6 +1300,7 @@ int lcp_world_step(lcp_world_t *world) {
   int rc = LCP_OK;
   if (ctx) {
     stats = ctx->prepared_stats;
+    stats.prepared = true;
     for (int k = LCP_STAGE_KINEMATICS; k <= LCP_STAGE_ROWS; ++k)
       front_seconds += stats.stage_seconds[k];
     refresh_control_rows(world, ctx);

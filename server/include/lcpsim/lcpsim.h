@@ -236,6 +236,7 @@ typedef struct lcp_step_stats {
   int32_t warm_started; /* contact points that reused last step's impulses */
   double stage_seconds[LCP_STAGE_COUNT];
   double step_seconds;
+  bool prepared; /* the stages before the solve ran ahead (lcp_world_prepare_step) */
 } lcp_step_stats_t;
 void lcp_world_get_stats(const lcp_world_t *world, lcp_step_stats_t *out);
 
