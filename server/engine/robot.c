@@ -193,6 +193,7 @@ int lcp_robot_add(lcp_world_t *world, const lcp_robot_def_t *def, const double b
   world->state.robots[slot] = state;
   world->robot_data[slot] = data;
   world->model.robot_count++;
+  world->layout_hash_valid = false;
   mb_kinematics(&world->model.robots[slot].mb, state.q, state.qd, &world->robot_data[slot]);
   /* Geoms, owned by their links. */
   for (int32_t i = 0; i < def->link_count; ++i) {
@@ -232,6 +233,7 @@ int lcp_robot_remove(lcp_world_t *world, lcp_robot_id id) {
   memmove(&world->robot_data[slot], &world->robot_data[slot + 1],
           (size_t)tail * sizeof *world->robot_data);
   m->robot_count--;
+  world->layout_hash_valid = false;
   return LCP_OK;
 }
 

@@ -305,6 +305,7 @@ int lcp_body_add(lcp_world_t *world, const lcp_body_def_t *def, lcp_body_id *out
 
   m.id = model->next_body_id++;
   int32_t slot = model->body_count++;
+  world->layout_hash_valid = false;
   model->bodies[slot] = m;
   model->body_slot_of_id[m.id] = slot;
   world->state.bodies[slot] = (body_state){
@@ -344,6 +345,7 @@ void world_remove_geom_slot(lcp_world_t *world, int32_t slot) {
   memmove(&model->geoms[slot], &model->geoms[slot + 1],
           (size_t)(model->geom_count - slot - 1) * sizeof(geom_model));
   model->geom_count--;
+  world->layout_hash_valid = false;
 }
 
 int lcp_body_remove(lcp_world_t *world, lcp_body_id id) {
@@ -364,6 +366,7 @@ int lcp_body_remove(lcp_world_t *world, lcp_body_id id) {
   memmove(&world->state.bodies[slot], &world->state.bodies[slot + 1],
           (size_t)tail * sizeof(body_state));
   model->body_count--;
+  world->layout_hash_valid = false;
   model->body_slot_of_id[id] = -1;
   for (int32_t s = slot; s < model->body_count; ++s)
     model->body_slot_of_id[model->bodies[s].id] = s;
@@ -612,6 +615,7 @@ int world_add_geom(lcp_world_t *world, const lcp_geom_def_t *def, lcp_body_id bo
     return rc;
   g.id = model->next_geom_id++;
   model->geoms[model->geom_count++] = g;
+  world->layout_hash_valid = false;
   if (out_id)
     *out_id = g.id;
   return LCP_OK;
@@ -795,8 +799,10 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
 #define FNV_OFFSET 14695981039346656037ull
 
 /* The identity of the model a state belongs to: body ids and types, geom ids
- * and owners. */
+ * and owners. Kept until the model changes (every save and restore asks). */
 static uint64_t layout_signature(const lcp_world_t *world) {
+  if (world->layout_hash_valid)
+    return world->layout_hash;
   uint64_t h = FNV_OFFSET;
   for (int32_t i = 0; i < world->model.body_count; ++i) {
     const body_model *b = &world->model.bodies[i];
@@ -818,6 +824,10 @@ static uint64_t layout_signature(const lcp_world_t *world) {
     h = fnv1a(h, &r->mb.nv, sizeof r->mb.nv);
     h = fnv1a(h, &r->mb.link_count, sizeof r->mb.link_count);
   }
+  /* a cache of the model, not part of it: const callers may fill it */
+  lcp_world_t *cache = (lcp_world_t *)world;
+  cache->layout_hash = h;
+  cache->layout_hash_valid = true;
   return h;
 }
 

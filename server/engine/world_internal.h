@@ -145,6 +145,10 @@ struct lcp_world {
   /* The next step's front stages, run ahead by lcp_world_prepare_step (a
    * step_context in the scratch arena), or NULL. */
   void *prepared_step;
+  /* The layout hash of snapshots (world.c), valid until bodies, geoms or
+   * robots are added or removed. */
+  uint64_t layout_hash;
+  bool layout_hash_valid;
   lcp_step_stats_t stats;
   /* the last step's contacts, for lcp_world_get_contacts */
   int32_t contact_count;
