@@ -32,6 +32,7 @@ void lcpd_call_init(lcpd_call_t *call, size_t decode_budget, size_t reply_limit,
                     uint64_t slice_ns) {
   *call = (lcpd_call_t){.decode_budget = decode_budget, .slice_ns = slice_ns};
   lcpd_arena_init(&call->arena, reply_limit);
+  lcpd_budget_init(&call->budget, decode_budget);
   lcpd_wire_init(&call->wire, reply_limit);
   lcpsim__v1__reply__init(&call->reply);
   lcpsim__v1__status__init(&call->status);
@@ -785,7 +786,7 @@ bool lcpd_call_start(lcpd_call_t *call, lcpd_sim_t *sim, const void *data, size_
   lcpsim__v1__reply__init(&call->reply);
   lcpsim__v1__status__init(&call->status);
   call->reply.status = &call->status;
-  lcpd_budget_init(&call->budget, call->decode_budget);
+  lcpd_budget_reset(&call->budget);
   call->request = lcpsim__v1__request__unpack(&call->budget.allocator, size, data);
   if (!call->request) {
     if (call->budget.exhausted)
@@ -838,13 +839,14 @@ void lcpd_call_destroy(lcpd_call_t *call) {
   call->undo = NULL;
   call->undo_capacity = 0;
   lcpd_arena_destroy(&call->arena);
+  lcpd_budget_destroy(&call->budget);
   lcpd_wire_destroy(&call->wire);
 }
 
 void lcpd_call_finish(lcpd_call_t *call) {
-  if (call->request)
-    lcpsim__v1__request__free_unpacked(call->request, &call->budget.allocator);
+  /* the decoded request is in the budget's memory: freed whole */
   call->request = NULL;
+  lcpd_budget_reset(&call->budget);
   drop_undo(call);
   call->stepping = false;
   call->encoded = false;

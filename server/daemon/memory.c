@@ -4,48 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- budget ---- */
-
-/* Each block carries its size in front so that free can give it back. The
- * header keeps the payload aligned as malloc's would be. */
-typedef union budget_header {
-  size_t size;
-  max_align_t align;
-} budget_header;
-
-static void *budget_alloc(void *data, size_t size) {
-  lcpd_budget_t *budget = data;
-  size_t need = size + sizeof(budget_header);
-  if (size > budget->limit || need > budget->limit - budget->used) {
-    budget->exhausted = true;
-    return NULL;
-  }
-  budget_header *block = malloc(need);
-  if (!block) {
-    budget->exhausted = true;
-    return NULL;
-  }
-  block->size = need;
-  budget->used += need;
-  return block + 1;
-}
-
-static void budget_free(void *data, void *pointer) {
-  if (!pointer)
-    return;
-  lcpd_budget_t *budget = data;
-  budget_header *block = (budget_header *)pointer - 1;
-  budget->used -= block->size;
-  free(block);
-}
-
-void lcpd_budget_init(lcpd_budget_t *budget, size_t limit) {
-  *budget = (lcpd_budget_t){.limit = limit};
-  budget->allocator.alloc = budget_alloc;
-  budget->allocator.free = budget_free;
-  budget->allocator.allocator_data = budget;
-}
-
 /* ---- arena ---- */
 
 struct lcpd_arena_chunk {
@@ -56,6 +14,42 @@ struct lcpd_arena_chunk {
 };
 
 enum { ARENA_CHUNK_BYTES = 64 * 1024 };
+
+static lcpd_arena_chunk_t *chunk_new(size_t capacity, lcpd_arena_chunk_t *next) {
+  lcpd_arena_chunk_t *chunk = malloc(sizeof *chunk + capacity);
+  if (!chunk)
+    return NULL;
+  chunk->capacity = capacity;
+  chunk->used = 0;
+  chunk->next = next;
+  return chunk;
+}
+
+/* Frees every chunk but the oldest (last in the list) when it has the usual
+ * size, which is emptied and kept. Returns the bytes kept. */
+static size_t chunks_reset(lcpd_arena_chunk_t **chunks) {
+  lcpd_arena_chunk_t *kept = NULL;
+  while (*chunks) {
+    lcpd_arena_chunk_t *next = (*chunks)->next;
+    if (!next && (*chunks)->capacity == ARENA_CHUNK_BYTES)
+      kept = *chunks;
+    else
+      free(*chunks);
+    *chunks = next;
+  }
+  if (!kept)
+    return 0;
+  kept->used = 0;
+  kept->next = NULL;
+  *chunks = kept;
+  return kept->capacity;
+}
+
+static void chunks_free(lcpd_arena_chunk_t **chunks) {
+  chunks_reset(chunks);
+  free(*chunks);
+  *chunks = NULL;
+}
 
 void lcpd_arena_init(lcpd_arena_t *arena, size_t limit) { *arena = (lcpd_arena_t){.limit = limit}; }
 
@@ -79,12 +73,9 @@ void *lcpd_arena_alloc(lcpd_arena_t *arena, size_t size) {
     size_t capacity = size > ARENA_CHUNK_BYTES ? size : ARENA_CHUNK_BYTES;
     if (capacity > arena->limit || arena->total > arena->limit - capacity)
       arena_fail(arena);
-    chunk = malloc(sizeof *chunk + capacity);
+    chunk = chunk_new(capacity, arena->chunks);
     if (!chunk)
       arena_fail(arena);
-    chunk->capacity = capacity;
-    chunk->used = 0;
-    chunk->next = arena->chunks;
     arena->chunks = chunk;
     arena->total += capacity;
   }
@@ -111,29 +102,64 @@ void *lcpd_arena_memdup(lcpd_arena_t *arena, const void *data, size_t size) {
   return p;
 }
 
-void lcpd_arena_reset(lcpd_arena_t *arena) {
-  /* The oldest chunk (last in the list) stays when it has the usual size. */
-  lcpd_arena_chunk_t *kept = NULL;
-  while (arena->chunks) {
-    lcpd_arena_chunk_t *next = arena->chunks->next;
-    if (!next && arena->chunks->capacity == ARENA_CHUNK_BYTES)
-      kept = arena->chunks;
-    else
-      free(arena->chunks);
-    arena->chunks = next;
-  }
-  arena->total = 0;
-  if (kept) {
-    kept->used = 0;
-    kept->next = NULL;
-    arena->chunks = kept;
-    arena->total = kept->capacity;
-  }
-}
+void lcpd_arena_reset(lcpd_arena_t *arena) { arena->total = chunks_reset(&arena->chunks); }
 
 void lcpd_arena_destroy(lcpd_arena_t *arena) {
-  lcpd_arena_reset(arena);
-  free(arena->chunks);
-  arena->chunks = NULL;
+  chunks_free(&arena->chunks);
   arena->total = 0;
+}
+
+/* ---- budget ---- */
+
+static void *budget_alloc(void *data, size_t size) {
+  lcpd_budget_t *budget = data;
+  const size_t align = sizeof(max_align_t);
+  if (size > budget->limit) {
+    budget->exhausted = true;
+    return NULL;
+  }
+  size = (size + align - 1) / align * align;
+  if (size == 0)
+    size = align;
+  if (size > budget->limit - budget->used) {
+    budget->exhausted = true;
+    return NULL;
+  }
+  lcpd_arena_chunk_t *chunk = budget->chunks;
+  if (!chunk || chunk->capacity - chunk->used < size) {
+    chunk = chunk_new(size > ARENA_CHUNK_BYTES ? size : ARENA_CHUNK_BYTES, budget->chunks);
+    if (!chunk) {
+      budget->exhausted = true;
+      return NULL;
+    }
+    budget->chunks = chunk;
+  }
+  void *p = (unsigned char *)chunk->data + chunk->used;
+  chunk->used += size;
+  budget->used += size;
+  return p;
+}
+
+/* Everything goes at once, in lcpd_budget_reset. */
+static void budget_free(void *data, void *pointer) {
+  (void)data;
+  (void)pointer;
+}
+
+void lcpd_budget_init(lcpd_budget_t *budget, size_t limit) {
+  *budget = (lcpd_budget_t){.limit = limit};
+  budget->allocator.alloc = budget_alloc;
+  budget->allocator.free = budget_free;
+  budget->allocator.allocator_data = budget;
+}
+
+void lcpd_budget_reset(lcpd_budget_t *budget) {
+  chunks_reset(&budget->chunks);
+  budget->used = 0;
+  budget->exhausted = false;
+}
+
+void lcpd_budget_destroy(lcpd_budget_t *budget) {
+  chunks_free(&budget->chunks);
+  budget->used = 0;
 }

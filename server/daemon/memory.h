@@ -8,23 +8,31 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* A ProtobufCAllocator that refuses to hold more than `limit` bytes at once,
- * so that a small message cannot unpack into a huge tree (an empty
- * sub-message costs 2 bytes on the wire and a whole struct in memory). */
+/* A ProtobufCAllocator that refuses to hand out more than `limit` bytes for
+ * one request, so that a small message cannot unpack into a huge tree (an
+ * empty sub-message costs 2 bytes on the wire and a whole struct in memory).
+ * It bumps through chunks and frees nothing until lcpd_budget_reset, which
+ * frees the whole decoded request at once (no free_unpacked walk) and keeps
+ * a chunk of the usual size for the next one, so that a usual request
+ * decodes without calling malloc. */
+typedef struct lcpd_arena_chunk lcpd_arena_chunk_t;
 typedef struct lcpd_budget {
   ProtobufCAllocator allocator; /* pass &budget->allocator to protobuf-c */
   size_t limit;
-  size_t used;    /* bytes held now, headers included */
+  size_t used;    /* bytes handed out since the last reset */
   bool exhausted; /* an allocation was refused */
+  lcpd_arena_chunk_t *chunks;
 } lcpd_budget_t;
 
 void lcpd_budget_init(lcpd_budget_t *budget, size_t limit);
+/* Frees everything handed out; the budget serves the next request. */
+void lcpd_budget_reset(lcpd_budget_t *budget);
+void lcpd_budget_destroy(lcpd_budget_t *budget);
 
 /* A bump allocator for building replies: everything is freed at once by
  * lcpd_arena_reset. Allocation never returns NULL: on failure (out of memory
  * or over `limit`) it longjmps to *on_failure, which the caller has armed
  * with setjmp around the code that builds the reply. */
-typedef struct lcpd_arena_chunk lcpd_arena_chunk_t;
 typedef struct lcpd_arena {
   lcpd_arena_chunk_t *chunks;
   size_t total; /* bytes held in chunks */
