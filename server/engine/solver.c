@@ -1558,6 +1558,9 @@ static void chol_solve(const double *L, int32_t n, int32_t m, double *y);
 
 typedef struct row_block {
   int32_t first, m, width;
+  bool late;             /* holds late rows: its values are set by late_setup */
+  bool factored;         /* L is K's factor (a late block whose K is not clearly
+                            positive definite is swept by projected Gauss–Seidel) */
   double *v;             /* the range's velocity */
   const double **J, **T; /* [m] the rows' coefficients over the range */
   double *K, *L;         /* m×m: A_bb + diag(cfm); its lower Cholesky factor */
@@ -1585,7 +1588,8 @@ static int32_t block_rows(const solver_problem *p, int32_t i, int32_t end, doubl
     if (s < 0 || is_friction(r->kind) || r->dof_offset[s] != r0->dof_offset[s0] ||
         r->dof_count[s] != r0->dof_count[s0])
       break;
-    double d = row_diag(p, r);
+    /* a late row's cfm > 0 makes its A_ii + cfm positive: known at late_setup */
+    double d = p->late && p->late[i + m] ? 1.0 : row_diag(p, r);
     if (!(d > 0.0))
       break;
     diag[m++] = d;
@@ -1593,12 +1597,9 @@ static int32_t block_rows(const solver_problem *p, int32_t i, int32_t end, doubl
   return m >= 2 ? m : 0;
 }
 
-/* Block b for rows [i, i + m) with diagonal diag: K, its factor, bounds and
- * the warm start (clamped into the bounds, applied to velocity). Returns
- * LCP_ERR_NO_MEMORY, LCP_ERR_STATE when K is not clearly positive definite
- * (the rows then go as items; nothing was written), or LCP_OK. */
-static int block_make(row_block *b, solver_problem *p, int32_t i, int32_t m, const double *diag,
-                      double *lam, arena *scratch) {
+/* Block b for rows [i, i + m): its layout and the off-diagonal of K, which
+ * depend on the rows' coefficients only. LCP_ERR_NO_MEMORY or LCP_OK. */
+static int block_layout(row_block *b, solver_problem *p, int32_t i, int32_t m, arena *scratch) {
   const solver_row *rows = &p->rows[i];
   int s0 = only_side(&rows[0]);
   size_t mm = (size_t)m * (size_t)m;
@@ -1606,6 +1607,8 @@ static int block_make(row_block *b, solver_problem *p, int32_t i, int32_t m, con
   b->m = m;
   b->width = rows[0].dof_count[s0];
   b->v = p->velocity + rows[0].dof_offset[s0];
+  b->late = false;
+  b->factored = false;
   b->J = ARENA_NEW(scratch, const double *, m);
   b->T = ARENA_NEW(scratch, const double *, m);
   b->K = ARENA_NEW(scratch, double, 2 * mm);
@@ -1621,14 +1624,10 @@ static int block_make(row_block *b, solver_problem *p, int32_t i, int32_t m, con
     int s = only_side(r);
     b->J[k] = p->J + r->coef_offset[s];
     b->T[k] = p->MinvJt + r->coef_offset[s];
-    b->lo[k] = r->lo;
-    b->hi[k] = r->hi;
-    b->target[k] = r->target;
-    b->cfm[k] = r->cfm;
-    b->diag[k] = diag[k];
+    b->late |= p->late && p->late[i + k];
   }
   /* K_kl = ½(J_k·M⁻¹J_lᵀ + J_l·M⁻¹J_kᵀ) (equal in exact arithmetic; the
-   * factor needs exact symmetry), K_kk = A_kk + cfm_k as the items' */
+   * factor needs exact symmetry) */
   for (int32_t k = 0; k < m; ++k) {
     for (int32_t l = 0; l < k; ++l) {
       double a =
@@ -1636,6 +1635,36 @@ static int block_make(row_block *b, solver_problem *p, int32_t i, int32_t m, con
       b->K[(size_t)k * (size_t)m + (size_t)l] = a;
       b->K[(size_t)l * (size_t)m + (size_t)k] = a;
     }
+  }
+  return LCP_OK;
+}
+
+/* The block's warm start: its rows' impulses clamped into their bounds,
+ * applied to velocity. */
+static void block_warm(const row_block *b, const solver_problem *p, double *lam) {
+  const solver_row *rows = &p->rows[b->first];
+  for (int32_t k = 0; k < b->m; ++k) {
+    double x = clampd(rows[k].lambda, rows[k].lo, rows[k].hi);
+    lam[b->first + k] = x;
+    if (x != 0.0)
+      side_axpy(b->v, b->T[k], b->width, x);
+  }
+}
+
+/* Block b's values from its rows: bounds, targets, cfm, K_kk = A_kk + cfm_k
+ * (diag, as the items'), the factor of K, and the warm start (clamped into
+ * the bounds, applied to velocity). LCP_ERR_STATE when K is not clearly
+ * positive definite (nothing was written to lam or velocity), else LCP_OK. */
+static int block_values(row_block *b, solver_problem *p, const double *diag, double *lam) {
+  const solver_row *rows = &p->rows[b->first];
+  const int32_t m = b->m;
+  for (int32_t k = 0; k < m; ++k) {
+    const solver_row *r = &rows[k];
+    b->lo[k] = r->lo;
+    b->hi[k] = r->hi;
+    b->target[k] = r->target;
+    b->cfm[k] = r->cfm;
+    b->diag[k] = diag[k];
     b->K[(size_t)k * (size_t)m + (size_t)k] = diag[k];
   }
   /* Cholesky K = L Lᵀ; a pivot below 1e-12 of its K_kk means K is singular
@@ -1653,13 +1682,22 @@ static int block_make(row_block *b, solver_problem *p, int32_t i, int32_t m, con
         b->L[(size_t)k * (size_t)m + (size_t)l] = sum / b->L[(size_t)l * (size_t)m + (size_t)l];
       }
     }
-  for (int32_t k = 0; k < m; ++k) {
-    double x = clampd(rows[k].lambda, rows[k].lo, rows[k].hi);
-    lam[i + k] = x;
-    if (x != 0.0)
-      side_axpy(b->v, b->T[k], b->width, x);
-  }
+  b->factored = true;
+  block_warm(b, p, lam);
   return LCP_OK;
+}
+
+/* One projected Gauss–Seidel pass on a block from λ_b, with r its residual
+ * at λ_b: the block's rows one after the other through K. */
+static void block_gs_pass(const row_block *b, const double *lb, double *x) {
+  const int32_t m = b->m;
+  for (int32_t k = 0; k < m; ++k) {
+    const double *row = b->K + (size_t)k * (size_t)m;
+    double rk = b->r[k];
+    for (int32_t l = 0; l < k; ++l)
+      rk += row[l] * (x[l] - lb[l]);
+    x[k] = clampd(lb[k] - rk / b->diag[k], b->lo[k], b->hi[k]);
+  }
 }
 
 /* One block of the sweep (see above). Folds the residual into *res_io and
@@ -1671,13 +1709,17 @@ static void block_sweep(const row_block *b, struct dz_work *dz, double *lam, dou
   bool inside = true;
   for (int32_t k = 0; k < m; ++k)
     b->r[k] = (side_dot(b->J[k], b->v, w) - b->target[k]) + b->cfm[k] * lb[k];
-  memcpy(x, b->r, sizeof(double) * (size_t)m);
-  chol_solve(b->L, m, m, x);
-  for (int32_t k = 0; k < m; ++k) {
-    x[k] = lb[k] - x[k];
-    inside &= x[k] >= b->lo[k] && x[k] <= b->hi[k];
+  if (!b->factored) {
+    block_gs_pass(b, lb, x);
+  } else {
+    memcpy(x, b->r, sizeof(double) * (size_t)m);
+    chol_solve(b->L, m, m, x);
+    for (int32_t k = 0; k < m; ++k) {
+      x[k] = lb[k] - x[k];
+      inside &= x[k] >= b->lo[k] && x[k] <= b->hi[k];
+    }
   }
-  if (!inside) {
+  if (b->factored && !inside) {
     /* Dantzig on x = x0 + y with x0 = clamp(0, lo, hi), as solver_direct
      * shifts bounds that exclude 0: K y + q' ⟂ lo − x0 ≤ y ≤ hi − x0 with
      * q' = r + K (x0 − λ_b). */
@@ -1699,13 +1741,7 @@ static void block_sweep(const row_block *b, struct dz_work *dz, double *lam, dou
     } else {
       /* no exact block solution (non-finite data): one projected
        * Gauss–Seidel pass on the block instead, from λ_b */
-      for (int32_t k = 0; k < m; ++k) {
-        const double *row = b->K + (size_t)k * (size_t)m;
-        double rk = b->r[k];
-        for (int32_t l = 0; l < k; ++l)
-          rk += row[l] * (x[l] - lb[l]);
-        x[k] = clampd(lb[k] - rk / b->diag[k], b->lo[k], b->hi[k]);
-      }
+      block_gs_pass(b, lb, x);
     }
   }
   double res = *res_io, acc = *sum_io;
@@ -1746,6 +1782,7 @@ typedef struct iter_setup {
   /* [row_count] current impulses of the items' and blocks' rows (a unit's
    * are in its group) */
   double *lam;
+  double *dummy_v; /* the velocity of an absent side (zeros) */
 } iter_setup;
 static const double zeros6[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
 
@@ -2050,6 +2087,7 @@ static int iter_prepare_pass(const solver_settings *settings, solver_problem *p,
   double *dummy_v = arena_calloc(scratch, 6, sizeof(double));
   if (!out->lam || !out->items || !out->ops || !dummy_v)
     return LCP_ERR_NO_MEMORY;
+  out->dummy_v = dummy_v;
   out->groups = NULL;
   out->blocks = NULL;
   out->block_count = 0;
@@ -2200,7 +2238,9 @@ static int iter_prepare_pass(const solver_settings *settings, solver_problem *p,
         use_blocks ? block_rows(p, i, ci < contact_count ? contacts[ci].row : n, bdiag) : 0;
     if (bm > 0) {
       row_block *b = &out->blocks[out->block_count];
-      rc = block_make(b, p, i, bm, bdiag, out->lam, scratch);
+      rc = block_layout(b, p, i, bm, scratch);
+      if (rc == LCP_OK && !b->late)
+        rc = block_values(b, p, bdiag, out->lam);
       if (rc == LCP_ERR_NO_MEMORY)
         return rc;
       if (rc == LCP_OK) {
@@ -2210,6 +2250,16 @@ static int iter_prepare_pass(const solver_settings *settings, solver_problem *p,
         i += bm;
         continue;
       }
+    }
+    if (p->late && p->late[i]) {
+      /* set up by late_setup; swept here, in row order */
+      if (st.count > 0 && (rc = unit_run_end(out, &st, used, &run)) != LCP_OK)
+        return rc;
+      out->items[count] = (pgs_item){.row = i};
+      out->lam[i] = 0.0;
+      ops_add(out, OP_ITEMS, count++);
+      ++i;
+      continue;
     }
     double d0 = row_diag(p, &p->rows[i]);
     if (d0 < 0.0)
@@ -2425,30 +2475,142 @@ static double pgs_sweep(const iter_setup *s, double *sum) {
   return res;
 }
 
-int solver_pgs(const solver_settings *settings, solver_problem *problem, solver_result *result,
-               arena *scratch) {
-  set_result(result, 0, 0.0);
+/* ---- PGS set up in two parts: late rows (solver.h) ---- */
+
+struct solver_pgs_setup {
   iter_setup s;
-  int rc = iter_prepare(settings, problem, scratch, true, &s);
+  solver_settings settings;
+};
+
+/* Late rows are bilateral rows no friction row takes its bounds from. */
+static int check_late_layout(const solver_problem *p) {
+  for (int32_t i = 0; i < p->row_count; ++i) {
+    const solver_row *r = &p->rows[i];
+    if (p->late[i] && r->kind != ROW_BILATERAL)
+      return LCP_ERR_INVALID_ARGUMENT;
+    if (is_friction(r->kind) && r->normal_row >= 0 && r->normal_row < p->row_count &&
+        p->late[r->normal_row])
+      return LCP_ERR_INVALID_ARGUMENT;
+  }
+  return LCP_OK;
+}
+
+/* The late rows' values, as check_problem checks every row's; their cfm
+ * must be positive. */
+static int check_late_values(const solver_problem *p) {
+  bool numeric = false;
+  for (int32_t i = 0; i < p->row_count; ++i) {
+    if (!p->late[i])
+      continue;
+    const solver_row *r = &p->rows[i];
+    if (isnan(r->lo) || isnan(r->hi))
+      numeric = true;
+    else if (r->lo > r->hi)
+      return LCP_ERR_INVALID_ARGUMENT;
+    if (!isfinite(r->cfm) || !isfinite(r->target) || !isfinite(r->lambda))
+      numeric = true;
+    else if (!(r->cfm > 0.0))
+      return LCP_ERR_INVALID_ARGUMENT;
+  }
+  return numeric ? LCP_ERR_NUMERIC : LCP_OK;
+}
+
+/* The late rows' part of the setup from their values now, as iter_prepare
+ * does the rest: the blocks holding late rows, then the late items, each
+ * with its warm start applied to velocity. */
+static int late_setup(const solver_settings *settings, solver_problem *p, iter_setup *s) {
+  if (!p->late)
+    return LCP_OK;
+  int rc = check_late_values(p);
+  if (rc != LCP_OK)
+    return rc;
+  double diag[BLOCK_MAX];
+  for (int32_t k = 0; k < s->block_count; ++k) {
+    row_block *b = &s->blocks[k];
+    if (!b->late)
+      continue;
+    for (int32_t r = 0; r < b->m; ++r) {
+      diag[r] = row_diag(p, &p->rows[b->first + r]);
+      if (diag[r] < 0.0)
+        return LCP_ERR_NUMERIC;
+    }
+    if (block_values(b, p, diag, s->lam) == LCP_ERR_STATE) {
+      /* K is singular to rounding: the block's rows go one by one */
+      b->factored = false;
+      block_warm(b, p, s->lam);
+    }
+  }
+  for (int32_t k = 0; k < s->count; ++k) {
+    pgs_item *it = &s->items[k];
+    if (!p->late[it->row])
+      continue;
+    double d0 = row_diag(p, &p->rows[it->row]);
+    if (d0 < 0.0)
+      return LCP_ERR_NUMERIC;
+    fill_item(it, p, it->row, d0, settings->omega, s->dummy_v);
+    double x = item_warm(p, it->row, d0);
+    s->lam[it->row] = x;
+    if (x != 0.0)
+      item_apply(it, x);
+  }
+  return LCP_OK;
+}
+
+int solver_pgs_prepare(const solver_settings *settings, solver_problem *problem, arena *scratch,
+                       solver_pgs_setup **out) {
+  *out = NULL;
+  if (!settings || !problem || !scratch)
+    return LCP_ERR_INVALID_ARGUMENT;
+  if (problem->late && problem->rows && problem->row_count > 0) {
+    int rc = check_late_layout(problem);
+    if (rc != LCP_OK)
+      return rc;
+  }
+  solver_pgs_setup *ps = ARENA_NEW(scratch, solver_pgs_setup, 1);
+  if (!ps)
+    return LCP_ERR_NO_MEMORY;
+  int rc = iter_prepare(settings, problem, scratch, true, &ps->s);
+  if (rc != LCP_OK)
+    return rc;
+  ps->settings = *settings;
+  *out = ps;
+  return LCP_OK;
+}
+
+int solver_pgs_finish(solver_pgs_setup *ps, solver_problem *problem, solver_result *result) {
+  set_result(result, 0, 0.0);
+  const solver_settings *settings = &ps->settings;
+  iter_setup *s = &ps->s;
+  int rc = late_setup(settings, problem, s);
   if (rc != LCP_OK)
     return rc;
   int32_t it = 0;
   double res = 0.0;
-  while (s.op_count > 0 && it < settings->max_iterations) {
+  while (s->op_count > 0 && it < settings->max_iterations) {
     double sum;
-    res = pgs_sweep(&s, &sum);
+    res = pgs_sweep(s, &sum);
     ++it;
     if (!isfinite(sum)) {
-      iter_finish(problem, &s);
+      iter_finish(problem, s);
       set_result(result, it, res);
       return LCP_ERR_NUMERIC;
     }
     if (res < settings->tolerance)
       break;
   }
-  iter_finish(problem, &s);
+  iter_finish(problem, s);
   set_result(result, it, res);
   return check_finite_output(problem);
+}
+
+int solver_pgs(const solver_settings *settings, solver_problem *problem, solver_result *result,
+               arena *scratch) {
+  set_result(result, 0, 0.0);
+  solver_pgs_setup *ps;
+  int rc = solver_pgs_prepare(settings, problem, scratch, &ps);
+  if (rc != LCP_OK)
+    return rc;
+  return solver_pgs_finish(ps, problem, result);
 }
 
 /* One Jacobi sweep: every row's new λ from the start-of-sweep v and λ

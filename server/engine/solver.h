@@ -89,6 +89,14 @@ typedef struct solver_problem {
   const solver_contact *contacts;
   const double *body_inv_mass;
   const double (*body_inv_inertia)[9];
+  /* Optional [row_count] (NULL: none). A late row's values — target, cfm,
+   * lo, hi and its warm start lambda — are read only by solver_pgs_finish:
+   * they may change after solver_pgs_prepare (the joint controllers' rows
+   * of a prepared step). A late row must be bilateral with cfm > 0 (its
+   * place in the setup is decided without its values), and no friction row
+   * may take its bounds from it. Every solver reads the values; PGS sets up
+   * the late rows after the others, with or without a pause between. */
+  const uint8_t *late;
 } solver_problem;
 
 typedef struct solver_settings {
@@ -120,6 +128,14 @@ typedef struct solver_result {
  * non-finite value appears. */
 int solver_pgs(const solver_settings *settings, solver_problem *problem, solver_result *result,
                arena *scratch);
+/* solver_pgs in two parts: everything that does not read the late rows'
+ * values, then (after those may have changed) the rest and the sweeps.
+ * solver_pgs is exactly the two back to back. The setup lives in scratch;
+ * between the two, nothing but the late rows' values may change. */
+typedef struct solver_pgs_setup solver_pgs_setup;
+int solver_pgs_prepare(const solver_settings *settings, solver_problem *problem, arena *scratch,
+                       solver_pgs_setup **out);
+int solver_pgs_finish(solver_pgs_setup *setup, solver_problem *problem, solver_result *result);
 int solver_jacobi(const solver_settings *settings, solver_problem *problem, solver_result *result,
                   arena *scratch);
 /* Forms the dense A and b from the rows and solves the boxed LCP exactly by

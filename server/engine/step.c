@@ -57,7 +57,9 @@ typedef struct step_context {
   double *u_free;  /* [dof_count] velocities before constraints */
   uint8_t *pushed; /* [body_count] a constraint impulse acted on it this step */
   int32_t warm_started;
+  uint8_t *late; /* [row capacity] the controller rows, set up last by PGS (solver.h) */
   /* Set by lcp_world_prepare_step: */
+  struct solver_pgs_setup *pgs;    /* the solver's setup, but the late rows' */
   double **gravity_torque;         /* [robot_count][nv] g(q) when compensated, else NULL */
   lcp_control_mode_t **modes;      /* [robot_count][joint_count] the controllers' modes */
   lcp_step_stats_t prepared_stats; /* the front stages' times */
@@ -773,6 +775,8 @@ static int32_t joint_rows(lcp_world_t *world, step_context *ctx, int32_t robot, 
     if (controlled) {
       control_row v = control_row_values(h, joint, c, q, ctx->feedforward[robot][j]);
       mine[JOINT_ROW_CONTROL] = r;
+      if (ctx->late)
+        ctx->late[r] = 1;
       add_joint_row(p, &r, ctx, robot, nv, plus, v.target, v.cfm, v.lo, v.hi,
                     warm[JOINT_ROW_CONTROL]);
     }
@@ -802,6 +806,14 @@ static int stage_rows(lcp_world_t *world, step_context *ctx) {
       self_width = mb->nv;
   }
   p->rows = NEW(a, solver_row, row_capacity);
+  /* PGS sets the controller rows up last (late), so that a prepared step
+   * keeps the rest of its setup when only the controls changed. */
+  if (s->solver == LCP_SOLVER_PGS) {
+    ctx->late = arena_calloc(a, (size_t)(row_capacity > 0 ? row_capacity : 1), 1);
+    if (!ctx->late)
+      return LCP_ERR_NO_MEMORY;
+    p->late = ctx->late;
+  }
   p->J = NEW(a, double, coef_count);
   p->MinvJt = NEW(a, double, coef_count);
   p->velocity = NEW(a, double, p->dof_count);
@@ -965,14 +977,18 @@ static int stage_rows(lcp_world_t *world, step_context *ctx) {
 }
 
 /* ---- 5. solve ---- */
-static int stage_solve(lcp_world_t *world, step_context *ctx, solver_result *result) {
-  const lcp_world_settings_t *s = ctx->settings;
-  solver_settings ss = {
+static solver_settings solver_settings_of(const lcp_world_settings_t *s) {
+  return (solver_settings){
       .max_iterations = s->iterations,
       .omega = s->sor_omega,
       .tolerance = s->residual_tolerance,
       .friction_model = s->friction_model,
   };
+}
+
+static int stage_solve(lcp_world_t *world, step_context *ctx, solver_result *result) {
+  const lcp_world_settings_t *s = ctx->settings;
+  solver_settings ss = solver_settings_of(s);
   *result = (solver_result){0, 0.0};
   if (ctx->problem.row_count == 0)
     return LCP_OK;
@@ -1262,6 +1278,13 @@ int lcp_world_prepare_step(lcp_world_t *world) {
   step_context_init(world, ctx);
   lcp_step_stats_t stats = {0};
   int rc = run_front_stages(world, ctx, &stats);
+  if (rc == LCP_OK && ctx->problem.row_count > 0 && ctx->settings->solver == LCP_SOLVER_PGS) {
+    /* the solver's setup too, but the controller rows' (late) */
+    double t = now_seconds();
+    solver_settings ss = solver_settings_of(ctx->settings);
+    rc = solver_pgs_prepare(&ss, &ctx->problem, a, &ctx->pgs);
+    stats.stage_seconds[LCP_STAGE_SOLVE] = now_seconds() - t;
+  }
   if (rc == LCP_OK) {
     ctx->modes = NEW(a, lcp_control_mode_t *, ctx->robot_count);
     rc = ctx->modes ? LCP_OK : LCP_ERR_NO_MEMORY;
@@ -1298,12 +1321,14 @@ int lcp_world_step(lcp_world_t *world) {
   lcp_step_stats_t stats = {0};
   double front_seconds = 0.0;
   int rc = LCP_OK;
+  bool solver_prepared = false;
   if (ctx) {
     stats = ctx->prepared_stats;
     stats.prepared = true;
-    for (int k = LCP_STAGE_KINEMATICS; k <= LCP_STAGE_ROWS; ++k)
+    for (int k = LCP_STAGE_KINEMATICS; k <= LCP_STAGE_SOLVE; ++k)
       front_seconds += stats.stage_seconds[k];
     refresh_control_rows(world, ctx);
+    solver_prepared = ctx->pgs != NULL;
   } else {
     ctx = &local;
     step_context_init(world, ctx);
@@ -1312,9 +1337,10 @@ int lcp_world_step(lcp_world_t *world) {
   solver_result solve = {0, 0.0};
   double t = now_seconds();
   if (rc == LCP_OK)
-    rc = stage_solve(world, ctx, &solve);
+    rc = solver_prepared ? solver_pgs_finish(ctx->pgs, &ctx->problem, &solve)
+                         : stage_solve(world, ctx, &solve);
   double t_next = now_seconds();
-  stats.stage_seconds[LCP_STAGE_SOLVE] = t_next - t;
+  stats.stage_seconds[LCP_STAGE_SOLVE] += t_next - t;
   t = t_next;
   if (rc == LCP_OK) {
     ctx->pushed =
