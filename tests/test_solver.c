@@ -1772,6 +1772,127 @@ static void test_robot_blocks(void **state) {
   arena_destroy(&a);
 }
 
+/* Late rows (solver.h): the controllers' rows of a robot problem, given
+ * new targets, cfm, bounds and warm starts between solver_pgs_prepare and
+ * solver_pgs_finish, give bitwise the solution solver_pgs gives with those
+ * values from the start, and that solution meets the boxed-LCP conditions
+ * of the new values (so the late rows were set up from them, not from the
+ * old ones). Late rows a friction row depends on, late friction rows and a
+ * late row without cfm are refused. A late block that is singular to
+ * rounding (two equal rows) is swept row by row and still solves. */
+static void test_late_rows(void **state) {
+  (void)state;
+  arena a;
+  arena_init(&a);
+  rng r = {37};
+  robot_problem *rp = xcalloc(1, sizeof *rp);
+  uint8_t late[RB_ROWS];
+  solver_settings s = settings_of(100000, 1.0, 1e-13, LCP_FRICTION_BOX);
+  solver_result res;
+  for (int c = 0; c < 10; ++c) {
+    const rng problem_seed = r; /* rb_make from it again: the same problem */
+    rb_make(rp, &r, c % 2 == 0);
+    s.no_blocks = c >= 6; /* late items, not a late block */
+    memset(late, 0, sizeof late);
+    int late_count = 0;
+    /* the PD rows: bilateral, bounds ±b, cfm > 0 (rb_make's first joint row per dof) */
+    for (int i = rp->joint_first; i < rp->n; ++i)
+      if (rp->rows[i].lo < 0.0 && isfinite(rp->rows[i].lo))
+        late[i] = 1, late_count++;
+    assert_int_equal(late_count, RB_NV);
+    rp->problem.late = late;
+    solver_row final_rows[RB_ROWS];
+    for (int i = 0; i < rp->n; ++i) {
+      final_rows[i] = rp->rows[i];
+      if (!late[i])
+        continue;
+      double bound = rng_range(&r, 0.02, 0.5);
+      final_rows[i].target = rng_range(&r, -1.0, 1.0);
+      final_rows[i].cfm = rng_range(&r, 0.05, 0.5);
+      final_rows[i].lo = -bound;
+      final_rows[i].hi = bound;
+    }
+    /* warm starts: the late rows' from the final values, some out of bounds */
+    double warm[RB_ROWS];
+    for (int i = 0; i < rp->n; ++i)
+      warm[i] = late[i] ? rng_range(&r, -0.6, 0.6) : 0.0;
+
+    /* one part, the final values from the start */
+    rb_reset(rp);
+    for (int i = 0; i < rp->n; ++i)
+      rp->rows[i] = final_rows[i], rp->rows[i].lambda = warm[i];
+    assert_int_equal(solver_pgs(&s, &rp->problem, &res, &a), LCP_OK);
+    assert_true(rb_violation(rp) <= 1e-9);
+    double ref[RB_ROWS], ref_velocity[RB_DOFS];
+    for (int i = 0; i < rp->n; ++i)
+      ref[i] = rp->rows[i].lambda;
+    memcpy(ref_velocity, rp->velocity, sizeof ref_velocity);
+    arena_reset(&a);
+
+    /* two parts: set up with rb_make's late values, then the final ones */
+    rng again = problem_seed;
+    rb_make(rp, &again, c % 2 == 0);
+    rp->problem.late = late;
+    rb_reset(rp);
+    for (int i = 0; i < rp->n; ++i)
+      if (!late[i])
+        rp->rows[i] = final_rows[i];
+    solver_pgs_setup *setup = NULL;
+    assert_int_equal(solver_pgs_prepare(&s, &rp->problem, &a, &setup), LCP_OK);
+    assert_non_null(setup);
+    for (int i = 0; i < rp->n; ++i)
+      if (late[i])
+        rp->rows[i] = final_rows[i], rp->rows[i].lambda = warm[i];
+    assert_int_equal(solver_pgs_finish(setup, &rp->problem, &res), LCP_OK);
+    assert_true(rb_violation(rp) <= 1e-9);
+    for (int i = 0; i < rp->n; ++i)
+      assert_memory_equal(&ref[i], &rp->rows[i].lambda, sizeof(double));
+    assert_memory_equal(ref_velocity, rp->velocity, sizeof ref_velocity);
+    arena_reset(&a);
+
+    /* a late row without cfm: refused when its values are read */
+    rb_make(rp, &r, c % 2 == 0);
+    rp->problem.late = late;
+    rb_reset(rp);
+    assert_int_equal(solver_pgs_prepare(&s, &rp->problem, &a, &setup), LCP_OK);
+    rp->rows[rp->joint_first].cfm = 0.0;
+    assert_int_equal(solver_pgs_finish(setup, &rp->problem, &res), LCP_ERR_INVALID_ARGUMENT);
+    arena_reset(&a);
+  }
+  s.no_blocks = false;
+  /* layouts refused: a late normal row (its friction rows take their bounds
+   * from it), a late friction row */
+  rb_make(rp, &r, true);
+  memset(late, 0, sizeof late);
+  late[0] = 1;
+  rp->problem.late = late;
+  rb_reset(rp);
+  solver_pgs_setup *setup = NULL;
+  assert_int_equal(solver_pgs_prepare(&s, &rp->problem, &a, &setup), LCP_ERR_INVALID_ARGUMENT);
+  assert_null(setup);
+  assert_int_equal(solver_pgs(&s, &rp->problem, &res, &a), LCP_ERR_INVALID_ARGUMENT);
+  late[0] = 0;
+  late[1] = 1;
+  assert_int_equal(solver_pgs_prepare(&s, &rp->problem, &a, &setup), LCP_ERR_INVALID_ARGUMENT);
+  arena_reset(&a);
+
+  /* a late block singular to rounding: the same PD row twice on one dof */
+  rb_make(rp, &r, false);
+  int i = 0;
+  rb_joint_row(rp, i++, 0, 1.0, 0.4, 1e-15, -0.3, 0.3);
+  rb_joint_row(rp, i++, 0, 1.0, 0.4, 1e-15, -0.3, 0.3);
+  rb_joint_row(rp, i++, 1, 1.0, -0.2, 0.1, -0.5, 0.5);
+  rp->n = i;
+  rp->problem.row_count = i;
+  memset(late, 1, sizeof late);
+  rp->problem.late = late;
+  rb_reset(rp);
+  assert_int_equal(solver_pgs(&s, &rp->problem, &res, &a), LCP_OK);
+  assert_true(rb_violation(rp) <= 1e-6);
+  free(rp);
+  arena_destroy(&a);
+}
+
 /* The direct solver refuses more rows than max_rows (LCP_ERR_STATE) and
  * leaves the problem alone; malformed rows are LCP_ERR_INVALID_ARGUMENT. */
 static void test_errors(void **state) {
@@ -1828,6 +1949,7 @@ int main(void) {
       cmocka_unit_test(test_contact_points_degenerate),
       cmocka_unit_test(test_contact_points_non_finite),
       cmocka_unit_test(test_robot_blocks),
+      cmocka_unit_test(test_late_rows),
       cmocka_unit_test(test_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
