@@ -808,11 +808,10 @@ static int stage_rows(lcp_world_t *world, step_context *ctx) {
   p->rows = NEW(a, solver_row, row_capacity);
   /* PGS sets the controller rows up last (late), so that a prepared step
    * keeps the rest of its setup when only the controls changed. */
-  if (s->solver == LCP_SOLVER_PGS) {
+  if (s->solver == LCP_SOLVER_PGS && ctx->robot_count > 0) {
     ctx->late = arena_calloc(a, (size_t)(row_capacity > 0 ? row_capacity : 1), 1);
     if (!ctx->late)
       return LCP_ERR_NO_MEMORY;
-    p->late = ctx->late;
   }
   p->J = NEW(a, double, coef_count);
   p->MinvJt = NEW(a, double, coef_count);
@@ -969,8 +968,14 @@ static int stage_rows(lcp_world_t *world, step_context *ctx) {
       }
     }
   }
-  for (int32_t robot = 0; robot < ctx->robot_count; ++robot)
+  bool any_late = false;
+  for (int32_t robot = 0; robot < ctx->robot_count; ++robot) {
+    int32_t first = r;
     r = joint_rows(world, ctx, robot, r, &coef);
+    for (int32_t k = first; ctx->late && k < r && !any_late; ++k)
+      any_late = ctx->late[k];
+  }
+  p->late = any_late ? ctx->late : NULL;
   p->row_count = r;
   ctx->warm_started = warm;
   return LCP_OK;
