@@ -120,20 +120,6 @@ static void field_string(lcpd_wire_t *w, uint32_t field, const char *text) {
   field_bytes(w, field, text, strlen(text));
 }
 
-/* A packed repeated double (left out when empty). */
-static void field_doubles(lcpd_wire_t *w, uint32_t field, const double *x, size_t n) {
-  if (n == 0)
-    return;
-  put_varint(w, KEY(field, LENGTH));
-  put_varint(w, 8 * (uint64_t)n);
-  if (!reserve(w, 8 * n))
-    return;
-  unsigned char *p = w->data + w->size;
-  for (size_t i = 0; i < n; ++i)
-    p = put_double_at(p, x[i]);
-  w->size = (size_t)(p - w->data);
-}
-
 /* A nested message: its key and a one-byte length now, the length fixed up
  * by end_message (moving the contents when it needs more bytes). */
 static size_t begin_message(lcpd_wire_t *w, uint32_t field) {
@@ -193,6 +179,39 @@ static unsigned char *pose_at(unsigned char *p, uint32_t field, const double pos
   return p;
 }
 
+static unsigned char *twist_at(unsigned char *p, uint32_t field, const double linear[3],
+                               const double angular[3]) {
+  *p++ = (unsigned char)KEY(field, LENGTH);
+  unsigned char *length = p++;
+  p = vec3_at(p, 1, linear);
+  p = vec3_at(p, 2, angular);
+  *length = (unsigned char)(p - length - 1);
+  return p;
+}
+
+enum { TWIST_MOST = 2 + 2 * VEC3_MOST, FIELD_HEAD_MOST = 1 + 10 };
+
+/* A string field (left out when empty), with room already made. */
+static unsigned char *string_at(unsigned char *p, uint32_t field, const char *text, size_t size) {
+  if (size == 0)
+    return p;
+  *p++ = (unsigned char)KEY(field, LENGTH);
+  p = put_varint_at(p, size);
+  memcpy(p, text, size);
+  return p + size;
+}
+
+/* A packed repeated double (left out when empty), with room already made. */
+static unsigned char *doubles_at(unsigned char *p, uint32_t field, const double *x, size_t n) {
+  if (n == 0)
+    return p;
+  *p++ = (unsigned char)KEY(field, LENGTH);
+  p = put_varint_at(p, 8 * (uint64_t)n);
+  for (size_t i = 0; i < n; ++i)
+    p = put_double_at(p, x[i]);
+  return p;
+}
+
 static void message_vec3(lcpd_wire_t *w, uint32_t field, const double v[3]) {
   if (reserve(w, VEC3_MOST))
     w->size = (size_t)(vec3_at(w->data + w->size, field, v) - w->data);
@@ -206,15 +225,8 @@ static void message_pose(lcpd_wire_t *w, uint32_t field, const double position[3
 
 static void message_twist(lcpd_wire_t *w, uint32_t field, const double linear[3],
                           const double angular[3]) {
-  if (!reserve(w, 2 + 2 * VEC3_MOST))
-    return;
-  unsigned char *p = w->data + w->size;
-  *p++ = (unsigned char)KEY(field, LENGTH);
-  unsigned char *length = p++;
-  p = vec3_at(p, 1, linear);
-  p = vec3_at(p, 2, angular);
-  *length = (unsigned char)(p - length - 1);
-  w->size = (size_t)(p - w->data);
+  if (reserve(w, TWIST_MOST))
+    w->size = (size_t)(twist_at(w->data + w->size, field, linear, angular) - w->data);
 }
 
 /* At least `bytes` of scratch, aligned for doubles and contacts. */
@@ -231,38 +243,45 @@ static void *scratch(lcpd_wire_t *w, size_t bytes) {
   return grown;
 }
 
-/* As new_robot_state in convert.c. */
+/* As new_robot_state in convert.c. Its size is bounded by its counts: one
+ * room check, then the fields written unchecked. */
 static void message_robot_state(lcpd_wire_t *w, const lcp_world_t *world,
                                 const lcpd_robot_t *robot) {
   lcp_robot_info_t info = {0};
   lcp_robot_get_info(world, robot->id, &info);
-  size_t m = begin_message(w, 3);
-  field_string(w, 1, robot->name);
   int32_t nq = info.nq > 0 ? info.nq : 0, nv = info.nv > 0 ? info.nv : 0;
   int32_t nj = info.joint_count > 0 ? info.joint_count : 0;
-  int32_t most = nq > nv ? nq : nv;
-  most = most > nj ? most : nj;
-  double *values = scratch(w, sizeof(double) * (size_t)(most > 0 ? most : 1));
+  int32_t links = robot->link_count > 0 ? robot->link_count : 0;
+  size_t values_count = (size_t)nq + (size_t)nv + (size_t)nj;
+  double *values = scratch(w, sizeof(double) * (values_count > 0 ? values_count : 1));
   if (!values)
     return;
-  memset(values, 0, sizeof(double) * (size_t)nq);
-  lcp_robot_get_q(world, robot->id, values, info.nq);
-  field_doubles(w, 2, values, (size_t)nq);
-  memset(values, 0, sizeof(double) * (size_t)nv);
-  lcp_robot_get_qd(world, robot->id, values, info.nv);
-  field_doubles(w, 3, values, (size_t)nv);
-  memset(values, 0, sizeof(double) * (size_t)nj);
-  lcp_robot_get_applied_torques(world, robot->id, values, info.joint_count);
-  field_doubles(w, 4, values, (size_t)nj);
+  double *q = values, *qd = q + nq, *torques = qd + nv;
+  memset(values, 0, sizeof(double) * values_count);
+  lcp_robot_get_q(world, robot->id, q, info.nq);
+  lcp_robot_get_qd(world, robot->id, qd, info.nv);
+  lcp_robot_get_applied_torques(world, robot->id, torques, info.joint_count);
+  size_t name = strlen(robot->name);
+  size_t most = 4 * FIELD_HEAD_MOST + name + 8 * values_count + POSE_MOST + TWIST_MOST +
+                (size_t)links * POSE_MOST;
+  size_t m = begin_message(w, 3);
+  if (!reserve(w, most))
+    return;
+  unsigned char *p = w->data + w->size;
+  p = string_at(p, 1, robot->name, name);
+  p = doubles_at(p, 2, q, (size_t)nq);
+  p = doubles_at(p, 3, qd, (size_t)nv);
+  p = doubles_at(p, 4, torques, (size_t)nj);
   double position[3] = {0}, orientation[4] = {1, 0, 0, 0}, linear[3] = {0}, angular[3] = {0};
   lcp_robot_get_link_pose(world, robot->id, 0, position, orientation);
   lcp_robot_get_link_velocity(world, robot->id, 0, linear, angular);
-  message_pose(w, 5, position, orientation);
-  message_twist(w, 6, linear, angular);
-  for (int32_t k = 0; k < robot->link_count; ++k) {
+  p = pose_at(p, 5, position, orientation);
+  p = twist_at(p, 6, linear, angular);
+  for (int32_t k = 0; k < links; ++k) {
     lcp_robot_get_link_pose(world, robot->id, k, position, orientation);
-    message_pose(w, 7, position, orientation);
+    p = pose_at(p, 7, position, orientation);
   }
+  w->size = (size_t)(p - w->data);
   end_message(w, m);
 }
 
