@@ -298,7 +298,9 @@ static double overlap_dot_abs(const double *a, int32_t a_off, int32_t a_n, const
  * Σ_k |J_k (M⁻¹Jᵀ)_k|, i.e. at the rounding level of its own terms (J_i in
  * the null space of M⁻¹: the row cannot change its own w). A non-finite
  * coefficient always makes A_ii non-finite (x·∞ = ±∞, 0·∞ = NaN): −1 then. */
-static double row_diag(const solver_problem *p, const solver_row *r) {
+/* A_ii of row r (0 when it is degenerate: below DEGENERATE_RATIO of the
+ * sum of its terms' sizes), or −1 when not finite. */
+static double row_a(const solver_problem *p, const solver_row *r) {
   double a = 0.0, scale = 0.0;
   for (int s = 0; s < 2; ++s) {
     const double *j = p->J + r->coef_offset[s], *t = p->MinvJt + r->coef_offset[s];
@@ -319,10 +321,20 @@ static double row_diag(const solver_problem *p, const solver_row *r) {
   }
   if (!isfinite(a) || !isfinite(scale))
     return -1.0;
-  if (!(a > DEGENERATE_RATIO * scale))
-    a = 0.0;
-  double d = a + r->cfm;
+  return a > DEGENERATE_RATIO * scale ? a : 0.0;
+}
+
+/* A_ii + cfm_i from row_a's a (−1 stays −1; a degenerate soft row keeps
+ * its cfm). */
+static double diag_of(double a, double cfm) {
+  if (a < 0.0)
+    return -1.0;
+  double d = a + cfm;
   return d > 0.0 ? d : 0.0;
+}
+
+static double row_diag(const solver_problem *p, const solver_row *r) {
+  return diag_of(row_a(p, r), r->cfm);
 }
 
 /* diag[i] for every row; see row_diag (−1 there: a non-finite A_ii). */
@@ -1565,6 +1577,7 @@ typedef struct row_block {
   const double **J, **T; /* [m] the rows' coefficients over the range */
   double *K, *L;         /* m×m: A_bb + diag(cfm); its lower Cholesky factor */
   double *lo, *hi, *target, *cfm, *diag;
+  double *a;                          /* late blocks: the rows' row_a, kept from the layout */
   double *r, *x, *x0, *q, *blo, *bhi; /* sweep work, [m] each */
 } row_block;
 
@@ -1612,13 +1625,13 @@ static int block_layout(row_block *b, solver_problem *p, int32_t i, int32_t m, a
   b->J = ARENA_NEW(scratch, const double *, m);
   b->T = ARENA_NEW(scratch, const double *, m);
   b->K = ARENA_NEW(scratch, double, 2 * mm);
-  double *buf = ARENA_NEW(scratch, double, 11 * (size_t)m);
+  double *buf = ARENA_NEW(scratch, double, 12 * (size_t)m);
   if (!b->J || !b->T || !b->K || !buf)
     return LCP_ERR_NO_MEMORY;
   b->L = b->K + mm;
   b->lo = buf, b->hi = buf + m, b->target = buf + 2 * m, b->cfm = buf + 3 * m;
   b->diag = buf + 4 * m, b->r = buf + 5 * m, b->x = buf + 6 * m, b->x0 = buf + 7 * m;
-  b->q = buf + 8 * m, b->blo = buf + 9 * m, b->bhi = buf + 10 * m;
+  b->q = buf + 8 * m, b->blo = buf + 9 * m, b->bhi = buf + 10 * m, b->a = buf + 11 * m;
   for (int32_t k = 0; k < m; ++k) {
     const solver_row *r = &rows[k];
     int s = only_side(r);
@@ -1626,6 +1639,9 @@ static int block_layout(row_block *b, solver_problem *p, int32_t i, int32_t m, a
     b->T[k] = p->MinvJt + r->coef_offset[s];
     b->late |= p->late && p->late[i + k];
   }
+  if (b->late) /* A_kk depends on the coefficients only: kept for late_setup */
+    for (int32_t k = 0; k < m; ++k)
+      b->a[k] = row_a(p, &rows[k]);
   /* K_kl = ½(J_k·M⁻¹J_lᵀ + J_l·M⁻¹J_kᵀ) (equal in exact arithmetic; the
    * factor needs exact symmetry) */
   for (int32_t k = 0; k < m; ++k) {
@@ -2255,7 +2271,8 @@ static int iter_prepare_pass(const solver_settings *settings, solver_problem *p,
       /* set up by late_setup; swept here, in row order */
       if (st.count > 0 && (rc = unit_run_end(out, &st, used, &run)) != LCP_OK)
         return rc;
-      out->items[count] = (pgs_item){.row = i};
+      /* diag holds row_a until then (A_ii depends on the coefficients only) */
+      out->items[count] = (pgs_item){.row = i, .diag = row_a(p, &p->rows[i])};
       out->lam[i] = 0.0;
       ops_add(out, OP_ITEMS, count++);
       ++i;
@@ -2530,7 +2547,7 @@ static int late_setup(const solver_settings *settings, solver_problem *p, iter_s
     if (!b->late)
       continue;
     for (int32_t r = 0; r < b->m; ++r) {
-      diag[r] = row_diag(p, &p->rows[b->first + r]);
+      diag[r] = diag_of(b->a[r], p->rows[b->first + r].cfm);
       if (diag[r] < 0.0)
         return LCP_ERR_NUMERIC;
     }
@@ -2544,7 +2561,7 @@ static int late_setup(const solver_settings *settings, solver_problem *p, iter_s
     pgs_item *it = &s->items[k];
     if (!p->late[it->row])
       continue;
-    double d0 = row_diag(p, &p->rows[it->row]);
+    double d0 = diag_of(it->diag, p->rows[it->row].cfm);
     if (d0 < 0.0)
       return LCP_ERR_NUMERIC;
     fill_item(it, p, it->row, d0, settings->omega, s->dummy_v);
