@@ -84,14 +84,19 @@ static bool read_doubles(lcpd_budget_t *budget, reader *r, size_t *count, double
   double *out = take(budget, bytes);
   if (!out)
     return false;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  memcpy(out, in.p, bytes);
+#else
   for (size_t k = 0; k < n; ++k) {
     uint64_t bits = 0;
     for (int b = 7; b >= 0; --b)
       bits = bits << 8 | in.p[8 * k + (size_t)b];
     memcpy(&out[k], &bits, sizeof bits);
+  }
+#endif
+  for (size_t k = 0; k < n; ++k)
     if (!isfinite(out[k]))
       return false;
-  }
   *count = n;
   *values = out;
   return true;

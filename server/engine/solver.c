@@ -1571,6 +1571,7 @@ static void chol_solve(const double *L, int32_t n, int32_t m, double *y);
 typedef struct row_block {
   int32_t first, m, width;
   bool late;             /* holds late rows: its values are set by late_setup */
+  int factor_rc;         /* late blocks: late_block_factor's result for the cfm in cfm */
   bool factored;         /* L is K's factor (a late block whose K is not clearly
                             positive definite is swept by projected Gauss–Seidel) */
   double *v;             /* the range's velocity */
@@ -1671,15 +1672,12 @@ static void block_warm(const row_block *b, const solver_problem *p, double *lam)
  * (diag, as the items'), the factor of K, and the warm start (clamped into
  * the bounds, applied to velocity). LCP_ERR_STATE when K is not clearly
  * positive definite (nothing was written to lam or velocity), else LCP_OK. */
-static int block_values(row_block *b, solver_problem *p, const double *diag, double *lam) {
-  const solver_row *rows = &p->rows[b->first];
+/* K's diagonal from diag and its factor L: LCP_ERR_STATE (and factored
+ * false) when K is not clearly positive definite, else LCP_OK. */
+static int block_factor(row_block *b, const double *diag) {
   const int32_t m = b->m;
+  b->factored = false;
   for (int32_t k = 0; k < m; ++k) {
-    const solver_row *r = &rows[k];
-    b->lo[k] = r->lo;
-    b->hi[k] = r->hi;
-    b->target[k] = r->target;
-    b->cfm[k] = r->cfm;
     b->diag[k] = diag[k];
     b->K[(size_t)k * (size_t)m + (size_t)k] = diag[k];
   }
@@ -1699,7 +1697,42 @@ static int block_values(row_block *b, solver_problem *p, const double *diag, dou
       }
     }
   b->factored = true;
-  block_warm(b, p, lam);
+  return LCP_OK;
+}
+
+static int block_values(row_block *b, solver_problem *p, const double *diag, double *lam) {
+  const solver_row *rows = &p->rows[b->first];
+  for (int32_t k = 0; k < b->m; ++k) {
+    b->lo[k] = rows[k].lo;
+    b->hi[k] = rows[k].hi;
+    b->target[k] = rows[k].target;
+    b->cfm[k] = rows[k].cfm;
+  }
+  int rc = block_factor(b, diag);
+  if (rc == LCP_OK)
+    block_warm(b, p, lam);
+  return rc;
+}
+
+/* A late block's factor for the cfm of its rows now, from their A_kk (kept
+ * by block_layout): LCP_ERR_NUMERIC for a non-finite A_kk, else LCP_OK with
+ * factored telling whether K is clearly positive definite. The cfm it was
+ * made for is kept in b->cfm: the controllers' gains, and so their rows'
+ * cfm, rarely change from one step to the next, and while they stay the
+ * factor made ahead is the one the second part would make. */
+static int late_block_factor(row_block *b, const solver_problem *p) {
+  double diag[BLOCK_MAX];
+  bool finite = true;
+  for (int32_t k = 0; k < b->m; ++k) {
+    b->cfm[k] = p->rows[b->first + k].cfm;
+    diag[k] = diag_of(b->a[k], b->cfm[k]);
+    finite &= diag[k] >= 0.0;
+  }
+  if (!finite) {
+    b->factored = false;
+    return LCP_ERR_NUMERIC;
+  }
+  block_factor(b, diag);
   return LCP_OK;
 }
 
@@ -2255,7 +2288,9 @@ static int iter_prepare_pass(const solver_settings *settings, solver_problem *p,
     if (bm > 0) {
       row_block *b = &out->blocks[out->block_count];
       rc = block_layout(b, p, i, bm, scratch);
-      if (rc == LCP_OK && !b->late)
+      if (rc == LCP_OK && b->late)
+        b->factor_rc = late_block_factor(b, p); /* checked again by late_setup */
+      else if (rc == LCP_OK)
         rc = block_values(b, p, bdiag, out->lam);
       if (rc == LCP_ERR_NO_MEMORY)
         return rc;
@@ -2541,21 +2576,25 @@ static int late_setup(const solver_settings *settings, solver_problem *p, iter_s
   int rc = check_late_values(p);
   if (rc != LCP_OK)
     return rc;
-  double diag[BLOCK_MAX];
   for (int32_t k = 0; k < s->block_count; ++k) {
     row_block *b = &s->blocks[k];
     if (!b->late)
       continue;
+    const solver_row *rows = &p->rows[b->first];
+    bool same_cfm = true;
+    for (int32_t r = 0; r < b->m; ++r)
+      same_cfm &= memcmp(&b->cfm[r], &rows[r].cfm, sizeof(double)) == 0;
+    if (!same_cfm)
+      b->factor_rc = late_block_factor(b, p);
+    if (b->factor_rc != LCP_OK)
+      return b->factor_rc;
     for (int32_t r = 0; r < b->m; ++r) {
-      diag[r] = diag_of(b->a[r], p->rows[b->first + r].cfm);
-      if (diag[r] < 0.0)
-        return LCP_ERR_NUMERIC;
+      b->lo[r] = rows[r].lo;
+      b->hi[r] = rows[r].hi;
+      b->target[r] = rows[r].target;
     }
-    if (block_values(b, p, diag, s->lam) == LCP_ERR_STATE) {
-      /* K is singular to rounding: the block's rows go one by one */
-      b->factored = false;
-      block_warm(b, p, s->lam);
-    }
+    /* not factored (K singular to rounding): the block's rows go one by one */
+    block_warm(b, p, s->lam);
   }
   for (int32_t k = 0; k < s->count; ++k) {
     pgs_item *it = &s->items[k];
