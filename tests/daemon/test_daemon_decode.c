@@ -188,7 +188,9 @@ static void test_other_requests_are_refused(void **state) {
       0x08, 0x01, 0x62, 0x0d, 0x08, 0x01, 0x12, 0x09, 0x21,
       0,    0,    0,    0,    0,    0,    0xf0, 0x3f}; /* position = 1.0, unpacked */
   expect_refused(unpacked, sizeof unpacked, "an unpacked array");
-  assert_non_null(lcpsim__v1__request__unpack(NULL, sizeof unpacked, unpacked));
+  Lcpsim__V1__Request *general = lcpsim__v1__request__unpack(NULL, sizeof unpacked, unpacked);
+  assert_non_null(general); /* protobuf-c takes it */
+  lcpsim__v1__request__free_unpacked(general, NULL);
   const unsigned char twice[] = {0x08, 0x01, 0x08, 0x02, 0x62, 0x02, 0x08, 0x01};
   expect_refused(twice, sizeof twice, "the id twice");
   const unsigned char unknown[] = {0x08, 0x01, 0x62, 0x04, 0x08, 0x01, 0x78, 0x01};
