@@ -210,11 +210,17 @@ static bool busy_poll(lcpd_server_t *server) {
  * solve run (lcp_world_prepare_step): the Step then only solves and
  * integrates. Its result is bitwise what it would have been; a request
  * that changes more than the controllers' targets and gains drops the work
- * done ahead. */
+ * done ahead. The loop does nothing else meanwhile, so a request arriving
+ * then waits for it: only worlds whose step is short are prepared. */
+#define PREPARE_MAX_STEP_SECONDS 1e-3
 static void prepare_next_step(lcpd_server_t *server) {
   if (!server->last_call_stepped || server->sim->mode != LCPD_MODE_LOCKSTEP)
     return;
   server->last_call_stepped = false;
+  lcp_step_stats_t stats;
+  lcp_world_get_stats(server->sim->live.world, &stats);
+  if (stats.step_seconds > PREPARE_MAX_STEP_SECONDS)
+    return;
   if (lcp_world_prepare_step(server->sim->live.world) != LCP_OK)
     LCPD_DEBUG("the next step could not be prepared: %s",
                lcp_world_last_error(server->sim->live.world));
