@@ -27,8 +27,16 @@ void lcpd_wire_reset(lcpd_wire_t *wire) {
 }
 
 /* Room for `more` bytes after the written ones; false (and failed) when the
- * message would pass the limit or memory runs out. */
-static bool reserve(lcpd_wire_t *w, size_t more) {
+ * message would pass the limit or memory runs out. The usual case, room
+ * already there, is checked inline. */
+static bool reserve_grow(lcpd_wire_t *w, size_t more);
+static inline bool reserve(lcpd_wire_t *w, size_t more) {
+  if (!w->failed && more <= w->capacity - w->size && w->size + more <= w->limit)
+    return true;
+  return reserve_grow(w, more);
+}
+
+static bool reserve_grow(lcpd_wire_t *w, size_t more) {
   if (w->failed)
     return false;
   if (more > w->limit || w->size > w->limit - more) {
@@ -69,7 +77,7 @@ static unsigned char *put_varint_at(unsigned char *p, uint64_t v) {
   return p;
 }
 
-static void put_varint(lcpd_wire_t *w, uint64_t v) {
+static inline void put_varint(lcpd_wire_t *w, uint64_t v) {
   if (reserve(w, 10))
     w->size = (size_t)(put_varint_at(w->data + w->size, v) - w->data);
 }
