@@ -180,6 +180,24 @@ static void row_apply(const solver_problem *p, const solver_row *r, double *v, d
 /* LCP_ERR_INVALID_ARGUMENT for a malformed problem (indices out of range, a
  * friction row without a valid normal row, cfm < 0, μ < 0, lo > hi),
  * LCP_ERR_NUMERIC for a non-finite input. */
+/* A row's bounds (bounded: not a friction row) and its cfm, target and
+ * impulse: LCP_ERR_INVALID_ARGUMENT for bounds the wrong way round or a
+ * negative cfm; *numeric set for a value that is not a number (or not
+ * finite). */
+static int check_row_values(const solver_row *r, bool bounded, bool *numeric) {
+  if (bounded) {
+    if (isnan(r->lo) || isnan(r->hi))
+      *numeric = true;
+    else if (r->lo > r->hi)
+      return LCP_ERR_INVALID_ARGUMENT;
+  }
+  if (!isfinite(r->cfm) || !isfinite(r->target) || !isfinite(r->lambda))
+    *numeric = true;
+  else if (r->cfm < 0.0)
+    return LCP_ERR_INVALID_ARGUMENT;
+  return LCP_OK;
+}
+
 static int check_problem(const solver_problem *p) {
   if (!p || p->row_count < 0 || p->dof_count < 0)
     return LCP_ERR_INVALID_ARGUMENT;
@@ -211,16 +229,10 @@ static int check_problem(const solver_problem *p) {
         numeric = true;
       else if (r->mu < 0.0)
         return LCP_ERR_INVALID_ARGUMENT;
-    } else {
-      if (isnan(r->lo) || isnan(r->hi))
-        numeric = true;
-      else if (r->lo > r->hi)
-        return LCP_ERR_INVALID_ARGUMENT;
     }
-    if (!isfinite(r->cfm) || !isfinite(r->target) || !isfinite(r->lambda))
-      numeric = true;
-    else if (r->cfm < 0.0)
-      return LCP_ERR_INVALID_ARGUMENT;
+    int rc = check_row_values(r, !is_friction(r->kind), &numeric);
+    if (rc != LCP_OK)
+      return rc;
   }
   if (p->contact_count < 0 ||
       (p->contact_count > 0 && (!p->contacts || !p->body_inv_mass || !p->body_inv_inertia)))
@@ -2555,13 +2567,10 @@ static int check_late_values(const solver_problem *p) {
     if (!p->late[i])
       continue;
     const solver_row *r = &p->rows[i];
-    if (isnan(r->lo) || isnan(r->hi))
-      numeric = true;
-    else if (r->lo > r->hi)
-      return LCP_ERR_INVALID_ARGUMENT;
-    if (!isfinite(r->cfm) || !isfinite(r->target) || !isfinite(r->lambda))
-      numeric = true;
-    else if (!(r->cfm > 0.0))
+    int rc = check_row_values(r, true, &numeric);
+    if (rc != LCP_OK)
+      return rc;
+    if (r->cfm == 0.0) /* a late row's cfm must be positive */
       return LCP_ERR_INVALID_ARGUMENT;
   }
   return numeric ? LCP_ERR_NUMERIC : LCP_OK;
