@@ -2,7 +2,8 @@
  * the state returned, against the daemon over a REQ socket and through the C
  * client library, ends in exactly the state (bit for bit) of the same world
  * stepped in-process through the engine API with the same controls
- * (lockstep_reference.h). The Python client's run is test_daemon_python_lockstep.py. */
+ * (lockstep_reference.h), also with other requests between the steps. The
+ * Python client's run is test_daemon_python_lockstep.py. */
 #include "daemon_harness.h"
 #include "lcpsim_client.h"
 #include "lockstep_reference.h"
@@ -144,11 +145,72 @@ static void test_c_client_loop_matches_in_process_bitwise(void **state) {
   lcpsim_client_destroy(&client);
 }
 
+/* The daemon runs a lockstep world's next step ahead while it waits
+ * (lcp_world_prepare_step). The same loop with other requests in it must
+ * still end bitwise as the reference: ticks split into SetTarget then
+ * Step(1) without targets (the prepared work is kept: only targets
+ * changed), GetState between steps (nothing changes), and a RestoreState
+ * back to a snapshot taken earlier (the prepared work, made from another
+ * state, is dropped), after which the loop runs on from there. */
+static void test_loop_with_other_requests_matches_in_process_bitwise(void **state) {
+  fixture *f = *state;
+  lcpsim_client_t *client = NULL;
+  assert_int_equal(lcpsim_client_connect(f->daemon.rep, REPLY_TIMEOUT_MS, &client), LCPSIM_OK);
+  double position[LOCKSTEP_JOINTS], kp = LOCKSTEP_KP, kd = LOCKSTEP_KD;
+  const lcpsim_target_t target = {.robot = LOCKSTEP_ROBOT,
+                                  .mode = LCPSIM_MODE_POSITION,
+                                  .position = position,
+                                  .n_position = LOCKSTEP_JOINTS,
+                                  .kp = &kp,
+                                  .n_kp = 1,
+                                  .kd = &kd,
+                                  .n_kd = 1};
+  enum { SAVE_AT = 300, RESTORE_AT = 600 };
+  uint8_t *snapshot = NULL;
+  size_t snapshot_size = 0;
+  bool restored = false;
+  lcpsim_state_t *s = NULL;
+  for (int k = 0; k < STEPS; ++k) {
+    if (k == SAVE_AT && !restored)
+      assert_int_equal(lcpsim_client_save_state(client, NULL, &snapshot, &snapshot_size, NULL),
+                       LCPSIM_OK);
+    if (k == RESTORE_AT && !restored) {
+      double time = 0.0;
+      assert_int_equal(lcpsim_client_restore_state(client, snapshot, snapshot_size, &time),
+                       LCPSIM_OK);
+      restored = true;
+      k = SAVE_AT;
+    }
+    lockstep_targets(k, f->h, position);
+    lcpsim_state_destroy(&s);
+    int rc;
+    if (k % 7 == 3) {
+      /* a tick in two requests, a look at the state between */
+      assert_int_equal(lcpsim_client_set_target(client, &target), LCPSIM_OK);
+      assert_int_equal(lcpsim_client_get_state(client, LCPSIM_WITHOUT_CONTACTS, &s), LCPSIM_OK);
+      lcpsim_state_destroy(&s);
+      rc = lcpsim_client_step(client, 1, NULL, 0, LCPSIM_WITHOUT_CONTACTS, &s);
+    } else {
+      rc = lcpsim_client_step(client, 1, &target, 1, LCPSIM_WITHOUT_CONTACTS, &s);
+    }
+    if (rc != LCPSIM_OK)
+      fail_msg("step %d: %s: %s", k, lcpsim_status_name(rc), lcpsim_client_last_error(client));
+    assert_int_equal(s->step_count, (uint64_t)k + 1);
+  }
+  assert_true(restored);
+  assert_same_state(&f->reference, s);
+  lcpsim_state_destroy(&s);
+  free(snapshot);
+  lcpsim_client_destroy(&client);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_req_loop_matches_in_process_bitwise, setup, teardown),
       cmocka_unit_test_setup_teardown(test_c_client_loop_matches_in_process_bitwise, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_loop_with_other_requests_matches_in_process_bitwise,
+                                      setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
