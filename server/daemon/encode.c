@@ -225,18 +225,6 @@ static void message_vec3(lcpd_wire_t *w, uint32_t field, const double v[3]) {
     w->size = (size_t)(vec3_at(w->data + w->size, field, v) - w->data);
 }
 
-static void message_pose(lcpd_wire_t *w, uint32_t field, const double position[3],
-                         const double orientation[4]) {
-  if (reserve(w, POSE_MOST))
-    w->size = (size_t)(pose_at(w->data + w->size, field, position, orientation) - w->data);
-}
-
-static void message_twist(lcpd_wire_t *w, uint32_t field, const double linear[3],
-                          const double angular[3]) {
-  if (reserve(w, TWIST_MOST))
-    w->size = (size_t)(twist_at(w->data + w->size, field, linear, angular) - w->data);
-}
-
 /* At least `bytes` of scratch, aligned for doubles and contacts. */
 static void *scratch(lcpd_wire_t *w, size_t bytes) {
   if (bytes <= w->scratch_capacity)
@@ -313,11 +301,21 @@ void lcpd_encode_state(lcpd_wire_t *w, const lcpd_sim_t *sim, bool include_conta
     double position[3] = {0}, orientation[4] = {1, 0, 0, 0}, linear[3] = {0}, angular[3] = {0};
     lcp_body_get_pose(world, body->id, position, orientation);
     lcp_body_get_velocity(world, body->id, linear, angular);
+    /* one room check: its size is bounded by its name's length */
+    size_t name = strlen(body->name);
     size_t m = begin_message(w, 4);
-    field_varint(w, 1, (uint32_t)body->id);
-    field_string(w, 2, body->name);
-    message_pose(w, 3, position, orientation);
-    message_twist(w, 4, linear, angular);
+    if (!reserve(w, 2 * FIELD_HEAD_MOST + name + POSE_MOST + TWIST_MOST))
+      return;
+    unsigned char *p = w->data + w->size;
+    uint32_t id = (uint32_t)body->id;
+    if (id) {
+      *p++ = (unsigned char)KEY(1, VARINT);
+      p = put_varint_at(p, id);
+    }
+    p = string_at(p, 2, body->name, name);
+    p = pose_at(p, 3, position, orientation);
+    p = twist_at(p, 4, linear, angular);
+    w->size = (size_t)(p - w->data);
     end_message(w, m);
   }
   if (include_contacts) {
