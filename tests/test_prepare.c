@@ -244,11 +244,69 @@ static void test_dropped_preparation_changes_nothing(void **state) {
   lcp_world_destroy(&b);
 }
 
+/* A free multibody (the chain in the air: no row touches it) has its
+ * free velocity from forward dynamics at the mid-step velocity, which
+ * leaves the links' velocities there. Queries after a preparation, after
+ * the preparation is dropped, and after the step must still give the
+ * state's: bitwise those of a world never prepared. */
+static void expect_same_link_velocities(lcp_world_t *a, lcp_world_t *b, lcp_robot_id robot,
+                                        int32_t links) {
+  for (int32_t l = 0; l < links; ++l) {
+    double va[3], wa[3], vb[3], wb[3];
+    assert_int_equal(lcp_robot_get_link_velocity(a, robot, l, va, wa), LCP_OK);
+    assert_int_equal(lcp_robot_get_link_velocity(b, robot, l, vb, wb), LCP_OK);
+    assert_memory_equal(va, vb, sizeof va);
+    assert_memory_equal(wa, wb, sizeof wa);
+  }
+}
+
+static void test_queries_after_preparation(void **state) {
+  (void)state;
+  lcp_world_settings_t settings = lcp_scene_robot_settings();
+  lcp_world_t *a = NULL, *b = NULL;
+  lcp_robot_scene_t chain_a, chain_b;
+  assert_int_equal(lcp_world_create(&settings, &a), LCP_OK);
+  assert_int_equal(lcp_world_create(&settings, &b), LCP_OK);
+  assert_int_equal(lcp_scene_chain(a, &chain_a), LCP_OK);
+  assert_int_equal(lcp_scene_chain(b, &chain_b), LCP_OK);
+  lcp_robot_info_t info;
+  assert_int_equal(lcp_robot_get_info(a, chain_a.robot, &info), LCP_OK);
+  /* falling and turning, in the air */
+  double qd[64] = {0};
+  assert_true(info.nv <= 64);
+  for (int32_t k = 0; k < info.nv; ++k)
+    qd[k] = 0.3 * sin(1.0 + k);
+  assert_int_equal(lcp_robot_set_qd(a, chain_a.robot, qd, info.nv), LCP_OK);
+  assert_int_equal(lcp_robot_set_qd(b, chain_b.robot, qd, info.nv), LCP_OK);
+  for (int k = 0; k < 5; ++k) {
+    assert_int_equal(lcp_world_step(a), LCP_OK);
+    assert_int_equal(lcp_world_step(b), LCP_OK);
+  }
+  lcp_step_stats_t st;
+  lcp_world_get_stats(a, &st);
+  assert_int_equal(st.rows, 0); /* free: the mid-step passes ran */
+  assert_int_equal(lcp_world_prepare_step(a), LCP_OK);
+  expect_same_link_velocities(a, b, chain_a.robot, info.link_count);
+  lcp_world_settings_t same;
+  lcp_world_get_settings(a, &same);
+  assert_int_equal(lcp_world_set_settings(a, &same), LCP_OK); /* drops the preparation */
+  expect_same_link_velocities(a, b, chain_a.robot, info.link_count);
+  assert_int_equal(lcp_world_prepare_step(a), LCP_OK);
+  assert_int_equal(lcp_world_step(a), LCP_OK);
+  assert_int_equal(lcp_world_step(b), LCP_OK);
+  assert_true(step_was_prepared(a));
+  expect_same_link_velocities(a, b, chain_a.robot, info.link_count);
+  assert_true(lcp_world_state_hash(a) == lcp_world_state_hash(b));
+  lcp_world_destroy(&a);
+  lcp_world_destroy(&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_prepared_control_loop_is_bitwise),
       cmocka_unit_test(test_changes_between_prepare_and_step),
       cmocka_unit_test(test_dropped_preparation_changes_nothing),
+      cmocka_unit_test(test_queries_after_preparation),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1853,6 +1853,22 @@ static void test_late_rows(void **state) {
     assert_memory_equal(ref_velocity, rp->velocity, sizeof ref_velocity);
     arena_reset(&a);
 
+    /* Jacobi ignores the flags: the same bits with them as without */
+    solver_settings damped = settings_of(50, 0.2, 0.0, LCP_FRICTION_BOX);
+    for (int flagged = 0; flagged < 2; ++flagged) {
+      rb_reset(rp);
+      for (int i = 0; i < rp->n; ++i)
+        rp->rows[i] = final_rows[i], rp->rows[i].lambda = warm[i];
+      rp->problem.late = flagged ? late : NULL;
+      assert_int_equal(solver_jacobi(&damped, &rp->problem, &res, &a), LCP_OK);
+      for (int i = 0; i < rp->n; ++i)
+        if (flagged)
+          assert_memory_equal(&ref[i], &rp->rows[i].lambda, sizeof(double));
+        else
+          ref[i] = rp->rows[i].lambda;
+      arena_reset(&a);
+    }
+
     /* a late row without cfm: refused when its values are read */
     rb_make(rp, &r, c % 2 == 0);
     rp->problem.late = late;

@@ -23,10 +23,11 @@ typedef struct reader {
   const unsigned char *p, *end;
 } reader;
 
-/* A varint of at most 10 bytes, as protobuf-c accepts. */
-static bool read_varint(reader *r, uint64_t *out) {
+/* A varint of at most `most` bytes: protobuf-c takes values of up to 10,
+ * and keys and lengths of up to 5. */
+static bool read_varint_of(reader *r, uint64_t *out, int most) {
   uint64_t v = 0;
-  for (int shift = 0; shift < 70 && r->p < r->end; shift += 7) {
+  for (int shift = 0; shift < 7 * most && r->p < r->end; shift += 7) {
     unsigned char byte = *r->p++;
     v |= (uint64_t)(byte & 0x7f) << shift;
     if (!(byte & 0x80)) {
@@ -37,13 +38,15 @@ static bool read_varint(reader *r, uint64_t *out) {
   return false;
 }
 
+static bool read_varint(reader *r, uint64_t *out) { return read_varint_of(r, out, 10); }
+
 /* The next field's number and wire type: 1, or 0 at the end, or -1 for a
  * key that is not one. */
 static int read_key(reader *r, uint32_t *field, int *type) {
   uint64_t key;
   if (r->p >= r->end)
     return 0;
-  if (!read_varint(r, &key) || key >> 32 || (key >> 3) == 0)
+  if (!read_varint_of(r, &key, 5) || key >> 32 || (key >> 3) == 0)
     return -1;
   *field = (uint32_t)(key >> 3);
   *type = (int)(key & 7);
@@ -61,7 +64,7 @@ static bool read_bool(reader *r, protobuf_c_boolean *out) {
 /* A length-delimited field's contents. */
 static bool read_length(reader *r, reader *inner) {
   uint64_t length;
-  if (!read_varint(r, &length) || length > (uint64_t)(r->end - r->p))
+  if (!read_varint_of(r, &length, 5) || length > (uint64_t)(r->end - r->p))
     return false;
   *inner = (reader){r->p, r->p + length};
   r->p += length;

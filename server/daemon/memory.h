@@ -14,7 +14,10 @@
  * It bumps through chunks and frees nothing until lcpd_budget_reset, which
  * frees the whole decoded request at once (no free_unpacked walk) and keeps
  * a chunk of the usual size for the next one, so that a usual request
- * decodes without calling malloc. */
+ * decodes without calling malloc. What protobuf-c frees while decoding (a
+ * field given twice replaces the first) still counts against the limit;
+ * the chunks' unused tails do not, so the memory held stays under about
+ * twice the limit. */
 typedef struct lcpd_arena_chunk lcpd_arena_chunk_t;
 typedef struct lcpd_budget {
   ProtobufCAllocator allocator; /* pass &budget->allocator to protobuf-c */

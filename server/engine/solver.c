@@ -2141,6 +2141,9 @@ static int iter_prepare_pass(const solver_settings *settings, solver_problem *p,
   const int32_t n = p->row_count;
   const double omega = settings->omega;
   size_t rows = n > 0 ? (size_t)n : 1;
+  /* Late rows are PGS's (solver_pgs_finish sets them up); Jacobi, which
+   * calls this without units, sets every row up here. */
+  const uint8_t *late = use_units ? p->late : NULL;
   use_units = use_units && LCP_UNITS;
   out->lam = ARENA_NEW(scratch, double, rows);
   out->items = ARENA_NEW(scratch, pgs_item, rows);
@@ -2314,7 +2317,7 @@ static int iter_prepare_pass(const solver_settings *settings, solver_problem *p,
         continue;
       }
     }
-    if (p->late && p->late[i]) {
+    if (late && late[i]) {
       /* set up by late_setup; swept here, in row order */
       if (st.count > 0 && (rc = unit_run_end(out, &st, used, &run)) != LCP_OK)
         return rc;

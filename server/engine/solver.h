@@ -94,8 +94,8 @@ typedef struct solver_problem {
    * they may change after solver_pgs_prepare (the joint controllers' rows
    * of a prepared step). A late row must be bilateral with cfm > 0 (its
    * place in the setup is decided without its values), and no friction row
-   * may take its bounds from it. Every solver reads the values; PGS sets up
-   * the late rows after the others, with or without a pause between. */
+   * may take its bounds from it. PGS sets up the late rows after the others,
+   * with or without a pause between; the other solvers ignore the flags. */
   const uint8_t *late;
 } solver_problem;
 

@@ -663,6 +663,11 @@ static int robot_free_velocities(lcp_world_t *world, step_context *ctx) {
         for (int32_t k = 0; k < mb->nv; ++k)
           u[k] = st->qd[k] + kick * mid_qdd[k];
       }
+      /* The passes left the links' velocities at u, not at the state's qd:
+       * a query before the integrate stage (after lcp_world_prepare_step,
+       * or a failed step) refreshes them. Nothing later in the step reads
+       * them. */
+      world->robot_kinematics_stale = true;
     }
     if (mb->floating)
       add_external_impulse(mb, st, &world->robot_data[r], g, kick, ctx->robot_momentum[r]);

@@ -199,6 +199,20 @@ static void test_other_requests_are_refused(void **state) {
   expect_refused(bool2, sizeof bool2, "a bool of 2");
   const unsigned char ok[] = {0x08, 0x01, 0x62, 0x04, 0x08, 0x01, 0x18, 0x01};
   expect_same_tree(ok, sizeof ok);
+  /* keys and lengths of more than 5 bytes, which protobuf-c refuses: the
+   * id's key in 6 bytes, the step's length in 6 bytes */
+  const unsigned char long_key[] = {0x88, 0x80, 0x80, 0x80, 0x80, 0x00,
+                                    0x05, 0x62, 0x02, 0x08, 0x01};
+  expect_refused(long_key, sizeof long_key, "a 6-byte key");
+  assert_null(lcpsim__v1__request__unpack(NULL, sizeof long_key, long_key));
+  const unsigned char long_length[] = {0x08, 0x05, 0x62, 0x82, 0x80, 0x80,
+                                       0x80, 0x80, 0x00, 0x08, 0x01};
+  expect_refused(long_length, sizeof long_length, "a 6-byte length");
+  assert_null(lcpsim__v1__request__unpack(NULL, sizeof long_length, long_length));
+  /* in 5 bytes both are still keys and lengths, as protobuf-c reads them */
+  const unsigned char five[] = {0x88, 0x80, 0x80, 0x80, 0x00, 0x05, 0x62,
+                                0x82, 0x80, 0x80, 0x80, 0x00, 0x08, 0x01};
+  expect_same_tree(five, sizeof five);
   /* cut short anywhere: refused, or a shorter request protobuf-c reads alike */
   make_tick(t, &r);
   n = pack(&t->request, bytes);
