@@ -113,21 +113,6 @@ static void field_varint(lcpd_wire_t *w, uint32_t field, uint64_t v) {
   put_varint(w, v);
 }
 
-static void field_bytes(lcpd_wire_t *w, uint32_t field, const void *data, size_t size) {
-  if (size == 0)
-    return;
-  put_varint(w, KEY(field, LENGTH));
-  put_varint(w, size);
-  if (reserve(w, size)) {
-    memcpy(w->data + w->size, data, size);
-    w->size += size;
-  }
-}
-
-static void field_string(lcpd_wire_t *w, uint32_t field, const char *text) {
-  field_bytes(w, field, text, strlen(text));
-}
-
 /* A nested message: its key and a one-byte length now, the length fixed up
  * by end_message (moving the contents when it needs more bytes). */
 static size_t begin_message(lcpd_wire_t *w, uint32_t field) {
@@ -207,6 +192,12 @@ static unsigned char *string_at(unsigned char *p, uint32_t field, const char *te
   p = put_varint_at(p, size);
   memcpy(p, text, size);
   return p + size;
+}
+
+static void field_string(lcpd_wire_t *w, uint32_t field, const char *text) {
+  size_t size = strlen(text);
+  if (reserve(w, FIELD_HEAD_MOST + size))
+    w->size = (size_t)(string_at(w->data + w->size, field, text, size) - w->data);
 }
 
 /* A packed repeated double (left out when empty), with room already made. */

@@ -780,8 +780,10 @@ static int32_t joint_rows(lcp_world_t *world, step_context *ctx, int32_t robot, 
     if (controlled) {
       control_row v = control_row_values(h, joint, c, q, ctx->feedforward[robot][j]);
       mine[JOINT_ROW_CONTROL] = r;
-      if (ctx->late)
+      if (ctx->late) {
         ctx->late[r] = 1;
+        p->late = ctx->late; /* passed to the solver only when a row is late */
+      }
       add_joint_row(p, &r, ctx, robot, nv, plus, v.target, v.cfm, v.lo, v.hi,
                     warm[JOINT_ROW_CONTROL]);
     }
@@ -973,14 +975,8 @@ static int stage_rows(lcp_world_t *world, step_context *ctx) {
       }
     }
   }
-  bool any_late = false;
-  for (int32_t robot = 0; robot < ctx->robot_count; ++robot) {
-    int32_t first = r;
+  for (int32_t robot = 0; robot < ctx->robot_count; ++robot)
     r = joint_rows(world, ctx, robot, r, &coef);
-    for (int32_t k = first; ctx->late && k < r && !any_late; ++k)
-      any_late = ctx->late[k];
-  }
-  p->late = any_late ? ctx->late : NULL;
   p->row_count = r;
   ctx->warm_started = warm;
   return LCP_OK;

@@ -68,6 +68,20 @@ static void assert_same_state(const lockstep_state_t *reference, const Lcpsim__V
   assert_true(moved > 0.1);
 }
 
+/* The reference run's targets for the C client: every joint of the arm in
+ * position mode to `position`, with the reference's gains. */
+static const double reference_kp = LOCKSTEP_KP, reference_kd = LOCKSTEP_KD;
+static lcpsim_target_t reference_target(double position[LOCKSTEP_JOINTS]) {
+  return (lcpsim_target_t){.robot = LOCKSTEP_ROBOT,
+                           .mode = LCPSIM_MODE_POSITION,
+                           .position = position,
+                           .n_position = LOCKSTEP_JOINTS,
+                           .kp = &reference_kp,
+                           .n_kp = 1,
+                           .kd = &reference_kd,
+                           .n_kd = 1};
+}
+
 static void test_req_loop_matches_in_process_bitwise(void **state) {
   fixture *f = *state;
   void *client = connect_req(f->daemon.rep);
@@ -122,15 +136,8 @@ static void test_c_client_loop_matches_in_process_bitwise(void **state) {
   check_timestep(info->settings->timestep, f->h);
   lcpsim_info_destroy(&info);
 
-  double position[LOCKSTEP_JOINTS], kp = LOCKSTEP_KP, kd = LOCKSTEP_KD;
-  const lcpsim_target_t target = {.robot = LOCKSTEP_ROBOT,
-                                  .mode = LCPSIM_MODE_POSITION,
-                                  .position = position,
-                                  .n_position = LOCKSTEP_JOINTS,
-                                  .kp = &kp,
-                                  .n_kp = 1,
-                                  .kd = &kd,
-                                  .n_kd = 1};
+  double position[LOCKSTEP_JOINTS];
+  const lcpsim_target_t target = reference_target(position);
   lcpsim_state_t *s = NULL;
   for (int k = 0; k < STEPS; ++k) {
     lockstep_targets(k, f->h, position);
@@ -156,15 +163,8 @@ static void test_loop_with_other_requests_matches_in_process_bitwise(void **stat
   fixture *f = *state;
   lcpsim_client_t *client = NULL;
   assert_int_equal(lcpsim_client_connect(f->daemon.rep, REPLY_TIMEOUT_MS, &client), LCPSIM_OK);
-  double position[LOCKSTEP_JOINTS], kp = LOCKSTEP_KP, kd = LOCKSTEP_KD;
-  const lcpsim_target_t target = {.robot = LOCKSTEP_ROBOT,
-                                  .mode = LCPSIM_MODE_POSITION,
-                                  .position = position,
-                                  .n_position = LOCKSTEP_JOINTS,
-                                  .kp = &kp,
-                                  .n_kp = 1,
-                                  .kd = &kd,
-                                  .n_kd = 1};
+  double position[LOCKSTEP_JOINTS];
+  const lcpsim_target_t target = reference_target(position);
   enum { SAVE_AT = 300, RESTORE_AT = 600 };
   uint8_t *snapshot = NULL;
   size_t snapshot_size = 0;

@@ -13,18 +13,23 @@
 
 #include <cmocka.h>
 
-/* Runs the bench with the extra arguments; its one line of output goes to
- * line. Returns its exit status. */
-static int run_bench(const daemon_proc *d, const char *extra, char *line, size_t size) {
-  char command[1024];
-  snprintf(command, sizeof command, "'%s' --endpoint '%s' --calls 100 %s", LCP_RPC_BENCH, d->rep,
-           extra);
+/* Runs a command; its first line of output goes to line. */
+static int run_command(const char *command, char *line, size_t size) {
   FILE *out = popen(command, "r");
   assert_non_null(out);
   line[0] = '\0';
   if (!fgets(line, (int)size, out))
     line[0] = '\0';
   return pclose(out);
+}
+
+/* Runs the bench with the extra arguments; its one line of output goes to
+ * line. Returns its exit status. */
+static int run_bench(const daemon_proc *d, const char *extra, char *line, size_t size) {
+  char command[1024];
+  snprintf(command, sizeof command, "'%s' --endpoint '%s' --calls 100 %s", LCP_RPC_BENCH, d->rep,
+           extra);
+  return run_command(command, line, size);
 }
 
 static void assert_keys(const char *line, const char *call) {
@@ -61,16 +66,6 @@ static void test_step_needs_the_robot(void **state) {
   char line[1024];
   assert_int_not_equal(run_bench(&d, "--robot nosuch 2>/dev/null", line, sizeof line), 0);
   daemon_stop(&d);
-}
-
-/* Runs a command; its first line of output goes to line. */
-static int run_command(const char *command, char *line, size_t size) {
-  FILE *out = popen(command, "r");
-  assert_non_null(out);
-  line[0] = '\0';
-  if (!fgets(line, (int)size, out))
-    line[0] = '\0';
-  return pclose(out);
 }
 
 /* `lcpsim-bench rpc` starts lcpsimd on ephemeral ports, measures, and stops
