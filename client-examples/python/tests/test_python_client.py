@@ -1,6 +1,6 @@
 """The Python client against a live lcpsimd (each test starts its own), and against a fake
-daemon for late and wrong replies. Run with /usr/bin/python3, PYTHONPATH holding the build's
-python directory and client-examples/python, LCPSIMD the daemon's path."""
+daemon for late and wrong replies. Run with /usr/bin/python3, the package lcpsim importable
+(installed, or PYTHONPATH holding client-examples/python), LCPSIMD the daemon's path."""
 
 import math
 import os
@@ -11,8 +11,8 @@ import unittest
 
 import zmq
 
-from lcpsim_client import (Client, LcpsimError, LcpsimProtocolError, LcpsimTimeout, Subscriber,
-                           find_robot, pb, target)
+from lcpsim import (Client, LcpsimError, LcpsimProtocolError, LcpsimTimeout, Subscriber, find_robot,
+                    pb, target)
 from live_daemon import LiveDaemon, RefusingEndpoint
 
 ARM = "arm7"

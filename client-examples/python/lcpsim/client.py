@@ -1,59 +1,32 @@
-"""lcpsim_client: a small blocking Python client for lcpsimd.
+"""lcpsim.client: a small blocking Python client for lcpsimd.
 
-One method per call of the protocol (proto/lcpsim/v1/lcpsim.proto). Each call
-waits for its reply at most the client's timeout; a server error raises
-LcpsimError with the server's status code and message, no reply in time
-raises LcpsimTimeout. Results are the protocol's messages (lcpsim_pb2).
+One method per call of the protocol (lcpsim/v1/lcpsim.proto). Each call waits
+for its reply at most the client's timeout; a server error raises LcpsimError
+with the server's status code and message, no reply in time raises
+LcpsimTimeout. Results are the protocol's messages (lcpsim.v1.lcpsim_pb2,
+also reachable here as `pb`).
 
-    from lcpsim_client import Client
+    from lcpsim import Client
     with Client("tcp://127.0.0.1:5555") as sim:
         info = sim.get_info()
         state = sim.step(10, return_state=True).state
 
-Needs pyzmq and protobuf (Debian: python3-zmq, python3-protobuf) and the
-generated lcpsim_pb2, which the build writes under build/python: put that
-directory on PYTHONPATH, or name it in LCPSIM_PROTO_PATH; failing both, the
-module looks in build/python of the checkout it sits in.
+Needs pyzmq and protobuf (Debian: python3-zmq, python3-protobuf).
 """
 
 import itertools
 import math
-import os
-import sys
 import time
 
 import zmq
 from google.protobuf.message import DecodeError
 
+from lcpsim.v1 import lcpsim_pb2 as pb
+
 DEFAULT_ENDPOINT = "tcp://127.0.0.1:5555"
 DEFAULT_PUB_ENDPOINT = "tcp://127.0.0.1:5556"
 DEFAULT_TIMEOUT_MS = 5000
 STATE_TOPIC = b"state"
-
-
-def _import_protocol():
-    """Finds the generated lcpsim_pb2: LCPSIM_PROTO_PATH, then sys.path, then the checkout."""
-    explicit = os.environ.get("LCPSIM_PROTO_PATH")
-    if explicit:
-        sys.path.insert(0, explicit)
-    try:
-        from lcpsim.v1 import lcpsim_pb2
-        return lcpsim_pb2
-    except ImportError:
-        pass
-    checkout = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    for build in ("build", "build-asan"):
-        candidate = os.path.join(checkout, build, "python")
-        if os.path.exists(os.path.join(candidate, "lcpsim", "v1", "lcpsim_pb2.py")):
-            sys.path.insert(0, candidate)
-            from lcpsim.v1 import lcpsim_pb2
-            return lcpsim_pb2
-    raise ImportError(
-        "lcpsim_client: cannot import lcpsim.v1.lcpsim_pb2; build the project and put the "
-        "build's python directory (e.g. build/python) on PYTHONPATH or in LCPSIM_PROTO_PATH")
-
-
-pb = _import_protocol()
 
 
 class LcpsimError(Exception):
