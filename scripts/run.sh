@@ -32,7 +32,7 @@ echo "run: $(head -n 1 "$log")"
 # The scene's own gains (kp = 100, kd = 10) let the heavy shoulder lag by
 # ~0.6 rad at 0.5 Hz; a real arm's gains track within ~0.03 rad.
 status=0
-PYTHONPATH="$PWD/build/python" /usr/bin/python3 client-examples/python/arm_sine.py \
+/usr/bin/python3 client-examples/python/arm_sine.py \
   --kp 1000 --kd 100 "$@" "$endpoint" || status=$?
 
 kill -TERM "$daemon"

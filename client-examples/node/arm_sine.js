@@ -2,8 +2,9 @@
 'use strict';
 // arm_sine.js: drives the daemon's arm in lockstep along
 // q*_i(t) = 0.5 sin(2π·0.5·t + i) with the in-engine PD controllers
-// (by default kp = 100, kd = 10, DESIGN.md §7 "arm"), one Step-with-targets
-// round trip per control tick, and prints a line of state every 100 steps.
+// (by default kp = 100, kd = 10, the gains of the daemon's built-in arm
+// scene), one Step-with-targets round trip per control tick, and prints a
+// line of state every 100 steps.
 //
 //   node arm_sine.js [--steps N] [--robot NAME] [--kp KP] [--kd KD] [--timeout-ms MS] [ENDPOINT]
 //   (default endpoint tcp://127.0.0.1:5555, 2000 steps, the first fixed-base robot)

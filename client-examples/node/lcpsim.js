@@ -1,5 +1,6 @@
 'use strict';
-// lcpsim.js: a Node.js client for lcpsimd (proto/lcpsim/v1/lcpsim.proto).
+// lcpsim.js: the Node.js client for lcpsimd (the package lcpsim; protocol
+// lcpsim.v1, proto/lcpsim/v1/lcpsim.proto).
 //
 // One Client is one ZeroMQ DEALER socket connected to the daemon's ROUTER.
 // Each call sends a Request with a fresh id and resolves with the result of
@@ -14,14 +15,17 @@
 // conversion: step_count -> stepCount); 64-bit integers come back as numbers,
 // enums as their names, unset fields as their defaults.
 //
-// The .proto file is loaded at run time from ../../proto/lcpsim/v1/ relative
-// to this file, or from the path given as `protoPath` or in LCPSIM_PROTO.
+// The .proto file is loaded at run time: the package's own copy,
+// proto/lcpsim/v1/lcpsim.proto beside this file (scripts/copy-proto.js puts
+// it there when the package is packed or installed in its folder), or the
+// path given as `protoPath` or in LCPSIM_PROTO.
 
+const fs = require('node:fs');
 const path = require('node:path');
 const zmq = require('zeromq');
 const protobuf = require('protobufjs');
 
-const DEFAULT_PROTO = path.resolve(__dirname, '..', '..', 'proto', 'lcpsim', 'v1', 'lcpsim.proto');
+const DEFAULT_PROTO = path.join(__dirname, 'proto', 'lcpsim', 'v1', 'lcpsim.proto');
 const DEFAULT_TIMEOUT_MS = 5000;
 
 const STATUS_NAMES = [
@@ -63,6 +67,10 @@ function loadProtocol(protoPath) {
   const file = path.resolve(protoPath || process.env.LCPSIM_PROTO || DEFAULT_PROTO);
   let types = protoCache.get(file);
   if (!types) {
+    if (file === DEFAULT_PROTO && !fs.existsSync(file)) {
+      throw new Error(`lcpsim: the package has no ${file}: in a checkout, run npm install (or ` +
+        'npm ci) in client-examples/node, which copies it from proto/; or give protoPath or LCPSIM_PROTO');
+    }
     const root = protobuf.loadSync(file);
     const type = (name) => root.lookupType(`lcpsim.v1.${name}`);
     types = {

@@ -15,9 +15,9 @@ What proves they share the world, each seeing the others' effects:
     others stepped it too, and the arms nobody drives stay where they were.
 
 Run by Debian's /usr/bin/python3 (python3-zmq, python3-protobuf). The ctest
-sets: LCPSIMD, LCPSIM_ARM_SINE_C, LCPSIM_NODE, NODE_PATH, LCPSIM_PYTHON_DIR
-(client-examples/python), LCPSIM_PYTHON_PROTO_DIR (the generated lcpsim_pb2
-root) and LCPSIM_ROBOTS_DIR (server/model/robots).
+sets: LCPSIMD, LCPSIM_ARM_SINE_C, LCPSIM_NODE, NODE_PATH, LCPSIM_PROTO (the
+.proto for lcpsim.js), LCPSIM_PYTHON_DIR (client-examples/python, also on
+PYTHONPATH for the package lcpsim) and LCPSIM_ROBOTS_DIR (server/model/robots).
 """
 
 import math
@@ -25,15 +25,13 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.environ.get("LCPSIM_PYTHON_PROTO_DIR", ""))
+import zmq
+from lcpsim.v1 import lcpsim_pb2 as pb
 
-import zmq  # noqa: E402
-from lcpsim.v1 import lcpsim_pb2 as pb  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 STEPS = 1000  # per client
 STATE_LINE = re.compile(r"^time=(\S+) q=(\S+) tracking_error=(\S+)$")
@@ -130,9 +128,7 @@ class ThreeClients(unittest.TestCase):
         start_q = {r.name: list(r.q) for r in start.robots}
         self.assertEqual(start.step_count, 0)
 
-        python_env = dict(os.environ)
-        python_env["PYTHONPATH"] = os.pathsep.join(
-            [env("LCPSIM_PYTHON_DIR"), env("LCPSIM_PYTHON_PROTO_DIR")])
+        # arm_sine.py finds the package lcpsim beside it; arm_sine.js, the .proto in LCPSIM_PROTO.
         commands = {
             builtin.name: [env("LCPSIM_ARM_SINE_C"), "--steps", str(STEPS), "--robot", builtin.name, d.rep],
             "arm_py": ["/usr/bin/python3", os.path.join(env("LCPSIM_PYTHON_DIR"), "arm_sine.py"),
@@ -147,7 +143,7 @@ class ThreeClients(unittest.TestCase):
         try:
             for robot, command in commands.items():
                 procs[robot] = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                                text=True, env=python_env)
+                                                text=True)
             # The most connections seen at once: a client's TCP connection may
             # be counted in the kernel's table an instant before another's
             # transient one (a reconnect) leaves it.

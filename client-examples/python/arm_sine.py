@@ -1,12 +1,13 @@
 #!/usr/bin/python3
 """arm_sine: drives the daemon's arm in lockstep along q*_i(t) = 0.5 sin(2π·0.5·t + i) with
-the in-engine PD controllers (by default kp = 100, kd = 10, DESIGN.md §7 "arm"), one
-Step-with-targets round trip per control tick, and prints a line of state every 100 steps.
+the in-engine PD controllers (by default kp = 100, kd = 10, the gains of the daemon's built-in
+arm scene), one Step-with-targets round trip per control tick, and prints a line of state every
+100 steps.
 With the scene's gains the shoulder (joint2, about 6 kg·m² of arm above it) is a lightly
 damped loop (ωn ≈ 4 rad/s, ζ ≈ 0.2) close to the 0.5 Hz drive, so it lags by up to about
 0.6 rad; --kp 1000 --kd 100 track within about 0.03 rad.
 
-    PYTHONPATH=build/python /usr/bin/python3 client-examples/python/arm_sine.py \
+    /usr/bin/python3 client-examples/python/arm_sine.py \
         [--steps N] [--robot NAME] [--kp KP] [--kd KD] [--timeout-ms MS] [ENDPOINT]
 """
 
@@ -14,8 +15,7 @@ import argparse
 import math
 import sys
 
-from lcpsim_client import (DEFAULT_ENDPOINT, DEFAULT_TIMEOUT_MS, Client, LcpsimError, find_robot,
-                           target)
+from lcpsim import DEFAULT_ENDPOINT, DEFAULT_TIMEOUT_MS, Client, LcpsimError, find_robot, target
 
 AMPLITUDE = 0.5  # rad
 FREQUENCY = 0.5  # Hz

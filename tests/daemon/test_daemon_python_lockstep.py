@@ -3,7 +3,7 @@ returned end in exactly (bit for bit) the final q and state of the same world st
 through the engine API, as printed by lcpd-lockstep-reference (tests/daemon/lockstep_reference.h).
 
 Environment: LCPSIMD (the daemon), LCPD_LOCKSTEP_REFERENCE (the reference program), PYTHONPATH
-holding the generated lcpsim_pb2 and client-examples/python."""
+holding client-examples/python (the package lcpsim) unless it is installed."""
 
 import math
 import os
@@ -14,7 +14,7 @@ import tempfile
 import time
 import unittest
 
-from lcpsim_client import Client, find_robot, target
+from lcpsim import Client, find_robot, target
 
 STEPS = 1000
 ROBOT = "arm7"

@@ -1,46 +1,19 @@
 'use strict';
 // The Node.js client and arm_sine.js against a live lcpsimd on ephemeral
 // ports. LCPSIMD names the daemon binary (the ctest sets it); NODE_PATH may
-// point at the node_modules that `npm ci` made.
+// point at the node_modules that `npm ci` made, and LCPSIM_PROTO at the
+// .proto when this folder has no copy of its own.
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { spawn, execFile } = require('node:child_process');
+const { execFile } = require('node:child_process');
 const path = require('node:path');
-const readline = require('node:readline');
 const zmq = require('zeromq');
 const { Client, StateStream, LcpsimError, TimeoutError } = require('../lcpsim');
+const { startDaemon, stopDaemon } = require('./live_daemon');
 
 const DAEMON = process.env.LCPSIMD;
 const ARM_SINE = path.join(__dirname, '..', 'arm_sine.js');
-
-// Starts lcpsimd on ephemeral loopback ports; resolves with { proc, rep, pub }
-// once it has printed the endpoints it bound.
-function startDaemon() {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(DAEMON, ['--bind', 'tcp://127.0.0.1:0', '--pub', 'tcp://127.0.0.1:0'], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const timer = setTimeout(() => reject(new Error('lcpsimd printed no endpoints within 10 s')), 10000);
-    proc.on('error', reject);
-    proc.on('exit', (code, signal) => reject(new Error(`lcpsimd exited early (${code ?? signal})`)));
-    const lines = readline.createInterface({ input: proc.stdout });
-    lines.once('line', (line) => {
-      clearTimeout(timer);
-      const m = /rep=(\S+)\s+pub=(\S+)/.exec(line);
-      if (!m) return reject(new Error(`unexpected first line from lcpsimd: ${line}`));
-      proc.removeAllListeners('exit');
-      resolve({ proc, rep: m[1], pub: m[2] });
-    });
-  });
-}
-
-function stopDaemon(proc) {
-  return new Promise((resolve) => {
-    proc.once('exit', (code, signal) => resolve({ code, signal }));
-    proc.kill('SIGTERM');
-  });
-}
 
 function run(file, args, timeoutMs) {
   return new Promise((resolve) => {
@@ -51,7 +24,7 @@ function run(file, args, timeoutMs) {
 }
 
 test('lcpsim.js against lcpsimd', { skip: !DAEMON && 'LCPSIMD is not set' }, async (t) => {
-  const daemon = await startDaemon();
+  const daemon = await startDaemon(DAEMON);
   const client = new Client(daemon.rep, { timeoutMs: 10000 });
   t.after(async () => {
     await client.close();

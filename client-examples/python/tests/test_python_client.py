@@ -1,6 +1,6 @@
 """The Python client against a live lcpsimd (each test starts its own), and against a fake
-daemon for late and wrong replies. Run with /usr/bin/python3, PYTHONPATH holding the build's
-python directory and client-examples/python, LCPSIMD the daemon's path."""
+daemon for late and wrong replies. Run with /usr/bin/python3, the package lcpsim importable
+(installed, or PYTHONPATH holding client-examples/python), LCPSIMD the daemon's path."""
 
 import math
 import os
@@ -11,8 +11,8 @@ import unittest
 
 import zmq
 
-from lcpsim_client import (Client, LcpsimError, LcpsimProtocolError, LcpsimTimeout, Subscriber,
-                           find_robot, pb, target)
+from lcpsim import (Client, LcpsimError, LcpsimProtocolError, LcpsimTimeout, Subscriber, find_robot,
+                    pb, target)
 from live_daemon import LiveDaemon, RefusingEndpoint
 
 ARM = "arm7"
@@ -38,7 +38,7 @@ class LiveTest(unittest.TestCase):
 
     def tearDown(self):
         self.sim.close()
-        # The daemon shuts down cleanly on SIGTERM (DESIGN.md §6).
+        # The daemon shuts down cleanly on SIGTERM.
         self.assertEqual(self.daemon.stop(), 0)
 
     def steps_for(self, seconds):
@@ -148,7 +148,7 @@ class LiveTest(unittest.TestCase):
         first = self.sim.step(100, targets=[hold_arm(pose)], return_state=True).state
         self.assertEqual(self.sim.restore_state(snapshot=saved.snapshot), saved.time)
         again = self.sim.step(100, targets=[hold_arm(pose)], return_state=True).state
-        # A snapshot is the whole state: the replay is bitwise the same (DESIGN.md §2).
+        # A snapshot is the whole state: the replay is bitwise the same.
         pack = lambda values: struct.pack("%dd" % len(values), *values)  # noqa: E731
         self.assertEqual(pack(self.arm(again).q), pack(self.arm(first).q))
         self.assertEqual(pack(self.arm(again).qd), pack(self.arm(first).qd))

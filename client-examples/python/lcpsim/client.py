@@ -1,59 +1,32 @@
-"""lcpsim_client: a small blocking Python client for lcpsimd.
+"""lcpsim.client: a small blocking Python client for lcpsimd.
 
-One method per call of the protocol (proto/lcpsim/v1/lcpsim.proto). Each call
-waits for its reply at most the client's timeout; a server error raises
-LcpsimError with the server's status code and message, no reply in time
-raises LcpsimTimeout. Results are the protocol's messages (lcpsim_pb2).
+One method per call of the protocol (lcpsim/v1/lcpsim.proto). Each call waits
+for its reply at most the client's timeout; a server error raises LcpsimError
+with the server's status code and message, no reply in time raises
+LcpsimTimeout. Results are the protocol's messages (lcpsim.v1.lcpsim_pb2,
+also reachable here as `pb`).
 
-    from lcpsim_client import Client
+    from lcpsim import Client
     with Client("tcp://127.0.0.1:5555") as sim:
         info = sim.get_info()
         state = sim.step(10, return_state=True).state
 
-Needs pyzmq and protobuf (Debian: python3-zmq, python3-protobuf) and the
-generated lcpsim_pb2, which the build writes under build/python: put that
-directory on PYTHONPATH, or name it in LCPSIM_PROTO_PATH; failing both, the
-module looks in build/python of the checkout it sits in.
+Needs pyzmq and protobuf (Debian: python3-zmq, python3-protobuf).
 """
 
 import itertools
 import math
-import os
-import sys
 import time
 
 import zmq
 from google.protobuf.message import DecodeError
 
+from lcpsim.v1 import lcpsim_pb2 as pb
+
 DEFAULT_ENDPOINT = "tcp://127.0.0.1:5555"
 DEFAULT_PUB_ENDPOINT = "tcp://127.0.0.1:5556"
 DEFAULT_TIMEOUT_MS = 5000
 STATE_TOPIC = b"state"
-
-
-def _import_protocol():
-    """Finds the generated lcpsim_pb2: LCPSIM_PROTO_PATH, then sys.path, then the checkout."""
-    explicit = os.environ.get("LCPSIM_PROTO_PATH")
-    if explicit:
-        sys.path.insert(0, explicit)
-    try:
-        from lcpsim.v1 import lcpsim_pb2
-        return lcpsim_pb2
-    except ImportError:
-        pass
-    checkout = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    for build in ("build", "build-asan"):
-        candidate = os.path.join(checkout, build, "python")
-        if os.path.exists(os.path.join(candidate, "lcpsim", "v1", "lcpsim_pb2.py")):
-            sys.path.insert(0, candidate)
-            from lcpsim.v1 import lcpsim_pb2
-            return lcpsim_pb2
-    raise ImportError(
-        "lcpsim_client: cannot import lcpsim.v1.lcpsim_pb2; build the project and put the "
-        "build's python directory (e.g. build/python) on PYTHONPATH or in LCPSIM_PROTO_PATH")
-
-
-pb = _import_protocol()
 
 
 class LcpsimError(Exception):
@@ -168,25 +141,21 @@ def find_robot(message, name):
     return next((robot for robot in message.robots if robot.name == name), None)
 
 
-class Client:
-    """A connection to the daemon's request socket (a DEALER; replies matched by request id, so
-    a late reply to a call that timed out is discarded). Not for use from several threads."""
+class _Socket:
+    """One ZeroMQ socket of `kind` connected to `endpoint`, with LINGER 0 and the `options`
+    (pairs of option and value) set first; closed by close() or at the end of a with block."""
 
-    def __init__(self, endpoint=DEFAULT_ENDPOINT, timeout_ms=DEFAULT_TIMEOUT_MS, context=None):
-        self.endpoint = endpoint
-        self.timeout_ms = timeout_ms
+    def __init__(self, kind, endpoint, context, options):
         self._context = context or zmq.Context.instance()
-        self._socket = self._context.socket(zmq.DEALER)
-        # A pending request must not keep close() waiting for a daemon that is gone, and one
-        # sent while the daemon is down must time out rather than be applied when it returns.
+        self._socket = self._context.socket(kind)
         self._socket.setsockopt(zmq.LINGER, 0)
-        self._socket.setsockopt(zmq.IMMEDIATE, 1)
+        for option, value in options:
+            self._socket.setsockopt(option, value)
         try:
             self._socket.connect(endpoint)
         except zmq.ZMQError:
             self.close()
             raise
-        self._ids = itertools.count(1)
 
     def close(self):
         if self._socket is not None:
@@ -198,6 +167,20 @@ class Client:
 
     def __exit__(self, *exc):
         self.close()
+
+
+class Client(_Socket):
+    """A connection to the daemon's request socket (a DEALER; replies matched by request id, so
+    a late reply to a call that timed out is discarded). Not for use from several threads."""
+
+    def __init__(self, endpoint=DEFAULT_ENDPOINT, timeout_ms=DEFAULT_TIMEOUT_MS, context=None):
+        self.endpoint = endpoint
+        self.timeout_ms = timeout_ms
+        # LINGER 0: a pending request must not keep close() waiting for a daemon that is gone.
+        # IMMEDIATE: one sent while the daemon is down must time out rather than be applied
+        # when it returns.
+        super().__init__(zmq.DEALER, endpoint, context, [(zmq.IMMEDIATE, 1)])
+        self._ids = itertools.count(1)
 
     def _call(self, call, message):
         request = pb.Request(id=next(self._ids))
@@ -341,20 +324,12 @@ class Client:
                                                     include_contacts=include_contacts))
 
 
-class Subscriber:
+class Subscriber(_Socket):
     """The daemon's state stream (its PUB socket). As with any ZeroMQ subscription, states
     published before the connection is made are not seen."""
 
     def __init__(self, endpoint=DEFAULT_PUB_ENDPOINT, context=None):
-        self._context = context or zmq.Context.instance()
-        self._socket = self._context.socket(zmq.SUB)
-        self._socket.setsockopt(zmq.LINGER, 0)
-        self._socket.setsockopt(zmq.SUBSCRIBE, STATE_TOPIC)
-        try:
-            self._socket.connect(endpoint)
-        except zmq.ZMQError:
-            self.close()
-            raise
+        super().__init__(zmq.SUB, endpoint, context, [(zmq.SUBSCRIBE, STATE_TOPIC)])
 
     def receive(self, timeout_ms=None):
         """The next published State; LcpsimTimeout if none comes within timeout_ms."""
@@ -371,14 +346,3 @@ class Subscriber:
             except DecodeError as error:
                 raise LcpsimProtocolError("undecodable state (%s)" % error)
             return state
-
-    def close(self):
-        if self._socket is not None:
-            self._socket.close()
-            self._socket = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
