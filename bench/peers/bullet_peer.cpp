@@ -8,16 +8,19 @@
  * masses, inertias, joint frames and axes, base pose, initial joint values
  * and friction (each object carries √μ and Bullet multiplies the two, giving
  * lcpsim's geometric mean); the same timestep (one stepSimulation call, no
- * substeps), gravity, 20 solver iterations and steps; two friction rows a
- * contact (SOLVER_USE_2_FRICTION_DIRECTIONS), so three rows a contact point
- * as lcpsim's; up to 4 points a pair, as lcpsim's manifolds; no sleeping, no
- * velocity damping; no self-collision of a robot.
+ * substeps), gravity, 20 solver iterations and steps; up to 4 points a pair,
+ * as lcpsim's manifolds; no sleeping, no velocity damping; no self-collision
+ * of a robot.
  *
  * What cannot match:
- * - Friction is a box (each tangent row bounded by μ times the normal
- *   impulse, lcpsim's --friction box), not lcpsim's default cone. Contacts
- *   are stabilised by split impulse at Bullet's defaults (ERP 0.2, no slop),
- *   with its warm start (factor 0.85); all 20 iterations always run.
+ * - Friction. Bullet's default, kept here, is one friction row a point,
+ *   along the sliding velocity (any tangent when there is none) and bounded
+ *   by μ times the normal impulse: a cone while the point slides, a single
+ *   direction while it sticks; lcpsim solves two rows projected on the cone.
+ *   Bullet's second row (SOLVER_USE_2_FRICTION_DIRECTIONS, a box) makes its
+ *   pyramid slower and its top cube drift centimetres, so it is left off.
+ *   Contacts are stabilised by split impulse at Bullet's defaults (ERP 0.2,
+ *   no slop), with its warm start (factor 0.85); all 20 iterations run.
  * - Collision margins. Bullet rounds a box's or a cylinder's edges by its
  *   margin (0.04 m by default); smaller shapes (the pile's 0.1 m cubes, the
  *   bin's walls, the quadruped's legs and trunk) get a fifth of their
@@ -92,8 +95,13 @@ btScalar margin_for(double smallest_half_size) {
   return btScalar(std::fmin(0.04, 0.2 * smallest_half_size));
 }
 
-btCollisionShape *make_shape(BulletWorld &w, const lcp_geom_def_t &g) {
+/* The geom's shape with its z axis (a capsule's or a cylinder's axis) along
+ * axis 0, 1 or 2 of the frame it is placed in. */
+btCollisionShape *make_shape(BulletWorld &w, const lcp_geom_def_t &g, int axis = 2) {
   btCollisionShape *shape = nullptr;
+  const btScalar r = btScalar(g.radius), segment = btScalar(2.0 * g.half_length);
+  double half[3] = {g.radius, g.radius, g.radius};
+  half[axis] = g.half_length;
   switch (g.type) {
   case LCP_SHAPE_BOX:
     shape = new btBoxShape(vec(g.half_extents));
@@ -101,19 +109,20 @@ btCollisionShape *make_shape(BulletWorld &w, const lcp_geom_def_t &g) {
         margin_for(std::fmin(g.half_extents[0], std::fmin(g.half_extents[1], g.half_extents[2]))));
     break;
   case LCP_SHAPE_SPHERE:
-    shape = new btSphereShape(btScalar(g.radius));
+    shape = new btSphereShape(r);
     break;
   case LCP_SHAPE_CAPSULE:
-    shape = new btCapsuleShapeZ(btScalar(g.radius), btScalar(2.0 * g.half_length));
+    shape = axis == 0   ? static_cast<btCollisionShape *>(new btCapsuleShapeX(r, segment))
+            : axis == 1 ? static_cast<btCollisionShape *>(new btCapsuleShape(r, segment))
+                        : new btCapsuleShapeZ(r, segment);
     break;
-  case LCP_SHAPE_CYLINDER: {
-    const double half[3] = {g.radius, g.radius, g.half_length};
-    /* the margin before the extents: btCylinderShape keeps it inside them */
-    auto *cylinder = new btCylinderShapeZ(vec(half));
-    cylinder->setMargin(margin_for(std::fmin(g.radius, g.half_length)));
-    shape = cylinder;
+  case LCP_SHAPE_CYLINDER:
+    shape = axis == 0   ? static_cast<btCollisionShape *>(new btCylinderShapeX(vec(half)))
+            : axis == 1 ? static_cast<btCollisionShape *>(new btCylinderShape(vec(half)))
+                        : new btCylinderShapeZ(vec(half));
+    /* Bullet keeps the outer size and moves the inner cylinder */
+    shape->setMargin(margin_for(std::fmin(g.radius, g.half_length)));
     break;
-  }
   default:
     return nullptr;
   }
@@ -121,17 +130,33 @@ btCollisionShape *make_shape(BulletWorld &w, const lcp_geom_def_t &g) {
   return shape;
 }
 
-bool identity_pose(const lcp_geom_def_t &g, const double centre[3]) {
-  return g.local_position[0] == centre[0] && g.local_position[1] == centre[1] &&
-         g.local_position[2] == centre[2] && g.local_orientation[0] == 1.0;
+/* The axis of the body frame a geom's z axis lies along when the geom sits
+ * at `centre` and only turns its z axis onto one of the frame's (what a
+ * capsule's or cylinder's symmetry allows without a compound); −1 if not. */
+int aligned_axis(const lcp_geom_def_t &g, const double centre[3]) {
+  if (g.local_position[0] != centre[0] || g.local_position[1] != centre[1] ||
+      g.local_position[2] != centre[2])
+    return -1;
+  if (g.local_orientation[0] == 1.0)
+    return 2;
+  if (g.type != LCP_SHAPE_CAPSULE && g.type != LCP_SHAPE_CYLINDER)
+    return -1;
+  const double z[3] = {0.0, 0.0, 1.0};
+  double turned[3];
+  peer_quat_rotate(g.local_orientation, z, turned);
+  for (int k = 0; k < 3; ++k)
+    if (std::fabs(std::fabs(turned[k]) - 1.0) < 1e-12)
+      return k;
+  return -1;
 }
 
 /* The shape of a link's geoms in its centre-of-mass frame: the geom's own
- * when there is one at the centre, unturned; else a compound. */
+ * when there is one at the centre along a frame axis; else a compound. */
 btCollisionShape *link_shape(BulletWorld &w, const lcp_robot_def_t &def,
                              const lcp_link_def_t &link) {
-  if (link.geom_count == 1 && identity_pose(def.geoms[link.first_geom], link.com))
-    return make_shape(w, def.geoms[link.first_geom]);
+  int axis = link.geom_count == 1 ? aligned_axis(def.geoms[link.first_geom], link.com) : -1;
+  if (axis >= 0)
+    return make_shape(w, def.geoms[link.first_geom], axis);
   auto *compound = new btCompoundShape();
   w.shapes.emplace_back(compound);
   for (int32_t g = link.first_geom; g < link.first_geom + link.geom_count; ++g) {
@@ -162,7 +187,6 @@ void add_ground(BulletWorld &w) {
 void configure_solver(BulletWorld &w, const peer_options &o) {
   btContactSolverInfo &info = w.world->getSolverInfo();
   info.m_numIterations = o.iterations > 0 ? o.iterations : w.scene->settings.iterations;
-  info.m_solverMode |= SOLVER_USE_2_FRICTION_DIRECTIONS;
   w.world->setGravity(vec(w.scene->settings.gravity));
 }
 
@@ -190,7 +214,7 @@ bool build_bodies(BulletWorld &w, const peer_options &o, std::string &why) {
   for (int32_t i = 0; i < s.solid_count; ++i) {
     const peer_solid &b = s.solids[i];
     static const double at_centre[3] = {0.0, 0.0, 0.0};
-    if (!diagonal(b.inertia) || !identity_pose(b.shape, at_centre))
+    if (!diagonal(b.inertia) || aligned_axis(b.shape, at_centre) != 2)
       return why = "a body whose inertia is not diagonal in its geom's frame", false;
     btCollisionShape *shape = make_shape(w, b.shape);
     if (!shape)
@@ -205,7 +229,7 @@ bool build_bodies(BulletWorld &w, const peer_options &o, std::string &why) {
     w.world->addRigidBody(body);
     w.solids.push_back(body);
   }
-  w.description = " solver=si friction=box";
+  w.description = " solver=si friction=slip";
   return true;
 }
 
@@ -271,13 +295,15 @@ bool build_robot(BulletWorld &w, const peer_options &o, std::string &why) {
     w.objects.emplace_back(collider);
     collider->setCollisionShape(shape);
     collider->setFriction(bullet_friction(def.geoms[link.first_geom].friction));
-    int group = btBroadphaseProxy::DefaultFilter, mask = btBroadphaseProxy::AllFilter;
+    /* no self-collision: a robot's parts meet only the scenery (static),
+     * sorted out in the broadphase; a fixed base is scenery itself, touching
+     * the ground without a contact */
+    int group = btBroadphaseProxy::DefaultFilter, mask = btBroadphaseProxy::StaticFilter;
     if (i == 0 && !def.floating_base) {
-      /* a fixed base is scenery: it touches the ground without a contact */
       collider->setCollisionFlags(collider->getCollisionFlags() |
                                   btCollisionObject::CF_STATIC_OBJECT);
       group = btBroadphaseProxy::StaticFilter;
-      mask = btBroadphaseProxy::AllFilter ^ btBroadphaseProxy::StaticFilter;
+      mask = 0;
     }
     if (i == 0)
       mb.setBaseCollider(collider);
@@ -290,8 +316,8 @@ bool build_robot(BulletWorld &w, const peer_options &o, std::string &why) {
   mb.forwardKinematics(rotations, origins);
   mb.updateCollisionObjectWorldTransforms(rotations, origins);
   w.targets.assign(size_t(s.joint_count), 0.0);
-  w.description = s.controlled ? " solver=multibody friction=box pd=explicit"
-                               : " solver=multibody friction=box";
+  w.description = s.controlled ? " solver=multibody friction=slip pd=explicit"
+                               : " solver=multibody friction=slip";
   return true;
 }
 

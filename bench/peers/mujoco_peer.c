@@ -102,6 +102,18 @@ static void write_inertial(FILE *f, double mass, const double com[3], const doub
           I[2], I[5]);
 }
 
+/* Whether some link's principal moments break A + B ≥ C, which MuJoCo
+ * refuses unless told to raise C's partners (balanceinertia). Only for
+ * diagonal inertias, which every scene here has. */
+static bool needs_balance(const peer_scene *s) {
+  for (int32_t i = 0; s->robot && i < s->robot->link_count; ++i) {
+    const double *I = s->robot->links[i].inertia;
+    if (I[0] > I[4] + I[8] || I[4] > I[0] + I[8] || I[8] > I[0] + I[4])
+      return true;
+  }
+  return false;
+}
+
 /* Scenery and free bodies collide with everything; a robot's geoms with
  * those only, not with each other. */
 #define SCENERY "contype=\"1\" conaffinity=\"1\""
@@ -162,8 +174,10 @@ static char *write_mjcf(const peer_scene *s, const peer_options *o, char *error,
    * 4 rows a point (pyramidal; 3 elliptic), the joints' limit rows. */
   int32_t bodies = s->robot ? s->robot->link_count : s->solid_count;
   int contacts = 12 * bodies + 64;
-  fprintf(f, "<mujoco model=\"%s\">\n<compiler angle=\"radian\" inertiafromgeom=\"false\"/>\n",
-          s->name);
+  fprintf(f,
+          "<mujoco model=\"%s\">\n<compiler angle=\"radian\" inertiafromgeom=\"false\" "
+          "balanceinertia=\"%s\"/>\n",
+          s->name, needs_balance(s) ? "true" : "false");
   fprintf(f, "<size nconmax=\"%d\" njmax=\"%d\"/>\n", contacts, 4 * contacts + 2 * s->joint_count);
   fprintf(f,
           "<option timestep=\"%.17g\" iterations=\"%d\" solver=\"%s\" cone=\"%s\" "
@@ -286,12 +300,14 @@ static void *mujoco_create(const peer_scene *s, const peer_options *o, char *err
    * body pose already gives */
   mj_forward(w->model, w->data);
   const mjOption *opt = &w->model->opt;
-  snprintf(w->description, sizeof w->description, " solver=%s friction=%s integrator=%s",
-           opt->solver == mjSOL_NEWTON ? "newton" : (opt->solver == mjSOL_PGS ? "pgs" : "cg"),
-           opt->cone == mjCONE_ELLIPTIC ? "cone" : "pyramid",
-           opt->integrator == mjINT_EULER
-               ? "euler"
-               : (opt->integrator == mjINT_IMPLICIT ? "implicit" : "rk4"));
+  const char *solver =
+      opt->solver == mjSOL_NEWTON ? "newton" : (opt->solver == mjSOL_PGS ? "pgs" : "cg");
+  const char *integrator = opt->integrator == mjINT_EULER
+                               ? "euler"
+                               : (opt->integrator == mjINT_IMPLICIT ? "implicit" : "rk4");
+  snprintf(w->description, sizeof w->description, " solver=%s friction=%s integrator=%s%s", solver,
+           opt->cone == mjCONE_ELLIPTIC ? "cone" : "pyramid", integrator,
+           needs_balance(s) ? " inertia=balanced" : "");
   return w;
 }
 

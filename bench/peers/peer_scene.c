@@ -142,7 +142,7 @@ static int read_body_scene(peer_scene *out, char *error, size_t error_size) {
 
 /* The chain of lcp_scene_chain: 20 links, each a capsule of radius 0.04 m
  * whose hemisphere centres are 0.2 m apart, along its link's x axis from the
- * link origin, 0.5 kg with the solid capsule's inertia; link i's joint sits
+ * link origin, 0.5 kg with the solid capsule's moments; link i's joint sits
  * 0.21 m along its parent's x, continuous, about x for odd i and y for even i;
  * floating base. */
 static int chain_def(lcp_robot_def_t **out) {
@@ -161,8 +161,13 @@ static int chain_def(lcp_robot_def_t **out) {
   int rc = lcp_geom_def_mass_properties(&capsule, 1.0, &unit_mass, inertia, centre);
   if (rc != LCP_OK)
     return rc;
-  /* in geom axes [8] is about the capsule's axis, [0] across it */
-  double about_axis = inertia[8] * mass / unit_mass, across = inertia[0] * mass / unit_mass;
+  /* lcp_geom_def_mass_properties turns the inertia into the link's axes, so
+   * [0] is the moment about the capsule's axis (x) and [8] one across it.
+   * lcp_scene_chain takes them the other way round: its links have the
+   * transverse moment about x and the axial one about y and z (Ixx > Iyy +
+   * Izz, which no solid has). The description keeps lcpsim's values, so
+   * that every engine runs lcpsim's chain. */
+  double about_x = inertia[8] * mass / unit_mass, about_y_z = inertia[0] * mass / unit_mass;
   lcp_robot_def_t *def = NULL;
   if ((rc = lcp_robot_def_alloc(LINKS, LINKS, &def)) != LCP_OK)
     return rc;
@@ -176,8 +181,8 @@ static int chain_def(lcp_robot_def_t **out) {
     memset(link->com, 0, sizeof link->com);
     link->com[0] = 0.5 * segment;
     memset(link->inertia, 0, sizeof link->inertia);
-    link->inertia[0] = about_axis;
-    link->inertia[4] = link->inertia[8] = across;
+    link->inertia[0] = about_x;
+    link->inertia[4] = link->inertia[8] = about_y_z;
     def->geoms[i] = capsule;
     link->first_geom = i;
     link->geom_count = 1;
