@@ -34,9 +34,9 @@ peers=$build/bench/peers
 [ -x "$bench" ] || { echo "compare.sh: no $bench (build first)" >&2; exit 1; }
 
 # The programs: a name for the messages, then the command. MuJoCo runs its
-# default Newton solver, except on the pyramid, where Newton's dense
-# factorisation of 1260 free dofs takes about half a second a step and CG is
-# its fastest; on the chain also PGS with a pyramidal cone.
+# default Newton solver, except on the pyramid, where Newton factorises a
+# dense 1260 × 1260 Hessian every iteration (cubic in the free dofs) and CG
+# runs instead; on the chain also PGS with a pyramidal cone.
 programs=("lcpsim" "$bench $scene")
 add_peer() { # add_peer ENGINE [OPTIONS...]: when built and it runs the scene
   local exe=$peers/lcpsim-bench-$1

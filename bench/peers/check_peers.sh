@@ -9,8 +9,8 @@
 #   within 0.3 mm of lcpsim's (2.6 mm): the PD knees hold the weight, so
 #   wrong masses, centres of mass or leg frames move it.
 # - chain, 3000 steps: ODE's and MuJoCo's mean contact count within 0.5 of
-#   lcpsim's: the links' capsules, lengths and joint offsets decide how the
-#   dropped chain lands and lies.
+#   lcpsim's: the links' capsules and joint axes decide on how many points
+#   the dropped chain lands and comes to rest.
 # Missing peers are skipped. Only built with -DLCP_BENCH_PEERS=ON.
 set -euo pipefail
 build=${1:?usage: check_peers.sh BUILD_DIR}
