@@ -34,9 +34,10 @@ peers=$build/bench/peers
 [ -x "$bench" ] || { echo "compare.sh: no $bench (build first)" >&2; exit 1; }
 
 # The programs: a name for the messages, then the command. MuJoCo runs its
-# default Newton solver, except on the pyramid, where Newton factorises a
-# dense 1260 × 1260 Hessian every iteration (cubic in the free dofs) and CG
-# runs instead; on the chain also PGS with a pyramidal cone.
+# default Newton solver, except on the pyramid, whose 1260 free dofs, all
+# coupled through the contacts, make Newton's Hessian factorisations far too
+# slow for a run (they grow faster than the square of the dofs): CG runs
+# there instead. On the chain also PGS with a pyramidal cone.
 programs=("lcpsim" "$bench $scene")
 add_peer() { # add_peer ENGINE [OPTIONS...]: when built and it runs the scene
   local exe=$peers/lcpsim-bench-$1
