@@ -15,10 +15,10 @@
  * What cannot match: ODE's friction is a box (dContactApprox1: each of two
  * tangent directions bounded by μ times the normal impulse, lcpsim's
  * --friction box), not lcpsim's default cone; quickstep runs all its
- * iterations (no tolerance); ODE's collision routines make other contact points than lcpsim's (box
- * against box, the capsules against the plane). The arm and the quadruped
- * need joint PD control, which ODE offers only as an explicit torque; they
- * are left to the other peers. */
+ * iterations (no tolerance); ODE's collision routines make other contact
+ * points than lcpsim's (box against box, the capsules against the plane).
+ * The arm and the quadruped need joint PD control, which ODE offers only as
+ * an explicit torque; they are left to the other peers. */
 #include "peer.h"
 
 #include <ode/ode.h>
