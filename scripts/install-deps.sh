@@ -1,7 +1,7 @@
 #!/bin/sh
 # Installs the Debian packages lcpsim needs to build and test, when they are
 # missing. Run as root (or with sudo available). Does nothing when all are there.
-# Usage: install-deps.sh [--build-only]
+# Usage: install-deps.sh [--build-only] [--bench-peers]
 set -eu
 # Engine and tests: a C compiler, cmake, cmocka, libxml2 (URDF). Daemon and
 # clients: libzmq, protobuf-c (runtime and protoc-c), protoc (Python code),
@@ -14,10 +14,13 @@ PACKAGES="build-essential cmake pkg-config libcmocka-dev libxml2-dev libzmq3-dev
 # Docker engine runs, on Debian base images made with debootstrap; the Node.js
 # client's tests need Node.js and npm — Debian's, unless a Node.js with npm is
 # installed already (a second one would conflict with it).
-if [ "${1:-}" != "--build-only" ]; then
+case " $* " in *" --build-only "*) ;; *)
   PACKAGES="$PACKAGES buildah debootstrap"
   command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs npm"
-fi
+esac
+# --bench-peers: Bullet, ODE, MuJoCo and a C++ compiler, for the bench's
+# programs that run its scenes in those engines (cmake -DLCP_BENCH_PEERS=ON).
+case " $* " in *" --bench-peers "*) PACKAGES="$PACKAGES libbullet-dev libode-dev libmujoco-dev g++" ;; esac
 missing=""
 for p in $PACKAGES; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
