@@ -1,5 +1,7 @@
 #include "daemon_harness.h"
 
+#include "lcpsim/lcpsim.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -334,11 +336,8 @@ uint64_t world_hash(void *socket) {
   request.save_state = &save;
   Lcpsim__V1__Reply *reply = rpc(socket, &request);
   assert_ok(reply, 424242, LCPSIM__V1__REPLY__RESULT_SAVE_STATE);
-  uint64_t h = 14695981039346656037ull;
-  for (size_t i = 0; i < reply->save_state->snapshot.len; ++i) {
-    h ^= reply->save_state->snapshot.data[i];
-    h *= 1099511628211ull;
-  }
+  uint64_t h = lcp_hash_bytes(LCP_HASH_SEED, reply->save_state->snapshot.data,
+                              reply->save_state->snapshot.len);
   reply_free(&reply);
   return h;
 }

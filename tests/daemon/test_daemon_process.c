@@ -75,7 +75,8 @@ static void test_bad_command_lines(void **state) {
   (void)state;
   expect_usage_error((const char *[]){"--bogus", NULL}, "unknown option '--bogus'");
   expect_usage_error((const char *[]){"--mode", "fast", NULL}, "--mode must be lockstep or");
-  expect_usage_error((const char *[]){"--rate", "-1", NULL}, "--rate must be a number > 0");
+  expect_usage_error((const char *[]){"--rate", "-1", NULL}, "--rate must be > 0 (got -1)");
+  expect_usage_error((const char *[]){"--rate", "fast", NULL}, "--rate must be a number > 0");
   expect_usage_error((const char *[]){"--timestep", "0", NULL}, "--timestep must be");
   expect_usage_error((const char *[]){"--max-message-bytes", "lots", NULL},
                      "--max-message-bytes must be");
@@ -110,7 +111,7 @@ static void test_bad_scene_files_name_file_and_line(void **state) {
       {"<lcpsim>\n\n  <body name=\"b\" shape=\"box\" size=\"1 1 1\" fricton=\"1\"/>\n</lcpsim>\n",
        ":3: <body> has no attribute 'fricton'"},
       {"<lcpsim>\n  <settings timestep=\"-1\"/>\n</lcpsim>\n",
-       ":2: <settings timestep=\"-1\">: must be > 0"},
+       ":2: <settings>: timestep must be > 0 (got -1)"},
       {"<lcpsim>\n  <robot urdf=\"missing.urdf\"/>\n</lcpsim>\n", ":2: robot 'missing.urdf':"},
       {"<lcpsim>\n  <wall/>\n</lcpsim>\n", ":2: unknown element <wall>"},
       {"<lcpsim>\n  <ground>\n</lcpsim>\n", ":4: "}, /* unclosed: found at the end */
