@@ -459,8 +459,8 @@ static Lcpsim__V1__Contact *new_contact(lcpd_arena_t *arena, const lcpd_sim_t *s
   return m;
 }
 
-Lcpsim__V1__State *lcpd_new_state(lcpd_arena_t *arena, const lcpd_sim_t *sim,
-                                  bool include_contacts, uint64_t sequence) {
+Lcpsim__V1__State *lcpd_new_state(lcpd_arena_t *arena, const lcpd_sim_t *sim, bool include_contacts,
+                                  uint64_t sequence) {
   const lcp_world_t *world = sim->live.world;
   Lcpsim__V1__State *m = LCPD_NEW(arena, Lcpsim__V1__State);
   if (!m)

@@ -54,7 +54,7 @@ Lcpsim__V1__RobotInfo *lcpd_new_robot_info(lcpd_arena_t *arena, const lcpd_sim_t
 Lcpsim__V1__BodyInfo *lcpd_new_body_info(lcpd_arena_t *arena, const lcpd_body_t *body);
 /* The whole state (sequence: 0 in replies, the stream's count in published
  * states). */
-Lcpsim__V1__State *lcpd_new_state(lcpd_arena_t *arena, const lcpd_sim_t *sim,
-                                  bool include_contacts, uint64_t sequence);
+Lcpsim__V1__State *lcpd_new_state(lcpd_arena_t *arena, const lcpd_sim_t *sim, bool include_contacts,
+                                  uint64_t sequence);
 
 #endif

@@ -155,8 +155,8 @@ static int plan_target(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__Set
       if (t->n_joints) {
         if (lcp_robot_find_joint(world, robot->id, t->joints[k], &joints[k]) != LCP_OK)
           return lcpd_fail(error, LCP_ERR_NOT_FOUND,
-                           "%s.joints[%zu]: robot '%s' has no joint named '%s'",
-                           field, k, robot->name, t->joints[k]);
+                           "%s.joints[%zu]: robot '%s' has no joint named '%s'", field, k,
+                           robot->name, t->joints[k]);
       } else {
         int32_t index = t->indices[k];
         if (index < 0 || index >= joint_count)
@@ -238,8 +238,8 @@ static int plan_target(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__Set
     if (before)
       plan->controls[j] = before->controls[j];
     else if ((rc = lcp_robot_get_joint_control(world, robot->id, j, &plan->controls[j])) != LCP_OK)
-      return lcpd_fail(error, rc, "robot '%s': cannot read joint %d's control: %s", robot->name,
-                       j, lcp_world_last_error(world));
+      return lcpd_fail(error, rc, "robot '%s': cannot read joint %d's control: %s", robot->name, j,
+                       lcp_world_last_error(world));
   }
   plan->set_gravity_compensation = before && before->set_gravity_compensation;
   plan->gravity_compensation = before && before->gravity_compensation;
@@ -630,8 +630,8 @@ static int handle_restore_state(lcpd_call_t *call, lcpd_sim_t *sim,
   } else if (req->source_case == LCPSIM__V1__RESTORE_STATE_REQUEST__SOURCE_SLOT) {
     const lcpd_slot_t *slot = lcpd_sim_slot_get(sim, req->slot);
     if (!slot)
-      return lcpd_fail(error, LCP_ERR_NOT_FOUND,
-                       "restore_state.slot: no snapshot slot named '%s'", req->slot);
+      return lcpd_fail(error, LCP_ERR_NOT_FOUND, "restore_state.slot: no snapshot slot named '%s'",
+                       req->slot);
     data = slot->data;
     size = slot->size;
     field = "restore_state.slot";
@@ -640,8 +640,7 @@ static int handle_restore_state(lcpd_call_t *call, lcpd_sim_t *sim,
   }
   if (lcpd_sim_restore(sim, data, size, error) != LCP_OK)
     return lcpd_error_prefix(error, "%s: ", field);
-  Lcpsim__V1__RestoreStateReply *out =
-      LCPD_NEW(&call->reply_arena, Lcpsim__V1__RestoreStateReply);
+  Lcpsim__V1__RestoreStateReply *out = LCPD_NEW(&call->reply_arena, Lcpsim__V1__RestoreStateReply);
   if (!out)
     return call_out_of_memory(call);
   lcpsim__v1__restore_state_reply__init(out);
@@ -788,8 +787,8 @@ bool lcpd_call_start(lcpd_call_t *call, lcpd_sim_t *sim, const void *data, size_
     if (call->error.code == LCP_ERR_NO_MEMORY)
       lcpd_error_prefix(&call->error, "decoding the request (%zu bytes) needs ", size);
     else
-      lcpd_fail(&call->error, BAD, "the request (%zu bytes) does not decode as an lcpsim.v1.Request",
-                size);
+      lcpd_fail(&call->error, BAD,
+                "the request (%zu bytes) does not decode as an lcpsim.v1.Request", size);
     reply_error(call);
     return true;
   }

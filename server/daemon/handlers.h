@@ -1,9 +1,9 @@
 /* The calls of lcpsim.v1: one request in, one reply out. A request is
- * decoded by protobuf-c within a byte budget, checked whole (every number finite, every name
- * and index resolved, every count in range) and only then applied, so a bad
- * request changes nothing. A long Step runs in slices so that the event loop
- * keeps answering signals; no other request is taken meanwhile, which keeps
- * requests whole and in arrival order. */
+ * decoded by protobuf-c within a byte budget, checked whole (every number
+ * finite, every name and index resolved, every count in range) and only then
+ * applied, so a bad request changes nothing. A long Step runs in slices so
+ * that the event loop keeps answering signals; no other request is taken
+ * meanwhile, which keeps requests whole and in arrival order. */
 #ifndef LCPD_HANDLERS_H
 #define LCPD_HANDLERS_H
 

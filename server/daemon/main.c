@@ -267,8 +267,8 @@ static int build_scene(const options *o, lcpd_scene_t *scene, lcpd_error_t *erro
     lcp_urdf_options_t urdf_options = lcp_urdf_options_default();
     urdf_options.log = log_urdf_warning;
     lcp_robot_def_t *def = NULL;
-    rc = lcp_urdf_load_file(o->urdfs[i], &urdf_options, &def, error->message,
-                            sizeof error->message);
+    rc =
+        lcp_urdf_load_file(o->urdfs[i], &urdf_options, &def, error->message, sizeof error->message);
     if (rc != LCP_OK) {
       error->code = rc;
     } else {

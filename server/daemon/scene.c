@@ -45,9 +45,9 @@ int lcpd_scene_add_robot(lcpd_scene_t *scene, lcp_robot_def_t *def, const double
                          const double orientation[4], lcpd_error_t *error) {
   int rc = LCP_OK;
   if (!finite3(position) || !lcp_quat_is_valid(orientation))
-    rc = lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
-                   "robot '%s': the base pose must be finite with a non-zero quaternion",
-                   def->name);
+    rc =
+        lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
+                  "robot '%s': the base pose must be finite with a non-zero quaternion", def->name);
   else if (lcpd_scene_has_name(scene, def->name))
     rc = lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
                    "the name '%s' is taken by another robot or body", def->name);
@@ -119,10 +119,9 @@ int lcpd_body_spec_validate(const lcpd_body_spec_t *b, const char *field_prefix,
   case LCP_SHAPE_CAPSULE:
   case LCP_SHAPE_CYLINDER:
     if (!positive(s->radius) || !positive(s->half_length))
-      return lcpd_fail(error, bad,
-                       "%sshape.radius and half_length must be > 0 for a %s (got %g, %g)", f,
-                       s->type == LCP_SHAPE_CAPSULE ? "capsule" : "cylinder", s->radius,
-                       s->half_length);
+      return lcpd_fail(
+          error, bad, "%sshape.radius and half_length must be > 0 for a %s (got %g, %g)", f,
+          s->type == LCP_SHAPE_CAPSULE ? "capsule" : "cylinder", s->radius, s->half_length);
     break;
   default:
     return lcpd_fail(error, bad, "%sshape.type must be a sphere, box, capsule or cylinder", f);

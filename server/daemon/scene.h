@@ -85,12 +85,11 @@ int lcpd_settings_validate(const lcp_world_settings_t *settings, double rate, lc
  * rest, μ 0.5. */
 lcpd_body_spec_t lcpd_body_spec_default(void);
 
-/* Checks a body spec (a name that fits, possibly empty; finite values,
- * positive sizes and mass,
- * a usable quaternion, friction ≥ 0). The message names the field after
- * `field_prefix` ("spawn." gives "spawn.mass must be > 0 ..."), with the
- * field names of lcpsim.v1's SpawnRequest (shape.radius, pose.orientation,
- * twist, mass, friction). */
+/* Checks a body spec: a name that fits (it may be empty), finite values,
+ * positive sizes and mass, a usable quaternion, friction >= 0. The message
+ * names the field after `field_prefix` ("spawn." gives "spawn.mass must be
+ * > 0 ..."), with the field names of lcpsim.v1's SpawnRequest (shape.radius,
+ * pose.orientation, twist, mass, friction). */
 int lcpd_body_spec_validate(const lcpd_body_spec_t *body, const char *field_prefix,
                             lcpd_error_t *error);
 

@@ -30,8 +30,8 @@ static int fail_at(reader *r, const xmlNode *node, int code, const char *fmt, ..
   va_start(args, fmt);
   vsnprintf(what, sizeof what, fmt, args);
   va_end(args);
-  return lcpd_fail(r->error, code, "%s:%ld: %s", r->path,
-                   node ? xmlGetLineNo((xmlNode *)node) : 0L, what);
+  return lcpd_fail(r->error, code, "%s:%ld: %s", r->path, node ? xmlGetLineNo((xmlNode *)node) : 0L,
+                   what);
 }
 
 #define BAD LCP_ERR_INVALID_ARGUMENT
@@ -388,8 +388,7 @@ int lcpd_scene_file_load(const char *path, lcpd_scene_t *scene, lcpd_error_t *er
         while (n && (message[n - 1] == '\n' || message[n - 1] == ' '))
           message[--n] = '\0';
       }
-      rc = lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT, "%s:%d: %s", path, e ? e->line : 0,
-                     message);
+      rc = lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT, "%s:%d: %s", path, e ? e->line : 0, message);
     }
   } else {
     rc = read_root(&r, xmlDocGetRootElement(doc));

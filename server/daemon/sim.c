@@ -30,8 +30,8 @@ static void live_clear(lcpd_live_t *live) {
 static int live_add_robot(lcpd_live_t *live, const lcp_robot_def_t *def, const double position[3],
                           const double orientation[4], lcpd_robot_t **out, lcpd_error_t *error) {
   if (def->name[0] == '\0' || memchr(def->name, '\0', LCP_NAME_MAX) == NULL)
-    return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
-                "a robot needs a name of 1 to %d bytes", LCP_NAME_MAX - 1);
+    return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT, "a robot needs a name of 1 to %d bytes",
+                     LCP_NAME_MAX - 1);
   lcpd_robot_t *grown = realloc(live->robots, (size_t)(live->robot_count + 1) * sizeof *grown);
   if (!grown)
     return lcpd_fail(error, LCP_ERR_NO_MEMORY, "out of memory");
@@ -57,7 +57,8 @@ static int live_add_robot(lcpd_live_t *live, const lcp_robot_def_t *def, const d
   return LCP_OK;
 }
 
-static int live_add_body(lcpd_live_t *live, const lcpd_body_spec_t *spec, lcpd_body_t **out, lcpd_error_t *error) {
+static int live_add_body(lcpd_live_t *live, const lcpd_body_spec_t *spec, lcpd_body_t **out,
+                         lcpd_error_t *error) {
   int rc = lcpd_body_spec_validate(spec, "", error);
   if (rc != LCP_OK)
     return lcpd_error_prefix(error, "body '%s': ", spec->name);
@@ -84,8 +85,7 @@ static int live_add_body(lcpd_live_t *live, const lcpd_body_spec_t *spec, lcpd_b
       return lcpd_fail(error, rc, "body '%s': %s", spec->name, why);
     }
   } else {
-    return lcpd_fail(error, rc, "body '%s': %s", spec->name,
-                lcp_world_last_error(live->world));
+    return lcpd_fail(error, rc, "body '%s': %s", spec->name, lcp_world_last_error(live->world));
   }
   live->bodies[live->body_count] = body;
   if (out)
@@ -192,11 +192,12 @@ int lcpd_sim_add_robot(lcpd_sim_t *sim, const lcp_robot_def_t *def, const double
                        const double orientation[4], lcpd_robot_t **out, lcpd_error_t *error) {
   if (lcpd_sim_name_taken(sim, def->name))
     return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
-                "the name '%s' is taken by another robot or body", def->name);
+                     "the name '%s' is taken by another robot or body", def->name);
   return live_add_robot(&sim->live, def, position, orientation, out, error);
 }
 
-int lcpd_sim_add_body(lcpd_sim_t *sim, const lcpd_body_spec_t *spec, lcpd_body_t **out, lcpd_error_t *error) {
+int lcpd_sim_add_body(lcpd_sim_t *sim, const lcpd_body_spec_t *spec, lcpd_body_t **out,
+                      lcpd_error_t *error) {
   lcpd_body_spec_t named = *spec;
   if (named.name[0] == '\0') {
     do
@@ -204,7 +205,7 @@ int lcpd_sim_add_body(lcpd_sim_t *sim, const lcpd_body_spec_t *spec, lcpd_body_t
     while (lcpd_sim_name_taken(sim, named.name));
   } else if (lcpd_sim_name_taken(sim, named.name)) {
     return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
-                "the name '%s' is taken by another robot or body", named.name);
+                     "the name '%s' is taken by another robot or body", named.name);
   }
   return live_add_body(&sim->live, &named, out, error);
 }
@@ -239,8 +240,8 @@ int lcpd_sim_step(lcpd_sim_t *sim, lcpd_error_t *error) {
   int rc = lcp_world_step(sim->live.world);
   if (rc != LCP_OK)
     return lcpd_fail(error, rc, "step %llu failed: %s",
-                (unsigned long long)lcp_world_step_count(sim->live.world) + 1,
-                lcp_world_last_error(sim->live.world));
+                     (unsigned long long)lcp_world_step_count(sim->live.world) + 1,
+                     lcp_world_last_error(sim->live.world));
   if (sim->publish_every && ++sim->steps_since_publish >= sim->publish_every) {
     sim->steps_since_publish = 0;
     if (sim->publish)
@@ -322,21 +323,22 @@ int lcpd_sim_restore(lcpd_sim_t *sim, const unsigned char *data, size_t size, lc
   snapshot_header h;
   if (size < sizeof h)
     return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
-                "not an lcpsimd snapshot (%zu bytes, shorter than the header)", size);
+                     "not an lcpsimd snapshot (%zu bytes, shorter than the header)", size);
   memcpy(&h, data, sizeof h);
   if (memcmp(h.magic, SNAPSHOT_MAGIC, sizeof h.magic) != 0 || h.header_size != sizeof h)
     return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT, "not an lcpsimd snapshot");
   if (h.version != SNAPSHOT_VERSION)
     return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
-                "snapshot version %u; this daemon reads version %u", h.version, SNAPSHOT_VERSION);
+                     "snapshot version %u; this daemon reads version %u", h.version,
+                     SNAPSHOT_VERSION);
   if (h.engine_size != size - sizeof h ||
       h.checksum != lcp_hash_bytes(LCP_HASH_SEED, data + sizeof h, size - sizeof h))
     return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
-                "the snapshot is truncated or damaged (size or checksum mismatch)");
+                     "the snapshot is truncated or damaged (size or checksum mismatch)");
   if (h.layout != layout_hash(sim))
     return lcpd_fail(error, LCP_ERR_MISMATCH,
-                "the snapshot is of another world (its robots and bodies differ from this "
-                "world's)");
+                     "the snapshot is of another world (its robots and bodies differ from this "
+                     "world's)");
   int rc = lcp_world_restore_state(sim->live.world, data + sizeof h, size - sizeof h);
   if (rc != LCP_OK)
     return lcpd_fail(error, rc, "%s", lcp_world_last_error(sim->live.world));
@@ -370,18 +372,18 @@ int lcpd_sim_undo_restore(lcpd_sim_t *sim, const unsigned char *data, size_t siz
   return LCP_OK;
 }
 
-int lcpd_sim_slot_put(lcpd_sim_t *sim, const char *name, const unsigned char *data, size_t size, lcpd_error_t *error) {
+int lcpd_sim_slot_put(lcpd_sim_t *sim, const char *name, const unsigned char *data, size_t size,
+                      lcpd_error_t *error) {
   if (name[0] == '\0' || strlen(name) >= LCP_NAME_MAX)
     return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT, "a slot name has 1 to %d bytes",
-                LCP_NAME_MAX - 1);
+                     LCP_NAME_MAX - 1);
   lcpd_slot_t *slot = (lcpd_slot_t *)lcpd_sim_slot_get(sim, name);
   size_t freed = slot ? slot->size : 0;
   if (!slot && sim->slot_count >= LCPD_MAX_SLOTS)
-    return lcpd_fail(error, LCP_ERR_NO_MEMORY, "all %d snapshot slots are in use",
-                LCPD_MAX_SLOTS);
+    return lcpd_fail(error, LCP_ERR_NO_MEMORY, "all %d snapshot slots are in use", LCPD_MAX_SLOTS);
   if (size > LCPD_MAX_SLOT_BYTES || sim->slot_bytes - freed > LCPD_MAX_SLOT_BYTES - size)
     return lcpd_fail(error, LCP_ERR_NO_MEMORY, "the slots would hold more than %zu bytes",
-                LCPD_MAX_SLOT_BYTES);
+                     LCPD_MAX_SLOT_BYTES);
   unsigned char *copy = malloc(size ? size : 1);
   if (!copy)
     return lcpd_fail(error, LCP_ERR_NO_MEMORY, "out of memory");

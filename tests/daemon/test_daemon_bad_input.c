@@ -271,6 +271,23 @@ static void test_negative_counts_and_timesteps(void **state) {
   set.iterations = -3;
   r = request_of(32, LCPSIM__V1__REQUEST__CALL_SET_SETTINGS, &set);
   expect_error(f, &r, BAD, "set_settings.iterations must be >= 1");
+  /* The engine's rules, as the engine words them, with the request's field
+   * and value; the daemon's rate too. */
+  set = (Lcpsim__V1__SetSettingsRequest)LCPSIM__V1__SET_SETTINGS_REQUEST__INIT;
+  set.timestep_value_case = LCPSIM__V1__SET_SETTINGS_REQUEST__TIMESTEP_VALUE_TIMESTEP;
+  set.timestep = 2.0;
+  r = request_of(35, LCPSIM__V1__REQUEST__CALL_SET_SETTINGS, &set);
+  expect_error(f, &r, BAD, "set_settings.timestep must be <= 1 s (got 2)");
+  set = (Lcpsim__V1__SetSettingsRequest)LCPSIM__V1__SET_SETTINGS_REQUEST__INIT;
+  set.sor_omega_value_case = LCPSIM__V1__SET_SETTINGS_REQUEST__SOR_OMEGA_VALUE_SOR_OMEGA;
+  set.sor_omega = 2.0;
+  r = request_of(36, LCPSIM__V1__REQUEST__CALL_SET_SETTINGS, &set);
+  expect_error(f, &r, BAD, "set_settings.sor_omega must be in (0, 2) (got 2)");
+  set = (Lcpsim__V1__SetSettingsRequest)LCPSIM__V1__SET_SETTINGS_REQUEST__INIT;
+  set.rate_value_case = LCPSIM__V1__SET_SETTINGS_REQUEST__RATE_VALUE_RATE;
+  set.rate = -1.0;
+  r = request_of(37, LCPSIM__V1__REQUEST__CALL_SET_SETTINGS, &set);
+  expect_error(f, &r, BAD, "set_settings.rate must be > 0 (got -1)");
   /* Negative gains and a non-positive mass. */
   double q[] = {0.1}, kp[] = {-5.0};
   Lcpsim__V1__SetTargetRequest t = position_target(NULL, 0, q, 1);
