@@ -99,8 +99,8 @@ typedef struct lcp_world_settings {
 lcp_world_settings_t lcp_world_settings_default(void);
 
 /* Checks every field against its rule (the ranges above). Returns LCP_OK, or
- * LCP_ERR_INVALID_ARGUMENT with the first bad field named, with its rule and
- * value, in why (when not NULL): "timestep must be > 0 (got -0.01)". */
+ * LCP_ERR_INVALID_ARGUMENT and, in why (when not NULL), the first bad field's
+ * name, its rule and its value: "timestep must be > 0 (got -0.01)". */
 int lcp_world_settings_validate(const lcp_world_settings_t *settings, char *why, size_t why_size);
 
 int lcp_world_create(const lcp_world_settings_t *settings, lcp_world_t **out_world);
