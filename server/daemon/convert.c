@@ -5,15 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-int lcpd_fail(lcpd_error_t *error, lcpd_code_t code, const char *fmt, ...) {
-  error->code = code;
-  va_list args;
-  va_start(args, fmt);
-  vsnprintf(error->message, sizeof error->message, fmt, args);
-  va_end(args);
-  return -1;
-}
-
 lcpd_code_t lcpd_code_of(int lcp_status) {
   switch (lcp_status) {
   case LCP_OK:
@@ -154,61 +145,49 @@ int lcpd_read_pose(const Lcpsim__V1__Pose *pose, double position[3], double orie
   if (!q) {
     orientation[0] = 1.0;
     orientation[1] = orientation[2] = orientation[3] = 0.0;
-    return 0;
+    return LCP_OK;
   }
   orientation[0] = q->w;
   orientation[1] = q->x;
   orientation[2] = q->y;
   orientation[3] = q->z;
-  double norm2 = q->w * q->w + q->x * q->x + q->y * q->y + q->z * q->z;
-  if (!(norm2 > 1e-24) || !isfinite(norm2))
-    return lcpd_fail(error, LCPSIM__V1__STATUS__CODE__INVALID_ARGUMENT,
+  if (!lcp_quat_is_valid(orientation))
+    return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
                      "%s.orientation must be a non-zero quaternion (w, x, y, z)", field);
-  return 0;
+  return LCP_OK;
 }
 
 int lcpd_read_shape(const Lcpsim__V1__Shape *shape, lcpd_shape_t *out, lcpd_error_t *error) {
-  const lcpd_code_t bad = LCPSIM__V1__STATUS__CODE__INVALID_ARGUMENT;
   if (!shape)
-    return lcpd_fail(error, bad, "spawn.shape is missing");
+    return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT, "spawn.shape is missing");
   *out = (lcpd_shape_t){.radius = shape->radius, .half_length = shape->half_length};
   lcpd_read_vec3(shape->half_extents, out->half_extents);
   switch (shape->type) {
   case LCPSIM__V1__SHAPE__TYPE__SPHERE:
     out->type = LCP_SHAPE_SPHERE;
-    if (!(shape->radius > 0.0))
-      return lcpd_fail(error, bad, "spawn.shape.radius must be > 0 for a sphere (got %g)",
-                       shape->radius);
-    return 0;
+    return LCP_OK;
   case LCPSIM__V1__SHAPE__TYPE__BOX:
     out->type = LCP_SHAPE_BOX;
-    for (int i = 0; i < 3; ++i)
-      if (!(out->half_extents[i] > 0.0))
-        return lcpd_fail(error, bad,
-                         "spawn.shape.half_extents must be > 0 for a box (got %g %g %g)",
-                         out->half_extents[0], out->half_extents[1], out->half_extents[2]);
-    return 0;
+    return LCP_OK;
   case LCPSIM__V1__SHAPE__TYPE__CAPSULE:
+    out->type = LCP_SHAPE_CAPSULE;
+    return LCP_OK;
   case LCPSIM__V1__SHAPE__TYPE__CYLINDER:
-    out->type =
-        shape->type == LCPSIM__V1__SHAPE__TYPE__CAPSULE ? LCP_SHAPE_CAPSULE : LCP_SHAPE_CYLINDER;
-    if (!(shape->radius > 0.0) || !(shape->half_length > 0.0))
-      return lcpd_fail(error, bad,
-                       "spawn.shape.radius and half_length must be > 0 for a %s (got %g, %g)",
-                       out->type == LCP_SHAPE_CAPSULE ? "capsule" : "cylinder", shape->radius,
-                       shape->half_length);
-    return 0;
+    out->type = LCP_SHAPE_CYLINDER;
+    return LCP_OK;
   default:
-    return lcpd_fail(error, bad,
+    return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
                      "spawn.shape.type must be SPHERE, BOX, CAPSULE or CYLINDER (got %d)",
                      (int)shape->type);
   }
 }
 
-/* ---- building ---- */
+/* ---- building (NULL when the arena refuses) ---- */
 
 Lcpsim__V1__Vec3 *lcpd_new_vec3(lcpd_arena_t *arena, const double v[3]) {
   Lcpsim__V1__Vec3 *m = LCPD_NEW(arena, Lcpsim__V1__Vec3);
+  if (!m)
+    return NULL;
   lcpsim__v1__vec3__init(m);
   m->x = v[0];
   m->y = v[1];
@@ -219,28 +198,37 @@ Lcpsim__V1__Vec3 *lcpd_new_vec3(lcpd_arena_t *arena, const double v[3]) {
 Lcpsim__V1__Pose *lcpd_new_pose(lcpd_arena_t *arena, const double position[3],
                                 const double orientation[4]) {
   Lcpsim__V1__Pose *m = LCPD_NEW(arena, Lcpsim__V1__Pose);
+  Lcpsim__V1__Vec3 *p = lcpd_new_vec3(arena, position);
+  Lcpsim__V1__Quat *q = LCPD_NEW(arena, Lcpsim__V1__Quat);
+  if (!m || !p || !q)
+    return NULL;
   lcpsim__v1__pose__init(m);
-  m->position = lcpd_new_vec3(arena, position);
-  m->orientation = LCPD_NEW(arena, Lcpsim__V1__Quat);
-  lcpsim__v1__quat__init(m->orientation);
-  m->orientation->w = orientation[0];
-  m->orientation->x = orientation[1];
-  m->orientation->y = orientation[2];
-  m->orientation->z = orientation[3];
+  lcpsim__v1__quat__init(q);
+  q->w = orientation[0];
+  q->x = orientation[1];
+  q->y = orientation[2];
+  q->z = orientation[3];
+  m->position = p;
+  m->orientation = q;
   return m;
 }
 
 Lcpsim__V1__Twist *lcpd_new_twist(lcpd_arena_t *arena, const double linear[3],
                                   const double angular[3]) {
   Lcpsim__V1__Twist *m = LCPD_NEW(arena, Lcpsim__V1__Twist);
+  Lcpsim__V1__Vec3 *l = lcpd_new_vec3(arena, linear), *a = lcpd_new_vec3(arena, angular);
+  if (!m || !l || !a)
+    return NULL;
   lcpsim__v1__twist__init(m);
-  m->linear = lcpd_new_vec3(arena, linear);
-  m->angular = lcpd_new_vec3(arena, angular);
+  m->linear = l;
+  m->angular = a;
   return m;
 }
 
 Lcpsim__V1__Shape *lcpd_new_shape(lcpd_arena_t *arena, const lcpd_shape_t *shape) {
   Lcpsim__V1__Shape *m = LCPD_NEW(arena, Lcpsim__V1__Shape);
+  if (!m)
+    return NULL;
   lcpsim__v1__shape__init(m);
   switch (shape->type) {
   case LCP_SHAPE_SPHERE:
@@ -250,6 +238,8 @@ Lcpsim__V1__Shape *lcpd_new_shape(lcpd_arena_t *arena, const lcpd_shape_t *shape
   case LCP_SHAPE_BOX:
     m->type = LCPSIM__V1__SHAPE__TYPE__BOX;
     m->half_extents = lcpd_new_vec3(arena, shape->half_extents);
+    if (!m->half_extents)
+      return NULL;
     break;
   case LCP_SHAPE_CAPSULE:
   case LCP_SHAPE_CYLINDER:
@@ -268,9 +258,12 @@ Lcpsim__V1__Settings *lcpd_new_settings(lcpd_arena_t *arena, const lcpd_sim_t *s
   lcp_world_settings_t s;
   lcp_world_get_settings(sim->live.world, &s);
   Lcpsim__V1__Settings *m = LCPD_NEW(arena, Lcpsim__V1__Settings);
+  Lcpsim__V1__Vec3 *gravity = lcpd_new_vec3(arena, s.gravity);
+  if (!m || !gravity)
+    return NULL;
   lcpsim__v1__settings__init(m);
   m->timestep = s.timestep;
-  m->gravity = lcpd_new_vec3(arena, s.gravity);
+  m->gravity = gravity;
   m->iterations = s.iterations;
   m->sor_omega = s.sor_omega;
   m->friction_model = s.friction_model == LCP_FRICTION_BOX
@@ -297,54 +290,73 @@ static Lcpsim__V1__JointInfo__Type joint_type(lcp_joint_type_t type) {
   }
 }
 
+static Lcpsim__V1__JointInfo *new_joint_info(lcpd_arena_t *arena, const lcp_joint_info_t *ji,
+                                             int32_t index) {
+  Lcpsim__V1__JointInfo *m = LCPD_NEW(arena, Lcpsim__V1__JointInfo);
+  if (!m)
+    return NULL;
+  lcpsim__v1__joint_info__init(m);
+  m->name = lcpd_arena_strdup(arena, ji->name);
+  m->child_link = lcpd_arena_strdup(arena, ji->child_link);
+  m->axis = lcpd_new_vec3(arena, ji->axis);
+  if (!m->name || !m->child_link || !m->axis)
+    return NULL;
+  m->type = joint_type(ji->type);
+  m->index = index;
+  m->has_limits = ji->has_limits;
+  m->lower = ji->lower;
+  m->upper = ji->upper;
+  m->effort_limit = ji->effort_limit;
+  m->velocity_limit = ji->velocity_limit;
+  m->damping = ji->damping;
+  m->friction = ji->friction;
+  return m;
+}
+
 Lcpsim__V1__RobotInfo *lcpd_new_robot_info(lcpd_arena_t *arena, const lcpd_sim_t *sim,
                                            const lcpd_robot_t *robot) {
   const lcp_world_t *world = sim->live.world;
   lcp_robot_info_t info = {0};
   lcp_robot_get_info(world, robot->id, &info);
+  size_t joints = info.joint_count > 0 ? (size_t)info.joint_count : 0;
   Lcpsim__V1__RobotInfo *m = LCPD_NEW(arena, Lcpsim__V1__RobotInfo);
+  if (!m)
+    return NULL;
   lcpsim__v1__robot_info__init(m);
   m->name = lcpd_arena_strdup(arena, robot->name);
+  m->joints = lcpd_arena_array(arena, joints, sizeof *m->joints);
+  m->links = lcpd_arena_array(arena, (size_t)robot->link_count, sizeof *m->links);
+  if (!m->name || !m->joints || !m->links)
+    return NULL;
   m->floating_base = info.floating_base;
   m->nq = info.nq;
   m->nv = info.nv;
-  size_t joints = info.joint_count > 0 ? (size_t)info.joint_count : 0;
   m->n_joints = joints;
-  m->joints = lcpd_arena_array(arena, joints, sizeof *m->joints);
   for (size_t j = 0; j < joints; ++j) {
     lcp_joint_info_t ji = {0};
     lcp_robot_get_joint(world, robot->id, (int32_t)j, &ji);
-    Lcpsim__V1__JointInfo *jm = LCPD_NEW(arena, Lcpsim__V1__JointInfo);
-    lcpsim__v1__joint_info__init(jm);
-    jm->name = lcpd_arena_strdup(arena, ji.name);
-    jm->type = joint_type(ji.type);
-    jm->index = (int32_t)j;
-    jm->child_link = lcpd_arena_strdup(arena, ji.child_link);
-    jm->axis = lcpd_new_vec3(arena, ji.axis);
-    jm->has_limits = ji.has_limits;
-    jm->lower = ji.lower;
-    jm->upper = ji.upper;
-    jm->effort_limit = ji.effort_limit;
-    jm->velocity_limit = ji.velocity_limit;
-    jm->damping = ji.damping;
-    jm->friction = ji.friction;
-    m->joints[j] = jm;
+    if (!(m->joints[j] = new_joint_info(arena, &ji, (int32_t)j)))
+      return NULL;
   }
   m->n_links = (size_t)robot->link_count;
-  m->links = lcpd_arena_array(arena, m->n_links, sizeof *m->links);
   for (int32_t k = 0; k < robot->link_count; ++k)
-    m->links[k] = lcpd_arena_strdup(arena, robot->link_names[k]);
+    if (!(m->links[k] = lcpd_arena_strdup(arena, robot->link_names[k])))
+      return NULL;
   return m;
 }
 
 Lcpsim__V1__BodyInfo *lcpd_new_body_info(lcpd_arena_t *arena, const lcpd_body_t *body) {
   Lcpsim__V1__BodyInfo *m = LCPD_NEW(arena, Lcpsim__V1__BodyInfo);
+  if (!m)
+    return NULL;
   lcpsim__v1__body_info__init(m);
-  m->id = (uint32_t)body->id;
   m->name = lcpd_arena_strdup(arena, body->name);
+  m->shape = lcpd_new_shape(arena, &body->shape);
+  if (!m->name || !m->shape)
+    return NULL;
+  m->id = (uint32_t)body->id;
   m->is_static = body->is_static;
   m->mass = body->mass;
-  m->shape = lcpd_new_shape(arena, &body->shape);
   return m;
 }
 
@@ -357,15 +369,20 @@ static Lcpsim__V1__RobotState *new_robot_state(lcpd_arena_t *arena, const lcp_wo
   lcp_robot_info_t info = {0};
   lcp_robot_get_info(world, robot->id, &info);
   Lcpsim__V1__RobotState *m = LCPD_NEW(arena, Lcpsim__V1__RobotState);
+  if (!m)
+    return NULL;
   lcpsim__v1__robot_state__init(m);
   m->name = lcpd_arena_strdup(arena, robot->name);
   m->q = new_doubles(arena, info.nq);
+  m->qd = new_doubles(arena, info.nv);
+  m->applied_torque = new_doubles(arena, info.joint_count);
+  m->link_poses = lcpd_arena_array(arena, (size_t)robot->link_count, sizeof *m->link_poses);
+  if (!m->name || !m->q || !m->qd || !m->applied_torque || !m->link_poses)
+    return NULL;
   m->n_q = (size_t)info.nq;
   lcp_robot_get_q(world, robot->id, m->q, info.nq);
-  m->qd = new_doubles(arena, info.nv);
   m->n_qd = (size_t)info.nv;
   lcp_robot_get_qd(world, robot->id, m->qd, info.nv);
-  m->applied_torque = new_doubles(arena, info.joint_count);
   m->n_applied_torque = (size_t)info.joint_count;
   lcp_robot_get_applied_torques(world, robot->id, m->applied_torque, info.joint_count);
   double position[3] = {0}, orientation[4] = {1, 0, 0, 0}, linear[3] = {0}, angular[3] = {0};
@@ -373,87 +390,108 @@ static Lcpsim__V1__RobotState *new_robot_state(lcpd_arena_t *arena, const lcp_wo
   lcp_robot_get_link_velocity(world, robot->id, 0, linear, angular);
   m->base_pose = lcpd_new_pose(arena, position, orientation);
   m->base_twist = lcpd_new_twist(arena, linear, angular);
+  if (!m->base_pose || !m->base_twist)
+    return NULL;
   m->n_link_poses = (size_t)robot->link_count;
-  m->link_poses = lcpd_arena_array(arena, m->n_link_poses, sizeof *m->link_poses);
   for (int32_t k = 0; k < robot->link_count; ++k) {
     lcp_robot_get_link_pose(world, robot->id, k, position, orientation);
-    m->link_poses[k] = lcpd_new_pose(arena, position, orientation);
+    if (!(m->link_poses[k] = lcpd_new_pose(arena, position, orientation)))
+      return NULL;
   }
   return m;
 }
 
-void lcpd_contact_side_name(char *name, size_t size, const lcpd_sim_t *sim, lcp_body_id body,
-                            int32_t robot_id, int32_t link) {
+static Lcpsim__V1__BodyState *new_body_state(lcpd_arena_t *arena, const lcp_world_t *world,
+                                             const lcpd_body_t *body) {
+  double position[3] = {0}, orientation[4] = {1, 0, 0, 0}, linear[3] = {0}, angular[3] = {0};
+  lcp_body_get_pose(world, body->id, position, orientation);
+  lcp_body_get_velocity(world, body->id, linear, angular);
+  Lcpsim__V1__BodyState *m = LCPD_NEW(arena, Lcpsim__V1__BodyState);
+  if (!m)
+    return NULL;
+  lcpsim__v1__body_state__init(m);
+  m->id = (uint32_t)body->id;
+  m->name = lcpd_arena_strdup(arena, body->name);
+  m->pose = lcpd_new_pose(arena, position, orientation);
+  m->twist = lcpd_new_twist(arena, linear, angular);
+  if (!m->name || !m->pose || !m->twist)
+    return NULL;
+  return m;
+}
+
+/* A contact side's name: "robot/link", a body's name, or "world" for the
+ * world body (the ground). */
+static char *contact_side_name(lcpd_arena_t *arena, const lcpd_sim_t *sim, lcp_body_id body,
+                               int32_t robot_id, int32_t link) {
+  char name[2 * LCP_NAME_MAX + 2];
   if (robot_id != LCP_NULL_ID) {
     const lcpd_robot_t *robot = lcpd_sim_robot_by_id(sim, robot_id);
     if (robot && link >= 0 && link < robot->link_count)
-      snprintf(name, size, "%s/%s", robot->name, robot->link_names[link]);
+      snprintf(name, sizeof name, "%s/%s", robot->name, robot->link_names[link]);
     else
-      snprintf(name, size, "robot%d/link%d", robot_id, link);
+      snprintf(name, sizeof name, "robot%d/link%d", robot_id, link);
   } else if (body == LCP_WORLD_BODY) {
-    snprintf(name, size, "world");
+    snprintf(name, sizeof name, "world");
   } else {
     const lcpd_body_t *named = lcpd_sim_body_by_id(sim, body);
     if (named)
-      snprintf(name, size, "%s", named->name);
+      snprintf(name, sizeof name, "%s", named->name);
     else
-      snprintf(name, size, "body%d", body);
+      snprintf(name, sizeof name, "body%d", body);
   }
-}
-
-static char *contact_side_name(lcpd_arena_t *arena, const lcpd_sim_t *sim, lcp_body_id body,
-                               int32_t robot_id, int32_t link) {
-  char name[LCPD_CONTACT_SIDE_NAME_MAX];
-  lcpd_contact_side_name(name, sizeof name, sim, body, robot_id, link);
   return lcpd_arena_strdup(arena, name);
 }
 
-Lcpsim__V1__State *lcpd_new_state(lcpd_arena_t *arena, const lcpd_sim_t *sim,
-                                  bool include_contacts) {
+static Lcpsim__V1__Contact *new_contact(lcpd_arena_t *arena, const lcpd_sim_t *sim,
+                                        const lcp_contact_info_t *c) {
+  Lcpsim__V1__Contact *m = LCPD_NEW(arena, Lcpsim__V1__Contact);
+  if (!m)
+    return NULL;
+  lcpsim__v1__contact__init(m);
+  m->a = contact_side_name(arena, sim, c->body_a, c->robot_a, c->link_a);
+  m->b = contact_side_name(arena, sim, c->body_b, c->robot_b, c->link_b);
+  m->position = lcpd_new_vec3(arena, c->position);
+  m->normal = lcpd_new_vec3(arena, c->normal);
+  if (!m->a || !m->b || !m->position || !m->normal)
+    return NULL;
+  m->depth = c->depth;
+  m->normal_impulse = c->normal_impulse;
+  return m;
+}
+
+Lcpsim__V1__State *lcpd_new_state(lcpd_arena_t *arena, const lcpd_sim_t *sim, bool include_contacts,
+                                  uint64_t sequence) {
   const lcp_world_t *world = sim->live.world;
   Lcpsim__V1__State *m = LCPD_NEW(arena, Lcpsim__V1__State);
+  if (!m)
+    return NULL;
   lcpsim__v1__state__init(m);
   m->time = lcp_world_time(world);
   m->step_count = lcp_world_step_count(world);
+  m->sequence = sequence;
+  m->robots = lcpd_arena_array(arena, (size_t)sim->live.robot_count, sizeof *m->robots);
+  m->bodies = lcpd_arena_array(arena, (size_t)sim->live.body_count, sizeof *m->bodies);
+  if (!m->robots || !m->bodies)
+    return NULL;
   m->n_robots = (size_t)sim->live.robot_count;
-  m->robots = lcpd_arena_array(arena, m->n_robots, sizeof *m->robots);
   for (int32_t i = 0; i < sim->live.robot_count; ++i)
-    m->robots[i] = new_robot_state(arena, world, &sim->live.robots[i]);
+    if (!(m->robots[i] = new_robot_state(arena, world, &sim->live.robots[i])))
+      return NULL;
   m->n_bodies = (size_t)sim->live.body_count;
-  m->bodies = lcpd_arena_array(arena, m->n_bodies, sizeof *m->bodies);
-  for (int32_t i = 0; i < sim->live.body_count; ++i) {
-    const lcpd_body_t *body = &sim->live.bodies[i];
-    double position[3] = {0}, orientation[4] = {1, 0, 0, 0}, linear[3] = {0}, angular[3] = {0};
-    lcp_body_get_pose(world, body->id, position, orientation);
-    lcp_body_get_velocity(world, body->id, linear, angular);
-    Lcpsim__V1__BodyState *b = LCPD_NEW(arena, Lcpsim__V1__BodyState);
-    lcpsim__v1__body_state__init(b);
-    b->id = (uint32_t)body->id;
-    b->name = lcpd_arena_strdup(arena, body->name);
-    b->pose = lcpd_new_pose(arena, position, orientation);
-    b->twist = lcpd_new_twist(arena, linear, angular);
-    m->bodies[i] = b;
-  }
-  if (include_contacts) {
-    int32_t count = lcp_world_get_contacts(world, NULL, 0);
-    if (count > 0) {
-      lcp_contact_info_t *contacts = lcpd_arena_array(arena, (size_t)count, sizeof *contacts);
-      count = lcp_world_get_contacts(world, contacts, count);
-      m->n_contacts = (size_t)count;
-      m->contacts = lcpd_arena_array(arena, (size_t)count, sizeof *m->contacts);
-      for (int32_t i = 0; i < count; ++i) {
-        const lcp_contact_info_t *c = &contacts[i];
-        Lcpsim__V1__Contact *cm = LCPD_NEW(arena, Lcpsim__V1__Contact);
-        lcpsim__v1__contact__init(cm);
-        cm->a = contact_side_name(arena, sim, c->body_a, c->robot_a, c->link_a);
-        cm->b = contact_side_name(arena, sim, c->body_b, c->robot_b, c->link_b);
-        cm->position = lcpd_new_vec3(arena, c->position);
-        cm->normal = lcpd_new_vec3(arena, c->normal);
-        cm->depth = c->depth;
-        cm->normal_impulse = c->normal_impulse;
-        m->contacts[i] = cm;
-      }
-    }
+  for (int32_t i = 0; i < sim->live.body_count; ++i)
+    if (!(m->bodies[i] = new_body_state(arena, world, &sim->live.bodies[i])))
+      return NULL;
+  int32_t count = include_contacts ? lcp_world_get_contacts(world, NULL, 0) : 0;
+  if (count > 0) {
+    lcp_contact_info_t *contacts = lcpd_arena_array(arena, (size_t)count, sizeof *contacts);
+    m->contacts = lcpd_arena_array(arena, (size_t)count, sizeof *m->contacts);
+    if (!contacts || !m->contacts)
+      return NULL;
+    count = lcp_world_get_contacts(world, contacts, count);
+    m->n_contacts = (size_t)count;
+    for (int32_t i = 0; i < count; ++i)
+      if (!(m->contacts[i] = new_contact(arena, sim, &contacts[i])))
+        return NULL;
   }
   return m;
 }

@@ -1,9 +1,11 @@
-/* Between the engine and the protocol: errors and status codes, checks of
- * decoded numbers, and the protocol messages that describe the world
- * (built in a reply arena). */
+/* Between the engine and the protocol: status codes, checks of decoded
+ * numbers, and the protocol messages that describe the world, built in an
+ * arena. A builder returns NULL when the arena refuses an allocation (the
+ * arena has reported it, memory.h). */
 #ifndef LCPD_CONVERT_H
 #define LCPD_CONVERT_H
 
+#include "error.h"
 #include "memory.h"
 #include "sim.h"
 
@@ -11,20 +13,11 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef Lcpsim__V1__Status__Code lcpd_code_t;
 
-/* What went wrong with a request: the status code and a message naming the
- * field or the name at fault. */
-typedef struct lcpd_error {
-  lcpd_code_t code;
-  char message[768];
-} lcpd_error_t;
-
-/* Records the error and returns -1 (so `return lcpd_fail(...)` reads well). */
-int lcpd_fail(lcpd_error_t *error, lcpd_code_t code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* The status code of a negative lcp_status_t. */
+/* The status code of an lcpd_error_t's code (a negative lcp_status_t). */
 lcpd_code_t lcpd_code_of(int lcp_status);
 const char *lcpd_code_name(lcpd_code_t code);
 
@@ -38,10 +31,13 @@ bool lcpd_all_finite(const ProtobufCMessage *message, char *path, size_t path_si
 
 /* An unset vector is zero. */
 void lcpd_read_vec3(const Lcpsim__V1__Vec3 *v, double out[3]);
-/* An unset pose is the origin; an unset orientation the identity. A zero
- * quaternion is an error naming `field`. */
+/* An unset pose is the origin; an unset orientation the identity. A
+ * quaternion that is no orientation (lcp_quat_is_valid) is an error naming
+ * `field`. */
 int lcpd_read_pose(const Lcpsim__V1__Pose *pose, double position[3], double orientation[4],
                    const char *field, lcpd_error_t *error);
+/* The shape's type and sizes (the sizes are checked with the rest of a
+ * body, lcpd_body_spec_validate). */
 int lcpd_read_shape(const Lcpsim__V1__Shape *shape, lcpd_shape_t *out, lcpd_error_t *error);
 
 /* ---- building ---- */
@@ -56,13 +52,9 @@ Lcpsim__V1__Settings *lcpd_new_settings(lcpd_arena_t *arena, const lcpd_sim_t *s
 Lcpsim__V1__RobotInfo *lcpd_new_robot_info(lcpd_arena_t *arena, const lcpd_sim_t *sim,
                                            const lcpd_robot_t *robot);
 Lcpsim__V1__BodyInfo *lcpd_new_body_info(lcpd_arena_t *arena, const lcpd_body_t *body);
-/* A contact side's name in a State: "robot/link", a body's name, or
- * "world" for the world body (the ground); cut to size. */
-enum { LCPD_CONTACT_SIDE_NAME_MAX = 2 * LCP_NAME_MAX + 2 };
-void lcpd_contact_side_name(char *name, size_t size, const lcpd_sim_t *sim, lcp_body_id body,
-                            int32_t robot_id, int32_t link);
-/* The whole state; sequence 0. */
-Lcpsim__V1__State *lcpd_new_state(lcpd_arena_t *arena, const lcpd_sim_t *sim,
-                                  bool include_contacts);
+/* The whole state (sequence: 0 in replies, the stream's count in published
+ * states). */
+Lcpsim__V1__State *lcpd_new_state(lcpd_arena_t *arena, const lcpd_sim_t *sim, bool include_contacts,
+                                  uint64_t sequence);
 
 #endif

@@ -1,24 +1,18 @@
 #include "handlers.h"
 
 #include "convert.h"
-#include "decode.h"
 #include "log.h"
 
 #include "lcpsim/urdf.h"
 
 #include <math.h>
-#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
-#define BAD LCPSIM__V1__STATUS__CODE__INVALID_ARGUMENT
-#define NOT_FOUND LCPSIM__V1__STATUS__CODE__NOT_FOUND
-#define PRECONDITION LCPSIM__V1__STATUS__CODE__FAILED_PRECONDITION
-#define EXHAUSTED LCPSIM__V1__STATUS__CODE__RESOURCE_EXHAUSTED
-#define INTERNAL LCPSIM__V1__STATUS__CODE__INTERNAL
+#define BAD LCP_ERR_INVALID_ARGUMENT
 
 /* The largest URDF file LoadModel reads. */
 #define LCPD_MAX_URDF_BYTES ((uint64_t)64 << 20)
@@ -31,10 +25,9 @@ static uint64_t now_ns(void) {
 
 void lcpd_call_init(lcpd_call_t *call, size_t decode_budget, size_t reply_limit,
                     uint64_t slice_ns) {
-  *call = (lcpd_call_t){.decode_budget = decode_budget, .slice_ns = slice_ns};
-  lcpd_arena_init(&call->arena, reply_limit);
-  lcpd_budget_init(&call->budget, decode_budget);
-  lcpd_wire_init(&call->wire, reply_limit);
+  *call = (lcpd_call_t){.slice_ns = slice_ns};
+  lcpd_arena_init(&call->request_arena, decode_budget, &call->error);
+  lcpd_arena_init(&call->reply_arena, reply_limit, &call->error);
   lcpsim__v1__reply__init(&call->reply);
   lcpsim__v1__status__init(&call->status);
 }
@@ -47,12 +40,23 @@ const char *lcpd_call_name(const lcpd_call_t *call) {
   return field ? field->name : "unknown call";
 }
 
-static void reply_error(lcpd_call_t *call, const lcpd_error_t *error) {
-  call->encoded = false;
+/* The reply to a request that failed: call->error as its status. */
+static void reply_error(lcpd_call_t *call) {
   call->reply.result_case = LCPSIM__V1__REPLY__RESULT__NOT_SET;
-  snprintf(call->status_message, sizeof call->status_message, "%s", error->message);
-  call->status.code = error->code;
-  call->status.message = call->status_message;
+  call->status.code = lcpd_code_of(call->error.code);
+  call->status.message = call->error.message;
+}
+
+/* An allocation from the call's arena was refused, which filled call->error
+ * ("more than the N bytes of memory allowed"): the message names the call
+ * and says what was kept. */
+static int call_out_of_memory(lcpd_call_t *call) {
+  char why[sizeof call->error.message];
+  snprintf(why, sizeof why, "%s", call->error.message);
+  return lcpd_fail(&call->error, LCP_ERR_NO_MEMORY,
+                   "%s: the call needs %s for its reply and its working memory; any change it "
+                   "made before was kept",
+                   lcpd_call_name(call), why);
 }
 
 static void reply_ok(lcpd_call_t *call, Lcpsim__V1__Reply__ResultCase result_case, void *result) {
@@ -80,7 +84,7 @@ static const char *robot_names(const lcpd_sim_t *sim, char *buffer, size_t size)
 static int check_name(const char *name, const char *field, lcpd_error_t *error) {
   if (strlen(name) >= LCP_NAME_MAX)
     return lcpd_fail(error, BAD, "%s is longer than %d bytes", field, LCP_NAME_MAX - 1);
-  return 0;
+  return LCP_OK;
 }
 
 static lcpd_robot_t *find_robot(lcpd_sim_t *sim, const char *name, const char *field,
@@ -88,7 +92,7 @@ static lcpd_robot_t *find_robot(lcpd_sim_t *sim, const char *name, const char *f
   lcpd_robot_t *robot = lcpd_sim_find_robot(sim, name);
   if (!robot) {
     char names[256];
-    lcpd_fail(error, NOT_FOUND, "%s: no robot named '%s' (robots: %s)", field, name,
+    lcpd_fail(error, LCP_ERR_NOT_FOUND, "%s: no robot named '%s' (robots: %s)", field, name,
               robot_names(sim, names, sizeof names));
   }
   return robot;
@@ -122,12 +126,13 @@ static int plan_target(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__Set
     char where[96];
     snprintf(where, sizeof where, "%s.robot", field);
     find_robot(sim, t->robot, where, error);
-    return -1;
+    return error->code;
   }
   const lcp_world_t *world = sim->live.world;
   lcp_robot_info_t info;
-  if (lcp_robot_get_info(world, robot->id, &info) != LCP_OK)
-    return lcpd_fail(error, INTERNAL, "robot '%s' has no info", robot->name);
+  int rc = lcp_robot_get_info(world, robot->id, &info);
+  if (rc != LCP_OK)
+    return lcpd_fail(error, rc, "robot '%s': %s", robot->name, lcp_world_last_error(world));
   const int32_t joint_count = info.joint_count;
 
   if (t->n_joints && t->n_indices)
@@ -137,20 +142,25 @@ static int plan_target(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__Set
   int32_t *joints;
   if (addressed == 0) {
     addressed = (size_t)joint_count;
-    joints = lcpd_arena_array(&call->arena, addressed, sizeof *joints);
+    joints = lcpd_arena_array(&call->reply_arena, addressed, sizeof *joints);
+    if (!joints)
+      return call_out_of_memory(call);
     for (size_t k = 0; k < addressed; ++k)
       joints[k] = (int32_t)k;
   } else {
-    joints = lcpd_arena_array(&call->arena, addressed, sizeof *joints);
+    joints = lcpd_arena_array(&call->reply_arena, addressed, sizeof *joints);
+    if (!joints)
+      return call_out_of_memory(call);
     for (size_t k = 0; k < addressed; ++k) {
       if (t->n_joints) {
         if (lcp_robot_find_joint(world, robot->id, t->joints[k], &joints[k]) != LCP_OK)
-          return lcpd_fail(error, NOT_FOUND, "%s.joints[%zu]: robot '%s' has no joint named '%s'",
-                           field, k, robot->name, t->joints[k]);
+          return lcpd_fail(error, LCP_ERR_NOT_FOUND,
+                           "%s.joints[%zu]: robot '%s' has no joint named '%s'", field, k,
+                           robot->name, t->joints[k]);
       } else {
         int32_t index = t->indices[k];
         if (index < 0 || index >= joint_count)
-          return lcpd_fail(error, NOT_FOUND,
+          return lcpd_fail(error, LCP_ERR_NOT_FOUND,
                            "%s.indices[%zu] = %d is out of range: robot '%s' has %d joints "
                            "(0 to %d)",
                            field, k, index, robot->name, joint_count, joint_count - 1);
@@ -158,7 +168,9 @@ static int plan_target(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__Set
       }
     }
     /* Naming a joint twice would make the result depend on the order. */
-    bool *seen = lcpd_arena_array(&call->arena, (size_t)joint_count, sizeof *seen);
+    bool *seen = lcpd_arena_array(&call->reply_arena, (size_t)joint_count, sizeof *seen);
+    if (!seen)
+      return call_out_of_memory(call);
     for (size_t k = 0; k < addressed; ++k) {
       if (seen[joints[k]])
         return lcpd_fail(error, BAD, "%s: joint %d is addressed twice", field, joints[k]);
@@ -214,7 +226,10 @@ static int plan_target(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__Set
    * an earlier target of the same request leaves them, else as they are. */
   plan->robot = robot;
   plan->joint_count = joint_count;
-  plan->controls = lcpd_arena_array(&call->arena, (size_t)joint_count, sizeof *plan->controls);
+  plan->controls =
+      lcpd_arena_array(&call->reply_arena, (size_t)joint_count, sizeof *plan->controls);
+  if (!plan->controls)
+    return call_out_of_memory(call);
   const target_plan *before = NULL;
   for (int32_t i = 0; i < earlier_count; ++i)
     if (earlier[i].robot == robot)
@@ -222,9 +237,9 @@ static int plan_target(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__Set
   for (int32_t j = 0; j < joint_count; ++j) {
     if (before)
       plan->controls[j] = before->controls[j];
-    else if (lcp_robot_get_joint_control(world, robot->id, j, &plan->controls[j]) != LCP_OK)
-      return lcpd_fail(error, INTERNAL, "robot '%s': cannot read joint %d's control", robot->name,
-                       j);
+    else if ((rc = lcp_robot_get_joint_control(world, robot->id, j, &plan->controls[j])) != LCP_OK)
+      return lcpd_fail(error, rc, "robot '%s': cannot read joint %d's control: %s", robot->name, j,
+                       lcp_world_last_error(world));
   }
   plan->set_gravity_compensation = before && before->set_gravity_compensation;
   plan->gravity_compensation = before && before->gravity_compensation;
@@ -253,7 +268,7 @@ static int plan_target(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__Set
     plan->set_gravity_compensation = true;
     plan->gravity_compensation = t->gravity_compensation;
   }
-  return 0;
+  return LCP_OK;
 }
 
 /* Applies planned targets in order. The caller keeps a snapshot to undo a
@@ -268,60 +283,75 @@ static int apply_plans(lcpd_sim_t *sim, const target_plan *plans, int32_t count,
       rc = lcp_robot_set_gravity_compensation(sim->live.world, plan->robot->id,
                                               plan->gravity_compensation);
     if (rc != LCP_OK)
-      return lcpd_fail(error, lcpd_code_of(rc), "robot '%s': %s", plan->robot->name,
+      return lcpd_fail(error, rc, "robot '%s': %s", plan->robot->name,
                        lcp_world_last_error(sim->live.world));
   }
-  return 0;
+  return LCP_OK;
 }
 
 /* ---- the calls ---- */
+
+/* Every handler returns LCP_OK with call->reply ready (a Step that goes on
+ * sets call->stepping), or a negative lcp_status_t with call->error filled
+ * (`error` is &call->error). */
 
 static int handle_ping(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__PingRequest *req,
                        lcpd_error_t *error) {
   (void)sim;
   (void)error;
-  Lcpsim__V1__PingReply *out = LCPD_NEW(&call->arena, Lcpsim__V1__PingReply);
+  Lcpsim__V1__PingReply *out = LCPD_NEW(&call->reply_arena, Lcpsim__V1__PingReply);
+  if (!out)
+    return call_out_of_memory(call);
   lcpsim__v1__ping_reply__init(out);
   out->payload = req->payload; /* the request outlives the packing of its reply */
   out->server_version = (char *)LCPD_SERVER_VERSION;
   reply_ok(call, LCPSIM__V1__REPLY__RESULT_PING, out);
-  return 0;
+  return LCP_OK;
 }
 
 static int handle_get_info(lcpd_call_t *call, lcpd_sim_t *sim,
                            const Lcpsim__V1__GetInfoRequest *req, lcpd_error_t *error) {
   (void)req;
   (void)error;
-  lcpd_arena_t *arena = &call->arena;
+  lcpd_arena_t *arena = &call->reply_arena;
   Lcpsim__V1__GetInfoReply *out = LCPD_NEW(arena, Lcpsim__V1__GetInfoReply);
+  if (!out)
+    return call_out_of_memory(call);
   lcpsim__v1__get_info_reply__init(out);
   out->server_version = (char *)LCPD_SERVER_VERSION;
   out->settings = lcpd_new_settings(arena, sim);
+  out->robots = lcpd_arena_array(arena, (size_t)sim->live.robot_count, sizeof *out->robots);
+  out->bodies = lcpd_arena_array(arena, (size_t)sim->live.body_count, sizeof *out->bodies);
+  if (!out->settings || !out->robots || !out->bodies)
+    return call_out_of_memory(call);
   out->n_robots = (size_t)sim->live.robot_count;
-  out->robots = lcpd_arena_array(arena, out->n_robots, sizeof *out->robots);
   for (int32_t i = 0; i < sim->live.robot_count; ++i)
-    out->robots[i] = lcpd_new_robot_info(arena, sim, &sim->live.robots[i]);
+    if (!(out->robots[i] = lcpd_new_robot_info(arena, sim, &sim->live.robots[i])))
+      return call_out_of_memory(call);
   out->n_bodies = (size_t)sim->live.body_count;
-  out->bodies = lcpd_arena_array(arena, out->n_bodies, sizeof *out->bodies);
   for (int32_t i = 0; i < sim->live.body_count; ++i)
-    out->bodies[i] = lcpd_new_body_info(arena, &sim->live.bodies[i]);
+    if (!(out->bodies[i] = lcpd_new_body_info(arena, &sim->live.bodies[i])))
+      return call_out_of_memory(call);
   reply_ok(call, LCPSIM__V1__REPLY__RESULT_GET_INFO, out);
-  return 0;
+  return LCP_OK;
 }
 
 static int handle_set_target(lcpd_call_t *call, lcpd_sim_t *sim,
                              const Lcpsim__V1__SetTargetRequest *req, lcpd_error_t *error) {
   target_plan plan;
-  if (plan_target(call, sim, req, "set_target", NULL, 0, &plan, error) != 0)
-    return -1;
+  int rc = plan_target(call, sim, req, "set_target", NULL, 0, &plan, error);
   /* One robot: lcp_robot_set_controls is all or nothing, and gravity
    * compensation cannot fail once the robot is known. */
-  if (apply_plans(sim, &plan, 1, error) != 0)
-    return -1;
-  Lcpsim__V1__SetTargetReply *out = LCPD_NEW(&call->arena, Lcpsim__V1__SetTargetReply);
+  if (rc == LCP_OK)
+    rc = apply_plans(sim, &plan, 1, error);
+  if (rc != LCP_OK)
+    return rc;
+  Lcpsim__V1__SetTargetReply *out = LCPD_NEW(&call->reply_arena, Lcpsim__V1__SetTargetReply);
+  if (!out)
+    return call_out_of_memory(call);
   lcpsim__v1__set_target_reply__init(out);
   reply_ok(call, LCPSIM__V1__REPLY__RESULT_SET_TARGET, out);
-  return 0;
+  return LCP_OK;
 }
 
 /* The undo buffer is kept for the next request (no allocation per Step). */
@@ -329,110 +359,100 @@ static void drop_undo(lcpd_call_t *call) { call->undo_size = 0; }
 
 /* Puts the world back as it was before the request. */
 static void undo(lcpd_call_t *call, lcpd_sim_t *sim) {
-  if (call->undo_size && lcpd_sim_undo_restore(sim, call->undo, call->undo_size) != LCP_OK)
-    LCPD_ERROR("could not put the world back after a failed request");
+  lcpd_error_t error;
+  if (call->undo_size && lcpd_sim_undo_restore(sim, call->undo, call->undo_size, &error) != LCP_OK)
+    LCPD_ERROR("could not put the world back after a failed request: %s", error.message);
   drop_undo(call);
 }
 
-/* The reply names the call in the limit's error. */
-static void reply_too_large(lcpd_call_t *call) {
-  lcpd_error_t error;
-  lcpd_fail(&error, EXHAUSTED,
-            "%s: the reply would need more than the daemon's %zu-byte reply limit; any "
-            "change the call made before building its reply was kept",
-            lcpd_call_name(call), call->arena.limit);
-  reply_error(call, &error);
-}
-
-/* Written straight to bytes (encode.h); `reply` keeps the id, the status
- * and the case for logs. */
-static void finish_encoded(lcpd_call_t *call, Lcpsim__V1__Reply__ResultCase result_case) {
-  if (call->wire.failed) {
-    lcpd_wire_reset(&call->wire);
-    reply_too_large(call);
-    return;
-  }
-  reply_ok(call, result_case, NULL);
-  call->encoded = true;
-}
-
-static void finish_step(lcpd_call_t *call, lcpd_sim_t *sim) {
+/* The reply of a Step that has run all its steps. */
+static int finish_step(lcpd_call_t *call, lcpd_sim_t *sim) {
   const Lcpsim__V1__StepRequest *req = call->request->step;
-  lcpd_wire_reset(&call->wire);
-  lcpd_encode_step_reply(&call->wire, call->reply.id, sim, req->return_state,
-                         req->include_contacts);
-  finish_encoded(call, LCPSIM__V1__REPLY__RESULT_STEP);
+  Lcpsim__V1__StepReply *out = LCPD_NEW(&call->reply_arena, Lcpsim__V1__StepReply);
+  if (!out)
+    return call_out_of_memory(call);
+  lcpsim__v1__step_reply__init(out);
+  out->time = lcp_world_time(sim->live.world);
+  out->step_count = lcp_world_step_count(sim->live.world);
+  if (req->return_state &&
+      !(out->state = lcpd_new_state(&call->reply_arena, sim, req->include_contacts, 0)))
+    return call_out_of_memory(call);
+  reply_ok(call, LCPSIM__V1__REPLY__RESULT_STEP, out);
+  return LCP_OK;
 }
 
-/* Runs steps for one slice; true when the Step is over (done or failed). */
-static bool step_slice(lcpd_call_t *call, lcpd_sim_t *sim) {
+/* Runs steps for one slice. Returns LCP_OK with call->stepping still set
+ * when steps remain; otherwise the Step is over, with its reply or its
+ * error. */
+static int step_slice(lcpd_call_t *call, lcpd_sim_t *sim) {
   uint64_t deadline = now_ns() + call->slice_ns;
   while (call->steps_done < call->steps_total) {
-    lcpd_error_t error;
-    int rc = lcpd_sim_step(sim, error.message, sizeof error.message);
-    if (rc != LCP_OK) {
-      error.code = lcpd_code_of(rc);
-      size_t length = strlen(error.message);
-      snprintf(error.message + length, sizeof error.message - length,
+    if (lcpd_sim_step(sim, &call->error) != LCP_OK) {
+      size_t length = strlen(call->error.message);
+      snprintf(call->error.message + length, sizeof call->error.message - length,
                " (step %d of %d of this request; the world is as before the request)",
                call->steps_done + 1, call->steps_total);
       undo(call, sim);
       call->stepping = false;
-      reply_error(call, &error);
-      return true;
+      return call->error.code;
     }
     call->steps_done++;
     if (call->steps_done < call->steps_total && now_ns() >= deadline)
-      return false;
+      return LCP_OK;
   }
   call->stepping = false;
   drop_undo(call);
-  finish_step(call, sim);
-  return true;
+  return finish_step(call, sim);
 }
 
-/* Returns 1 when the reply is ready, 0 when steps remain, -1 on error. */
 static int handle_step(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__StepRequest *req,
                        lcpd_error_t *error) {
   if (req->steps < 0)
     return lcpd_fail(error, BAD, "step.steps must be >= 0 (got %d)", req->steps);
   if (req->steps > 0 && sim->mode == LCPD_MODE_REALTIME)
-    return lcpd_fail(error, PRECONDITION,
+    return lcpd_fail(error, LCP_ERR_STATE,
                      "step.steps must be 0 in realtime mode (the daemon steps by itself; "
                      "set the mode to lockstep to step)");
-  target_plan *plans = lcpd_arena_array(&call->arena, req->n_targets, sizeof *plans);
+  target_plan *plans = lcpd_arena_array(&call->reply_arena, req->n_targets, sizeof *plans);
+  if (!plans)
+    return call_out_of_memory(call);
   for (size_t i = 0; i < req->n_targets; ++i) {
-    if (plan_target(call, sim, req->targets[i], "", plans, (int32_t)i, &plans[i], error) == 0)
+    if (plan_target(call, sim, req->targets[i], "", plans, (int32_t)i, &plans[i], error) == LCP_OK)
       continue;
     /* The field's name is formatted only for the error (it costs more than
      * the rest of a control tick's planning): plan again to say it. */
     char field[48];
     snprintf(field, sizeof field, "step.targets[%zu]", i);
     plan_target(call, sim, req->targets[i], field, plans, (int32_t)i, &plans[i], error);
-    return -1;
+    return error->code;
   }
   if (req->steps > 0 || req->n_targets > 0) {
-    int rc = lcpd_sim_undo_save(sim, &call->undo, &call->undo_capacity, &call->undo_size);
+    int rc = lcpd_sim_undo_save(sim, &call->undo, &call->undo_capacity, &call->undo_size, error);
     if (rc != LCP_OK)
-      return lcpd_fail(error, lcpd_code_of(rc), "cannot keep the world to undo a failed step");
+      return lcpd_error_prefix(error, "step: cannot keep the world to undo a failed step: ");
   }
-  if (apply_plans(sim, plans, (int32_t)req->n_targets, error) != 0) {
+  int rc = apply_plans(sim, plans, (int32_t)req->n_targets, error);
+  if (rc != LCP_OK) {
     undo(call, sim);
-    return -1;
+    return rc;
   }
   call->stepping = true;
   call->steps_done = 0;
   call->steps_total = req->steps;
-  return step_slice(call, sim) ? 1 : 0;
+  return step_slice(call, sim);
 }
 
 static int handle_get_state(lcpd_call_t *call, lcpd_sim_t *sim,
                             const Lcpsim__V1__GetStateRequest *req, lcpd_error_t *error) {
   (void)error;
-  lcpd_wire_reset(&call->wire);
-  lcpd_encode_get_state_reply(&call->wire, call->reply.id, sim, req->include_contacts);
-  finish_encoded(call, LCPSIM__V1__REPLY__RESULT_GET_STATE);
-  return 0;
+  Lcpsim__V1__GetStateReply *out = LCPD_NEW(&call->reply_arena, Lcpsim__V1__GetStateReply);
+  if (!out)
+    return call_out_of_memory(call);
+  lcpsim__v1__get_state_reply__init(out);
+  if (!(out->state = lcpd_new_state(&call->reply_arena, sim, req->include_contacts, 0)))
+    return call_out_of_memory(call);
+  reply_ok(call, LCPSIM__V1__REPLY__RESULT_GET_STATE, out);
+  return LCP_OK;
 }
 
 static void log_urdf_warning(void *user, lcp_log_level_t level, const char *message) {
@@ -442,8 +462,9 @@ static void log_urdf_warning(void *user, lcp_log_level_t level, const char *mess
 
 static int handle_load_model(lcpd_call_t *call, lcpd_sim_t *sim,
                              const Lcpsim__V1__LoadModelRequest *req, lcpd_error_t *error) {
-  if (check_name(req->name, "load_model.name", error) != 0)
-    return -1;
+  int rc = check_name(req->name, "load_model.name", error);
+  if (rc != LCP_OK)
+    return rc;
   lcp_urdf_options_t options = lcp_urdf_options_default();
   options.log = log_urdf_warning;
   switch (req->base_type) {
@@ -461,11 +482,11 @@ static int handle_load_model(lcpd_call_t *call, lcpd_sim_t *sim,
                      (int)req->base_type);
   }
   double position[3], orientation[4];
-  if (lcpd_read_pose(req->base_pose, position, orientation, "load_model.base_pose", error) != 0)
-    return -1;
+  rc = lcpd_read_pose(req->base_pose, position, orientation, "load_model.base_pose", error);
+  if (rc != LCP_OK)
+    return rc;
   lcp_robot_def_t *def = NULL;
-  char why[512] = "";
-  int rc;
+  char why[sizeof error->message] = "";
   if (req->source_case == LCPSIM__V1__LOAD_MODEL_REQUEST__SOURCE_URDF_PATH) {
     /* A device or a pipe could block the daemon or feed it forever. */
     struct stat info;
@@ -474,116 +495,127 @@ static int handle_load_model(lcpd_call_t *call, lcpd_sim_t *sim,
         return lcpd_fail(error, BAD, "load_model.urdf_path: '%s' is not a regular file",
                          req->urdf_path);
       if ((uint64_t)info.st_size > LCPD_MAX_URDF_BYTES)
-        return lcpd_fail(error, EXHAUSTED,
+        return lcpd_fail(error, LCP_ERR_NO_MEMORY,
                          "load_model.urdf_path: '%s' has %lld bytes, more than the %llu a URDF "
                          "may have",
                          req->urdf_path, (long long)info.st_size,
                          (unsigned long long)LCPD_MAX_URDF_BYTES);
     }
     rc = lcp_urdf_load_file(req->urdf_path, &options, &def, why, sizeof why);
-  } else if (req->source_case == LCPSIM__V1__LOAD_MODEL_REQUEST__SOURCE_URDF_TEXT)
+  } else if (req->source_case == LCPSIM__V1__LOAD_MODEL_REQUEST__SOURCE_URDF_TEXT) {
     rc = lcp_urdf_load_string(req->urdf_text, NULL, &options, &def, why, sizeof why);
-  else
+  } else {
     return lcpd_fail(error, BAD, "load_model needs urdf_path or urdf_text");
+  }
   if (rc != LCP_OK)
-    return lcpd_fail(error, lcpd_code_of(rc), "load_model: %s", why);
+    return lcpd_fail(error, rc, "load_model: %s", why);
   if (req->name[0])
     snprintf(def->name, sizeof def->name, "%s", req->name);
   def->self_collision = req->self_collision;
   lcpd_robot_t *robot = NULL;
-  rc = lcpd_sim_add_robot(sim, def, position, orientation, &robot, why, sizeof why);
+  rc = lcpd_sim_add_robot(sim, def, position, orientation, &robot, error);
   lcp_robot_def_free(&def);
   if (rc != LCP_OK)
-    return lcpd_fail(error, lcpd_code_of(rc), "load_model: %s", why);
+    return lcpd_error_prefix(error, "load_model: ");
   LCPD_INFO("loaded robot '%s' (%d links)", robot->name, robot->link_count);
-  Lcpsim__V1__LoadModelReply *out = LCPD_NEW(&call->arena, Lcpsim__V1__LoadModelReply);
+  Lcpsim__V1__LoadModelReply *out = LCPD_NEW(&call->reply_arena, Lcpsim__V1__LoadModelReply);
+  if (!out)
+    return call_out_of_memory(call);
   lcpsim__v1__load_model_reply__init(out);
-  out->robot = lcpd_new_robot_info(&call->arena, sim, robot);
+  if (!(out->robot = lcpd_new_robot_info(&call->reply_arena, sim, robot)))
+    return call_out_of_memory(call);
   reply_ok(call, LCPSIM__V1__REPLY__RESULT_LOAD_MODEL, out);
-  return 0;
+  return LCP_OK;
 }
 
 static int handle_spawn(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__SpawnRequest *req,
                         lcpd_error_t *error) {
-  if (check_name(req->name, "spawn.name", error) != 0)
-    return -1;
+  int rc = check_name(req->name, "spawn.name", error);
+  if (rc != LCP_OK)
+    return rc;
   lcpd_body_spec_t spec = lcpd_body_spec_default();
   snprintf(spec.name, sizeof spec.name, "%s", req->name);
-  if (lcpd_read_shape(req->shape, &spec.shape, error) != 0 ||
-      lcpd_read_pose(req->pose, spec.position, spec.orientation, "spawn.pose", error) != 0)
-    return -1;
+  if ((rc = lcpd_read_shape(req->shape, &spec.shape, error)) != LCP_OK ||
+      (rc = lcpd_read_pose(req->pose, spec.position, spec.orientation, "spawn.pose", error)) !=
+          LCP_OK)
+    return rc;
   if (req->twist) {
     lcpd_read_vec3(req->twist->linear, spec.linear_velocity);
     lcpd_read_vec3(req->twist->angular, spec.angular_velocity);
   }
   spec.is_static = req->is_static;
   spec.mass = req->mass;
-  if (!spec.is_static && !(req->mass > 0.0))
-    return lcpd_fail(error, BAD, "spawn.mass must be > 0 for a dynamic body (got %g)", req->mass);
-  if (req->friction < 0.0)
-    return lcpd_fail(error, BAD, "spawn.friction must be >= 0 (got %g)", req->friction);
-  spec.friction = req->friction > 0.0 ? req->friction : 0.5;
+  /* proto3 cannot tell an unset friction from 0: unset is the default. */
+  if (req->friction != 0.0)
+    spec.friction = req->friction;
   if (spec.name[0] && lcpd_sim_name_taken(sim, spec.name))
     return lcpd_fail(error, BAD, "spawn.name: the name '%s' is taken by another robot or body",
                      spec.name);
+  /* Checked here to name the request's fields (lcpd_sim_add_body checks
+   * again, naming the body). */
+  if ((rc = lcpd_body_spec_validate(&spec, "spawn.", error)) != LCP_OK)
+    return rc;
   lcpd_body_t *body = NULL;
-  char why[512];
-  int rc = lcpd_sim_add_body(sim, &spec, &body, why, sizeof why);
-  if (rc != LCP_OK)
-    return lcpd_fail(error, lcpd_code_of(rc), "spawn: %s", why);
-  Lcpsim__V1__SpawnReply *out = LCPD_NEW(&call->arena, Lcpsim__V1__SpawnReply);
+  if (lcpd_sim_add_body(sim, &spec, &body, error) != LCP_OK)
+    return lcpd_error_prefix(error, "spawn: ");
+  Lcpsim__V1__SpawnReply *out = LCPD_NEW(&call->reply_arena, Lcpsim__V1__SpawnReply);
+  if (!out)
+    return call_out_of_memory(call);
   lcpsim__v1__spawn_reply__init(out);
   out->id = (uint32_t)body->id;
-  out->name = lcpd_arena_strdup(&call->arena, body->name);
+  if (!(out->name = lcpd_arena_strdup(&call->reply_arena, body->name)))
+    return call_out_of_memory(call);
   reply_ok(call, LCPSIM__V1__REPLY__RESULT_SPAWN, out);
-  return 0;
+  return LCP_OK;
+}
+
+/* Replies with an empty result message of the given case. */
+static int reply_empty(lcpd_call_t *call, Lcpsim__V1__Reply__ResultCase result_case,
+                       const ProtobufCMessageDescriptor *descriptor) {
+  ProtobufCMessage *out = lcpd_arena_alloc(&call->reply_arena, descriptor->sizeof_message);
+  if (!out)
+    return call_out_of_memory(call);
+  descriptor->message_init(out);
+  reply_ok(call, result_case, out);
+  return LCP_OK;
 }
 
 static int handle_remove(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__RemoveRequest *req,
                          lcpd_error_t *error) {
-  char why[512];
-  int rc = lcpd_sim_remove(sim, req->name, why, sizeof why);
-  if (rc != LCP_OK)
-    return lcpd_fail(error, lcpd_code_of(rc), "remove.name: %s", why);
-  Lcpsim__V1__RemoveReply *out = LCPD_NEW(&call->arena, Lcpsim__V1__RemoveReply);
-  lcpsim__v1__remove_reply__init(out);
-  reply_ok(call, LCPSIM__V1__REPLY__RESULT_REMOVE, out);
-  return 0;
+  if (lcpd_sim_remove(sim, req->name, error) != LCP_OK)
+    return lcpd_error_prefix(error, "remove.name: ");
+  return reply_empty(call, LCPSIM__V1__REPLY__RESULT_REMOVE, &lcpsim__v1__remove_reply__descriptor);
 }
 
 static int handle_reset(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__ResetRequest *req,
                         lcpd_error_t *error) {
   (void)req;
-  char why[512];
-  int rc = lcpd_sim_reset(sim, why, sizeof why);
-  if (rc != LCP_OK)
-    return lcpd_fail(error, lcpd_code_of(rc), "reset: %s", why);
-  Lcpsim__V1__ResetReply *out = LCPD_NEW(&call->arena, Lcpsim__V1__ResetReply);
-  lcpsim__v1__reset_reply__init(out);
-  reply_ok(call, LCPSIM__V1__REPLY__RESULT_RESET, out);
-  return 0;
+  if (lcpd_sim_reset(sim, error) != LCP_OK)
+    return lcpd_error_prefix(error, "reset: ");
+  return reply_empty(call, LCPSIM__V1__REPLY__RESULT_RESET, &lcpsim__v1__reset_reply__descriptor);
 }
 
 static int handle_save_state(lcpd_call_t *call, lcpd_sim_t *sim,
                              const Lcpsim__V1__SaveStateRequest *req, lcpd_error_t *error) {
-  if (check_name(req->slot, "save_state.slot", error) != 0)
-    return -1;
+  int rc = check_name(req->slot, "save_state.slot", error);
+  if (rc != LCP_OK)
+    return rc;
   /* Written straight into the reply's arena. */
   size_t size = lcpd_sim_snapshot_size(sim);
-  unsigned char *data = lcpd_arena_alloc(&call->arena, size);
-  int rc = lcpd_sim_snapshot_write(sim, data, size);
-  if (rc != LCP_OK)
-    return lcpd_fail(error, lcpd_code_of(rc), "save_state: cannot take a snapshot");
-  char why[512];
-  if (req->slot[0] && (rc = lcpd_sim_slot_put(sim, req->slot, data, size, why, sizeof why)) != 0)
-    return lcpd_fail(error, lcpd_code_of(rc), "save_state.slot: %s", why);
-  Lcpsim__V1__SaveStateReply *out = LCPD_NEW(&call->arena, Lcpsim__V1__SaveStateReply);
+  unsigned char *data = lcpd_arena_alloc(&call->reply_arena, size);
+  Lcpsim__V1__SaveStateReply *out = LCPD_NEW(&call->reply_arena, Lcpsim__V1__SaveStateReply);
+  if (!data || !out)
+    return call_out_of_memory(call);
+  if (lcpd_sim_snapshot_write(sim, data, size, error) != LCP_OK)
+    return lcpd_error_prefix(error, "save_state: ");
+  if (req->slot[0] && lcpd_sim_slot_put(sim, req->slot, data, size, error) != LCP_OK)
+    return lcpd_error_prefix(error, "save_state.slot: ");
   lcpsim__v1__save_state_reply__init(out);
   out->snapshot.data = data;
   out->snapshot.len = size;
   out->time = lcp_world_time(sim->live.world);
   reply_ok(call, LCPSIM__V1__REPLY__RESULT_SAVE_STATE, out);
-  return 0;
+  return LCP_OK;
 }
 
 static int handle_restore_state(lcpd_call_t *call, lcpd_sim_t *sim,
@@ -598,7 +630,7 @@ static int handle_restore_state(lcpd_call_t *call, lcpd_sim_t *sim,
   } else if (req->source_case == LCPSIM__V1__RESTORE_STATE_REQUEST__SOURCE_SLOT) {
     const lcpd_slot_t *slot = lcpd_sim_slot_get(sim, req->slot);
     if (!slot)
-      return lcpd_fail(error, NOT_FOUND, "restore_state.slot: no snapshot slot named '%s'",
+      return lcpd_fail(error, LCP_ERR_NOT_FOUND, "restore_state.slot: no snapshot slot named '%s'",
                        req->slot);
     data = slot->data;
     size = slot->size;
@@ -606,15 +638,15 @@ static int handle_restore_state(lcpd_call_t *call, lcpd_sim_t *sim,
   } else {
     return lcpd_fail(error, BAD, "restore_state needs a snapshot or a slot");
   }
-  char why[512];
-  int rc = lcpd_sim_restore(sim, data, size, why, sizeof why);
-  if (rc != LCP_OK)
-    return lcpd_fail(error, lcpd_code_of(rc), "%s: %s", field, why);
-  Lcpsim__V1__RestoreStateReply *out = LCPD_NEW(&call->arena, Lcpsim__V1__RestoreStateReply);
+  if (lcpd_sim_restore(sim, data, size, error) != LCP_OK)
+    return lcpd_error_prefix(error, "%s: ", field);
+  Lcpsim__V1__RestoreStateReply *out = LCPD_NEW(&call->reply_arena, Lcpsim__V1__RestoreStateReply);
+  if (!out)
+    return call_out_of_memory(call);
   lcpsim__v1__restore_state_reply__init(out);
   out->time = lcp_world_time(sim->live.world);
   reply_ok(call, LCPSIM__V1__REPLY__RESULT_RESTORE_STATE, out);
-  return 0;
+  return LCP_OK;
 }
 
 static int handle_set_settings(lcpd_call_t *call, lcpd_sim_t *sim,
@@ -623,25 +655,14 @@ static int handle_set_settings(lcpd_call_t *call, lcpd_sim_t *sim,
   lcp_world_get_settings(sim->live.world, &s);
   lcpd_mode_t mode = sim->mode;
   double rate = sim->rate;
-  if (req->timestep_value_case == LCPSIM__V1__SET_SETTINGS_REQUEST__TIMESTEP_VALUE_TIMESTEP) {
-    if (!(req->timestep > 0.0))
-      return lcpd_fail(error, BAD, "set_settings.timestep must be > 0 (got %g)", req->timestep);
+  if (req->timestep_value_case == LCPSIM__V1__SET_SETTINGS_REQUEST__TIMESTEP_VALUE_TIMESTEP)
     s.timestep = req->timestep;
-  }
   if (req->gravity)
     lcpd_read_vec3(req->gravity, s.gravity);
-  if (req->iterations_value_case == LCPSIM__V1__SET_SETTINGS_REQUEST__ITERATIONS_VALUE_ITERATIONS) {
-    if (req->iterations < 1)
-      return lcpd_fail(error, BAD, "set_settings.iterations must be >= 1 (got %d)",
-                       req->iterations);
+  if (req->iterations_value_case == LCPSIM__V1__SET_SETTINGS_REQUEST__ITERATIONS_VALUE_ITERATIONS)
     s.iterations = req->iterations;
-  }
-  if (req->sor_omega_value_case == LCPSIM__V1__SET_SETTINGS_REQUEST__SOR_OMEGA_VALUE_SOR_OMEGA) {
-    if (!(req->sor_omega > 0.0 && req->sor_omega < 2.0))
-      return lcpd_fail(error, BAD, "set_settings.sor_omega must be in (0, 2) (got %g)",
-                       req->sor_omega);
+  if (req->sor_omega_value_case == LCPSIM__V1__SET_SETTINGS_REQUEST__SOR_OMEGA_VALUE_SOR_OMEGA)
     s.sor_omega = req->sor_omega;
-  }
   if (req->friction_model_value_case ==
       LCPSIM__V1__SET_SETTINGS_REQUEST__FRICTION_MODEL_VALUE_FRICTION_MODEL) {
     if (req->friction_model == LCPSIM__V1__SETTINGS__FRICTION_MODEL__FRICTION_CONE)
@@ -660,25 +681,24 @@ static int handle_set_settings(lcpd_call_t *call, lcpd_sim_t *sim,
     else
       return lcpd_fail(error, BAD, "set_settings.mode = %d is not a Settings.Mode", (int)req->mode);
   }
-  if (req->rate_value_case == LCPSIM__V1__SET_SETTINGS_REQUEST__RATE_VALUE_RATE) {
-    if (!(req->rate > 0.0))
-      return lcpd_fail(error, BAD, "set_settings.rate must be > 0 (got %g)", req->rate);
+  if (req->rate_value_case == LCPSIM__V1__SET_SETTINGS_REQUEST__RATE_VALUE_RATE)
     rate = req->rate;
-  }
-  const char *why = "";
-  if (lcp_world_settings_validate(&s, &why) != LCP_OK)
-    return lcpd_fail(error, BAD, "set_settings: %s", why);
+  /* The message starts with the setting's name, the request's field's. */
+  if (lcpd_settings_validate(&s, rate, error) != LCP_OK)
+    return lcpd_error_prefix(error, "set_settings.");
   int rc = lcp_world_set_settings(sim->live.world, &s);
   if (rc != LCP_OK)
-    return lcpd_fail(error, lcpd_code_of(rc), "set_settings: %s",
-                     lcp_world_last_error(sim->live.world));
+    return lcpd_fail(error, rc, "set_settings: %s", lcp_world_last_error(sim->live.world));
   sim->mode = mode;
   sim->rate = rate;
-  Lcpsim__V1__SetSettingsReply *out = LCPD_NEW(&call->arena, Lcpsim__V1__SetSettingsReply);
+  Lcpsim__V1__SetSettingsReply *out = LCPD_NEW(&call->reply_arena, Lcpsim__V1__SetSettingsReply);
+  if (!out)
+    return call_out_of_memory(call);
   lcpsim__v1__set_settings_reply__init(out);
-  out->settings = lcpd_new_settings(&call->arena, sim);
+  if (!(out->settings = lcpd_new_settings(&call->reply_arena, sim)))
+    return call_out_of_memory(call);
   reply_ok(call, LCPSIM__V1__REPLY__RESULT_SET_SETTINGS, out);
-  return 0;
+  return LCP_OK;
 }
 
 static int handle_subscribe(lcpd_call_t *call, lcpd_sim_t *sim,
@@ -691,17 +711,16 @@ static int handle_subscribe(lcpd_call_t *call, lcpd_sim_t *sim,
   if (req->every_steps)
     LCPD_INFO("state stream: every %u steps%s", req->every_steps,
               req->include_contacts ? ", with contacts" : "");
-  Lcpsim__V1__SubscribeReply *out = LCPD_NEW(&call->arena, Lcpsim__V1__SubscribeReply);
-  lcpsim__v1__subscribe_reply__init(out);
-  reply_ok(call, LCPSIM__V1__REPLY__RESULT_SUBSCRIBE, out);
-  return 0;
+  return reply_empty(call, LCPSIM__V1__REPLY__RESULT_SUBSCRIBE,
+                     &lcpsim__v1__subscribe_reply__descriptor);
 }
 
 /* ---- decoding and dispatch ---- */
 
-/* Returns true when the reply is ready. */
-static bool dispatch(lcpd_call_t *call, lcpd_sim_t *sim, lcpd_error_t *error) {
+/* Serves the decoded request. Returns true when the reply is ready. */
+static bool dispatch(lcpd_call_t *call, lcpd_sim_t *sim) {
   const Lcpsim__V1__Request *r = call->request;
+  lcpd_error_t *error = &call->error;
   int rc;
   switch (r->call_case) {
   case LCPSIM__V1__REQUEST__CALL_PING:
@@ -712,10 +731,6 @@ static bool dispatch(lcpd_call_t *call, lcpd_sim_t *sim, lcpd_error_t *error) {
     break;
   case LCPSIM__V1__REQUEST__CALL_STEP:
     rc = handle_step(call, sim, r->step, error);
-    if (rc == 0)
-      return false;
-    if (rc == 1)
-      return true;
     break;
   case LCPSIM__V1__REQUEST__CALL_SET_TARGET:
     rc = handle_set_target(call, sim, r->set_target, error);
@@ -753,115 +768,81 @@ static bool dispatch(lcpd_call_t *call, lcpd_sim_t *sim, lcpd_error_t *error) {
                    "knows (field numbers 10 to 22)");
     break;
   }
-  if (rc != 0)
-    reply_error(call, error);
-  return true;
-}
-
-/* Runs the request (or the rest of its Step) with the arena's failure armed:
- * a reply too large for the arena becomes a RESOURCE_EXHAUSTED reply. */
-static bool run_guarded(lcpd_call_t *call, lcpd_sim_t *sim, bool resume) {
-  jmp_buf on_failure;
-  lcpd_error_t error = {0};
-  if (setjmp(on_failure) != 0) {
-    call->arena.on_failure = NULL;
-    /* The reply pointed into the arena: drop both. A Step that was still
-     * running has not changed the world for good. */
-    if (call->stepping) {
-      undo(call, sim);
-      call->stepping = false;
-    }
-    lcpd_arena_reset(&call->arena);
-    reply_too_large(call);
+  if (rc != LCP_OK) {
+    reply_error(call);
     return true;
   }
-  call->arena.on_failure = &on_failure;
-  bool done = resume ? step_slice(call, sim) : dispatch(call, sim, &error);
-  call->arena.on_failure = NULL;
-  return done;
+  return !call->stepping;
 }
 
 bool lcpd_call_start(lcpd_call_t *call, lcpd_sim_t *sim, const void *data, size_t size) {
-  lcpd_error_t error = {0};
-  call->encoded = false;
   lcpsim__v1__reply__init(&call->reply);
   lcpsim__v1__status__init(&call->status);
   call->reply.status = &call->status;
-  lcpd_budget_reset(&call->budget);
-  /* A control tick decodes the short way (decode.h), numbers checked. */
-  call->request = lcpd_decode_step_tick(&call->budget, data, size);
-  bool checked = call->request != NULL;
+  call->error = (lcpd_error_t){0};
+  /* In the request's arena, whose limit keeps a small message from
+   * unpacking into a huge tree; a refusal fills call->error. */
+  call->request = lcpsim__v1__request__unpack(&call->request_arena.allocator, size, data);
   if (!call->request) {
-    lcpd_budget_reset(&call->budget);
-    call->request = lcpsim__v1__request__unpack(&call->budget.allocator, size, data);
-  }
-  if (!call->request) {
-    if (call->budget.exhausted)
-      lcpd_fail(&error, EXHAUSTED,
-                "decoding the request (%zu bytes) needs more than the %zu bytes of memory a "
-                "request may use",
-                size, call->decode_budget);
+    if (call->error.code == LCP_ERR_NO_MEMORY)
+      lcpd_error_prefix(&call->error, "decoding the request (%zu bytes) needs ", size);
     else
-      lcpd_fail(&error, BAD, "the request (%zu bytes) does not decode as an lcpsim.v1.Request",
-                size);
-    reply_error(call, &error);
+      lcpd_fail(&call->error, BAD,
+                "the request (%zu bytes) does not decode as an lcpsim.v1.Request", size);
+    reply_error(call);
     return true;
   }
   call->reply.id = call->request->id;
   char path[256];
-  if (!checked && !lcpd_all_finite(&call->request->base, path, sizeof path)) {
-    lcpd_fail(&error, BAD, "%s is not a finite number (NaN or infinite)", path);
-    reply_error(call, &error);
+  if (!lcpd_all_finite(&call->request->base, path, sizeof path)) {
+    lcpd_fail(&call->error, BAD, "%s is not a finite number (NaN or infinite)", path);
+    reply_error(call);
     return true;
   }
-  return run_guarded(call, sim, false);
+  return dispatch(call, sim);
 }
 
-size_t lcpd_call_reply_size(lcpd_call_t *call) {
-  return call->encoded ? call->wire.size : lcpsim__v1__reply__get_packed_size(&call->reply);
+bool lcpd_call_resume(lcpd_call_t *call, lcpd_sim_t *sim) {
+  if (step_slice(call, sim) != LCP_OK) {
+    reply_error(call);
+    return true;
+  }
+  return !call->stepping;
 }
 
-void lcpd_call_reply_write(lcpd_call_t *call, void *buffer) {
-  if (call->encoded)
-    memcpy(buffer, call->wire.data, call->wire.size);
-  else
-    lcpsim__v1__reply__pack(&call->reply, buffer);
+size_t lcpd_call_reply_size(const lcpd_call_t *call) {
+  return lcpsim__v1__reply__get_packed_size(&call->reply);
 }
 
-void lcpd_call_reject(lcpd_call_t *call, lcpd_code_t code, const char *message) {
-  call->encoded = false;
+void lcpd_call_reply_write(const lcpd_call_t *call, void *buffer) {
+  lcpsim__v1__reply__pack(&call->reply, buffer);
+}
+
+void lcpd_call_reject(lcpd_call_t *call, int code, const char *message) {
   lcpsim__v1__reply__init(&call->reply);
   lcpsim__v1__status__init(&call->status);
   call->reply.status = &call->status;
-  lcpd_error_t error = {.code = code};
-  snprintf(error.message, sizeof error.message, "%s", message);
-  reply_error(call, &error);
+  lcpd_fail(&call->error, code, "%s", message);
+  reply_error(call);
 }
 
-bool lcpd_call_resume(lcpd_call_t *call, lcpd_sim_t *sim) { return run_guarded(call, sim, true); }
+void lcpd_call_finish(lcpd_call_t *call) {
+  /* The decoded request is in its arena's memory: freed whole. */
+  call->request = NULL;
+  lcpd_arena_reset(&call->request_arena);
+  drop_undo(call);
+  call->stepping = false;
+  lcpd_arena_reset(&call->reply_arena);
+  lcpsim__v1__reply__init(&call->reply);
+  lcpsim__v1__status__init(&call->status);
+  call->error = (lcpd_error_t){0};
+}
 
 void lcpd_call_destroy(lcpd_call_t *call) {
   lcpd_call_finish(call);
   free(call->undo);
   call->undo = NULL;
   call->undo_capacity = 0;
-  lcpd_arena_destroy(&call->arena);
-  lcpd_budget_destroy(&call->budget);
-  lcpd_wire_destroy(&call->wire);
-}
-
-void lcpd_call_finish(lcpd_call_t *call) {
-  /* the decoded request is in the budget's memory: freed whole */
-  call->request = NULL;
-  lcpd_budget_reset(&call->budget);
-  drop_undo(call);
-  call->stepping = false;
-  call->encoded = false;
-  lcpd_wire_reset(&call->wire);
-  /* Like the arena, keep a usual reply's memory, not a huge one's. */
-  if (call->wire.capacity > LCPD_WIRE_KEEP_BYTES)
-    lcpd_wire_destroy(&call->wire);
-  lcpd_arena_reset(&call->arena);
-  lcpsim__v1__reply__init(&call->reply);
-  lcpsim__v1__status__init(&call->status);
+  lcpd_arena_destroy(&call->request_arena);
+  lcpd_arena_destroy(&call->reply_arena);
 }

@@ -1,13 +1,13 @@
 /* The calls of lcpsim.v1: one request in, one reply out. A request is
- * decoded with a byte budget, checked whole (every number finite, every name
- * and index resolved, every count in range) and only then applied, so a bad
- * request changes nothing. A long Step runs in slices so that the event loop
- * keeps answering signals; no other request is taken meanwhile, which keeps
- * requests whole and in arrival order. */
+ * decoded by protobuf-c within a byte budget, checked whole (every number
+ * finite, every name and index resolved, every count in range) and only then
+ * applied, so a bad request changes nothing. A long Step runs in slices so
+ * that the event loop keeps answering signals; no other request is taken
+ * meanwhile, which keeps requests whole and in arrival order. */
 #ifndef LCPD_HANDLERS_H
 #define LCPD_HANDLERS_H
 
-#include "encode.h"
+#include "error.h"
 #include "memory.h"
 #include "sim.h"
 
@@ -20,22 +20,20 @@
 #define LCPD_SERVER_VERSION "lcpsimd " LCP_VERSION_STRING
 
 typedef struct lcpd_call {
-  /* Limits, set once by lcpd_call_init. */
-  size_t decode_budget; /* bytes the decoded request may occupy */
-  uint64_t slice_ns;    /* how long a Step may run before yielding to the loop */
-  /* The request being served. */
-  lcpd_budget_t budget;
-  Lcpsim__V1__Request *request; /* NULL when it could not be decoded */
-  /* Its reply, built in arena (which may also point into request). */
-  lcpd_arena_t arena;
+  uint64_t slice_ns; /* how long a Step may run before yielding to the loop */
+  /* The request being served, decoded by protobuf-c into request_arena,
+   * whose limit is the decode budget: the bytes the decoded request may
+   * occupy. NULL when it could not be decoded. */
+  lcpd_arena_t request_arena;
+  Lcpsim__V1__Request *request;
+  /* Its reply, built in reply_arena (the reply may also point into the
+   * request) and packed by protobuf-c. */
+  lcpd_arena_t reply_arena;
   Lcpsim__V1__Reply reply;
   Lcpsim__V1__Status status;
-  char status_message[768];
-  /* Replies carrying a State are written straight to bytes here instead
-   * (encoded: wire holds the whole Reply; `reply` has its id, status and
-   * result case, for logs). */
-  lcpd_wire_t wire;
-  bool encoded;
+  /* What went wrong; both arenas report their refusals here. The reply's
+   * status message is this message. */
+  lcpd_error_t error;
   /* A Step still running. */
   bool stepping;
   int32_t steps_done, steps_total;
@@ -49,14 +47,14 @@ void lcpd_call_init(lcpd_call_t *call, size_t decode_budget, size_t reply_limit,
 /* Decodes and serves one request. Returns true when call->reply is ready,
  * false when a Step goes on: call lcpd_call_resume until it returns true. */
 bool lcpd_call_start(lcpd_call_t *call, lcpd_sim_t *sim, const void *data, size_t size);
+bool lcpd_call_resume(lcpd_call_t *call, lcpd_sim_t *sim);
 /* The reply's bytes: its size, then the bytes themselves into a buffer of
  * that size. */
-size_t lcpd_call_reply_size(lcpd_call_t *call);
-void lcpd_call_reply_write(lcpd_call_t *call, void *buffer);
-/* Answers a request that is not even a frame to decode (id 0). */
-void lcpd_call_reject(lcpd_call_t *call, Lcpsim__V1__Status__Code code, const char *message);
-bool lcpd_call_resume(lcpd_call_t *call, lcpd_sim_t *sim);
-/* Frees the request and its reply; the call can serve the next request. */
+size_t lcpd_call_reply_size(const lcpd_call_t *call);
+void lcpd_call_reply_write(const lcpd_call_t *call, void *buffer);
+/* Answers a request that is not even a frame to decode (id 0) with code, a
+ * negative lcp_status_t, and message. */
+void lcpd_call_reject(lcpd_call_t *call, int code, const char *message);
 /* Ends the request: frees what it decoded and its reply (the buffers kept
  * for the next request stay). */
 void lcpd_call_finish(lcpd_call_t *call);

@@ -169,15 +169,15 @@ static int parse_options(int argc, char **argv, options *o) {
       break;
     case OPT_RATE:
       o->rate_given = true;
-      if (!parse_double(optarg, &o->rate) || !(o->rate > 0.0)) {
+      if (!parse_double(optarg, &o->rate)) {
         fprintf(stderr, "lcpsimd: --rate must be a number > 0, not '%s'\n", optarg);
         return 2;
       }
       break;
     case OPT_TIMESTEP:
       o->timestep_given = true;
-      if (!parse_double(optarg, &o->timestep) || !(o->timestep > 0.0)) {
-        fprintf(stderr, "lcpsimd: --timestep must be a number of seconds > 0, not '%s'\n", optarg);
+      if (!parse_double(optarg, &o->timestep)) {
+        fprintf(stderr, "lcpsimd: --timestep must be a number of seconds, not '%s'\n", optarg);
         return 2;
       }
       break;
@@ -233,6 +233,16 @@ static int parse_options(int argc, char **argv, options *o) {
     fprintf(stderr, "lcpsimd: unexpected argument '%s'\nTry 'lcpsimd --help'.\n", argv[optind]);
     return 2;
   }
+  /* The settings the options give, by the rules every way in applies; the
+   * options are named after the settings, as the messages are. */
+  lcp_world_settings_t settings = lcp_world_settings_default();
+  if (o->timestep_given)
+    settings.timestep = o->timestep;
+  lcpd_error_t error;
+  if (lcpd_settings_validate(&settings, o->rate_given ? o->rate : 1.0, &error) != LCP_OK) {
+    fprintf(stderr, "lcpsimd: --%s\n", error.message);
+    return 2;
+  }
   return 0;
 }
 
@@ -242,12 +252,12 @@ static void log_urdf_warning(void *user, lcp_log_level_t level, const char *mess
 }
 
 /* The world to serve, from the options. */
-static int build_scene(const options *o, lcpd_scene_t *scene, char *error, size_t error_size) {
+static int build_scene(const options *o, lcpd_scene_t *scene, lcpd_error_t *error) {
   int rc;
   if (o->world) {
-    rc = lcpd_scene_file_load(o->world, scene, error, error_size);
+    rc = lcpd_scene_file_load(o->world, scene, error);
   } else if (o->urdf_count == 0) {
-    rc = lcpd_scene_builtin(scene, error, error_size);
+    rc = lcpd_scene_builtin(scene, error);
   } else {
     lcpd_scene_init(scene);
     scene->has_ground = true;
@@ -257,10 +267,13 @@ static int build_scene(const options *o, lcpd_scene_t *scene, char *error, size_
     lcp_urdf_options_t urdf_options = lcp_urdf_options_default();
     urdf_options.log = log_urdf_warning;
     lcp_robot_def_t *def = NULL;
-    rc = lcp_urdf_load_file(o->urdfs[i], &urdf_options, &def, error, error_size);
-    if (rc == LCP_OK) {
+    rc =
+        lcp_urdf_load_file(o->urdfs[i], &urdf_options, &def, error->message, sizeof error->message);
+    if (rc != LCP_OK) {
+      error->code = rc;
+    } else {
       const double origin[3] = {0, 0, 0}, identity[4] = {1, 0, 0, 0};
-      rc = lcpd_scene_add_robot(scene, def, origin, identity, error, error_size);
+      rc = lcpd_scene_add_robot(scene, def, origin, identity, error);
     }
   }
   if (rc != LCP_OK) {
@@ -283,15 +296,15 @@ int main(int argc, char **argv) {
     return parsed < 0 ? 0 : parsed;
   lcpd_log_set_level(o.log_level);
 
-  char error[1024] = "";
+  lcpd_error_t error = {0};
   lcpd_scene_t scene;
-  if (build_scene(&o, &scene, error, sizeof error) != LCP_OK) {
-    LCPD_ERROR("%s", error);
+  if (build_scene(&o, &scene, &error) != LCP_OK) {
+    LCPD_ERROR("%s", error.message);
     return 1;
   }
   lcpd_sim_t sim;
-  if (lcpd_sim_init(&sim, &scene, error, sizeof error) != LCP_OK) {
-    LCPD_ERROR("cannot build the world: %s", error);
+  if (lcpd_sim_init(&sim, &scene, &error) != LCP_OK) {
+    LCPD_ERROR("cannot build the world: %s", error.message);
     return 1;
   }
   size_t max_message = (size_t)o.max_message_bytes;
@@ -305,8 +318,8 @@ int main(int argc, char **argv) {
       .busy_poll_ns = (uint64_t)o.busy_poll_us * 1000u,
   };
   lcpd_server_t server;
-  if (lcpd_server_open(&server, &sim, &server_options, error, sizeof error) != 0) {
-    LCPD_ERROR("%s", error);
+  if (lcpd_server_open(&server, &sim, &server_options, &error) != LCP_OK) {
+    LCPD_ERROR("%s", error.message);
     lcpd_sim_destroy(&sim);
     return 1;
   }

@@ -4,8 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- arena ---- */
-
 struct lcpd_arena_chunk {
   lcpd_arena_chunk_t *next;
   size_t capacity;
@@ -15,151 +13,95 @@ struct lcpd_arena_chunk {
 
 enum { ARENA_CHUNK_BYTES = 64 * 1024 };
 
-static lcpd_arena_chunk_t *chunk_new(size_t capacity, lcpd_arena_chunk_t *next) {
-  lcpd_arena_chunk_t *chunk = malloc(sizeof *chunk + capacity);
-  if (!chunk)
-    return NULL;
-  chunk->capacity = capacity;
-  chunk->used = 0;
-  chunk->next = next;
-  return chunk;
-}
-
-/* Frees every chunk but the oldest (last in the list) when it has the usual
- * size, which is emptied and kept. Returns the bytes kept. */
-static size_t chunks_reset(lcpd_arena_chunk_t **chunks) {
-  lcpd_arena_chunk_t *kept = NULL;
-  while (*chunks) {
-    lcpd_arena_chunk_t *next = (*chunks)->next;
-    if (!next && (*chunks)->capacity == ARENA_CHUNK_BYTES)
-      kept = *chunks;
-    else
-      free(*chunks);
-    *chunks = next;
-  }
-  if (!kept)
-    return 0;
-  kept->used = 0;
-  kept->next = NULL;
-  *chunks = kept;
-  return kept->capacity;
-}
-
-static void chunks_free(lcpd_arena_chunk_t **chunks) {
-  chunks_reset(chunks);
-  free(*chunks);
-  *chunks = NULL;
-}
-
-void lcpd_arena_init(lcpd_arena_t *arena, size_t limit) { *arena = (lcpd_arena_t){.limit = limit}; }
-
-static _Noreturn void arena_fail(lcpd_arena_t *arena) {
-  /* Without an armed jump there is nowhere sensible to go; handlers always
-   * arm it, so this is a programming error. */
-  if (!arena->on_failure)
-    abort();
-  longjmp(*arena->on_failure, 1);
-}
-
-void *lcpd_arena_alloc(lcpd_arena_t *arena, size_t size) {
+/* Uninitialised, aligned for any type; NULL when refused. */
+static void *arena_take(lcpd_arena_t *arena, size_t size) {
   const size_t align = sizeof(max_align_t);
-  if (size > SIZE_MAX / 2)
-    arena_fail(arena);
-  size = (size + align - 1) / align * align;
-  if (size == 0)
-    size = align;
+  if (size > arena->limit) {
+    lcpd_fail(arena->error, LCP_ERR_NO_MEMORY, "more than the %zu bytes of memory allowed",
+              arena->limit);
+    return NULL;
+  }
+  size = size ? (size + align - 1) / align * align : align;
+  if (size > arena->limit - arena->used) {
+    lcpd_fail(arena->error, LCP_ERR_NO_MEMORY, "more than the %zu bytes of memory allowed",
+              arena->limit);
+    return NULL;
+  }
   lcpd_arena_chunk_t *chunk = arena->chunks;
   if (!chunk || chunk->capacity - chunk->used < size) {
     size_t capacity = size > ARENA_CHUNK_BYTES ? size : ARENA_CHUNK_BYTES;
-    if (capacity > arena->limit || arena->total > arena->limit - capacity)
-      arena_fail(arena);
-    chunk = chunk_new(capacity, arena->chunks);
-    if (!chunk)
-      arena_fail(arena);
-    arena->chunks = chunk;
-    arena->total += capacity;
-  }
-  void *p = (unsigned char *)chunk->data + chunk->used;
-  chunk->used += size;
-  memset(p, 0, size);
-  return p;
-}
-
-void *lcpd_arena_array(lcpd_arena_t *arena, size_t count, size_t size) {
-  if (size != 0 && count > SIZE_MAX / 4 / size)
-    arena_fail(arena);
-  return lcpd_arena_alloc(arena, count * size);
-}
-
-char *lcpd_arena_strdup(lcpd_arena_t *arena, const char *text) {
-  return lcpd_arena_memdup(arena, text, strlen(text) + 1);
-}
-
-void *lcpd_arena_memdup(lcpd_arena_t *arena, const void *data, size_t size) {
-  void *p = lcpd_arena_alloc(arena, size);
-  if (size)
-    memcpy(p, data, size);
-  return p;
-}
-
-void lcpd_arena_reset(lcpd_arena_t *arena) { arena->total = chunks_reset(&arena->chunks); }
-
-void lcpd_arena_destroy(lcpd_arena_t *arena) {
-  chunks_free(&arena->chunks);
-  arena->total = 0;
-}
-
-/* ---- budget ---- */
-
-static void *budget_alloc(void *data, size_t size) {
-  lcpd_budget_t *budget = data;
-  const size_t align = sizeof(max_align_t);
-  if (size > budget->limit) {
-    budget->exhausted = true;
-    return NULL;
-  }
-  size = (size + align - 1) / align * align;
-  if (size == 0)
-    size = align;
-  if (size > budget->limit - budget->used) {
-    budget->exhausted = true;
-    return NULL;
-  }
-  lcpd_arena_chunk_t *chunk = budget->chunks;
-  if (!chunk || chunk->capacity - chunk->used < size) {
-    chunk = chunk_new(size > ARENA_CHUNK_BYTES ? size : ARENA_CHUNK_BYTES, budget->chunks);
+    chunk = malloc(sizeof *chunk + capacity);
     if (!chunk) {
-      budget->exhausted = true;
+      lcpd_fail(arena->error, LCP_ERR_NO_MEMORY, "more memory than the system gives");
       return NULL;
     }
-    budget->chunks = chunk;
+    *chunk = (lcpd_arena_chunk_t){.next = arena->chunks, .capacity = capacity};
+    arena->chunks = chunk;
   }
   void *p = (unsigned char *)chunk->data + chunk->used;
   chunk->used += size;
-  budget->used += size;
+  arena->used += size;
   return p;
 }
 
-/* Everything goes at once, in lcpd_budget_reset. */
-static void budget_free(void *data, void *pointer) {
+static void *allocator_alloc(void *data, size_t size) { return arena_take(data, size); }
+
+/* Everything goes at once, in lcpd_arena_reset. */
+static void allocator_free(void *data, void *pointer) {
   (void)data;
   (void)pointer;
 }
 
-void lcpd_budget_init(lcpd_budget_t *budget, size_t limit) {
-  *budget = (lcpd_budget_t){.limit = limit};
-  budget->allocator.alloc = budget_alloc;
-  budget->allocator.free = budget_free;
-  budget->allocator.allocator_data = budget;
+void lcpd_arena_init(lcpd_arena_t *arena, size_t limit, lcpd_error_t *error) {
+  *arena = (lcpd_arena_t){.limit = limit, .error = error};
+  arena->allocator = (ProtobufCAllocator){
+      .alloc = allocator_alloc, .free = allocator_free, .allocator_data = arena};
 }
 
-void lcpd_budget_reset(lcpd_budget_t *budget) {
-  chunks_reset(&budget->chunks);
-  budget->used = 0;
-  budget->exhausted = false;
+void *lcpd_arena_alloc(lcpd_arena_t *arena, size_t size) {
+  void *p = arena_take(arena, size);
+  if (p)
+    memset(p, 0, size);
+  return p;
 }
 
-void lcpd_budget_destroy(lcpd_budget_t *budget) {
-  chunks_free(&budget->chunks);
-  budget->used = 0;
+void *lcpd_arena_array(lcpd_arena_t *arena, size_t count, size_t size) {
+  if (size != 0 && count > SIZE_MAX / 4 / size) {
+    lcpd_fail(arena->error, LCP_ERR_NO_MEMORY, "more than the %zu bytes of memory allowed",
+              arena->limit);
+    return NULL;
+  }
+  return lcpd_arena_alloc(arena, count * size);
+}
+
+char *lcpd_arena_strdup(lcpd_arena_t *arena, const char *text) {
+  size_t size = strlen(text) + 1;
+  char *copy = arena_take(arena, size);
+  if (copy)
+    memcpy(copy, text, size);
+  return copy;
+}
+
+void lcpd_arena_reset(lcpd_arena_t *arena) {
+  /* Keep the oldest chunk (last in the list) when it has the usual size. */
+  lcpd_arena_chunk_t *kept = NULL;
+  while (arena->chunks) {
+    lcpd_arena_chunk_t *next = arena->chunks->next;
+    if (!next && arena->chunks->capacity == ARENA_CHUNK_BYTES)
+      kept = arena->chunks;
+    else
+      free(arena->chunks);
+    arena->chunks = next;
+  }
+  if (kept) {
+    kept->used = 0;
+    arena->chunks = kept;
+  }
+  arena->used = 0;
+}
+
+void lcpd_arena_destroy(lcpd_arena_t *arena) {
+  lcpd_arena_reset(arena);
+  free(arena->chunks);
+  arena->chunks = NULL;
 }

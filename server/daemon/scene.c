@@ -3,22 +3,9 @@
 #include "lcpsim/urdf.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int fail(char *error, size_t error_size, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int fail(char *error, size_t error_size, int code, const char *fmt, ...) {
-  if (error && error_size) {
-    va_list args;
-    va_start(args, fmt);
-    vsnprintf(error, error_size, fmt, args);
-    va_end(args);
-  }
-  return code;
-}
 
 void lcpd_scene_init(lcpd_scene_t *scene) {
   *scene = (lcpd_scene_t){
@@ -54,30 +41,21 @@ static bool finite3(const double v[3]) {
   return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]);
 }
 
-static bool usable_quaternion(const double q[4]) {
-  double n = 0.0;
-  for (int i = 0; i < 4; ++i) {
-    if (!isfinite(q[i]))
-      return false;
-    n += q[i] * q[i];
-  }
-  return n > 1e-24;
-}
-
 int lcpd_scene_add_robot(lcpd_scene_t *scene, lcp_robot_def_t *def, const double position[3],
-                         const double orientation[4], char *error, size_t error_size) {
+                         const double orientation[4], lcpd_error_t *error) {
   int rc = LCP_OK;
-  if (!finite3(position) || !usable_quaternion(orientation))
-    rc = fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-              "robot '%s': the base pose must be finite with a non-zero quaternion", def->name);
+  if (!finite3(position) || !lcp_quat_is_valid(orientation))
+    rc =
+        lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
+                  "robot '%s': the base pose must be finite with a non-zero quaternion", def->name);
   else if (lcpd_scene_has_name(scene, def->name))
-    rc = fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-              "the name '%s' is taken by another robot or body", def->name);
+    rc = lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
+                   "the name '%s' is taken by another robot or body", def->name);
   lcpd_robot_spec_t *grown = NULL;
   if (rc == LCP_OK) {
     grown = realloc(scene->robots, (size_t)(scene->robot_count + 1) * sizeof *grown);
     if (!grown)
-      rc = fail(error, error_size, LCP_ERR_NO_MEMORY, "out of memory");
+      rc = lcpd_fail(error, LCP_ERR_NO_MEMORY, "out of memory");
   }
   if (rc != LCP_OK) {
     lcp_robot_def_free(&def);
@@ -91,17 +69,18 @@ int lcpd_scene_add_robot(lcpd_scene_t *scene, lcp_robot_def_t *def, const double
   return LCP_OK;
 }
 
-int lcpd_scene_add_body(lcpd_scene_t *scene, const lcpd_body_spec_t *body, char *error,
-                        size_t error_size) {
-  int rc = lcpd_body_spec_validate(body, error, error_size);
+int lcpd_scene_add_body(lcpd_scene_t *scene, const lcpd_body_spec_t *body, lcpd_error_t *error) {
+  if (body->name[0] == '\0')
+    return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT, "a body in a scene needs a name");
+  int rc = lcpd_body_spec_validate(body, "", error);
   if (rc != LCP_OK)
-    return rc;
+    return lcpd_error_prefix(error, "body '%s': ", body->name);
   if (lcpd_scene_has_name(scene, body->name))
-    return fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                "the name '%s' is taken by another robot or body", body->name);
+    return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
+                     "the name '%s' is taken by another robot or body", body->name);
   lcpd_body_spec_t *grown = realloc(scene->bodies, (size_t)(scene->body_count + 1) * sizeof *grown);
   if (!grown)
-    return fail(error, error_size, LCP_ERR_NO_MEMORY, "out of memory");
+    return lcpd_fail(error, LCP_ERR_NO_MEMORY, "out of memory");
   scene->bodies = grown;
   scene->bodies[scene->body_count++] = *body;
   return LCP_OK;
@@ -118,50 +97,55 @@ lcpd_body_spec_t lcpd_body_spec_default(void) {
 
 static bool positive(double x) { return isfinite(x) && x > 0.0; }
 
-int lcpd_body_spec_validate(const lcpd_body_spec_t *b, char *error, size_t error_size) {
-  if (b->name[0] == '\0' || memchr(b->name, '\0', LCP_NAME_MAX) == NULL)
-    return fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "a body needs a name of 1 to %d bytes",
-                LCP_NAME_MAX - 1);
+int lcpd_body_spec_validate(const lcpd_body_spec_t *b, const char *field_prefix,
+                            lcpd_error_t *error) {
+  const int bad = LCP_ERR_INVALID_ARGUMENT;
+  const char *f = field_prefix;
+  if (memchr(b->name, '\0', LCP_NAME_MAX) == NULL)
+    return lcpd_fail(error, bad, "%sname is longer than %d bytes", f, LCP_NAME_MAX - 1);
   const lcpd_shape_t *s = &b->shape;
   switch (s->type) {
   case LCP_SHAPE_SPHERE:
     if (!positive(s->radius))
-      return fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                  "body '%s': a sphere needs a radius > 0 (got %g)", b->name, s->radius);
+      return lcpd_fail(error, bad, "%sshape.radius must be > 0 for a sphere (got %g)", f,
+                       s->radius);
     break;
   case LCP_SHAPE_BOX:
     if (!positive(s->half_extents[0]) || !positive(s->half_extents[1]) ||
         !positive(s->half_extents[2]))
-      return fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                  "body '%s': a box needs half extents > 0 (got %g %g %g)", b->name,
-                  s->half_extents[0], s->half_extents[1], s->half_extents[2]);
+      return lcpd_fail(error, bad, "%sshape.half_extents must be > 0 for a box (got %g %g %g)", f,
+                       s->half_extents[0], s->half_extents[1], s->half_extents[2]);
     break;
   case LCP_SHAPE_CAPSULE:
   case LCP_SHAPE_CYLINDER:
     if (!positive(s->radius) || !positive(s->half_length))
-      return fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                  "body '%s': a %s needs a radius > 0 and a half length > 0 (got %g, %g)", b->name,
-                  s->type == LCP_SHAPE_CAPSULE ? "capsule" : "cylinder", s->radius, s->half_length);
+      return lcpd_fail(
+          error, bad, "%sshape.radius and half_length must be > 0 for a %s (got %g, %g)", f,
+          s->type == LCP_SHAPE_CAPSULE ? "capsule" : "cylinder", s->radius, s->half_length);
     break;
   default:
-    return fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                "body '%s': the shape must be a sphere, box, capsule or cylinder", b->name);
+    return lcpd_fail(error, bad, "%sshape.type must be a sphere, box, capsule or cylinder", f);
   }
   if (!finite3(b->position))
-    return fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                "body '%s': the position must be finite", b->name);
-  if (!usable_quaternion(b->orientation))
-    return fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                "body '%s': the orientation must be a finite, non-zero quaternion", b->name);
+    return lcpd_fail(error, bad, "%spose.position must be finite", f);
+  if (!lcp_quat_is_valid(b->orientation))
+    return lcpd_fail(error, bad,
+                     "%spose.orientation must be a finite, non-zero quaternion (w, x, y, z)", f);
   if (!finite3(b->linear_velocity) || !finite3(b->angular_velocity))
-    return fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                "body '%s': the velocity must be finite", b->name);
+    return lcpd_fail(error, bad, "%stwist must be finite", f);
   if (!b->is_static && !positive(b->mass))
-    return fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                "body '%s': a dynamic body needs a mass > 0 (got %g)", b->name, b->mass);
+    return lcpd_fail(error, bad, "%smass must be > 0 for a dynamic body (got %g)", f, b->mass);
   if (!(isfinite(b->friction) && b->friction >= 0.0))
-    return fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                "body '%s': the friction must be finite and >= 0 (got %g)", b->name, b->friction);
+    return lcpd_fail(error, bad, "%sfriction must be finite and >= 0 (got %g)", f, b->friction);
+  return LCP_OK;
+}
+
+int lcpd_settings_validate(const lcp_world_settings_t *settings, double rate, lcpd_error_t *error) {
+  char why[256];
+  if (lcp_world_settings_validate(settings, why, sizeof why) != LCP_OK)
+    return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT, "%s", why);
+  if (!(isfinite(rate) && rate > 0.0))
+    return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT, "rate must be > 0 (got %g)", rate);
   return LCP_OK;
 }
 
@@ -200,18 +184,7 @@ int lcpd_body_spec_defs(const lcpd_body_spec_t *b, lcp_body_def_t *body_def,
   return LCP_OK;
 }
 
-void lcpd_quat_from_rpy(const double rpy[3], double q[4]) {
-  /* q = qz(yaw) qy(pitch) qx(roll): rotations about the fixed x, y, z axes. */
-  double cr = cos(rpy[0] / 2), sr = sin(rpy[0] / 2);
-  double cp = cos(rpy[1] / 2), sp = sin(rpy[1] / 2);
-  double cy = cos(rpy[2] / 2), sy = sin(rpy[2] / 2);
-  q[0] = cy * cp * cr + sy * sp * sr;
-  q[1] = cy * cp * sr - sy * sp * cr;
-  q[2] = cy * sp * cr + sy * cp * sr;
-  q[3] = sy * cp * cr - cy * sp * sr;
-}
-
-int lcpd_scene_builtin(lcpd_scene_t *scene, char *error, size_t error_size) {
+int lcpd_scene_builtin(lcpd_scene_t *scene, lcpd_error_t *error) {
   lcpd_scene_init(scene);
   scene->has_ground = true;
   scene->ground_friction = 0.8;
@@ -224,12 +197,12 @@ int lcpd_scene_builtin(lcpd_scene_t *scene, char *error, size_t error_size) {
   char why[512];
   int rc = lcp_urdf_load_file(LCP_ROBOTS_DIR "/arm7.urdf", &options, &arm, why, sizeof why);
   if (rc != LCP_OK) {
-    fail(error, error_size, rc, "built-in world: %s", why);
+    lcpd_fail(error, rc, "built-in world: %s", why);
     lcpd_scene_clear(scene);
     return rc;
   }
   const double arm_position[3] = {0.0, 0.0, 0.1}, identity[4] = {1.0, 0.0, 0.0, 0.0};
-  rc = lcpd_scene_add_robot(scene, arm, arm_position, identity, error, error_size);
+  rc = lcpd_scene_add_robot(scene, arm, arm_position, identity, error);
 
   /* A table 0.4 m high whose near edge is 0.45 m in front of the arm, and a
    * 0.1 m, 0.5 kg box resting on it 0.6 m out: the arm reaches it by
@@ -249,9 +222,9 @@ int lcpd_scene_builtin(lcpd_scene_t *scene, char *error, size_t error_size) {
   box.mass = 0.5;
   box.friction = 0.6;
   if (rc == LCP_OK)
-    rc = lcpd_scene_add_body(scene, &table, error, error_size);
+    rc = lcpd_scene_add_body(scene, &table, error);
   if (rc == LCP_OK)
-    rc = lcpd_scene_add_body(scene, &box, error, error_size);
+    rc = lcpd_scene_add_body(scene, &box, error);
   if (rc != LCP_OK)
     lcpd_scene_clear(scene);
   return rc;

@@ -5,6 +5,8 @@
 #ifndef LCPD_SCENE_H
 #define LCPD_SCENE_H
 
+#include "error.h"
+
 #include "lcpsim/lcpsim.h"
 #include "lcpsim/robot.h"
 
@@ -60,35 +62,40 @@ void lcpd_scene_init(lcpd_scene_t *scene);
 /* Frees the robot definitions and the arrays; the scene is empty again. */
 void lcpd_scene_clear(lcpd_scene_t *scene);
 
-/* Takes ownership of def (freed on failure too). Returns 0 or a negative
- * lcp_status_t with the reason in error. */
+/* Takes ownership of def (freed on failure too). */
 int lcpd_scene_add_robot(lcpd_scene_t *scene, lcp_robot_def_t *def, const double position[3],
-                         const double orientation[4], char *error, size_t error_size);
-int lcpd_scene_add_body(lcpd_scene_t *scene, const lcpd_body_spec_t *body, char *error,
-                        size_t error_size);
+                         const double orientation[4], lcpd_error_t *error);
+int lcpd_scene_add_body(lcpd_scene_t *scene, const lcpd_body_spec_t *body, lcpd_error_t *error);
 /* Whether a robot or body of that name is in the scene. */
 bool lcpd_scene_has_name(const lcpd_scene_t *scene, const char *name);
 
 /* The built-in world: ground (μ 0.8), the shipped 7-dof arm on a fixed base
  * at the origin, a static table in front of it and a 0.1 m box on the table
  * within the arm's reach. */
-int lcpd_scene_builtin(lcpd_scene_t *scene, char *error, size_t error_size);
+int lcpd_scene_builtin(lcpd_scene_t *scene, lcpd_error_t *error);
+
+/* The engine's settings with the daemon's rate, checked by the engine's
+ * rules (lcp_world_settings_validate) and the rate's (> 0): every way
+ * settings come in (command line, scene file, SetSettings, the world's
+ * creation) asks this. The message starts with the setting's name:
+ * "timestep must be > 0 (got -0.01)". */
+int lcpd_settings_validate(const lcp_world_settings_t *settings, double rate, lcpd_error_t *error);
 
 /* A body spec with defaults: a dynamic 1 kg box of 0.1 m at the origin, at
  * rest, μ 0.5. */
 lcpd_body_spec_t lcpd_body_spec_default(void);
 
-/* Checks a body spec (name length, finite values, positive sizes and mass,
- * non-zero quaternion, friction ≥ 0); on failure writes what is wrong, naming
- * the field, and returns LCP_ERR_INVALID_ARGUMENT. */
-int lcpd_body_spec_validate(const lcpd_body_spec_t *body, char *error, size_t error_size);
+/* Checks a body spec: a name that fits (it may be empty), finite values,
+ * positive sizes and mass, a usable quaternion, friction >= 0. The message
+ * names the field after `field_prefix` ("spawn." gives "spawn.mass must be
+ * > 0 ..."), with the field names of lcpsim.v1's SpawnRequest (shape.radius,
+ * pose.orientation, twist, mass, friction). */
+int lcpd_body_spec_validate(const lcpd_body_spec_t *body, const char *field_prefix,
+                            lcpd_error_t *error);
 
 /* The engine definitions of a body spec: the body (mass and inertia of a
  * uniform solid of the shape) and its one geom. */
 int lcpd_body_spec_defs(const lcpd_body_spec_t *body, lcp_body_def_t *body_def,
                         lcp_geom_def_t *geom_def);
-
-/* Orientation (w, x, y, z) of URDF-style fixed-axis roll, pitch, yaw. */
-void lcpd_quat_from_rpy(const double rpy[3], double q[4]);
 
 #endif

@@ -10,29 +10,28 @@
 #include <libxml/xmlerror.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct reader {
   const char *path;
-  char *error;
-  size_t error_size;
+  lcpd_error_t *error;
   lcpd_scene_t *scene;
 } reader;
 
+/* The error, as "FILE:LINE: what". */
 static int fail_at(reader *r, const xmlNode *node, int code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static int fail_at(reader *r, const xmlNode *node, int code, const char *fmt, ...) {
-  int length = snprintf(r->error, r->error_size, "%s:%ld: ", r->path,
-                        node ? xmlGetLineNo((xmlNode *)node) : 0L);
-  if (length >= 0 && (size_t)length < r->error_size) {
-    va_list args;
-    va_start(args, fmt);
-    vsnprintf(r->error + length, r->error_size - (size_t)length, fmt, args);
-    va_end(args);
-  }
-  return code;
+  char what[sizeof r->error->message];
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(what, sizeof what, fmt, args);
+  va_end(args);
+  return lcpd_fail(r->error, code, "%s:%ld: %s", r->path, node ? xmlGetLineNo((xmlNode *)node) : 0L,
+                   what);
 }
 
 #define BAD LCP_ERR_INVALID_ARGUMENT
@@ -136,7 +135,7 @@ static int read_pose(reader *r, const xmlNode *node, double position[3], double 
   if (rc == LCP_OK)
     rc = read_numbers(r, node, "rpy", rpy, 3);
   if (rc == LCP_OK)
-    lcpd_quat_from_rpy(rpy, orientation);
+    lcp_quat_from_rpy(rpy, orientation);
   return rc;
 }
 
@@ -157,13 +156,11 @@ static int read_settings(reader *r, const xmlNode *node) {
       (rc = read_numbers(r, node, "baumgarte_slop", &s->baumgarte_slop, 1)) != LCP_OK ||
       (rc = read_numbers(r, node, "rate", &r->scene->rate, 1)) != LCP_OK)
     return rc;
-  if (!(iterations >= 1 && iterations <= 1e6 && iterations == floor(iterations)))
-    return fail_at(r, node, BAD, "<settings iterations=\"%g\">: a whole number >= 1", iterations);
+  /* Whole and within int32_t; its range is the engine's to check. */
+  if (!(fabs(iterations) <= INT32_MAX && iterations == floor(iterations)))
+    return fail_at(r, node, BAD, "<settings iterations=\"%g\">: expected a whole number",
+                   iterations);
   s->iterations = (int32_t)iterations;
-  if (!(s->timestep > 0))
-    return fail_at(r, node, BAD, "<settings timestep=\"%g\">: must be > 0", s->timestep);
-  if (!(r->scene->rate > 0))
-    return fail_at(r, node, BAD, "<settings rate=\"%g\">: must be > 0", r->scene->rate);
   char text[64];
   if (attribute(node, "friction", text, sizeof text)) {
     if (strcmp(text, "cone") == 0)
@@ -181,9 +178,9 @@ static int read_settings(reader *r, const xmlNode *node) {
     else
       return fail_at(r, node, BAD, "<settings mode=\"%s\">: expected lockstep or realtime", text);
   }
-  const char *why = "";
-  if (lcp_world_settings_validate(s, &why) != LCP_OK)
-    return fail_at(r, node, BAD, "<settings>: %s", why);
+  lcpd_error_t why;
+  if (lcpd_settings_validate(s, r->scene->rate, &why) != LCP_OK)
+    return fail_at(r, node, why.code, "<settings>: %s", why.message);
   return LCP_OK;
 }
 
@@ -240,7 +237,7 @@ static int read_robot(reader *r, const xmlNode *node) {
   else
     snprintf(path, sizeof path, "%.*s/%s", (int)(slash - r->path), r->path, urdf);
   lcp_robot_def_t *def = NULL;
-  char why[1024];
+  char why[sizeof r->error->message];
   rc = lcp_urdf_load_file(path, &options, &def, why, sizeof why);
   if (rc != LCP_OK)
     return fail_at(r, node, rc, "robot '%s': %s", name[0] ? name : urdf, why);
@@ -254,9 +251,10 @@ static int read_robot(reader *r, const xmlNode *node) {
                    taken, urdf);
   }
   def->self_collision = self_collision;
-  rc = lcpd_scene_add_robot(r->scene, def, position, orientation, why, sizeof why);
+  lcpd_error_t added;
+  rc = lcpd_scene_add_robot(r->scene, def, position, orientation, &added);
   if (rc != LCP_OK)
-    return fail_at(r, node, rc, "%s", why);
+    return fail_at(r, node, rc, "%s", added.message);
   return LCP_OK;
 }
 
@@ -315,10 +313,10 @@ static int read_body(reader *r, const xmlNode *node) {
   }
   if (rc != LCP_OK)
     return rc;
-  char why[512];
-  rc = lcpd_scene_add_body(r->scene, &body, why, sizeof why);
+  lcpd_error_t added;
+  rc = lcpd_scene_add_body(r->scene, &body, &added);
   if (rc != LCP_OK)
-    return fail_at(r, node, rc, "%s", why);
+    return fail_at(r, node, rc, "%s", added.message);
   return LCP_OK;
 }
 
@@ -363,14 +361,12 @@ static int read_root(reader *r, const xmlNode *root) {
   return rc;
 }
 
-int lcpd_scene_file_load(const char *path, lcpd_scene_t *scene, char *error, size_t error_size) {
+int lcpd_scene_file_load(const char *path, lcpd_scene_t *scene, lcpd_error_t *error) {
   lcpd_scene_init(scene);
-  reader r = {.path = path, .error = error, .error_size = error_size, .scene = scene};
+  reader r = {.path = path, .error = error, .scene = scene};
   xmlParserCtxtPtr context = xmlNewParserCtxt();
-  if (!context) {
-    snprintf(error, error_size, "%s: out of memory", path);
-    return LCP_ERR_NO_MEMORY;
-  }
+  if (!context)
+    return lcpd_fail(error, LCP_ERR_NO_MEMORY, "%s: out of memory", path);
   /* No network, no printing (the error is read back below), line numbers
    * past 65535. */
   xmlDocPtr doc = xmlCtxtReadFile(context, path, NULL,
@@ -381,8 +377,8 @@ int lcpd_scene_file_load(const char *path, lcpd_scene_t *scene, char *error, siz
     const xmlError *e = xmlCtxtGetLastError(context);
     FILE *probe = fopen(path, "rb");
     if (!probe) {
-      snprintf(error, error_size, "%s:0: cannot open the scene file: %s", path, strerror(errno));
-      rc = LCP_ERR_NOT_FOUND;
+      rc = lcpd_fail(error, LCP_ERR_NOT_FOUND, "%s:0: cannot open the scene file: %s", path,
+                     strerror(errno));
     } else {
       fclose(probe);
       char message[512] = "not well-formed XML";
@@ -392,8 +388,7 @@ int lcpd_scene_file_load(const char *path, lcpd_scene_t *scene, char *error, siz
         while (n && (message[n - 1] == '\n' || message[n - 1] == ' '))
           message[--n] = '\0';
       }
-      snprintf(error, error_size, "%s:%d: %s", path, e ? e->line : 0, message);
-      rc = LCP_ERR_INVALID_ARGUMENT;
+      rc = lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT, "%s:%d: %s", path, e ? e->line : 0, message);
     }
   } else {
     rc = read_root(&r, xmlDocGetRootElement(doc));

@@ -9,8 +9,8 @@
 #include <stddef.h>
 
 /* Reads a scene file into *scene (initialised here). Relative URDF paths are
- * relative to the scene file's directory. On error the scene is empty, the
- * return value a negative lcp_status_t and error "FILE:LINE: what". */
-int lcpd_scene_file_load(const char *path, lcpd_scene_t *scene, char *error, size_t error_size);
+ * relative to the scene file's directory. On error the scene is empty and
+ * the message "FILE:LINE: what". */
+int lcpd_scene_file_load(const char *path, lcpd_scene_t *scene, lcpd_error_t *error);
 
 #endif

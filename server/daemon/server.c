@@ -171,7 +171,7 @@ static bool receive_request(lcpd_server_t *server) {
     char message[128];
     snprintf(message, sizeof message, "a request is one frame after the envelope (got %d)",
              body_frames);
-    lcpd_call_reject(call, LCPSIM__V1__STATUS__CODE__INVALID_ARGUMENT, message);
+    lcpd_call_reject(call, LCP_ERR_INVALID_ARGUMENT, message);
     done = true;
   } else {
     zmq_msg_t *body = &parts[envelope];
@@ -288,18 +288,19 @@ static void on_drain_idle(uv_idle_t *handle) { drain(handle->data); }
 
 static void publish_state(lcpd_sim_t *sim, void *user) {
   lcpd_server_t *server = user;
-  lcpd_wire_t *wire = &server->publish_wire;
   uint64_t sequence = ++sim->publish_sequence;
-  lcpd_wire_reset(wire);
-  lcpd_encode_state(wire, sim, sim->publish_contacts, sequence);
-  if (wire->failed) {
-    LCPD_ERROR("state stream: a state would need more than %zu bytes; not published", wire->limit);
+  Lcpsim__V1__State *state =
+      lcpd_new_state(&server->publish_arena, sim, sim->publish_contacts, sequence);
+  if (!state) {
+    LCPD_ERROR("state stream: state %llu needs %s; not published", (unsigned long long)sequence,
+               server->publish_error.message);
   } else {
+    size_t size = lcpsim__v1__state__get_packed_size(state);
     zmq_msg_t frame;
-    if (zmq_msg_init_size(&frame, STATE_TOPIC_LENGTH + wire->size) == 0) {
+    if (zmq_msg_init_size(&frame, STATE_TOPIC_LENGTH + size) == 0) {
       unsigned char *data = zmq_msg_data(&frame);
       memcpy(data, STATE_TOPIC, STATE_TOPIC_LENGTH);
-      memcpy(data + STATE_TOPIC_LENGTH, wire->data, wire->size);
+      lcpsim__v1__state__pack(state, data + STATE_TOPIC_LENGTH);
       /* PUB never blocks: a subscriber that cannot keep up loses states. */
       if (zmq_msg_send(&frame, server->publisher, ZMQ_DONTWAIT) < 0) {
         LCPD_DEBUG("state %llu not published: %s", (unsigned long long)sequence,
@@ -307,11 +308,10 @@ static void publish_state(lcpd_sim_t *sim, void *user) {
         zmq_msg_close(&frame);
       }
     } else {
-      LCPD_ERROR("state stream: out of memory for a %zu-byte state", wire->size);
+      LCPD_ERROR("state stream: out of memory for a %zu-byte state", size);
     }
   }
-  if (wire->capacity > LCPD_WIRE_KEEP_BYTES)
-    lcpd_wire_destroy(wire);
+  lcpd_arena_reset(&server->publish_arena);
 }
 
 /* ---- realtime mode ---- */
@@ -341,9 +341,9 @@ static void on_realtime_tick(uv_timer_t *handle) {
   double elapsed = (double)(start - server->anchor_wall_ns) * 1e-9;
   double target = server->anchor_sim_time + elapsed * server->anchor_rate;
   while (lcp_world_time(world) + 0.5 * h <= target) {
-    char why[512];
-    if (lcpd_sim_step(sim, why, sizeof why) != LCP_OK) {
-      LCPD_ERROR("realtime: %s; back to lockstep mode", why);
+    lcpd_error_t error;
+    if (lcpd_sim_step(sim, &error) != LCP_OK) {
+      LCPD_ERROR("realtime: %s; back to lockstep mode", error.message);
       sim->mode = LCPD_MODE_LOCKSTEP;
       sync_realtime(server);
       return;
@@ -427,16 +427,14 @@ static void on_signal(uv_signal_t *handle, int signal_number) {
 /* ---- open, run, close ---- */
 
 static int bind_socket(void *socket, const char *endpoint, char *bound, size_t bound_size,
-                       const char *what, char *error, size_t error_size) {
-  if (zmq_bind(socket, endpoint) != 0) {
-    snprintf(error, error_size, "cannot bind the %s socket to %s: %s", what, endpoint,
-             zmq_strerror(errno));
-    return -1;
-  }
+                       const char *what, lcpd_error_t *error) {
+  if (zmq_bind(socket, endpoint) != 0)
+    return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT, "cannot bind the %s socket to %s: %s", what,
+                     endpoint, zmq_strerror(errno));
   size_t size = bound_size;
   if (zmq_getsockopt(socket, ZMQ_LAST_ENDPOINT, bound, &size) != 0)
     snprintf(bound, bound_size, "%s", endpoint);
-  return 0;
+  return LCP_OK;
 }
 
 static void close_sockets(lcpd_server_t *server) {
@@ -451,21 +449,23 @@ static void close_sockets(lcpd_server_t *server) {
 }
 
 int lcpd_server_open(lcpd_server_t *server, lcpd_sim_t *sim, const lcpd_server_options_t *options,
-                     char *error, size_t error_size) {
+                     lcpd_error_t *error) {
   *server = (lcpd_server_t){.sim = sim, .busy_poll_ns = options->busy_poll_ns};
   lcpd_call_init(&server->call, options->decode_budget, options->reply_limit, STEP_SLICE_NS);
-  lcpd_wire_init(&server->publish_wire, options->reply_limit);
+  lcpd_arena_init(&server->publish_arena, options->reply_limit, &server->publish_error);
   server->zmq_context = zmq_ctx_new();
-  if (!server->zmq_context) {
-    snprintf(error, error_size, "cannot create a ZeroMQ context: %s", zmq_strerror(errno));
-    return -1;
-  }
+  /* What the system refuses (contexts, sockets, descriptors) is reported
+   * as LCP_ERR_NO_MEMORY, a bad option or endpoint as
+   * LCP_ERR_INVALID_ARGUMENT. */
+  if (!server->zmq_context)
+    return lcpd_fail(error, LCP_ERR_NO_MEMORY, "cannot create a ZeroMQ context: %s",
+                     zmq_strerror(errno));
   server->router = zmq_socket(server->zmq_context, ZMQ_ROUTER);
   server->publisher = zmq_socket(server->zmq_context, ZMQ_PUB);
   if (!server->router || !server->publisher) {
-    snprintf(error, error_size, "cannot create the sockets: %s", zmq_strerror(errno));
+    lcpd_fail(error, LCP_ERR_NO_MEMORY, "cannot create the sockets: %s", zmq_strerror(errno));
     close_sockets(server);
-    return -1;
+    return error->code;
   }
   int zero = 0;
   /* Shut down at once: nothing waits for unsent replies or states. */
@@ -476,29 +476,31 @@ int lcpd_server_open(lcpd_server_t *server, lcpd_sim_t *sim, const lcpd_server_o
   if (options->max_message_bytes >= 0 &&
       zmq_setsockopt(server->router, ZMQ_MAXMSGSIZE, &options->max_message_bytes,
                      sizeof options->max_message_bytes) != 0) {
-    snprintf(error, error_size, "cannot set ZMQ_MAXMSGSIZE: %s", zmq_strerror(errno));
+    lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT, "cannot set ZMQ_MAXMSGSIZE: %s",
+              zmq_strerror(errno));
     close_sockets(server);
-    return -1;
+    return error->code;
   }
   if (bind_socket(server->router, options->bind_endpoint, server->router_endpoint,
-                  sizeof server->router_endpoint, "request", error, error_size) != 0 ||
+                  sizeof server->router_endpoint, "request", error) != 0 ||
       bind_socket(server->publisher, options->pub_endpoint, server->publisher_endpoint,
-                  sizeof server->publisher_endpoint, "state stream", error, error_size) != 0) {
+                  sizeof server->publisher_endpoint, "state stream", error) != 0) {
     close_sockets(server);
-    return -1;
+    return error->code;
   }
   int fd = -1;
   size_t fd_size = sizeof fd;
   if (zmq_getsockopt(server->router, ZMQ_FD, &fd, &fd_size) != 0) {
-    snprintf(error, error_size, "cannot get the request socket's ZMQ_FD: %s", zmq_strerror(errno));
+    lcpd_fail(error, LCP_ERR_NO_MEMORY, "cannot get the request socket's ZMQ_FD: %s",
+              zmq_strerror(errno));
     close_sockets(server);
-    return -1;
+    return error->code;
   }
   int rc = uv_loop_init(&server->loop);
   if (rc != 0) {
-    snprintf(error, error_size, "cannot start the event loop: %s", uv_strerror(rc));
+    lcpd_fail(error, LCP_ERR_NO_MEMORY, "cannot start the event loop: %s", uv_strerror(rc));
     close_sockets(server);
-    return -1;
+    return error->code;
   }
   server->loop_open = true;
   uv_idle_init(&server->loop, &server->drain_idle);
@@ -516,13 +518,14 @@ int lcpd_server_open(lcpd_server_t *server, lcpd_sim_t *sim, const lcpd_server_o
   if (rc == 0)
     rc = uv_signal_start(&server->sigterm, on_signal, SIGTERM);
   if (rc != 0) {
-    snprintf(error, error_size, "cannot watch the request socket or signals: %s", uv_strerror(rc));
+    lcpd_fail(error, LCP_ERR_NO_MEMORY, "cannot watch the request socket or signals: %s",
+              uv_strerror(rc));
     lcpd_server_close(server);
-    return -1;
+    return error->code;
   }
   sim->publish = publish_state;
   sim->publish_user = server;
-  return 0;
+  return LCP_OK;
 }
 
 int lcpd_server_run(lcpd_server_t *server) {
@@ -549,7 +552,7 @@ void lcpd_server_close(lcpd_server_t *server) {
   server->call_running = false;
   close_envelope(server);
   lcpd_call_destroy(&server->call);
-  lcpd_wire_destroy(&server->publish_wire);
+  lcpd_arena_destroy(&server->publish_arena);
   if (server->sim) {
     server->sim->publish = NULL;
     server->sim->publish_user = NULL;

@@ -64,13 +64,14 @@ typedef struct lcpd_server {
   uint64_t last_lag_warning_ns;
   uint64_t busy_poll_ns; /* lcpd_server_options_t.busy_poll_ns */
   /* Published states are built here. */
-  lcpd_wire_t publish_wire; /* the state stream's bytes */
+  lcpd_arena_t publish_arena;
+  lcpd_error_t publish_error; /* what publish_arena refused */
 } lcpd_server_t;
 
 /* Binds the sockets and sets up the loop. On failure everything opened is
- * closed again and error says why. */
+ * closed again. */
 int lcpd_server_open(lcpd_server_t *server, lcpd_sim_t *sim, const lcpd_server_options_t *options,
-                     char *error, size_t error_size);
+                     lcpd_error_t *error);
 /* Serves until SIGINT or SIGTERM. */
 int lcpd_server_run(lcpd_server_t *server);
 /* Closes the sockets and the loop. */

@@ -4,22 +4,9 @@
 
 #include "lcpsim/scenes.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int fail(char *error, size_t error_size, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int fail(char *error, size_t error_size, int code, const char *fmt, ...) {
-  if (error && error_size) {
-    va_list args;
-    va_start(args, fmt);
-    vsnprintf(error, error_size, fmt, args);
-    va_end(args);
-  }
-  return code;
-}
 
 static void engine_log(void *user, lcp_log_level_t level, const char *message) {
   (void)user;
@@ -41,19 +28,18 @@ static void live_clear(lcpd_live_t *live) {
 }
 
 static int live_add_robot(lcpd_live_t *live, const lcp_robot_def_t *def, const double position[3],
-                          const double orientation[4], lcpd_robot_t **out, char *error,
-                          size_t error_size) {
+                          const double orientation[4], lcpd_robot_t **out, lcpd_error_t *error) {
   if (def->name[0] == '\0' || memchr(def->name, '\0', LCP_NAME_MAX) == NULL)
-    return fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                "a robot needs a name of 1 to %d bytes", LCP_NAME_MAX - 1);
+    return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT, "a robot needs a name of 1 to %d bytes",
+                     LCP_NAME_MAX - 1);
   lcpd_robot_t *grown = realloc(live->robots, (size_t)(live->robot_count + 1) * sizeof *grown);
   if (!grown)
-    return fail(error, error_size, LCP_ERR_NO_MEMORY, "out of memory");
+    return lcpd_fail(error, LCP_ERR_NO_MEMORY, "out of memory");
   live->robots = grown;
   lcpd_robot_t robot = {.link_count = def->link_count};
   robot.link_names = calloc((size_t)def->link_count, sizeof *robot.link_names);
   if (!robot.link_names)
-    return fail(error, error_size, LCP_ERR_NO_MEMORY, "out of memory");
+    return lcpd_fail(error, LCP_ERR_NO_MEMORY, "out of memory");
   for (int32_t i = 0; i < def->link_count; ++i) {
     memcpy(robot.link_names[i], def->links[i].name, LCP_NAME_MAX);
     robot.link_names[i][LCP_NAME_MAX - 1] = '\0';
@@ -62,7 +48,7 @@ static int live_add_robot(lcpd_live_t *live, const lcp_robot_def_t *def, const d
   int rc = lcp_robot_add(live->world, def, position, orientation, &robot.id);
   if (rc != LCP_OK) {
     free(robot.link_names);
-    return fail(error, error_size, rc, "%s", lcp_world_last_error(live->world));
+    return lcpd_fail(error, rc, "%s", lcp_world_last_error(live->world));
   }
   live->robots[live->robot_count] = robot;
   if (out)
@@ -72,18 +58,18 @@ static int live_add_robot(lcpd_live_t *live, const lcp_robot_def_t *def, const d
 }
 
 static int live_add_body(lcpd_live_t *live, const lcpd_body_spec_t *spec, lcpd_body_t **out,
-                         char *error, size_t error_size) {
-  int rc = lcpd_body_spec_validate(spec, error, error_size);
+                         lcpd_error_t *error) {
+  int rc = lcpd_body_spec_validate(spec, "", error);
   if (rc != LCP_OK)
-    return rc;
+    return lcpd_error_prefix(error, "body '%s': ", spec->name);
   lcp_body_def_t body_def;
   lcp_geom_def_t geom_def;
   rc = lcpd_body_spec_defs(spec, &body_def, &geom_def);
   if (rc != LCP_OK)
-    return fail(error, error_size, rc, "body '%s': no mass properties for its shape", spec->name);
+    return lcpd_fail(error, rc, "body '%s': no mass properties for its shape", spec->name);
   lcpd_body_t *grown = realloc(live->bodies, (size_t)(live->body_count + 1) * sizeof *grown);
   if (!grown)
-    return fail(error, error_size, LCP_ERR_NO_MEMORY, "out of memory");
+    return lcpd_fail(error, LCP_ERR_NO_MEMORY, "out of memory");
   live->bodies = grown;
   lcpd_body_t body = {.shape = spec->shape,
                       .is_static = spec->is_static,
@@ -96,11 +82,10 @@ static int live_add_body(lcpd_live_t *live, const lcpd_body_spec_t *spec, lcpd_b
       char why[256];
       snprintf(why, sizeof why, "%s", lcp_world_last_error(live->world));
       lcp_body_remove(live->world, body.id);
-      return fail(error, error_size, rc, "body '%s': %s", spec->name, why);
+      return lcpd_fail(error, rc, "body '%s': %s", spec->name, why);
     }
   } else {
-    return fail(error, error_size, rc, "body '%s': %s", spec->name,
-                lcp_world_last_error(live->world));
+    return lcpd_fail(error, rc, "body '%s': %s", spec->name, lcp_world_last_error(live->world));
   }
   live->bodies[live->body_count] = body;
   if (out)
@@ -109,26 +94,25 @@ static int live_add_body(lcpd_live_t *live, const lcpd_body_spec_t *spec, lcpd_b
   return LCP_OK;
 }
 
-static int live_build(lcpd_live_t *live, const lcpd_scene_t *scene, char *error,
-                      size_t error_size) {
+static int live_build(lcpd_live_t *live, const lcpd_scene_t *scene, lcpd_error_t *error) {
   *live = (lcpd_live_t){0};
-  int rc = lcp_world_create(&scene->settings, &live->world);
-  if (rc != LCP_OK) {
-    const char *why = "";
-    lcp_world_settings_validate(&scene->settings, &why);
-    return fail(error, error_size, rc, "bad world settings: %s", why);
-  }
+  int rc = lcpd_settings_validate(&scene->settings, scene->rate, error);
+  if (rc != LCP_OK)
+    return lcpd_error_prefix(error, "bad world settings: ");
+  rc = lcp_world_create(&scene->settings, &live->world);
+  if (rc != LCP_OK)
+    return lcpd_fail(error, rc, "cannot create the world: %s", lcp_status_string(rc));
   lcp_world_set_log(live->world, engine_log, NULL);
   if (scene->has_ground) {
     rc = lcp_scene_ground(live->world, scene->ground_friction, NULL);
     if (rc != LCP_OK)
-      fail(error, error_size, rc, "ground: %s", lcp_world_last_error(live->world));
+      lcpd_fail(error, rc, "ground: %s", lcp_world_last_error(live->world));
   }
   for (int32_t i = 0; rc == LCP_OK && i < scene->robot_count; ++i)
     rc = live_add_robot(live, scene->robots[i].def, scene->robots[i].position,
-                        scene->robots[i].orientation, NULL, error, error_size);
+                        scene->robots[i].orientation, NULL, error);
   for (int32_t i = 0; rc == LCP_OK && i < scene->body_count; ++i)
-    rc = live_add_body(live, &scene->bodies[i], NULL, error, error_size);
+    rc = live_add_body(live, &scene->bodies[i], NULL, error);
   if (rc != LCP_OK)
     live_clear(live);
   return rc;
@@ -136,11 +120,11 @@ static int live_build(lcpd_live_t *live, const lcpd_scene_t *scene, char *error,
 
 /* ---- the sim ---- */
 
-int lcpd_sim_init(lcpd_sim_t *sim, lcpd_scene_t *scene, char *error, size_t error_size) {
+int lcpd_sim_init(lcpd_sim_t *sim, lcpd_scene_t *scene, lcpd_error_t *error) {
   *sim = (lcpd_sim_t){.scene = *scene, .mode = scene->mode, .rate = scene->rate};
   *scene = (lcpd_scene_t){0};
   lcpd_scene_init(scene);
-  int rc = live_build(&sim->live, &sim->scene, error, error_size);
+  int rc = live_build(&sim->live, &sim->scene, error);
   if (rc != LCP_OK)
     lcpd_scene_clear(&sim->scene);
   return rc;
@@ -157,9 +141,9 @@ void lcpd_sim_destroy(lcpd_sim_t *sim) {
   sim->slot_bytes = 0;
 }
 
-int lcpd_sim_reset(lcpd_sim_t *sim, char *error, size_t error_size) {
+int lcpd_sim_reset(lcpd_sim_t *sim, lcpd_error_t *error) {
   lcpd_live_t fresh;
-  int rc = live_build(&fresh, &sim->scene, error, error_size);
+  int rc = live_build(&fresh, &sim->scene, error);
   if (rc != LCP_OK)
     return rc;
   live_clear(&sim->live);
@@ -205,35 +189,34 @@ bool lcpd_sim_name_taken(const lcpd_sim_t *sim, const char *name) {
 }
 
 int lcpd_sim_add_robot(lcpd_sim_t *sim, const lcp_robot_def_t *def, const double position[3],
-                       const double orientation[4], lcpd_robot_t **out, char *error,
-                       size_t error_size) {
+                       const double orientation[4], lcpd_robot_t **out, lcpd_error_t *error) {
   if (lcpd_sim_name_taken(sim, def->name))
-    return fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                "the name '%s' is taken by another robot or body", def->name);
-  return live_add_robot(&sim->live, def, position, orientation, out, error, error_size);
+    return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
+                     "the name '%s' is taken by another robot or body", def->name);
+  return live_add_robot(&sim->live, def, position, orientation, out, error);
 }
 
-int lcpd_sim_add_body(lcpd_sim_t *sim, const lcpd_body_spec_t *spec, lcpd_body_t **out, char *error,
-                      size_t error_size) {
+int lcpd_sim_add_body(lcpd_sim_t *sim, const lcpd_body_spec_t *spec, lcpd_body_t **out,
+                      lcpd_error_t *error) {
   lcpd_body_spec_t named = *spec;
   if (named.name[0] == '\0') {
     do
       snprintf(named.name, sizeof named.name, "body%u", ++sim->next_body_number);
     while (lcpd_sim_name_taken(sim, named.name));
   } else if (lcpd_sim_name_taken(sim, named.name)) {
-    return fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                "the name '%s' is taken by another robot or body", named.name);
+    return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
+                     "the name '%s' is taken by another robot or body", named.name);
   }
-  return live_add_body(&sim->live, &named, out, error, error_size);
+  return live_add_body(&sim->live, &named, out, error);
 }
 
-int lcpd_sim_remove(lcpd_sim_t *sim, const char *name, char *error, size_t error_size) {
+int lcpd_sim_remove(lcpd_sim_t *sim, const char *name, lcpd_error_t *error) {
   lcpd_live_t *live = &sim->live;
   lcpd_robot_t *robot = lcpd_sim_find_robot(sim, name);
   if (robot) {
     int rc = lcp_robot_remove(live->world, robot->id);
     if (rc != LCP_OK)
-      return fail(error, error_size, rc, "%s", lcp_world_last_error(live->world));
+      return lcpd_fail(error, rc, "%s", lcp_world_last_error(live->world));
     free(robot->link_names);
     int32_t index = (int32_t)(robot - live->robots);
     memmove(robot, robot + 1, (size_t)(live->robot_count - index - 1) * sizeof *robot);
@@ -244,21 +227,21 @@ int lcpd_sim_remove(lcpd_sim_t *sim, const char *name, char *error, size_t error
   if (body) {
     int rc = lcp_body_remove(live->world, body->id);
     if (rc != LCP_OK)
-      return fail(error, error_size, rc, "%s", lcp_world_last_error(live->world));
+      return lcpd_fail(error, rc, "%s", lcp_world_last_error(live->world));
     int32_t index = (int32_t)(body - live->bodies);
     memmove(body, body + 1, (size_t)(live->body_count - index - 1) * sizeof *body);
     live->body_count--;
     return LCP_OK;
   }
-  return fail(error, error_size, LCP_ERR_NOT_FOUND, "no robot or body named '%s'", name);
+  return lcpd_fail(error, LCP_ERR_NOT_FOUND, "no robot or body named '%s'", name);
 }
 
-int lcpd_sim_step(lcpd_sim_t *sim, char *error, size_t error_size) {
+int lcpd_sim_step(lcpd_sim_t *sim, lcpd_error_t *error) {
   int rc = lcp_world_step(sim->live.world);
   if (rc != LCP_OK)
-    return fail(error, error_size, rc, "step %llu failed: %s",
-                (unsigned long long)lcp_world_step_count(sim->live.world) + 1,
-                lcp_world_last_error(sim->live.world));
+    return lcpd_fail(error, rc, "step %llu failed: %s",
+                     (unsigned long long)lcp_world_step_count(sim->live.world) + 1,
+                     lcp_world_last_error(sim->live.world));
   if (sim->publish_every && ++sim->steps_since_publish >= sim->publish_every) {
     sim->steps_since_publish = 0;
     if (sim->publish)
@@ -286,37 +269,27 @@ typedef struct snapshot_header {
 static const char SNAPSHOT_MAGIC[8] = {'L', 'C', 'P', 'S', 'I', 'M', 'D', 'S'};
 #define SNAPSHOT_VERSION 1u
 
-static uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
-  const unsigned char *p = data;
-  for (size_t i = 0; i < n; ++i) {
-    h ^= p[i];
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-#define FNV_OFFSET 14695981039346656037ull
-
 static uint64_t layout_hash(const lcpd_sim_t *sim) {
-  uint64_t h = FNV_OFFSET;
+  uint64_t h = LCP_HASH_SEED;
   const lcpd_live_t *live = &sim->live;
   for (int32_t i = 0; i < live->robot_count; ++i) {
     const lcpd_robot_t *r = &live->robots[i];
-    h = fnv1a(h, "robot", 5);
-    h = fnv1a(h, r->name, strlen(r->name) + 1);
-    h = fnv1a(h, &r->id, sizeof r->id);
-    h = fnv1a(h, &r->link_count, sizeof r->link_count);
+    h = lcp_hash_bytes(h, "robot", 5);
+    h = lcp_hash_bytes(h, r->name, strlen(r->name) + 1);
+    h = lcp_hash_bytes(h, &r->id, sizeof r->id);
+    h = lcp_hash_bytes(h, &r->link_count, sizeof r->link_count);
     for (int32_t k = 0; k < r->link_count; ++k)
-      h = fnv1a(h, r->link_names[k], strlen(r->link_names[k]) + 1);
+      h = lcp_hash_bytes(h, r->link_names[k], strlen(r->link_names[k]) + 1);
   }
   for (int32_t i = 0; i < live->body_count; ++i) {
     const lcpd_body_t *b = &live->bodies[i];
-    h = fnv1a(h, "body", 4);
-    h = fnv1a(h, b->name, strlen(b->name) + 1);
-    h = fnv1a(h, &b->id, sizeof b->id);
+    h = lcp_hash_bytes(h, "body", 4);
+    h = lcp_hash_bytes(h, b->name, strlen(b->name) + 1);
+    h = lcp_hash_bytes(h, &b->id, sizeof b->id);
     unsigned char is_static = b->is_static;
-    h = fnv1a(h, &is_static, 1);
+    h = lcp_hash_bytes(h, &is_static, 1);
     int32_t type = (int32_t)b->shape.type;
-    h = fnv1a(h, &type, sizeof type);
+    h = lcp_hash_bytes(h, &type, sizeof type);
   }
   return h;
 }
@@ -325,111 +298,101 @@ size_t lcpd_sim_snapshot_size(const lcpd_sim_t *sim) {
   return sizeof(snapshot_header) + lcp_world_state_size(sim->live.world);
 }
 
-int lcpd_sim_snapshot_write(const lcpd_sim_t *sim, unsigned char *buffer, size_t size) {
+int lcpd_sim_snapshot_write(const lcpd_sim_t *sim, unsigned char *buffer, size_t size,
+                            lcpd_error_t *error) {
   if (size != lcpd_sim_snapshot_size(sim))
-    return LCP_ERR_INVALID_ARGUMENT;
+    return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
+                     "a snapshot of this world has %zu bytes, not %zu", lcpd_sim_snapshot_size(sim),
+                     size);
   size_t engine_size = size - sizeof(snapshot_header);
   int rc = lcp_world_save_state(sim->live.world, buffer + sizeof(snapshot_header), engine_size,
                                 &engine_size);
   if (rc != LCP_OK)
-    return rc;
+    return lcpd_fail(error, rc, "%s", lcp_world_last_error(sim->live.world));
   snapshot_header h = {.version = SNAPSHOT_VERSION,
                        .header_size = sizeof h,
                        .layout = layout_hash(sim),
                        .engine_size = engine_size};
   memcpy(h.magic, SNAPSHOT_MAGIC, sizeof h.magic);
-  h.checksum = fnv1a(FNV_OFFSET, buffer + sizeof h, engine_size);
+  h.checksum = lcp_hash_bytes(LCP_HASH_SEED, buffer + sizeof h, engine_size);
   memcpy(buffer, &h, sizeof h);
   return LCP_OK;
 }
 
-int lcpd_sim_snapshot(const lcpd_sim_t *sim, unsigned char **out, size_t *out_size) {
-  *out = NULL;
-  *out_size = 0;
-  size_t size = lcpd_sim_snapshot_size(sim);
-  unsigned char *data = malloc(size);
-  if (!data)
-    return LCP_ERR_NO_MEMORY;
-  int rc = lcpd_sim_snapshot_write(sim, data, size);
-  if (rc != LCP_OK) {
-    free(data);
-    return rc;
-  }
-  *out = data;
-  *out_size = size;
-  return LCP_OK;
-}
-
-int lcpd_sim_restore(lcpd_sim_t *sim, const unsigned char *data, size_t size, char *error,
-                     size_t error_size) {
+int lcpd_sim_restore(lcpd_sim_t *sim, const unsigned char *data, size_t size, lcpd_error_t *error) {
   snapshot_header h;
   if (size < sizeof h)
-    return fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                "not an lcpsimd snapshot (%zu bytes, shorter than the header)", size);
+    return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
+                     "not an lcpsimd snapshot (%zu bytes, shorter than the header)", size);
   memcpy(&h, data, sizeof h);
   if (memcmp(h.magic, SNAPSHOT_MAGIC, sizeof h.magic) != 0 || h.header_size != sizeof h)
-    return fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "not an lcpsimd snapshot");
+    return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT, "not an lcpsimd snapshot");
   if (h.version != SNAPSHOT_VERSION)
-    return fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                "snapshot version %u; this daemon reads version %u", h.version, SNAPSHOT_VERSION);
+    return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
+                     "snapshot version %u; this daemon reads version %u", h.version,
+                     SNAPSHOT_VERSION);
   if (h.engine_size != size - sizeof h ||
-      h.checksum != fnv1a(FNV_OFFSET, data + sizeof h, size - sizeof h))
-    return fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                "the snapshot is truncated or damaged (size or checksum mismatch)");
+      h.checksum != lcp_hash_bytes(LCP_HASH_SEED, data + sizeof h, size - sizeof h))
+    return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
+                     "the snapshot is truncated or damaged (size or checksum mismatch)");
   if (h.layout != layout_hash(sim))
-    return fail(error, error_size, LCP_ERR_MISMATCH,
-                "the snapshot is of another world (its robots and bodies differ from this "
-                "world's)");
+    return lcpd_fail(error, LCP_ERR_MISMATCH,
+                     "the snapshot is of another world (its robots and bodies differ from this "
+                     "world's)");
   int rc = lcp_world_restore_state(sim->live.world, data + sizeof h, size - sizeof h);
   if (rc != LCP_OK)
-    return fail(error, error_size, rc, "%s", lcp_world_last_error(sim->live.world));
+    return lcpd_fail(error, rc, "%s", lcp_world_last_error(sim->live.world));
   sim->time_epoch++;
   return LCP_OK;
 }
 
 int lcpd_sim_undo_save(const lcpd_sim_t *sim, unsigned char **buffer, size_t *capacity,
-                       size_t *size) {
+                       size_t *size, lcpd_error_t *error) {
   *size = 0;
   size_t need = lcp_world_state_size(sim->live.world);
   if (need > *capacity) {
     unsigned char *grown = realloc(*buffer, need);
     if (!grown)
-      return LCP_ERR_NO_MEMORY;
+      return lcpd_fail(error, LCP_ERR_NO_MEMORY, "out of memory for a copy of the world's state");
     *buffer = grown;
     *capacity = need;
   }
-  return lcp_world_save_state(sim->live.world, *buffer, *capacity, size);
+  int rc = lcp_world_save_state(sim->live.world, *buffer, *capacity, size);
+  if (rc != LCP_OK)
+    return lcpd_fail(error, rc, "%s", lcp_world_last_error(sim->live.world));
+  return LCP_OK;
 }
 
-int lcpd_sim_undo_restore(lcpd_sim_t *sim, const unsigned char *data, size_t size) {
+int lcpd_sim_undo_restore(lcpd_sim_t *sim, const unsigned char *data, size_t size,
+                          lcpd_error_t *error) {
   int rc = lcp_world_restore_state(sim->live.world, data, size);
-  if (rc == LCP_OK)
-    sim->time_epoch++;
-  return rc;
+  if (rc != LCP_OK)
+    return lcpd_fail(error, rc, "%s", lcp_world_last_error(sim->live.world));
+  sim->time_epoch++;
+  return LCP_OK;
 }
 
 int lcpd_sim_slot_put(lcpd_sim_t *sim, const char *name, const unsigned char *data, size_t size,
-                      char *error, size_t error_size) {
+                      lcpd_error_t *error) {
   if (name[0] == '\0' || strlen(name) >= LCP_NAME_MAX)
-    return fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "a slot name has 1 to %d bytes",
-                LCP_NAME_MAX - 1);
+    return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT, "a slot name has 1 to %d bytes",
+                     LCP_NAME_MAX - 1);
   lcpd_slot_t *slot = (lcpd_slot_t *)lcpd_sim_slot_get(sim, name);
   size_t freed = slot ? slot->size : 0;
   if (!slot && sim->slot_count >= LCPD_MAX_SLOTS)
-    return fail(error, error_size, LCP_ERR_NO_MEMORY, "all %d snapshot slots are in use",
-                LCPD_MAX_SLOTS);
+    return lcpd_fail(error, LCP_ERR_NO_MEMORY, "all %d snapshot slots are in use", LCPD_MAX_SLOTS);
   if (size > LCPD_MAX_SLOT_BYTES || sim->slot_bytes - freed > LCPD_MAX_SLOT_BYTES - size)
-    return fail(error, error_size, LCP_ERR_NO_MEMORY, "the slots would hold more than %zu bytes",
-                LCPD_MAX_SLOT_BYTES);
+    return lcpd_fail(error, LCP_ERR_NO_MEMORY, "the slots would hold more than %zu bytes",
+                     LCPD_MAX_SLOT_BYTES);
   unsigned char *copy = malloc(size ? size : 1);
   if (!copy)
-    return fail(error, error_size, LCP_ERR_NO_MEMORY, "out of memory");
+    return lcpd_fail(error, LCP_ERR_NO_MEMORY, "out of memory");
   memcpy(copy, data, size);
   if (!slot) {
     lcpd_slot_t *grown = realloc(sim->slots, (size_t)(sim->slot_count + 1) * sizeof *grown);
     if (!grown) {
       free(copy);
-      return fail(error, error_size, LCP_ERR_NO_MEMORY, "out of memory");
+      return lcpd_fail(error, LCP_ERR_NO_MEMORY, "out of memory");
     }
     sim->slots = grown;
     slot = &sim->slots[sim->slot_count++];

@@ -75,15 +75,14 @@ struct lcpd_sim {
 };
 
 /* Builds the world from scene, which the sim takes over (the caller's scene
- * is left empty, also on failure). Returns 0 or a negative lcp_status_t with
- * the reason in error. */
-int lcpd_sim_init(lcpd_sim_t *sim, lcpd_scene_t *scene, char *error, size_t error_size);
+ * is left empty, also on failure). */
+int lcpd_sim_init(lcpd_sim_t *sim, lcpd_scene_t *scene, lcpd_error_t *error);
 void lcpd_sim_destroy(lcpd_sim_t *sim);
 
 /* Back to the world as loaded: rebuilt from the start-up scene, settings and
  * mode included. Slots and the stream settings stay. On failure the world is
  * unchanged. */
-int lcpd_sim_reset(lcpd_sim_t *sim, char *error, size_t error_size);
+int lcpd_sim_reset(lcpd_sim_t *sim, lcpd_error_t *error);
 
 lcpd_robot_t *lcpd_sim_find_robot(lcpd_sim_t *sim, const char *name);
 lcpd_body_t *lcpd_sim_find_body(lcpd_sim_t *sim, const char *name);
@@ -93,39 +92,38 @@ bool lcpd_sim_name_taken(const lcpd_sim_t *sim, const char *name);
 
 /* Adds a robot (def is copied by the engine; def->name is its name). */
 int lcpd_sim_add_robot(lcpd_sim_t *sim, const lcp_robot_def_t *def, const double position[3],
-                       const double orientation[4], lcpd_robot_t **out, char *error,
-                       size_t error_size);
+                       const double orientation[4], lcpd_robot_t **out, lcpd_error_t *error);
 /* Adds a body; an empty name gets one made up ("body1", ...). */
-int lcpd_sim_add_body(lcpd_sim_t *sim, const lcpd_body_spec_t *spec, lcpd_body_t **out, char *error,
-                      size_t error_size);
+int lcpd_sim_add_body(lcpd_sim_t *sim, const lcpd_body_spec_t *spec, lcpd_body_t **out,
+                      lcpd_error_t *error);
 /* Removes the robot or body of that name (LCP_ERR_NOT_FOUND when none). */
-int lcpd_sim_remove(lcpd_sim_t *sim, const char *name, char *error, size_t error_size);
+int lcpd_sim_remove(lcpd_sim_t *sim, const char *name, lcpd_error_t *error);
 
 /* One step, then a published state when one is due. */
-int lcpd_sim_step(lcpd_sim_t *sim, char *error, size_t error_size);
+int lcpd_sim_step(lcpd_sim_t *sim, lcpd_error_t *error);
 
 /* The snapshot of the world's state, wrapped with a header naming the
- * world's layout (robots and bodies by name); malloc'd, the caller frees. */
-int lcpd_sim_snapshot(const lcpd_sim_t *sim, unsigned char **out, size_t *out_size);
-/* The same into a buffer of exactly lcpd_sim_snapshot_size() bytes. */
+ * world's layout (robots and bodies by name), into a buffer of exactly
+ * lcpd_sim_snapshot_size() bytes. */
 size_t lcpd_sim_snapshot_size(const lcpd_sim_t *sim);
-int lcpd_sim_snapshot_write(const lcpd_sim_t *sim, unsigned char *buffer, size_t size);
+int lcpd_sim_snapshot_write(const lcpd_sim_t *sim, unsigned char *buffer, size_t size,
+                            lcpd_error_t *error);
 /* LCP_ERR_INVALID_ARGUMENT for bytes that are no snapshot, LCP_ERR_MISMATCH
  * for a snapshot of another world; the world is unchanged on failure. */
-int lcpd_sim_restore(lcpd_sim_t *sim, const unsigned char *data, size_t size, char *error,
-                     size_t error_size);
+int lcpd_sim_restore(lcpd_sim_t *sim, const unsigned char *data, size_t size, lcpd_error_t *error);
 
 /* The engine's state alone, to undo a request that fails halfway: no
  * header, no checksum, written into *buffer (of *capacity bytes, grown as
  * needed and kept by the caller for the next time); *size gets its length.
  * Restorable into this world, unchanged in layout, only. */
 int lcpd_sim_undo_save(const lcpd_sim_t *sim, unsigned char **buffer, size_t *capacity,
-                       size_t *size);
-int lcpd_sim_undo_restore(lcpd_sim_t *sim, const unsigned char *data, size_t size);
+                       size_t *size, lcpd_error_t *error);
+int lcpd_sim_undo_restore(lcpd_sim_t *sim, const unsigned char *data, size_t size,
+                          lcpd_error_t *error);
 
 /* Keeps a copy of data under name (replacing a slot of that name). */
 int lcpd_sim_slot_put(lcpd_sim_t *sim, const char *name, const unsigned char *data, size_t size,
-                      char *error, size_t error_size);
+                      lcpd_error_t *error);
 const lcpd_slot_t *lcpd_sim_slot_get(const lcpd_sim_t *sim, const char *name);
 
 #endif

@@ -69,60 +69,6 @@ int32_t world_body_slot(const lcp_world_t *world, lcp_body_id id) {
   return world->model.body_slot_of_id[id];
 }
 
-/* ---- settings ---- */
-
-lcp_world_settings_t lcp_world_settings_default(void) {
-  return (lcp_world_settings_t){
-      .timestep = 1.0 / 240.0,
-      .gravity = {0.0, 0.0, -9.81},
-      .iterations = 20,
-      .sor_omega = 1.0,
-      .baumgarte_beta = 0.2,
-      .baumgarte_slop = 0.001,
-      .cfm = 1e-9,
-      .contact_margin = 0.002,
-      .friction_model = LCP_FRICTION_CONE,
-      .solver = LCP_SOLVER_PGS,
-      .warm_start = true,
-      .residual_tolerance = 1e-7,
-      .direct_max_rows = 600,
-  };
-}
-
-int lcp_world_settings_validate(const lcp_world_settings_t *s, const char **why) {
-  const char *bad = NULL;
-  if (!s)
-    bad = "settings is NULL";
-  else if (!(isfinite(s->timestep) && s->timestep > 0.0 && s->timestep <= 1.0))
-    bad = "timestep must be finite and in (0, 1] s";
-  else if (!(isfinite(s->gravity[0]) && isfinite(s->gravity[1]) && isfinite(s->gravity[2])))
-    bad = "gravity must be finite";
-  else if (s->iterations < 1 || s->iterations > 100000)
-    bad = "iterations must be in [1, 100000]";
-  else if (!(s->sor_omega > 0.0 && s->sor_omega < 2.0))
-    bad = "sor_omega must be in (0, 2)";
-  else if (!(s->baumgarte_beta >= 0.0 && s->baumgarte_beta <= 1.0))
-    bad = "baumgarte_beta must be in [0, 1]";
-  else if (!(isfinite(s->baumgarte_slop) && s->baumgarte_slop >= 0.0))
-    bad = "baumgarte_slop must be finite and >= 0";
-  else if (!(isfinite(s->cfm) && s->cfm >= 0.0))
-    bad = "cfm must be finite and >= 0";
-  else if (!(isfinite(s->contact_margin) && s->contact_margin >= 0.0))
-    bad = "contact_margin must be finite and >= 0";
-  else if (s->friction_model != LCP_FRICTION_BOX && s->friction_model != LCP_FRICTION_CONE)
-    bad = "friction_model must be box or cone";
-  else if (s->solver != LCP_SOLVER_PGS && s->solver != LCP_SOLVER_JACOBI &&
-           s->solver != LCP_SOLVER_DIRECT)
-    bad = "solver must be pgs, jacobi or direct";
-  else if (!(isfinite(s->residual_tolerance) && s->residual_tolerance >= 0.0))
-    bad = "residual_tolerance must be finite and >= 0";
-  else if (s->direct_max_rows < 1)
-    bad = "direct_max_rows must be >= 1";
-  if (why)
-    *why = bad;
-  return bad ? LCP_ERR_INVALID_ARGUMENT : LCP_OK;
-}
-
 /* ---- world ---- */
 
 static int add_world_body(lcp_world_t *world) {
@@ -137,7 +83,7 @@ int lcp_world_create(const lcp_world_settings_t *settings, lcp_world_t **out_wor
     return LCP_ERR_INVALID_ARGUMENT;
   *out_world = NULL;
   lcp_world_settings_t s = settings ? *settings : lcp_world_settings_default();
-  if (lcp_world_settings_validate(&s, NULL) != LCP_OK)
+  if (lcp_world_settings_validate(&s, NULL, 0) != LCP_OK)
     return LCP_ERR_INVALID_ARGUMENT;
   lcp_world_t *world = calloc(1, sizeof *world);
   if (!world)
@@ -181,8 +127,8 @@ void lcp_world_destroy(lcp_world_t **world_ptr) {
 
 int lcp_world_set_settings(lcp_world_t *world, const lcp_world_settings_t *settings) {
   world_discard_prepared_step(world);
-  const char *why = NULL;
-  if (lcp_world_settings_validate(settings, &why) != LCP_OK)
+  char why[128];
+  if (lcp_world_settings_validate(settings, why, sizeof why) != LCP_OK)
     return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "settings: %s", why);
   world->model.settings = *settings;
   return LCP_OK;
@@ -788,41 +734,31 @@ typedef struct snapshot_header {
   uint64_t step_count;
 } snapshot_header;
 
-static uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
-  const unsigned char *p = data;
-  for (size_t i = 0; i < n; ++i) {
-    h ^= p[i];
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-#define FNV_OFFSET 14695981039346656037ull
-
 /* The identity of the model a state belongs to: body ids and types, geom ids
  * and owners. Kept until the model changes (every save and restore asks). */
 static uint64_t layout_signature(const lcp_world_t *world) {
   if (world->layout_hash_valid)
     return world->layout_hash;
-  uint64_t h = FNV_OFFSET;
+  uint64_t h = LCP_HASH_SEED;
   for (int32_t i = 0; i < world->model.body_count; ++i) {
     const body_model *b = &world->model.bodies[i];
-    h = fnv1a(h, &b->id, sizeof b->id);
-    h = fnv1a(h, &b->type, sizeof b->type);
-    h = fnv1a(h, &b->mass, sizeof b->mass);
+    h = lcp_hash_bytes(h, &b->id, sizeof b->id);
+    h = lcp_hash_bytes(h, &b->type, sizeof b->type);
+    h = lcp_hash_bytes(h, &b->mass, sizeof b->mass);
   }
   for (int32_t i = 0; i < world->model.geom_count; ++i) {
     const geom_model *g = &world->model.geoms[i];
-    h = fnv1a(h, &g->id, sizeof g->id);
-    h = fnv1a(h, &g->body, sizeof g->body);
-    h = fnv1a(h, &g->shape.type, sizeof g->shape.type);
-    h = fnv1a(h, &g->robot, sizeof g->robot);
+    h = lcp_hash_bytes(h, &g->id, sizeof g->id);
+    h = lcp_hash_bytes(h, &g->body, sizeof g->body);
+    h = lcp_hash_bytes(h, &g->shape.type, sizeof g->shape.type);
+    h = lcp_hash_bytes(h, &g->robot, sizeof g->robot);
   }
   for (int32_t i = 0; i < world->model.robot_count; ++i) {
     const robot_model *r = &world->model.robots[i];
-    h = fnv1a(h, &r->id, sizeof r->id);
-    h = fnv1a(h, &r->mb.nq, sizeof r->mb.nq);
-    h = fnv1a(h, &r->mb.nv, sizeof r->mb.nv);
-    h = fnv1a(h, &r->mb.link_count, sizeof r->mb.link_count);
+    h = lcp_hash_bytes(h, &r->id, sizeof r->id);
+    h = lcp_hash_bytes(h, &r->mb.nq, sizeof r->mb.nq);
+    h = lcp_hash_bytes(h, &r->mb.nv, sizeof r->mb.nv);
+    h = lcp_hash_bytes(h, &r->mb.link_count, sizeof r->mb.link_count);
   }
   /* a cache of the model, not part of it: const callers may fill it */
   lcp_world_t *cache = (lcp_world_t *)world;
@@ -1008,20 +944,20 @@ int lcp_world_restore_state(lcp_world_t *world, const void *buffer, size_t size)
 }
 
 uint64_t lcp_world_state_hash(const lcp_world_t *world) {
-  uint64_t h = FNV_OFFSET;
-  h = fnv1a(h, &world->state.time, sizeof world->state.time);
-  h = fnv1a(h, &world->state.step_count, sizeof world->state.step_count);
+  uint64_t h = LCP_HASH_SEED;
+  h = lcp_hash_bytes(h, &world->state.time, sizeof world->state.time);
+  h = lcp_hash_bytes(h, &world->state.step_count, sizeof world->state.step_count);
   for (int32_t i = 0; i < world->model.body_count; ++i) {
     const body_state *b = &world->state.bodies[i];
-    h = fnv1a(h, &b->position, sizeof b->position);
-    h = fnv1a(h, &b->orientation, sizeof b->orientation);
-    h = fnv1a(h, &b->linear_velocity, sizeof b->linear_velocity);
-    h = fnv1a(h, &b->angular_velocity, sizeof b->angular_velocity);
+    h = lcp_hash_bytes(h, &b->position, sizeof b->position);
+    h = lcp_hash_bytes(h, &b->orientation, sizeof b->orientation);
+    h = lcp_hash_bytes(h, &b->linear_velocity, sizeof b->linear_velocity);
+    h = lcp_hash_bytes(h, &b->angular_velocity, sizeof b->angular_velocity);
   }
   for (int32_t i = 0; i < world->model.robot_count; ++i) {
     const robot_model *r = &world->model.robots[i];
-    h = fnv1a(h, world->state.robots[i].q, (size_t)r->mb.nq * sizeof(double));
-    h = fnv1a(h, world->state.robots[i].qd, (size_t)r->mb.nv * sizeof(double));
+    h = lcp_hash_bytes(h, world->state.robots[i].q, (size_t)r->mb.nq * sizeof(double));
+    h = lcp_hash_bytes(h, world->state.robots[i].qd, (size_t)r->mb.nv * sizeof(double));
   }
   return h;
 }

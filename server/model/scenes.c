@@ -319,16 +319,6 @@ double lcp_scene_quadruped_stand_angle(const lcp_world_t *world, lcp_robot_id ro
   return 0.0; /* hips */
 }
 
-/* v rotated by the unit quaternion q (w, x, y, z). */
-static void quat_rotate(const double q[4], const double v[3], double out[3]) {
-  /* t = 2 (q.xyz × v); out = v + w t + q.xyz × t */
-  double t[3] = {2.0 * (q[2] * v[2] - q[3] * v[1]), 2.0 * (q[3] * v[0] - q[1] * v[2]),
-                 2.0 * (q[1] * v[1] - q[2] * v[0])};
-  out[0] = v[0] + q[0] * t[0] + (q[2] * t[2] - q[3] * t[1]);
-  out[1] = v[1] + q[0] * t[1] + (q[3] * t[0] - q[1] * t[2]);
-  out[2] = v[2] + q[0] * t[2] + (q[1] * t[1] - q[2] * t[0]);
-}
-
 int lcp_scene_foot_position(const lcp_world_t *world, const lcp_robot_scene_t *scene, int32_t foot,
                             double position[3]) {
   if (!scene || foot < 0 || foot >= scene->foot_count)
@@ -337,7 +327,7 @@ int lcp_scene_foot_position(const lcp_world_t *world, const lcp_robot_scene_t *s
   int rc = lcp_robot_get_link_pose(world, scene->robot, scene->foot_link[foot], p, q);
   if (rc != LCP_OK)
     return rc;
-  quat_rotate(q, scene->foot_offset[foot], r);
+  lcp_quat_rotate(q, scene->foot_offset[foot], r);
   for (int k = 0; k < 3; ++k)
     position[k] = p[k] + r[k];
   return LCP_OK;

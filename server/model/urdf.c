@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* ---- small rigid-transform algebra (the engine's is internal to it) ---- */
+/* ---- small rigid-transform algebra, on the engine's quaternion functions ---- */
 
 typedef struct xform {
   double p[3];
@@ -27,29 +27,6 @@ typedef struct xform {
 } xform;
 
 static xform xf_identity(void) { return (xform){{0.0, 0.0, 0.0}, {1.0, 0.0, 0.0, 0.0}}; }
-
-static void quat_mul(const double a[4], const double b[4], double out[4]) {
-  double r[4] = {
-      a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
-      a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
-      a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
-      a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0],
-  };
-  memcpy(out, r, sizeof r);
-}
-
-static void quat_to_matrix(const double q[4], double R[9]) {
-  double w = q[0], x = q[1], y = q[2], z = q[3];
-  R[0] = 1.0 - 2.0 * (y * y + z * z);
-  R[1] = 2.0 * (x * y - w * z);
-  R[2] = 2.0 * (x * z + w * y);
-  R[3] = 2.0 * (x * y + w * z);
-  R[4] = 1.0 - 2.0 * (x * x + z * z);
-  R[5] = 2.0 * (y * z - w * x);
-  R[6] = 2.0 * (x * z - w * y);
-  R[7] = 2.0 * (y * z + w * x);
-  R[8] = 1.0 - 2.0 * (x * x + y * y);
-}
 
 static void mat_vec(const double R[9], const double v[3], double out[3]) {
   double r[3] = {R[0] * v[0] + R[1] * v[1] + R[2] * v[2], R[3] * v[0] + R[4] * v[1] + R[5] * v[2],
@@ -74,27 +51,15 @@ static void rotate_inertia(const double R[9], const double I[9], double out[9]) 
 static xform xf_compose(const xform *a, const xform *b) {
   xform r;
   double R[9];
-  quat_to_matrix(a->q, R);
+  lcp_quat_to_matrix(a->q, R);
   mat_vec(R, b->p, r.p);
   for (int k = 0; k < 3; ++k)
     r.p[k] += a->p[k];
-  quat_mul(a->q, b->q, r.q);
+  lcp_quat_multiply(a->q, b->q, r.q);
   double n = sqrt(r.q[0] * r.q[0] + r.q[1] * r.q[1] + r.q[2] * r.q[2] + r.q[3] * r.q[3]);
   for (int k = 0; k < 4; ++k)
     r.q[k] /= n;
   return r;
-}
-
-/* URDF rpy are fixed-axis angles: R = Rz(yaw) Ry(pitch) Rx(roll), i.e. the
- * quaternion qz ⊗ qy ⊗ qx, written out. */
-static void quat_from_rpy(const double rpy[3], double q[4]) {
-  double cr = cos(0.5 * rpy[0]), sr = sin(0.5 * rpy[0]);
-  double cp = cos(0.5 * rpy[1]), sp = sin(0.5 * rpy[1]);
-  double cy = cos(0.5 * rpy[2]), sy = sin(0.5 * rpy[2]);
-  q[0] = cr * cp * cy + sr * sp * sy;
-  q[1] = sr * cp * cy - cr * sp * sy;
-  q[2] = cr * sp * cy + sr * cp * sy;
-  q[3] = cr * cp * sy - sr * sp * cy;
 }
 
 /* Symmetric 3×3 positive semidefinite (strict: positive definite) by its
@@ -366,7 +331,7 @@ static int read_origin(loader *L, const xmlNode *n, xform *out) {
   if (rc == LCP_OK)
     rc = attr_numbers(L, n, "rpy", false, rpy, 3, NULL);
   if (rc == LCP_OK)
-    quat_from_rpy(rpy, out->q);
+    lcp_quat_from_rpy(rpy, out->q);
   return rc;
 }
 
@@ -683,7 +648,7 @@ static int read_inertial(loader *L, const xmlNode *n, ulink *link) {
                 "link '%s': <inertia> is not positive semidefinite", link->name);
   /* The inertial frame's axes may be rotated: bring the tensor into link axes. */
   double R[9];
-  quat_to_matrix(origin.q, R);
+  lcp_quat_to_matrix(origin.q, R);
   rotate_inertia(R, I, link->inertia);
   memcpy(link->com, origin.p, sizeof origin.p);
   link->has_inertial = true;
@@ -1256,7 +1221,7 @@ static int build_def(loader *L, const int32_t *order, int32_t root, int32_t base
     if (t < 0 || !(L->links[i].mass > 0.0))
       continue;
     double c[3], R[9];
-    quat_to_matrix(s.in_target[i].q, R);
+    lcp_quat_to_matrix(s.in_target[i].q, R);
     mat_vec(R, L->links[i].com, c);
     mass[t] += L->links[i].mass;
     for (int k = 0; k < 3; ++k)
@@ -1272,7 +1237,7 @@ static int build_def(loader *L, const int32_t *order, int32_t root, int32_t base
     if (t < 0 || !(m > 0.0))
       continue;
     double c[3], R[9], I[9];
-    quat_to_matrix(s.in_target[i].q, R);
+    lcp_quat_to_matrix(s.in_target[i].q, R);
     mat_vec(R, L->links[i].com, c);
     rotate_inertia(R, L->links[i].inertia, I);
     double d[3];

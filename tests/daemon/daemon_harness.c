@@ -1,5 +1,7 @@
 #include "daemon_harness.h"
 
+#include "lcpsim/lcpsim.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -19,7 +21,7 @@
 
 extern char **environ;
 
-static double now_seconds(void) {
+double now_seconds(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
@@ -235,16 +237,20 @@ long receive_frame(void *socket, int timeout_ms, unsigned char **out) {
   }
 }
 
-Lcpsim__V1__Reply *rpc_raw(void *socket, const void *data, size_t size) {
-  assert_true(zmq_send(socket, data, size, 0) == (int)size);
+Lcpsim__V1__Reply *receive_reply(void *socket) {
   unsigned char *frame;
-  long got = receive_frame(socket, REPLY_TIMEOUT_MS, &frame);
-  if (got < 0)
+  long size = receive_frame(socket, REPLY_TIMEOUT_MS, &frame);
+  if (size < 0)
     fail_msg("no reply within %d ms", REPLY_TIMEOUT_MS);
-  Lcpsim__V1__Reply *reply = lcpsim__v1__reply__unpack(NULL, (size_t)got, frame);
+  Lcpsim__V1__Reply *reply = lcpsim__v1__reply__unpack(NULL, (size_t)size, frame);
   free(frame);
   assert_non_null(reply);
   return reply;
+}
+
+Lcpsim__V1__Reply *rpc_raw(void *socket, const void *data, size_t size) {
+  assert_true(zmq_send(socket, data, size, 0) == (int)size);
+  return receive_reply(socket);
 }
 
 Lcpsim__V1__Reply *rpc(void *socket, const Lcpsim__V1__Request *request) {
@@ -261,6 +267,27 @@ void reply_free(Lcpsim__V1__Reply **reply) {
   if (*reply)
     lcpsim__v1__reply__free_unpacked(*reply, NULL);
   *reply = NULL;
+}
+
+Lcpsim__V1__State *receive_state(void *subscriber, int timeout_ms) {
+  unsigned char *frame;
+  long size = receive_frame(subscriber, timeout_ms, &frame);
+  if (size < 0)
+    return NULL;
+  assert_true(size >= 5);
+  assert_memory_equal(frame, "state", 5);
+  Lcpsim__V1__State *s = lcpsim__v1__state__unpack(NULL, (size_t)size - 5, frame + 5);
+  free(frame);
+  assert_non_null(s);
+  return s;
+}
+
+Lcpsim__V1__Request request_of(uint64_t id, Lcpsim__V1__Request__CallCase call, void *body) {
+  Lcpsim__V1__Request r = LCPSIM__V1__REQUEST__INIT;
+  r.id = id;
+  r.call_case = call;
+  r.ping = body; /* every member of the oneof is a message pointer */
+  return r;
 }
 
 void assert_ok(const Lcpsim__V1__Reply *reply, uint64_t id, Lcpsim__V1__Reply__ResultCase result) {
@@ -291,10 +318,7 @@ void assert_error(const Lcpsim__V1__Reply *reply, uint64_t id, Lcpsim__V1__Statu
 Lcpsim__V1__Reply *call_get_state(void *socket, uint64_t id, bool contacts) {
   Lcpsim__V1__GetStateRequest get = LCPSIM__V1__GET_STATE_REQUEST__INIT;
   get.include_contacts = contacts;
-  Lcpsim__V1__Request request = LCPSIM__V1__REQUEST__INIT;
-  request.id = id;
-  request.call_case = LCPSIM__V1__REQUEST__CALL_GET_STATE;
-  request.get_state = &get;
+  Lcpsim__V1__Request request = request_of(id, LCPSIM__V1__REQUEST__CALL_GET_STATE, &get);
   Lcpsim__V1__Reply *reply = rpc(socket, &request);
   assert_ok(reply, id, LCPSIM__V1__REPLY__RESULT_GET_STATE);
   assert_non_null(reply->get_state->state);
@@ -303,10 +327,7 @@ Lcpsim__V1__Reply *call_get_state(void *socket, uint64_t id, bool contacts) {
 
 Lcpsim__V1__Reply *call_get_info(void *socket, uint64_t id) {
   Lcpsim__V1__GetInfoRequest get = LCPSIM__V1__GET_INFO_REQUEST__INIT;
-  Lcpsim__V1__Request request = LCPSIM__V1__REQUEST__INIT;
-  request.id = id;
-  request.call_case = LCPSIM__V1__REQUEST__CALL_GET_INFO;
-  request.get_info = &get;
+  Lcpsim__V1__Request request = request_of(id, LCPSIM__V1__REQUEST__CALL_GET_INFO, &get);
   Lcpsim__V1__Reply *reply = rpc(socket, &request);
   assert_ok(reply, id, LCPSIM__V1__REPLY__RESULT_GET_INFO);
   return reply;
@@ -315,10 +336,7 @@ Lcpsim__V1__Reply *call_get_info(void *socket, uint64_t id) {
 uint64_t call_step(void *socket, uint64_t id, int32_t steps) {
   Lcpsim__V1__StepRequest step = LCPSIM__V1__STEP_REQUEST__INIT;
   step.steps = steps;
-  Lcpsim__V1__Request request = LCPSIM__V1__REQUEST__INIT;
-  request.id = id;
-  request.call_case = LCPSIM__V1__REQUEST__CALL_STEP;
-  request.step = &step;
+  Lcpsim__V1__Request request = request_of(id, LCPSIM__V1__REQUEST__CALL_STEP, &step);
   Lcpsim__V1__Reply *reply = rpc(socket, &request);
   assert_ok(reply, id, LCPSIM__V1__REPLY__RESULT_STEP);
   uint64_t count = reply->step->step_count;
@@ -328,27 +346,18 @@ uint64_t call_step(void *socket, uint64_t id, int32_t steps) {
 
 uint64_t world_hash(void *socket) {
   Lcpsim__V1__SaveStateRequest save = LCPSIM__V1__SAVE_STATE_REQUEST__INIT;
-  Lcpsim__V1__Request request = LCPSIM__V1__REQUEST__INIT;
-  request.id = 424242;
-  request.call_case = LCPSIM__V1__REQUEST__CALL_SAVE_STATE;
-  request.save_state = &save;
+  Lcpsim__V1__Request request = request_of(424242, LCPSIM__V1__REQUEST__CALL_SAVE_STATE, &save);
   Lcpsim__V1__Reply *reply = rpc(socket, &request);
   assert_ok(reply, 424242, LCPSIM__V1__REPLY__RESULT_SAVE_STATE);
-  uint64_t h = 14695981039346656037ull;
-  for (size_t i = 0; i < reply->save_state->snapshot.len; ++i) {
-    h ^= reply->save_state->snapshot.data[i];
-    h *= 1099511628211ull;
-  }
+  uint64_t h = lcp_hash_bytes(LCP_HASH_SEED, reply->save_state->snapshot.data,
+                              reply->save_state->snapshot.len);
   reply_free(&reply);
   return h;
 }
 
 bool call_ping(void *socket, uint64_t id) {
   Lcpsim__V1__PingRequest ping = LCPSIM__V1__PING_REQUEST__INIT;
-  Lcpsim__V1__Request request = LCPSIM__V1__REQUEST__INIT;
-  request.id = id;
-  request.call_case = LCPSIM__V1__REQUEST__CALL_PING;
-  request.ping = &ping;
+  Lcpsim__V1__Request request = request_of(id, LCPSIM__V1__REQUEST__CALL_PING, &ping);
   Lcpsim__V1__Reply *reply = rpc(socket, &request);
   bool ok = reply->status && reply->status->code == LCPSIM__V1__STATUS__CODE__OK &&
             reply->id == id && reply->result_case == LCPSIM__V1__REPLY__RESULT_PING;

@@ -49,11 +49,21 @@ void close_socket(void **socket);
 Lcpsim__V1__Reply *rpc(void *req_socket, const Lcpsim__V1__Request *request);
 /* The same with raw bytes as the request frame. */
 Lcpsim__V1__Reply *rpc_raw(void *req_socket, const void *data, size_t size);
+/* The next reply on a REQ or DEALER socket (asserted to arrive within
+ * REPLY_TIMEOUT_MS and decode). */
+Lcpsim__V1__Reply *receive_reply(void *socket);
 /* Receives one frame on any socket within timeout_ms into a malloc'd buffer;
  * returns its size, or -1 on timeout. For DEALERs, skips the empty
  * delimiter frame. */
 long receive_frame(void *socket, int timeout_ms, unsigned char **out);
 void reply_free(Lcpsim__V1__Reply **reply);
+/* The next published state on a SUB socket within timeout_ms (NULL when
+ * none came). Asserts the framing: one frame, the topic "state", then a
+ * State that decodes. Free with lcpsim__v1__state__free_unpacked. */
+Lcpsim__V1__State *receive_state(void *subscriber, int timeout_ms);
+
+/* A Request carrying one call (body is the call's message). */
+Lcpsim__V1__Request request_of(uint64_t id, Lcpsim__V1__Request__CallCase call, void *body);
 
 /* Asserts the reply is OK with the given result case and id. */
 void assert_ok(const Lcpsim__V1__Reply *reply, uint64_t id, Lcpsim__V1__Reply__ResultCase result);
@@ -77,6 +87,9 @@ bool call_ping(void *socket, uint64_t id);
  * its path goes to path. remove_temp_file removes both. */
 void write_temp_file(const char *name, const char *content, char *path, size_t size);
 void remove_temp_file(const char *path);
+
+/* CLOCK_MONOTONIC in seconds. */
+double now_seconds(void);
 
 /* Paths from the build. */
 const char *robots_dir(void);

@@ -108,12 +108,14 @@ static int state_from_world(const lcpd_sim_t *sim, lockstep_state_t *s) {
 
 int lockstep_reference_run(int steps, lockstep_state_t *out, double *h, char *error,
                            size_t error_size) {
+  lcpd_error_t failure;
   lcpd_scene_t scene;
-  if (lcpd_scene_builtin(&scene, error, error_size) != LCP_OK)
-    return -1;
   lcpd_sim_t sim;
-  if (lcpd_sim_init(&sim, &scene, error, error_size) != LCP_OK)
+  if (lcpd_scene_builtin(&scene, &failure) != LCP_OK ||
+      lcpd_sim_init(&sim, &scene, &failure) != LCP_OK) {
+    snprintf(error, error_size, "%s", failure.message);
     return -1;
+  }
   int rc = -1;
   lcp_world_t *world = sim.live.world;
   lcpd_robot_t *arm = lcpd_sim_find_robot(&sim, LOCKSTEP_ROBOT);
@@ -138,8 +140,10 @@ int lockstep_reference_run(int steps, lockstep_state_t *out, double *h, char *er
       if (lcp_robot_set_joint_control(world, arm->id, j, &c) != LCP_OK)
         goto engine_failed;
     }
-    if (lcpd_sim_step(&sim, error, error_size) != LCP_OK)
+    if (lcpd_sim_step(&sim, &failure) != LCP_OK) {
+      snprintf(error, error_size, "%s", failure.message);
       goto done;
+    }
   }
   if (state_from_world(&sim, out) != 0) {
     snprintf(error, error_size, "the state does not fit %d doubles", LOCKSTEP_MAX_VALUES);

@@ -49,14 +49,6 @@ static int teardown(void **state) {
   return 0;
 }
 
-static Lcpsim__V1__Request request_of(uint64_t id, Lcpsim__V1__Request__CallCase call, void *body) {
-  Lcpsim__V1__Request r = LCPSIM__V1__REQUEST__INIT;
-  r.id = id;
-  r.call_case = call;
-  r.ping = body; /* every member of the oneof is a message pointer */
-  return r;
-}
-
 /* The world is as it was and another client is served. */
 static void assert_unharmed(fixture *f, uint64_t before) {
   assert_true(world_hash(f->other) == before);
@@ -271,6 +263,21 @@ static void test_negative_counts_and_timesteps(void **state) {
   set.iterations = -3;
   r = request_of(32, LCPSIM__V1__REQUEST__CALL_SET_SETTINGS, &set);
   expect_error(f, &r, BAD, "set_settings.iterations must be >= 1");
+  /* The engine's rules, as the engine words them, with the request's field
+   * and value; the daemon's rate too. */
+  set = (Lcpsim__V1__SetSettingsRequest)LCPSIM__V1__SET_SETTINGS_REQUEST__INIT;
+  set.timestep_value_case = LCPSIM__V1__SET_SETTINGS_REQUEST__TIMESTEP_VALUE_TIMESTEP;
+  set.timestep = 2.0;
+  r = request_of(35, LCPSIM__V1__REQUEST__CALL_SET_SETTINGS, &set);
+  expect_error(f, &r, BAD, "set_settings.timestep must be <= 1 s (got 2)");
+  set.timestep_value_case = LCPSIM__V1__SET_SETTINGS_REQUEST__TIMESTEP_VALUE__NOT_SET;
+  set.sor_omega_value_case = LCPSIM__V1__SET_SETTINGS_REQUEST__SOR_OMEGA_VALUE_SOR_OMEGA;
+  set.sor_omega = 2.0;
+  expect_error(f, &r, BAD, "set_settings.sor_omega must be in (0, 2) (got 2)");
+  set.sor_omega_value_case = LCPSIM__V1__SET_SETTINGS_REQUEST__SOR_OMEGA_VALUE__NOT_SET;
+  set.rate_value_case = LCPSIM__V1__SET_SETTINGS_REQUEST__RATE_VALUE_RATE;
+  set.rate = -1.0;
+  expect_error(f, &r, BAD, "set_settings.rate must be > 0 (got -1)");
   /* Negative gains and a non-positive mass. */
   double q[] = {0.1}, kp[] = {-5.0};
   Lcpsim__V1__SetTargetRequest t = position_target(NULL, 0, q, 1);
@@ -513,11 +520,7 @@ static void test_multi_frame_request(void **state) {
   assert_int_equal(zmq_send(dealer, "", 0, ZMQ_SNDMORE), 0);
   assert_int_equal(zmq_send(dealer, "ab", 2, ZMQ_SNDMORE), 2);
   assert_int_equal(zmq_send(dealer, "cd", 2, 0), 2);
-  unsigned char *frame;
-  long size = receive_frame(dealer, REPLY_TIMEOUT_MS, &frame);
-  assert_true(size >= 0);
-  Lcpsim__V1__Reply *reply = lcpsim__v1__reply__unpack(NULL, (size_t)size, frame);
-  free(frame);
+  Lcpsim__V1__Reply *reply = receive_reply(dealer);
   assert_error(reply, 0, BAD, "a request is one frame");
   reply_free(&reply);
   close_socket(&dealer);

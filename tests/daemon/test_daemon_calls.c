@@ -35,14 +35,6 @@ static int teardown(void **state) {
   return 0;
 }
 
-static Lcpsim__V1__Request request_of(uint64_t id, Lcpsim__V1__Request__CallCase call, void *body) {
-  Lcpsim__V1__Request r = LCPSIM__V1__REQUEST__INIT;
-  r.id = id;
-  r.call_case = call;
-  r.ping = body; /* every member of the oneof is a message pointer */
-  return r;
-}
-
 static void test_ping_echoes_the_payload(void **state) {
   fixture *f = *state;
   unsigned char payload[1000];

@@ -46,42 +46,33 @@ static void dealer_send(void *dealer, const Lcpsim__V1__Request *request) {
   free(data);
 }
 
-static Lcpsim__V1__Reply *dealer_receive(void *dealer) {
-  unsigned char *frame;
-  long size = receive_frame(dealer, REPLY_TIMEOUT_MS, &frame);
-  if (size < 0)
-    fail_msg("no reply on a DEALER within %d ms", REPLY_TIMEOUT_MS);
-  Lcpsim__V1__Reply *reply = lcpsim__v1__reply__unpack(NULL, (size_t)size, frame);
-  free(frame);
-  assert_non_null(reply);
-  return reply;
-}
-
 enum { KIND_PING, KIND_STEP, KIND_STATE, KINDS };
+
+/* A request and the messages it points to. */
+typedef struct mixed_request {
+  Lcpsim__V1__Request request;
+  Lcpsim__V1__PingRequest ping;
+  Lcpsim__V1__StepRequest step;
+  Lcpsim__V1__GetStateRequest get;
+  uint64_t payload;
+} mixed_request;
 
 /* The request number i of client c: a mix of calls, a Ping's payload naming
  * its id so that a misrouted reply shows. */
-static void make_request(uint64_t id, int kind, Lcpsim__V1__Request *r,
-                         Lcpsim__V1__PingRequest *ping, Lcpsim__V1__StepRequest *step,
-                         Lcpsim__V1__GetStateRequest *get, uint64_t *payload) {
-  *r = (Lcpsim__V1__Request)LCPSIM__V1__REQUEST__INIT;
-  r->id = id;
+static void make_request(uint64_t id, int kind, mixed_request *m) {
+  m->ping = (Lcpsim__V1__PingRequest)LCPSIM__V1__PING_REQUEST__INIT;
+  m->step = (Lcpsim__V1__StepRequest)LCPSIM__V1__STEP_REQUEST__INIT;
+  m->get = (Lcpsim__V1__GetStateRequest)LCPSIM__V1__GET_STATE_REQUEST__INIT;
   if (kind == KIND_PING) {
-    *ping = (Lcpsim__V1__PingRequest)LCPSIM__V1__PING_REQUEST__INIT;
-    *payload = id;
-    ping->payload.data = (uint8_t *)payload;
-    ping->payload.len = sizeof *payload;
-    r->call_case = LCPSIM__V1__REQUEST__CALL_PING;
-    r->ping = ping;
+    m->payload = id;
+    m->ping.payload.data = (uint8_t *)&m->payload;
+    m->ping.payload.len = sizeof m->payload;
+    m->request = request_of(id, LCPSIM__V1__REQUEST__CALL_PING, &m->ping);
   } else if (kind == KIND_STEP) {
-    *step = (Lcpsim__V1__StepRequest)LCPSIM__V1__STEP_REQUEST__INIT;
-    step->steps = 1;
-    r->call_case = LCPSIM__V1__REQUEST__CALL_STEP;
-    r->step = step;
+    m->step.steps = 1;
+    m->request = request_of(id, LCPSIM__V1__REQUEST__CALL_STEP, &m->step);
   } else {
-    *get = (Lcpsim__V1__GetStateRequest)LCPSIM__V1__GET_STATE_REQUEST__INIT;
-    r->call_case = LCPSIM__V1__REQUEST__CALL_GET_STATE;
-    r->get_state = get;
+    m->request = request_of(id, LCPSIM__V1__REQUEST__CALL_GET_STATE, &m->get);
   }
 }
 
@@ -117,28 +108,20 @@ static void test_req_and_dealer_clients_interleave(void **state) {
    * request at a time in between. */
   for (int c = 0; c < DEALERS; ++c) {
     for (int i = 0; i < ROUNDS; ++i) {
-      Lcpsim__V1__Request r;
-      Lcpsim__V1__PingRequest ping;
-      Lcpsim__V1__StepRequest step;
-      Lcpsim__V1__GetStateRequest get;
-      uint64_t payload;
+      mixed_request m;
       int kind = (i + c) % KINDS;
-      make_request((uint64_t)(c + 1) * 1000 + (uint64_t)i, kind, &r, &ping, &step, &get, &payload);
-      dealer_send(dealers[c], &r);
+      make_request((uint64_t)(c + 1) * 1000 + (uint64_t)i, kind, &m);
+      dealer_send(dealers[c], &m.request);
       steps_sent += kind == KIND_STEP;
     }
   }
   for (int i = 0; i < ROUNDS; ++i) {
     for (int c = 0; c < REQS; ++c) {
-      Lcpsim__V1__Request r;
-      Lcpsim__V1__PingRequest ping;
-      Lcpsim__V1__StepRequest step;
-      Lcpsim__V1__GetStateRequest get;
-      uint64_t payload;
+      mixed_request m;
       int kind = (i + c) % KINDS;
       uint64_t id = (uint64_t)(c + 1) * 100000 + (uint64_t)i;
-      make_request(id, kind, &r, &ping, &step, &get, &payload);
-      Lcpsim__V1__Reply *reply = rpc(reqs[c], &r);
+      make_request(id, kind, &m);
+      Lcpsim__V1__Reply *reply = rpc(reqs[c], &m.request);
       check_reply(reply, id, kind);
       reply_free(&reply);
       steps_sent += kind == KIND_STEP;
@@ -150,7 +133,7 @@ static void test_req_and_dealer_clients_interleave(void **state) {
   for (int c = 0; c < DEALERS; ++c) {
     uint64_t last_count = 0;
     for (int i = 0; i < ROUNDS; ++i) {
-      Lcpsim__V1__Reply *reply = dealer_receive(dealers[c]);
+      Lcpsim__V1__Reply *reply = receive_reply(dealers[c]);
       int kind = (i + c) % KINDS;
       uint64_t count = check_reply(reply, (uint64_t)(c + 1) * 1000 + (uint64_t)i, kind);
       if (kind != KIND_PING) {
@@ -176,10 +159,7 @@ static void test_dealer_without_delimiter(void **state) {
   daemon_proc *d = *state;
   void *dealer = connect_dealer(d->rep);
   Lcpsim__V1__PingRequest ping = LCPSIM__V1__PING_REQUEST__INIT;
-  Lcpsim__V1__Request r = LCPSIM__V1__REQUEST__INIT;
-  r.id = 55;
-  r.call_case = LCPSIM__V1__REQUEST__CALL_PING;
-  r.ping = &ping;
+  Lcpsim__V1__Request r = request_of(55, LCPSIM__V1__REQUEST__CALL_PING, &ping);
   unsigned char data[64];
   size_t size = lcpsim__v1__request__pack(&r, data);
   assert_int_equal(zmq_send(dealer, data, size, 0), (int)size);
@@ -198,12 +178,6 @@ static void test_dealer_without_delimiter(void **state) {
   close_socket(&dealer);
 }
 
-static double now_seconds(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* A step count that keeps this daemon busy for about `seconds` (measured,
  * so that "while it runs" holds on fast and slow builds alike). Leaves the
  * world `*count` steps on. */
@@ -218,10 +192,7 @@ static int32_t steps_lasting(void *client, double seconds, uint64_t *count) {
 static void send_step(void *dealer, uint64_t id, int32_t steps) {
   Lcpsim__V1__StepRequest step = LCPSIM__V1__STEP_REQUEST__INIT;
   step.steps = steps;
-  Lcpsim__V1__Request r = LCPSIM__V1__REQUEST__INIT;
-  r.id = id;
-  r.call_case = LCPSIM__V1__REQUEST__CALL_STEP;
-  r.step = &step;
+  Lcpsim__V1__Request r = request_of(id, LCPSIM__V1__REQUEST__CALL_STEP, &step);
   dealer_send(dealer, &r);
 }
 
@@ -257,7 +228,7 @@ static void test_requests_wait_for_a_running_step(void **state) {
   Lcpsim__V1__Reply *reply = call_get_state(reader, 71, false);
   assert_int_equal(reply->get_state->state->step_count, after);
   reply_free(&reply);
-  reply = dealer_receive(stepper);
+  reply = receive_reply(stepper);
   assert_ok(reply, 70, LCPSIM__V1__REPLY__RESULT_STEP);
   assert_int_equal(reply->step->step_count, after);
   reply_free(&reply);

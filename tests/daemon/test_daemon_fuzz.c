@@ -51,10 +51,7 @@ static size_t make_seeds(unsigned char seeds[][512], size_t sizes[]) {
   step.n_targets = 1;
   step.return_state = true;
   step.include_contacts = true;
-  Lcpsim__V1__Request r = LCPSIM__V1__REQUEST__INIT;
-  r.id = 1;
-  r.call_case = LCPSIM__V1__REQUEST__CALL_STEP;
-  r.step = &step;
+  Lcpsim__V1__Request r = request_of(1, LCPSIM__V1__REQUEST__CALL_STEP, &step);
   sizes[n] = lcpsim__v1__request__pack(&r, seeds[n]);
   n++;
   r.call_case = LCPSIM__V1__REQUEST__CALL_SET_TARGET;
@@ -184,10 +181,7 @@ static void test_damaged_requests_all_get_replies(void **state) {
      * would otherwise pile up. */
     if (i % 200 == 199) {
       Lcpsim__V1__ResetRequest reset = LCPSIM__V1__RESET_REQUEST__INIT;
-      Lcpsim__V1__Request r = LCPSIM__V1__REQUEST__INIT;
-      r.id = 5;
-      r.call_case = LCPSIM__V1__REQUEST__CALL_RESET;
-      r.reset = &reset;
+      Lcpsim__V1__Request r = request_of(5, LCPSIM__V1__REQUEST__CALL_RESET, &reset);
       reply = rpc(client, &r);
       assert_ok(reply, 5, LCPSIM__V1__REPLY__RESULT_RESET);
       reply_free(&reply);

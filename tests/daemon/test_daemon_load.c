@@ -17,12 +17,6 @@
 
 #include <cmocka.h>
 
-static double now_seconds(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static int setup(void **state) {
   daemon_proc *d = calloc(1, sizeof *d);
   daemon_start(d, NULL);
@@ -120,7 +114,7 @@ static bool run_failed(client_run *run, const char *fmt, ...) {
 /* Receives the reply frame (a DEALER's delimiter first) within the reply
  * timeout and checks it answers request i. *step_count tracks the world's
  * step count as this client sees it: its own requests apply in order. */
-static bool receive_reply(client_run *run, void *socket, int i, uint64_t *step_count) {
+static bool receive_checked_reply(client_run *run, void *socket, int i, uint64_t *step_count) {
   zmq_pollitem_t item = {.socket = socket, .events = ZMQ_POLLIN};
   if (zmq_poll(&item, 1, REPLY_TIMEOUT_MS) != 1)
     return run_failed(run, "no reply to request %d within %d ms", i, REPLY_TIMEOUT_MS);
@@ -207,11 +201,11 @@ static void *client_main(void *arg) {
       while (ok && sent < REQUESTS && sent - received < DEALER_WINDOW)
         ok = send_request(run, socket, sent++);
       if (ok)
-        ok = receive_reply(run, socket, received++, &step_count);
+        ok = receive_checked_reply(run, socket, received++, &step_count);
     }
   } else {
     for (int i = 0; i < REQUESTS; ++i)
-      if (!send_request(run, socket, i) || !receive_reply(run, socket, i, &step_count))
+      if (!send_request(run, socket, i) || !receive_checked_reply(run, socket, i, &step_count))
         break;
   }
   run->seconds = now_seconds() - start;
@@ -264,27 +258,10 @@ static void *subscriber(const char *endpoint, int receive_hwm, int receive_buffe
   return s;
 }
 
-/* The next state on a subscriber within timeout_ms; NULL when none came. */
-static Lcpsim__V1__State *next_state(void *sub, int timeout_ms) {
-  unsigned char *frame;
-  long size = receive_frame(sub, timeout_ms, &frame);
-  if (size < 0)
-    return NULL;
-  assert_true(size >= 5);
-  assert_memory_equal(frame, "state", 5);
-  Lcpsim__V1__State *s = lcpsim__v1__state__unpack(NULL, (size_t)size - 5, frame + 5);
-  free(frame);
-  assert_non_null(s);
-  return s;
-}
-
 static void call_subscribe(void *client, uint32_t every) {
   Lcpsim__V1__SubscribeRequest sub = LCPSIM__V1__SUBSCRIBE_REQUEST__INIT;
   sub.every_steps = every;
-  Lcpsim__V1__Request r = LCPSIM__V1__REQUEST__INIT;
-  r.id = 5;
-  r.call_case = LCPSIM__V1__REQUEST__CALL_SUBSCRIBE;
-  r.subscribe = &sub;
+  Lcpsim__V1__Request r = request_of(5, LCPSIM__V1__REQUEST__CALL_SUBSCRIBE, &sub);
   Lcpsim__V1__Reply *reply = rpc(client, &r);
   assert_ok(reply, r.id, LCPSIM__V1__REPLY__RESULT_SUBSCRIBE);
   reply_free(&reply);
@@ -310,9 +287,9 @@ static void test_stalled_subscriber_never_blocks_the_daemon(void **state) {
   for (int tries = 0; tries < 400 && !(first_stalled && first_fast); ++tries) {
     call_step(client, 10, 1);
     if (!first_stalled)
-      first_stalled = next_state(stalled, 20);
+      first_stalled = receive_state(stalled, 20);
     if (!first_fast)
-      first_fast = next_state(fast, 20);
+      first_fast = receive_state(fast, 20);
   }
   assert_non_null(first_stalled);
   assert_non_null(first_fast);
@@ -332,13 +309,13 @@ static void test_stalled_subscriber_never_blocks_the_daemon(void **state) {
     /* The fast subscriber keeps up (what it missed while not reading does
      * not matter here). */
     Lcpsim__V1__State *s;
-    while ((s = next_state(fast, 0)) != NULL)
+    while ((s = receive_state(fast, 0)) != NULL)
       lcpsim__v1__state__free_unpacked(s, NULL);
   }
   double flood_seconds = now_seconds() - flood_start;
   assert_true(worst_ping < PING_BOUND_S);
   Lcpsim__V1__State *s;
-  while ((s = next_state(fast, 200)) != NULL)
+  while ((s = receive_state(fast, 200)) != NULL)
     lcpsim__v1__state__free_unpacked(s, NULL);
 
   /* A control loop of Step(1) calls still completes, and the fast
@@ -350,7 +327,7 @@ static void test_stalled_subscriber_never_blocks_the_daemon(void **state) {
   double loop_start = now_seconds();
   for (int i = 0; i < LOOP_STEPS; ++i) {
     assert_int_equal(call_step(client, 1000 + (uint64_t)i, 1), step_count + (uint64_t)i + 1);
-    s = next_state(fast, REPLY_TIMEOUT_MS);
+    s = receive_state(fast, REPLY_TIMEOUT_MS);
     assert_non_null(s);
     if (i > 0)
       assert_int_equal(s->sequence, sequence + 1);
@@ -364,7 +341,7 @@ static void test_stalled_subscriber_never_blocks_the_daemon(void **state) {
    * socket buffers on the way): it holds a fraction of what was published,
    * in order; the daemon dropped the rest for it. */
   uint64_t published = sequence - stalled_from, queued = 0, previous = stalled_from;
-  while ((s = next_state(stalled, 200)) != NULL) {
+  while ((s = receive_state(stalled, 200)) != NULL) {
     queued++;
     assert_true(s->sequence > previous);
     previous = s->sequence;

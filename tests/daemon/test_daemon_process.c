@@ -23,12 +23,6 @@ static int teardown(void **state) {
   return 0;
 }
 
-static double now_seconds(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static void sleep_seconds(double s) {
   struct timespec t = {(time_t)s, (long)((s - floor(s)) * 1e9)};
   nanosleep(&t, NULL);
@@ -75,7 +69,8 @@ static void test_bad_command_lines(void **state) {
   (void)state;
   expect_usage_error((const char *[]){"--bogus", NULL}, "unknown option '--bogus'");
   expect_usage_error((const char *[]){"--mode", "fast", NULL}, "--mode must be lockstep or");
-  expect_usage_error((const char *[]){"--rate", "-1", NULL}, "--rate must be a number > 0");
+  expect_usage_error((const char *[]){"--rate", "-1", NULL}, "--rate must be > 0 (got -1)");
+  expect_usage_error((const char *[]){"--rate", "fast", NULL}, "--rate must be a number > 0");
   expect_usage_error((const char *[]){"--timestep", "0", NULL}, "--timestep must be");
   expect_usage_error((const char *[]){"--max-message-bytes", "lots", NULL},
                      "--max-message-bytes must be");
@@ -110,7 +105,7 @@ static void test_bad_scene_files_name_file_and_line(void **state) {
       {"<lcpsim>\n\n  <body name=\"b\" shape=\"box\" size=\"1 1 1\" fricton=\"1\"/>\n</lcpsim>\n",
        ":3: <body> has no attribute 'fricton'"},
       {"<lcpsim>\n  <settings timestep=\"-1\"/>\n</lcpsim>\n",
-       ":2: <settings timestep=\"-1\">: must be > 0"},
+       ":2: <settings>: timestep must be > 0 (got -1)"},
       {"<lcpsim>\n  <robot urdf=\"missing.urdf\"/>\n</lcpsim>\n", ":2: robot 'missing.urdf':"},
       {"<lcpsim>\n  <wall/>\n</lcpsim>\n", ":2: unknown element <wall>"},
       {"<lcpsim>\n  <ground>\n</lcpsim>\n", ":4: "}, /* unclosed: found at the end */
@@ -276,10 +271,7 @@ static void test_sigterm_during_a_long_step(void **state) {
   /* Hours of stepping: the Step runs in slices, so the signal is seen. */
   Lcpsim__V1__StepRequest step = LCPSIM__V1__STEP_REQUEST__INIT;
   step.steps = INT32_MAX;
-  Lcpsim__V1__Request r = LCPSIM__V1__REQUEST__INIT;
-  r.id = 2;
-  r.call_case = LCPSIM__V1__REQUEST__CALL_STEP;
-  r.step = &step;
+  Lcpsim__V1__Request r = request_of(2, LCPSIM__V1__REQUEST__CALL_STEP, &step);
   unsigned char data[64];
   size_t size = lcpsim__v1__request__pack(&r, data);
   zmq_send(dealer, "", 0, ZMQ_SNDMORE);
@@ -385,10 +377,7 @@ static void test_realtime_follows_the_wall_clock(void **state) {
   /* Stepping by request is for lockstep mode; targets alone may apply. */
   Lcpsim__V1__StepRequest step = LCPSIM__V1__STEP_REQUEST__INIT;
   step.steps = 1;
-  Lcpsim__V1__Request r = LCPSIM__V1__REQUEST__INIT;
-  r.id = 3;
-  r.call_case = LCPSIM__V1__REQUEST__CALL_STEP;
-  r.step = &step;
+  Lcpsim__V1__Request r = request_of(3, LCPSIM__V1__REQUEST__CALL_STEP, &step);
   Lcpsim__V1__Reply *reply = rpc(c, &r);
   assert_error(reply, 3, LCPSIM__V1__STATUS__CODE__FAILED_PRECONDITION, "realtime mode");
   reply_free(&reply);

@@ -46,28 +46,10 @@ static void subscribe(fixture *f, uint32_t every, bool contacts) {
   Lcpsim__V1__SubscribeRequest sub = LCPSIM__V1__SUBSCRIBE_REQUEST__INIT;
   sub.every_steps = every;
   sub.include_contacts = contacts;
-  Lcpsim__V1__Request r = LCPSIM__V1__REQUEST__INIT;
-  r.id = 900 + every;
-  r.call_case = LCPSIM__V1__REQUEST__CALL_SUBSCRIBE;
-  r.subscribe = &sub;
+  Lcpsim__V1__Request r = request_of(900 + every, LCPSIM__V1__REQUEST__CALL_SUBSCRIBE, &sub);
   Lcpsim__V1__Reply *reply = rpc(f->client, &r);
   assert_ok(reply, r.id, LCPSIM__V1__REPLY__RESULT_SUBSCRIBE);
   reply_free(&reply);
-}
-
-/* The next published state within timeout_ms (NULL when none came). Checks
- * the framing: one frame, the topic, then a State. */
-static Lcpsim__V1__State *next_state(fixture *f, int timeout_ms) {
-  unsigned char *frame;
-  long size = receive_frame(f->subscriber, timeout_ms, &frame);
-  if (size < 0)
-    return NULL;
-  assert_true(size >= 5);
-  assert_memory_equal(frame, "state", 5);
-  Lcpsim__V1__State *s = lcpsim__v1__state__unpack(NULL, (size_t)size - 5, frame + 5);
-  free(frame);
-  assert_non_null(s);
-  return s;
 }
 
 /* PUB/SUB drops what is sent before the subscription reaches the daemon:
@@ -77,11 +59,11 @@ static Lcpsim__V1__State *join_stream(fixture *f, uint32_t every) {
   Lcpsim__V1__State *last = NULL;
   for (int tries = 0; tries < 200 && !last; ++tries) {
     call_step(f->client, 1, (int32_t)every);
-    last = next_state(f, 50);
+    last = receive_state(f->subscriber, 50);
   }
   assert_non_null(last);
   Lcpsim__V1__State *more;
-  while ((more = next_state(f, 100)) != NULL) {
+  while ((more = receive_state(f->subscriber, 100)) != NULL) {
     lcpsim__v1__state__free_unpacked(last, NULL);
     last = more;
   }
@@ -99,7 +81,7 @@ static void test_states_every_k_steps_with_consecutive_sequence(void **state) {
 
   call_step(f->client, 2, K * STATES);
   for (int i = 1; i <= STATES; ++i) {
-    Lcpsim__V1__State *s = next_state(f, REPLY_TIMEOUT_MS);
+    Lcpsim__V1__State *s = receive_state(f->subscriber, REPLY_TIMEOUT_MS);
     assert_non_null(s);
     assert_int_equal(s->sequence, sequence + (uint64_t)i);
     assert_int_equal(s->step_count, step_count + (uint64_t)(K * i));
@@ -108,7 +90,7 @@ static void test_states_every_k_steps_with_consecutive_sequence(void **state) {
     assert_int_equal(s->n_contacts, 0); /* not asked for */
     lcpsim__v1__state__free_unpacked(s, NULL);
   }
-  assert_null(next_state(f, 200));
+  assert_null(receive_state(f->subscriber, 200));
 }
 
 static void test_contacts_on_request_and_stop(void **state) {
@@ -117,7 +99,7 @@ static void test_contacts_on_request_and_stop(void **state) {
   Lcpsim__V1__State *last = join_stream(f, 1);
   lcpsim__v1__state__free_unpacked(last, NULL);
   call_step(f->client, 3, 1);
-  Lcpsim__V1__State *s = next_state(f, REPLY_TIMEOUT_MS);
+  Lcpsim__V1__State *s = receive_state(f->subscriber, REPLY_TIMEOUT_MS);
   assert_non_null(s);
   /* The box rests on the table. */
   assert_true(s->n_contacts >= 3);
@@ -125,7 +107,7 @@ static void test_contacts_on_request_and_stop(void **state) {
 
   subscribe(f, 0, false);
   call_step(f->client, 4, 10);
-  assert_null(next_state(f, 300));
+  assert_null(receive_state(f->subscriber, 300));
 }
 
 int main(void) {

@@ -41,6 +41,27 @@ typedef enum lcp_status {
 /* A short, static description of a status code. */
 const char *lcp_status_string(int status);
 
+/* ---- quaternions (w, x, y, z) and hashing, for programs built on the engine ---- */
+
+/* The orientation of URDF-style roll, pitch, yaw: rotations about the fixed
+ * x, y and z axes in that order, R = Rz(yaw) Ry(pitch) Rx(roll). */
+void lcp_quat_from_rpy(const double rpy[3], double q[4]);
+/* a ⊗ b (Hamilton product): b's rotation, then a's. out may alias a or b. */
+void lcp_quat_multiply(const double a[4], const double b[4], double out[4]);
+/* v rotated by the unit quaternion q. out may alias v. */
+void lcp_quat_rotate(const double q[4], const double v[3], double out[3]);
+/* The rotation matrix (row-major) of the unit quaternion q. */
+void lcp_quat_to_matrix(const double q[4], double matrix[9]);
+/* Whether q can stand for an orientation: finite and of norm > 1e-12 (the
+ * engine normalises what it is given; this is the test it applies first). */
+bool lcp_quat_is_valid(const double q[4]);
+
+/* FNV-1a (Fowler, Noll, Vo) over size bytes, continuing from hash: start
+ * from LCP_HASH_SEED. Not cryptographic: it tells layouts apart and catches
+ * damaged copies. */
+#define LCP_HASH_SEED 14695981039346656037ull
+uint64_t lcp_hash_bytes(uint64_t hash, const void *data, size_t size);
+
 /* ---- world ---- */
 
 typedef struct lcp_world lcp_world_t;
@@ -77,9 +98,10 @@ typedef struct lcp_world_settings {
  * tolerance 1e-7 m/s, direct_max_rows = 600. */
 lcp_world_settings_t lcp_world_settings_default(void);
 
-/* Checks every field; returns LCP_ERR_INVALID_ARGUMENT naming the first bad one
- * in *why (a static string) when why is not NULL. */
-int lcp_world_settings_validate(const lcp_world_settings_t *settings, const char **why);
+/* Checks every field against its rule (the ranges above). Returns LCP_OK, or
+ * LCP_ERR_INVALID_ARGUMENT and, in why (when not NULL), the first bad field's
+ * name, its rule and its value: "timestep must be > 0 (got -0.01)". */
+int lcp_world_settings_validate(const lcp_world_settings_t *settings, char *why, size_t why_size);
 
 int lcp_world_create(const lcp_world_settings_t *settings, lcp_world_t **out_world);
 /* Frees the world and sets *world to NULL. Accepts NULL and a pointer to NULL. */
