@@ -1582,15 +1582,12 @@ static void chol_solve(const double *L, int32_t n, int32_t m, double *y);
 
 typedef struct row_block {
   int32_t first, m, width;
-  bool late;             /* holds late rows: its values are set by late_setup */
-  int factor_rc;         /* late blocks: late_block_factor's result for the cfm in cfm */
-  bool factored;         /* L is K's factor (a late block whose K is not clearly
-                            positive definite is swept by projected Gauss–Seidel) */
+  bool factored;         /* L is K's factor (else the block's K is not clearly
+                            positive definite and is swept by projected Gauss–Seidel) */
   double *v;             /* the range's velocity */
   const double **J, **T; /* [m] the rows' coefficients over the range */
   double *K, *L;         /* m×m: A_bb + diag(cfm); its lower Cholesky factor */
   double *lo, *hi, *target, *cfm, *diag;
-  double *a;                          /* late blocks: the rows' row_a, kept from the layout */
   double *r, *x, *x0, *q, *blo, *bhi; /* sweep work, [m] each */
 } row_block;
 
@@ -1614,8 +1611,7 @@ static int32_t block_rows(const solver_problem *p, int32_t i, int32_t end, doubl
     if (s < 0 || is_friction(r->kind) || r->dof_offset[s] != r0->dof_offset[s0] ||
         r->dof_count[s] != r0->dof_count[s0])
       break;
-    /* a late row's cfm > 0 makes its A_ii + cfm positive: known at late_setup */
-    double d = p->late && p->late[i + m] ? 1.0 : row_diag(p, r);
+    double d = row_diag(p, r);
     if (!(d > 0.0))
       break;
     diag[m++] = d;
@@ -1633,28 +1629,23 @@ static int block_layout(row_block *b, solver_problem *p, int32_t i, int32_t m, a
   b->m = m;
   b->width = rows[0].dof_count[s0];
   b->v = p->velocity + rows[0].dof_offset[s0];
-  b->late = false;
   b->factored = false;
   b->J = ARENA_NEW(scratch, const double *, m);
   b->T = ARENA_NEW(scratch, const double *, m);
   b->K = ARENA_NEW(scratch, double, 2 * mm);
-  double *buf = ARENA_NEW(scratch, double, 12 * (size_t)m);
+  double *buf = ARENA_NEW(scratch, double, 11 * (size_t)m);
   if (!b->J || !b->T || !b->K || !buf)
     return LCP_ERR_NO_MEMORY;
   b->L = b->K + mm;
   b->lo = buf, b->hi = buf + m, b->target = buf + 2 * m, b->cfm = buf + 3 * m;
   b->diag = buf + 4 * m, b->r = buf + 5 * m, b->x = buf + 6 * m, b->x0 = buf + 7 * m;
-  b->q = buf + 8 * m, b->blo = buf + 9 * m, b->bhi = buf + 10 * m, b->a = buf + 11 * m;
+  b->q = buf + 8 * m, b->blo = buf + 9 * m, b->bhi = buf + 10 * m;
   for (int32_t k = 0; k < m; ++k) {
     const solver_row *r = &rows[k];
     int s = only_side(r);
     b->J[k] = p->J + r->coef_offset[s];
     b->T[k] = p->MinvJt + r->coef_offset[s];
-    b->late |= p->late && p->late[i + k];
   }
-  if (b->late) /* A_kk depends on the coefficients only: kept for late_setup */
-    for (int32_t k = 0; k < m; ++k)
-      b->a[k] = row_a(p, &rows[k]);
   /* K_kl = ½(J_k·M⁻¹J_lᵀ + J_l·M⁻¹J_kᵀ) (equal in exact arithmetic; the
    * factor needs exact symmetry) */
   for (int32_t k = 0; k < m; ++k) {
@@ -1724,28 +1715,6 @@ static int block_values(row_block *b, solver_problem *p, const double *diag, dou
   if (rc == LCP_OK)
     block_warm(b, p, lam);
   return rc;
-}
-
-/* A late block's factor for the cfm of its rows now, from their A_kk (kept
- * by block_layout): LCP_ERR_NUMERIC for a non-finite A_kk, else LCP_OK with
- * factored telling whether K is clearly positive definite. The cfm it was
- * made for is kept in b->cfm: the controllers' gains, and so their rows'
- * cfm, rarely change from one step to the next, and while they stay the
- * factor made ahead is the one the second part would make. */
-static int late_block_factor(row_block *b, const solver_problem *p) {
-  double diag[BLOCK_MAX];
-  bool finite = true;
-  for (int32_t k = 0; k < b->m; ++k) {
-    b->cfm[k] = p->rows[b->first + k].cfm;
-    diag[k] = diag_of(b->a[k], b->cfm[k]);
-    finite &= diag[k] >= 0.0;
-  }
-  if (!finite) {
-    b->factored = false;
-    return LCP_ERR_NUMERIC;
-  }
-  block_factor(b, diag);
-  return LCP_OK;
 }
 
 /* One projected Gauss–Seidel pass on a block from λ_b, with r its residual
@@ -2141,9 +2110,6 @@ static int iter_prepare_pass(const solver_settings *settings, solver_problem *p,
   const int32_t n = p->row_count;
   const double omega = settings->omega;
   size_t rows = n > 0 ? (size_t)n : 1;
-  /* Late rows are PGS's (solver_pgs_finish sets them up); Jacobi, which
-   * calls this without units, sets every row up here. */
-  const uint8_t *late = use_units ? p->late : NULL;
   use_units = use_units && LCP_UNITS;
   out->lam = ARENA_NEW(scratch, double, rows);
   out->items = ARENA_NEW(scratch, pgs_item, rows);
@@ -2155,7 +2121,7 @@ static int iter_prepare_pass(const solver_settings *settings, solver_problem *p,
   out->groups = NULL;
   out->blocks = NULL;
   out->block_count = 0;
-  const bool use_blocks = use_units && !settings->no_blocks;
+  const bool use_blocks = use_units && settings->pgs_mode != PGS_MODE_NO_BLOCKS;
   double *bdiag = NULL;
   if (use_blocks) {
     out->blocks = ARENA_NEW(scratch, row_block, rows / 2 + 1);
@@ -2191,16 +2157,16 @@ static int iter_prepare_pass(const solver_settings *settings, solver_problem *p,
         refs[p->rows[i].normal_row]++;
   }
   const bool cone = settings->friction_model == LCP_FRICTION_CONE;
+  const bool baseline_only = settings->pgs_mode == PGS_MODE_BASELINE_VECTORS;
   out->cone = cone;
   st.deferred = deferred && LCP_UNITS;
 #if LCP_UNITS
-  const run_context run = {p,    scratch, omega,
-                           cone, dummy_v, pick_point_fill(settings->baseline_only)};
+  const run_context run = {p, scratch, omega, cone, dummy_v, pick_point_fill(baseline_only)};
 #else
   const run_context run = {p, scratch, omega, cone, dummy_v};
 #endif
 #if LCP_UNITS
-  out->sweep_groups = pick_groups_sweep(cone, settings->baseline_only, false);
+  out->sweep_groups = pick_groups_sweep(cone, baseline_only, false);
 #endif
 
   /* contact points: the ones that will not be point units get their
@@ -2303,9 +2269,7 @@ static int iter_prepare_pass(const solver_settings *settings, solver_problem *p,
     if (bm > 0) {
       row_block *b = &out->blocks[out->block_count];
       rc = block_layout(b, p, i, bm, scratch);
-      if (rc == LCP_OK && b->late)
-        b->factor_rc = late_block_factor(b, p); /* checked again by late_setup */
-      else if (rc == LCP_OK)
+      if (rc == LCP_OK)
         rc = block_values(b, p, bdiag, out->lam);
       if (rc == LCP_ERR_NO_MEMORY)
         return rc;
@@ -2316,17 +2280,6 @@ static int iter_prepare_pass(const solver_settings *settings, solver_problem *p,
         i += bm;
         continue;
       }
-    }
-    if (late && late[i]) {
-      /* set up by late_setup; swept here, in row order */
-      if (st.count > 0 && (rc = unit_run_end(out, &st, used, &run)) != LCP_OK)
-        return rc;
-      /* diag holds row_a until then (A_ii depends on the coefficients only) */
-      out->items[count] = (pgs_item){.row = i, .diag = row_a(p, &p->rows[i])};
-      out->lam[i] = 0.0;
-      ops_add(out, OP_ITEMS, count++);
-      ++i;
-      continue;
     }
     double d0 = row_diag(p, &p->rows[i]);
     if (d0 < 0.0)
@@ -2392,7 +2345,7 @@ static int iter_prepare_pass(const solver_settings *settings, solver_problem *p,
     record_bytes +=
         sizeof(double) * LANES * (size_t)unit_fields(out->groups[k].form, out->groups[k].points);
   if (record_bytes > PREFETCH_BYTES)
-    out->sweep_groups = pick_groups_sweep(cone, settings->baseline_only, true);
+    out->sweep_groups = pick_groups_sweep(cone, baseline_only, true);
 #endif
   out->dz = NULL;
   if (out->block_count > 0) {
@@ -2542,143 +2495,32 @@ static double pgs_sweep(const iter_setup *s, double *sum) {
   return res;
 }
 
-/* ---- PGS set up in two parts: late rows (solver.h) ---- */
-
-struct solver_pgs_setup {
-  iter_setup s;
-  solver_settings settings;
-};
-
-/* Late rows are bilateral rows no friction row takes its bounds from. */
-static int check_late_layout(const solver_problem *p) {
-  for (int32_t i = 0; i < p->row_count; ++i) {
-    const solver_row *r = &p->rows[i];
-    if (p->late[i] && r->kind != ROW_BILATERAL)
-      return LCP_ERR_INVALID_ARGUMENT;
-    if (is_friction(r->kind) && r->normal_row >= 0 && r->normal_row < p->row_count &&
-        p->late[r->normal_row])
-      return LCP_ERR_INVALID_ARGUMENT;
-  }
-  return LCP_OK;
-}
-
-/* The late rows' values, as check_problem checks every row's; their cfm
- * must be positive. */
-static int check_late_values(const solver_problem *p) {
-  bool numeric = false;
-  for (int32_t i = 0; i < p->row_count; ++i) {
-    if (!p->late[i])
-      continue;
-    const solver_row *r = &p->rows[i];
-    int rc = check_row_values(r, true, &numeric);
-    if (rc != LCP_OK)
-      return rc;
-    if (r->cfm == 0.0) /* a late row's cfm must be positive */
-      return LCP_ERR_INVALID_ARGUMENT;
-  }
-  return numeric ? LCP_ERR_NUMERIC : LCP_OK;
-}
-
-/* The late rows' part of the setup from their values now, as iter_prepare
- * does the rest: the blocks holding late rows, then the late items, each
- * with its warm start applied to velocity. */
-static int late_setup(const solver_settings *settings, solver_problem *p, iter_setup *s) {
-  if (!p->late)
-    return LCP_OK;
-  int rc = check_late_values(p);
-  if (rc != LCP_OK)
-    return rc;
-  for (int32_t k = 0; k < s->block_count; ++k) {
-    row_block *b = &s->blocks[k];
-    if (!b->late)
-      continue;
-    const solver_row *rows = &p->rows[b->first];
-    bool same_cfm = true;
-    for (int32_t r = 0; r < b->m; ++r)
-      same_cfm &= memcmp(&b->cfm[r], &rows[r].cfm, sizeof(double)) == 0;
-    if (!same_cfm)
-      b->factor_rc = late_block_factor(b, p);
-    if (b->factor_rc != LCP_OK)
-      return b->factor_rc;
-    for (int32_t r = 0; r < b->m; ++r) {
-      b->lo[r] = rows[r].lo;
-      b->hi[r] = rows[r].hi;
-      b->target[r] = rows[r].target;
-    }
-    /* not factored (K singular to rounding): the block's rows go one by one */
-    block_warm(b, p, s->lam);
-  }
-  for (int32_t k = 0; k < s->count; ++k) {
-    pgs_item *it = &s->items[k];
-    if (!p->late[it->row])
-      continue;
-    double d0 = diag_of(it->diag, p->rows[it->row].cfm);
-    if (d0 < 0.0)
-      return LCP_ERR_NUMERIC;
-    fill_item(it, p, it->row, d0, settings->omega, s->dummy_v);
-    double x = item_warm(p, it->row, d0);
-    s->lam[it->row] = x;
-    if (x != 0.0)
-      item_apply(it, x);
-  }
-  return LCP_OK;
-}
-
-int solver_pgs_prepare(const solver_settings *settings, solver_problem *problem, arena *scratch,
-                       solver_pgs_setup **out) {
-  *out = NULL;
+int solver_pgs(const solver_settings *settings, solver_problem *problem, solver_result *result,
+               arena *scratch) {
+  set_result(result, 0, 0.0);
   if (!settings || !problem || !scratch)
     return LCP_ERR_INVALID_ARGUMENT;
-  if (problem->late && problem->rows && problem->row_count > 0) {
-    int rc = check_late_layout(problem);
-    if (rc != LCP_OK)
-      return rc;
-  }
-  solver_pgs_setup *ps = ARENA_NEW(scratch, solver_pgs_setup, 1);
-  if (!ps)
-    return LCP_ERR_NO_MEMORY;
-  int rc = iter_prepare(settings, problem, scratch, true, &ps->s);
-  if (rc != LCP_OK)
-    return rc;
-  ps->settings = *settings;
-  *out = ps;
-  return LCP_OK;
-}
-
-int solver_pgs_finish(solver_pgs_setup *ps, solver_problem *problem, solver_result *result) {
-  set_result(result, 0, 0.0);
-  const solver_settings *settings = &ps->settings;
-  iter_setup *s = &ps->s;
-  int rc = late_setup(settings, problem, s);
+  iter_setup s;
+  int rc = iter_prepare(settings, problem, scratch, true, &s);
   if (rc != LCP_OK)
     return rc;
   int32_t it = 0;
   double res = 0.0;
-  while (s->op_count > 0 && it < settings->max_iterations) {
+  while (s.op_count > 0 && it < settings->max_iterations) {
     double sum;
-    res = pgs_sweep(s, &sum);
+    res = pgs_sweep(&s, &sum);
     ++it;
     if (!isfinite(sum)) {
-      iter_finish(problem, s);
+      iter_finish(problem, &s);
       set_result(result, it, res);
       return LCP_ERR_NUMERIC;
     }
     if (res < settings->tolerance)
       break;
   }
-  iter_finish(problem, s);
+  iter_finish(problem, &s);
   set_result(result, it, res);
   return check_finite_output(problem);
-}
-
-int solver_pgs(const solver_settings *settings, solver_problem *problem, solver_result *result,
-               arena *scratch) {
-  set_result(result, 0, 0.0);
-  solver_pgs_setup *ps;
-  int rc = solver_pgs_prepare(settings, problem, scratch, &ps);
-  if (rc != LCP_OK)
-    return rc;
-  return solver_pgs_finish(ps, problem, result);
 }
 
 /* One Jacobi sweep: every row's new λ from the start-of-sweep v and λ

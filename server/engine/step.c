@@ -3,16 +3,8 @@
  *
  * Nothing in the world's state changes before the integrate stage, so a step
  * that fails (out of memory, a non-finite solve) leaves the world as it was.
- *
- * The stages before the solve (kinematics, broad phase, narrow phase, rows)
- * can run ahead, in lcp_world_prepare_step: a server waiting for its
- * client's next control tick does them while it waits. Of what a client
- * changes between ticks, only the joint controllers' targets and gains can
- * then be changed without discarding that work, and those enter the front
- * stages only through the controller rows' values, which the step rebuilds
- * (refresh_control_rows). Whatever else changes the world discards it
- * (world_discard_prepared_step). Either way the step computes the same
- * numbers in the same order: its result is bitwise the same. */
+ * Everything the step derives lives in the scratch arena, which is empty
+ * again when the step returns. */
 #include "solver.h"
 #include "world_internal.h"
 
@@ -57,12 +49,6 @@ typedef struct step_context {
   double *u_free;  /* [dof_count] velocities before constraints */
   uint8_t *pushed; /* [body_count] a constraint impulse acted on it this step */
   int32_t warm_started;
-  uint8_t *late; /* [row capacity] the controller rows, set up last by PGS (solver.h) */
-  /* Set by lcp_world_prepare_step: */
-  struct solver_pgs_setup *pgs;    /* the solver's setup, but the late rows' */
-  double **gravity_torque;         /* [robot_count][nv] g(q) when compensated, else NULL */
-  lcp_control_mode_t **modes;      /* [robot_count][joint_count] the controllers' modes */
-  lcp_step_stats_t prepared_stats; /* the front stages' times */
 } step_context;
 
 static double now_seconds(void) {
@@ -151,7 +137,6 @@ static int robot_dynamics(lcp_world_t *world, step_context *ctx, int32_t r) {
   }
   memcpy(tau, st->force, sizeof(double) * (size_t)nv);
   double *gravity_torque = NULL;
-  ctx->gravity_torque[r] = NULL;
   if (st->gravity_compensation) {
     /* g(q) by Newton–Euler at rest; only the joints' part is applied: the
      * base is not actuated. */
@@ -160,7 +145,6 @@ static int robot_dynamics(lcp_world_t *world, step_context *ctx, int32_t r) {
     if (!rest || !gravity_torque)
       return LCP_ERR_NO_MEMORY;
     mb_inverse_dynamics(mb, st->q, rest, NULL, g, d, gravity_torque);
-    ctx->gravity_torque[r] = gravity_torque;
   }
   for (int32_t j = 0; j < nj; ++j) {
     int32_t v = mb->links[rm->joints[j].link].v_index;
@@ -205,10 +189,9 @@ static int stage_kinematics(lcp_world_t *world, step_context *ctx) {
   ctx->robot_tau = NEW(a, double *, nr);
   ctx->robot_qdd = NEW(a, double *, nr);
   ctx->robot_free = NEW(a, uint8_t, nr);
-  ctx->gravity_torque = NEW(a, double *, nr);
-  if (!ctx->gravity_torque || !ctx->body_x || !ctx->inv_inertia_world || !ctx->body_dof ||
-      !ctx->geom_body || !ctx->geom_robot || !ctx->geom_link || !ctx->geom_static || !ctx->geom_x ||
-      !ctx->geom_lo || !ctx->geom_hi || !ctx->robot_dof || !ctx->link_moves || !ctx->feedforward ||
+  if (!ctx->body_x || !ctx->inv_inertia_world || !ctx->body_dof || !ctx->geom_body ||
+      !ctx->geom_robot || !ctx->geom_link || !ctx->geom_static || !ctx->geom_x || !ctx->geom_lo ||
+      !ctx->geom_hi || !ctx->robot_dof || !ctx->link_moves || !ctx->feedforward ||
       !ctx->joint_rows || !ctx->robot_momentum || !ctx->robot_tau || !ctx->robot_qdd ||
       !ctx->robot_free)
     return LCP_ERR_NO_MEMORY;
@@ -664,9 +647,8 @@ static int robot_free_velocities(lcp_world_t *world, step_context *ctx) {
           u[k] = st->qd[k] + kick * mid_qdd[k];
       }
       /* The passes left the links' velocities at u, not at the state's qd:
-       * a query before the integrate stage (after lcp_world_prepare_step,
-       * or a failed step) refreshes them. Nothing later in the step reads
-       * them. */
+       * a query after a step that fails before its integrate stage
+       * refreshes them. Nothing later in the step reads them. */
       world->robot_kinematics_stale = true;
     }
     if (mb->floating)
@@ -780,10 +762,6 @@ static int32_t joint_rows(lcp_world_t *world, step_context *ctx, int32_t robot, 
     if (controlled) {
       control_row v = control_row_values(h, joint, c, q, ctx->feedforward[robot][j]);
       mine[JOINT_ROW_CONTROL] = r;
-      if (ctx->late) {
-        ctx->late[r] = 1;
-        p->late = ctx->late; /* passed to the solver only when a row is late */
-      }
       add_joint_row(p, &r, ctx, robot, nv, plus, v.target, v.cfm, v.lo, v.hi,
                     warm[JOINT_ROW_CONTROL]);
     }
@@ -813,13 +791,6 @@ static int stage_rows(lcp_world_t *world, step_context *ctx) {
       self_width = mb->nv;
   }
   p->rows = NEW(a, solver_row, row_capacity);
-  /* PGS sets the controller rows up last (late), so that a prepared step
-   * keeps the rest of its setup when only the controls changed. */
-  if (s->solver == LCP_SOLVER_PGS && ctx->robot_count > 0) {
-    ctx->late = arena_calloc(a, (size_t)(row_capacity > 0 ? row_capacity : 1), 1);
-    if (!ctx->late)
-      return LCP_ERR_NO_MEMORY;
-  }
   p->J = NEW(a, double, coef_count);
   p->MinvJt = NEW(a, double, coef_count);
   p->velocity = NEW(a, double, p->dof_count);
@@ -1215,160 +1186,41 @@ static int run_front_stages(lcp_world_t *world, step_context *ctx, lcp_step_stat
   return rc;
 }
 
-/* Do the controllers still give the front stages what they gave when they
- * ran ahead? Their modes decide which rows exist, and the feed-forward
- * force enters the free velocities; both must be as they were (the force
- * bitwise). Targets, gains and effort limits may differ: they enter only
- * the controller rows' values (refresh_control_rows). */
-static bool prepared_controls_hold(const lcp_world_t *world, const step_context *ctx) {
-  for (int32_t r = 0; r < ctx->robot_count; ++r) {
-    const robot_model *rm = &world->model.robots[r];
-    const robot_state *st = &world->state.robots[r];
-    if (st->gravity_compensation != (ctx->gravity_torque[r] != NULL))
-      return false;
-    for (int32_t j = 0; j < rm->mb.joint_count; ++j) {
-      const lcp_joint_control_t *c = &st->control[j];
-      int32_t v = rm->mb.links[rm->joints[j].link].v_index;
-      double feedforward = joint_feedforward(&rm->joints[j], c, ctx->gravity_torque[r], v);
-      if (c->mode != ctx->modes[r][j] ||
-          memcmp(&feedforward, &ctx->feedforward[r][j], sizeof feedforward) != 0)
-        return false;
-    }
-  }
-  return true;
-}
-
-/* The controller rows' values from the controls now (joint_rows wrote them
- * from the controls when the front stages ran). */
-static void refresh_control_rows(lcp_world_t *world, step_context *ctx) {
-  double h = ctx->settings->timestep;
-  for (int32_t r = 0; r < ctx->robot_count; ++r) {
-    const robot_model *rm = &world->model.robots[r];
-    const robot_state *st = &world->state.robots[r];
-    for (int32_t j = 0; j < rm->mb.joint_count; ++j) {
-      int32_t index = ctx->joint_rows[r][JOINT_ROW_KINDS * j + JOINT_ROW_CONTROL];
-      if (index < 0)
-        continue;
-      const joint_model *joint = &rm->joints[j];
-      double q = st->q[rm->mb.links[joint->link].q_index];
-      control_row v = control_row_values(h, joint, &st->control[j], q, ctx->feedforward[r][j]);
-      solver_row *row = &ctx->problem.rows[index];
-      row->target = v.target;
-      row->cfm = v.cfm;
-      row->lo = v.lo;
-      row->hi = v.hi;
-      row->lambda =
-          fmin(fmax(st->joint_impulse[JOINT_ROW_KINDS * j + JOINT_ROW_CONTROL], v.lo), v.hi);
-    }
-  }
-}
-
-void world_discard_prepared_step(lcp_world_t *world) {
-  if (!world->prepared_step)
-    return;
-  world->prepared_step = NULL;
-  arena_reset(&world->scratch);
-}
-
-int lcp_world_prepare_step(lcp_world_t *world) {
-  if (!world)
-    return LCP_ERR_INVALID_ARGUMENT;
-  if (world->prepared_step)
-    return LCP_OK;
-  arena *a = &world->scratch;
-  step_context *ctx = NEW(a, step_context, 1);
-  if (!ctx) {
-    arena_reset(a);
-    return world_fail(world, LCP_ERR_NO_MEMORY, "preparing the step: out of memory");
-  }
-  step_context_init(world, ctx);
-  lcp_step_stats_t stats = {0};
-  int rc = run_front_stages(world, ctx, &stats);
-  if (rc == LCP_OK && ctx->problem.row_count > 0 && ctx->settings->solver == LCP_SOLVER_PGS) {
-    /* the solver's setup too, but the controller rows' (late) */
-    double t = now_seconds();
-    solver_settings ss = solver_settings_of(ctx->settings);
-    rc = solver_pgs_prepare(&ss, &ctx->problem, a, &ctx->pgs);
-    stats.stage_seconds[LCP_STAGE_SOLVE] = now_seconds() - t;
-  }
-  if (rc == LCP_OK) {
-    ctx->modes = NEW(a, lcp_control_mode_t *, ctx->robot_count);
-    rc = ctx->modes ? LCP_OK : LCP_ERR_NO_MEMORY;
-  }
-  for (int32_t r = 0; rc == LCP_OK && r < ctx->robot_count; ++r) {
-    int32_t joints = world->model.robots[r].mb.joint_count;
-    ctx->modes[r] = NEW(a, lcp_control_mode_t, joints);
-    if (!ctx->modes[r]) {
-      rc = LCP_ERR_NO_MEMORY;
-      break;
-    }
-    for (int32_t j = 0; j < joints; ++j)
-      ctx->modes[r][j] = world->state.robots[r].control[j].mode;
-  }
-  if (rc != LCP_OK) {
-    arena_reset(a);
-    return world_fail(world, rc, "preparing the step failed: %s", lcp_status_string(rc));
-  }
-  ctx->prepared_stats = stats;
-  world->prepared_step = ctx;
-  return LCP_OK;
-}
-
 int lcp_world_step(lcp_world_t *world) {
   if (!world)
     return LCP_ERR_INVALID_ARGUMENT;
   double t_begin = now_seconds();
-  step_context local, *ctx = world->prepared_step;
-  world->prepared_step = NULL;
-  if (ctx && !prepared_controls_hold(world, ctx)) {
-    arena_reset(&world->scratch);
-    ctx = NULL;
-  }
+  step_context ctx;
+  step_context_init(world, &ctx);
   lcp_step_stats_t stats = {0};
-  double front_seconds = 0.0;
-  int rc = LCP_OK;
-  bool solver_prepared = false;
-  if (ctx) {
-    stats = ctx->prepared_stats;
-    stats.prepared = true;
-    for (int k = LCP_STAGE_KINEMATICS; k <= LCP_STAGE_SOLVE; ++k)
-      front_seconds += stats.stage_seconds[k];
-    refresh_control_rows(world, ctx);
-    solver_prepared = ctx->pgs != NULL;
-  } else {
-    ctx = &local;
-    step_context_init(world, ctx);
-    rc = run_front_stages(world, ctx, &stats);
-  }
+  int rc = run_front_stages(world, &ctx, &stats);
   solver_result solve = {0, 0.0};
   double t = now_seconds();
   if (rc == LCP_OK)
-    rc = solver_prepared ? solver_pgs_finish(ctx->pgs, &ctx->problem, &solve)
-                         : stage_solve(world, ctx, &solve);
+    rc = stage_solve(world, &ctx, &solve);
   double t_next = now_seconds();
-  stats.stage_seconds[LCP_STAGE_SOLVE] += t_next - t;
+  stats.stage_seconds[LCP_STAGE_SOLVE] = t_next - t;
   t = t_next;
   if (rc == LCP_OK) {
-    ctx->pushed =
-        arena_calloc(&world->scratch, (size_t)(ctx->body_count > 0 ? ctx->body_count : 1), 1);
-    if (!ctx->pushed)
+    ctx.pushed =
+        arena_calloc(&world->scratch, (size_t)(ctx.body_count > 0 ? ctx.body_count : 1), 1);
+    if (!ctx.pushed)
       rc = LCP_ERR_NO_MEMORY;
   }
   if (rc == LCP_OK)
-    rc = store_contacts(world, ctx);
+    rc = store_contacts(world, &ctx);
   if (rc == LCP_OK) {
-    stage_integrate(world, ctx);
-    integrate_robots(world, ctx);
+    stage_integrate(world, &ctx);
+    integrate_robots(world, &ctx);
   }
   stats.stage_seconds[LCP_STAGE_INTEGRATE] = now_seconds() - t;
-  stats.pairs = ctx->pair_count;
-  stats.manifolds = ctx->manifold_count;
-  stats.contacts = ctx->contact_count;
-  stats.rows = ctx->problem.row_count;
+  stats.pairs = ctx.pair_count;
+  stats.manifolds = ctx.manifold_count;
+  stats.contacts = ctx.contact_count;
+  stats.rows = ctx.problem.row_count;
   stats.iterations = solve.iterations;
   stats.residual = solve.residual;
-  stats.warm_started = ctx->warm_started;
-  /* ctx may live in the scratch arena: nothing of it is read after this. */
+  stats.warm_started = ctx.warm_started;
   arena_reset(&world->scratch);
   if (rc != LCP_OK) {
     if (rc == LCP_ERR_NUMERIC)
@@ -1378,8 +1230,7 @@ int lcp_world_step(lcp_world_t *world) {
   }
   world->state.time += world->model.settings.timestep;
   world->state.step_count++;
-  /* A prepared step's front stages ran before this call: counted here too. */
-  stats.step_seconds = front_seconds + (now_seconds() - t_begin);
+  stats.step_seconds = now_seconds() - t_begin;
   world->stats = stats;
   return LCP_OK;
 }

@@ -180,7 +180,6 @@ void lcp_world_destroy(lcp_world_t **world_ptr) {
 }
 
 int lcp_world_set_settings(lcp_world_t *world, const lcp_world_settings_t *settings) {
-  world_discard_prepared_step(world);
   const char *why = NULL;
   if (lcp_world_settings_validate(settings, &why) != LCP_OK)
     return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "settings: %s", why);
@@ -262,7 +261,6 @@ static int validate_pose(lcp_world_t *world, const double position[3],
 }
 
 int lcp_body_add(lcp_world_t *world, const lcp_body_def_t *def, lcp_body_id *out_id) {
-  world_discard_prepared_step(world);
   if (!def)
     return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "body def is NULL");
   if (def->type != LCP_BODY_STATIC && def->type != LCP_BODY_DYNAMIC)
@@ -349,7 +347,6 @@ void world_remove_geom_slot(lcp_world_t *world, int32_t slot) {
 }
 
 int lcp_body_remove(lcp_world_t *world, lcp_body_id id) {
-  world_discard_prepared_step(world);
   int32_t slot;
   int rc = find_body(world, id, &slot);
   if (rc != LCP_OK)
@@ -397,7 +394,6 @@ int lcp_body_get_pose(const lcp_world_t *world, lcp_body_id id, double position[
 
 int lcp_body_set_pose(lcp_world_t *world, lcp_body_id id, const double position[3],
                       const double orientation[4]) {
-  world_discard_prepared_step(world);
   int32_t slot;
   int rc = find_body(world, id, &slot);
   if (rc != LCP_OK)
@@ -427,7 +423,6 @@ int lcp_body_get_velocity(const lcp_world_t *world, lcp_body_id id, double linea
 
 int lcp_body_set_velocity(lcp_world_t *world, lcp_body_id id, const double linear[3],
                           const double angular[3]) {
-  world_discard_prepared_step(world);
   int32_t slot;
   int rc = find_body(world, id, &slot);
   if (rc != LCP_OK)
@@ -476,7 +471,6 @@ static int find_dynamic_for_force(lcp_world_t *world, lcp_body_id id, const doub
 
 int lcp_body_apply_force(lcp_world_t *world, lcp_body_id id, const double force[3],
                          const double point[3]) {
-  world_discard_prepared_step(world);
   int32_t slot;
   int rc = find_dynamic_for_force(world, id, force, &slot);
   if (rc != LCP_OK)
@@ -491,7 +485,6 @@ int lcp_body_apply_force(lcp_world_t *world, lcp_body_id id, const double force[
 }
 
 int lcp_body_apply_force_at_center(lcp_world_t *world, lcp_body_id id, const double force[3]) {
-  world_discard_prepared_step(world);
   int32_t slot;
   int rc = find_dynamic_for_force(world, id, force, &slot);
   if (rc != LCP_OK)
@@ -501,7 +494,6 @@ int lcp_body_apply_force_at_center(lcp_world_t *world, lcp_body_id id, const dou
 }
 
 int lcp_body_apply_torque(lcp_world_t *world, lcp_body_id id, const double torque[3]) {
-  world_discard_prepared_step(world);
   int32_t slot;
   int rc = find_dynamic_for_force(world, id, torque, &slot);
   if (rc != LCP_OK)
@@ -623,7 +615,6 @@ int world_add_geom(lcp_world_t *world, const lcp_geom_def_t *def, lcp_body_id bo
 
 int lcp_geom_add(lcp_world_t *world, lcp_body_id body, const lcp_geom_def_t *def,
                  lcp_geom_id *out_id) {
-  world_discard_prepared_step(world);
   int32_t slot;
   int rc = find_body(world, body, &slot);
   if (rc != LCP_OK)
@@ -648,7 +639,6 @@ int32_t world_geom_slot(const lcp_world_t *world, lcp_geom_id id) {
 }
 
 int lcp_geom_remove(lcp_world_t *world, lcp_geom_id id) {
-  world_discard_prepared_step(world);
   int32_t slot = world_geom_slot(world, id);
   if (slot < 0)
     return world_fail(world, LCP_ERR_NOT_FOUND, "no geom with id %d", (int)id);
@@ -956,7 +946,6 @@ int lcp_world_save_state(const lcp_world_t *world, void *buffer, size_t capacity
 }
 
 int lcp_world_restore_state(lcp_world_t *world, const void *buffer, size_t size) {
-  world_discard_prepared_step(world);
   snapshot_header h;
   if (!buffer || size < sizeof h)
     return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "snapshot too short (%zu bytes)", size);

@@ -142,9 +142,6 @@ struct lcp_world {
   arena scratch;
   mb_data *robot_data;         /* parallel to model.robots: kinematics of the current state, */
   bool robot_kinematics_stale; /* unless this is set (after a step: refreshed when read) */
-  /* The next step's front stages, run ahead by lcp_world_prepare_step (a
-   * step_context in the scratch arena), or NULL. */
-  void *prepared_step;
   /* The layout hash of snapshots (world.c), valid until bodies, geoms or
    * robots are added or removed. */
   uint64_t layout_hash;
@@ -176,12 +173,6 @@ int world_add_geom(lcp_world_t *world, const lcp_geom_def_t *def, lcp_body_id bo
                    lcp_robot_id robot, int32_t link, lcp_geom_id *out_id);
 /* Would lcp_robot_set_joint_control accept this control? */
 bool robot_control_valid(const lcp_joint_control_t *control);
-/* Drops the front stages run ahead by lcp_world_prepare_step (step.c).
- * Everything that changes the world, other than a joint controller's
- * targets, gains or effort limit, calls it before changing anything; so do
- * the const dynamics queries, which use the robots' workspaces the prepared
- * rows were built from. */
-void world_discard_prepared_step(lcp_world_t *world);
 /* Recomputes every robot's link poses and velocities from its q, qd. */
 void world_refresh_robot_kinematics(lcp_world_t *world);
 /* Refreshes them when a step left them stale; every read of robot_data's
