@@ -1,14 +1,16 @@
-/* The boxed LCP solvers (DESIGN.md §3 step 5, seeds 000 and 002 §3.5).
+/* The boxed LCP solvers: their interface. PGS (solver_pgs.c) is the
+ * step's; Jacobi (solver_jacobi.c) and the direct solver (solver_direct.c,
+ * Dantzig's method: the reference) are the others.
  *
  * The problem is given by rows, not by the matrix A: row i has a Jacobian row
  * J_i over the velocity vector u (free bodies: 6 entries each, [v, ω] world;
- * robots later: their joint velocities) and the response M⁻¹J_iᵀ. A row
+ * robots: their joint velocities) and the response M⁻¹J_iᵀ. A row
  * touches at most two contiguous blocks of u (its two sides: two bodies, a
  * body and a robot, ...). With v = u_free + M⁻¹Jᵀλ kept up to date,
  *
  *     w_i = J_i v − target_i = (A λ + b)_i,  A = J M⁻¹ Jᵀ,  b = J u_free − target
  *
- * so only the diagonal A_ii = J_i · M⁻¹J_iᵀ is ever formed (seed 000), and
+ * so only the diagonal A_ii = J_i · M⁻¹J_iᵀ is ever formed, and
  * each projected Gauss–Seidel update is
  *
  *     λ_i ← clamp(λ_i − ω (w_i + cfm_i λ_i) / (A_ii + cfm_i), lo_i, hi_i)
@@ -52,7 +54,7 @@ typedef struct solver_row {
  * coefficients. Its rows are rows row (normal or bilateral), row + 1 and
  * row + 2 (ROW_FRICTION_1/2 with normal_row == row), complete except that
  * their J and M⁻¹Jᵀ coefficients are not written; for direction d_k
- * (k = 0, 1, 2: the three rows) they are (seed 000)
+ * (k = 0, 1, 2: the three rows) they are
  *
  *     J_k = [−d_k, −r_A × d_k | d_k, r_B × d_k],
  *     M⁻¹J_kᵀ = [−d_k/m_A, −I_A⁻¹(r_A × d_k) | d_k/m_B, I_B⁻¹(r_B × d_k)],
@@ -139,7 +141,7 @@ int solver_direct(const solver_settings *settings, solver_problem *problem, solv
                   arena *scratch, int32_t max_rows);
 
 /* Dense boxed LCP by Dantzig's algorithm: finds λ with lo ≤ λ ≤ hi and
- * w = Aλ + b complementary to the bounds (DESIGN.md §3 step 5). A is n×n
+ * w = Aλ + b complementary to the bounds. A is n×n
  * row-major, symmetric positive semidefinite with a positive diagonal;
  * requires lo_i ≤ 0 ≤ hi_i. lambda is output only. */
 int lcp_dense_dantzig(int32_t n, const double *A, const double *b, const double *lo,
