@@ -519,7 +519,7 @@ int lcp_robot_forward_dynamics(const lcp_world_t *world, lcp_robot_id id, const 
   return robot_dynamics_query(world, r, slot, QUERY_FORWARD_DYNAMICS, tau, qdd);
 }
 
-/* ---- joint control (DESIGN.md §5) ---- */
+/* ---- joint control ---- */
 
 lcp_joint_control_t lcp_joint_control_default(void) {
   return (lcp_joint_control_t){.mode = LCP_CONTROL_OFF};

@@ -1,7 +1,8 @@
-/* The world's internal layout, shared by world.c (API, bodies, geoms,
- * snapshots) and step.c (the step pipeline).
+/* The world's internal layout, shared by world.c (API, bodies, geoms),
+ * world_snapshot.c (state snapshots), robot.c (robots), and step.c and
+ * rows.c (the step pipeline).
  *
- * Model / state split (DESIGN.md §2): `model` is what the world is — bodies'
+ * Model / state split: `model` is what the world is — bodies'
  * mass properties, geoms, settings; `state` is what it is doing — poses,
  * velocities, pending forces, the warm-start cache, time. A snapshot is the
  * state alone. Everything a step derives (world transforms, boxes, rows) lives
@@ -75,7 +76,7 @@ enum {
   JOINT_ROW_UPPER = 1,    /* position limit q ≤ upper */
   JOINT_ROW_DAMPING = 2,  /* viscous damping b (URDF <dynamics damping>) */
   JOINT_ROW_FRICTION = 3, /* Coulomb joint friction (URDF <dynamics friction>) */
-  JOINT_ROW_CONTROL = 4,  /* the position / velocity controller (DESIGN.md §5) */
+  JOINT_ROW_CONTROL = 4,  /* the position / velocity controller (implicit PD) */
   JOINT_ROW_KINDS = 5
 };
 
