@@ -16,6 +16,7 @@
  * that fails (out of memory, a non-finite solve) leaves the world as it was.
  * Everything the step derives lives in the scratch arena, which is empty
  * again when the step returns. */
+#include "simd.h"
 #include "step_context.h"
 
 #include <stdlib.h>
@@ -390,10 +391,10 @@ static int stage_narrowphase(lcp_world_t *world, step_context *ctx) {
       /* a large world's geoms are not in the cache, and the pairs name
        * them out of order: ask for those of a pair a few ahead */
       const sap_pair *ahead = &ctx->pairs[i + NARROW_PREFETCH];
-      __builtin_prefetch(&world->model.geoms[ahead->a].shape);
-      __builtin_prefetch(&world->model.geoms[ahead->b].shape);
-      __builtin_prefetch(&ctx->geom_x[ahead->a]);
-      __builtin_prefetch(&ctx->geom_x[ahead->b]);
+      simd_prefetch_read(&world->model.geoms[ahead->a].shape);
+      simd_prefetch_read(&world->model.geoms[ahead->b].shape);
+      simd_prefetch_read(&ctx->geom_x[ahead->a]);
+      simd_prefetch_read(&ctx->geom_x[ahead->b]);
     }
     manifold *m = &ctx->manifolds[n];
     int32_t count = collide_shapes(&world->model.geoms[ga].shape, &ctx->geom_x[ga],
