@@ -1,8 +1,10 @@
 /* Robots stepped in the world (DESIGN.md §4): Featherstone multibodies in
  * the same LCP as contacts. Pendulum period, energy of an undamped chain,
  * momentum of a floating robot,
- * joint limits and damping as rows, and
- * robot–body contact in both directions. */
+ * joint limits and damping as rows,
+ * robot–body contact in both directions, and the API's promises around a
+ * step: the scratch arena is empty after every call, and a const query
+ * changes nothing (checked on the bytes of the state). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,7 +13,9 @@
 #include <cmocka.h>
 
 #include "lcpsim/robot.h"
+#include "lcpsim/scenes.h"
 #include "test_util.h"
+#include "world_internal.h" /* the scratch arena's used size */
 
 #include <math.h>
 #include <stdio.h>
@@ -461,12 +465,120 @@ static void test_box_moves_robot(void **state) {
   lcp_world_destroy(&w);
 }
 
+/* The quadruped standing under PD with a box dropped beside it. */
+static lcp_world_t *quadruped_and_box(lcp_robot_scene_t *scene, lcp_body_id *box) {
+  lcp_world_settings_t s = lcp_scene_robot_settings();
+  lcp_world_t *w = NULL;
+  assert_int_equal(lcp_world_create(&s, &w), LCP_OK);
+  assert_int_equal(lcp_scene_quadruped(w, 300.0, 10.0, 0.002, scene), LCP_OK);
+  lcp_geom_def_t g = test_box_def(0.05, 0.05, 0.05, 0.6);
+  const double at[3] = {0.6, 0.0, 0.2};
+  *box = test_add_solid(w, &g, 1.0, at, NULL);
+  assert_true(*box != LCP_NULL_ID);
+  return w;
+}
+
+static void save_state(const lcp_world_t *w, unsigned char *buffer, size_t capacity, size_t *size) {
+  assert_int_equal(lcp_world_save_state(w, buffer, capacity, size), LCP_OK);
+}
+
+/* Every const query of the API on w, each followed by a look at the arena. */
+static void query_everything(const lcp_world_t *w, const lcp_robot_scene_t *scene,
+                             lcp_body_id box) {
+  double p[3], q4[4], v[3], o[3], m9[9], lo[3], hi[3];
+  lcp_robot_info_t info;
+  assert_int_equal(lcp_robot_get_info(w, scene->robot, &info), LCP_OK);
+  assert_true(info.nq <= 32 && info.nv <= 32);
+  double q[32], qd[32], M[32 * 32], tau[32], qdd[32];
+  assert_int_equal(lcp_body_get_pose(w, box, p, q4), LCP_OK);
+  assert_int_equal(lcp_body_get_velocity(w, box, v, o), LCP_OK);
+  assert_int_equal(lcp_body_get_mass(w, box, &p[0], m9), LCP_OK);
+  assert_int_equal(lcp_robot_get_q(w, scene->robot, q, info.nq), LCP_OK);
+  assert_int_equal(lcp_robot_get_qd(w, scene->robot, qd, info.nv), LCP_OK);
+  for (int32_t l = 0; l < info.link_count; ++l) {
+    assert_int_equal(lcp_robot_get_link_pose(w, scene->robot, l, p, q4), LCP_OK);
+    assert_int_equal(lcp_robot_get_link_velocity(w, scene->robot, l, v, o), LCP_OK);
+  }
+  assert_int_equal(lcp_robot_mass_matrix(w, scene->robot, M, info.nv), LCP_OK);
+  assert_int_equal(lcp_robot_inverse_dynamics(w, scene->robot, NULL, tau, info.nv), LCP_OK);
+  assert_int_equal(lcp_robot_forward_dynamics(w, scene->robot, tau, qdd, info.nv), LCP_OK);
+  assert_int_equal(lcp_robot_get_applied_torques(w, scene->robot, tau, info.joint_count), LCP_OK);
+  for (int32_t f = 0; f < scene->foot_count; ++f)
+    assert_int_equal(lcp_scene_foot_position(w, scene, f, p), LCP_OK);
+  lcp_contact_info_t contacts[16];
+  assert_true(lcp_world_get_contacts(w, contacts, 16) >= 0);
+  lcp_step_stats_t stats;
+  lcp_world_get_stats(w, &stats);
+  lcp_body_id ids[8];
+  assert_true(lcp_world_body_ids(w, ids, 8) >= 2);
+  for (int32_t g = 0; g < w->model.geom_count; ++g)
+    assert_int_equal(lcp_geom_get_aabb(w, w->model.geoms[g].id, lo, hi), LCP_OK);
+  (void)lcp_world_state_hash(w);
+  assert_int_equal(w->scratch.used_total, 0);
+}
+
+/* After every step (and a step that fails) the scratch arena holds nothing,
+ * and every const query leaves the state's bytes as they were: a world
+ * queried after each step ends bitwise where a world never queried does. */
+static void test_scratch_empty_and_queries_const(void **state) {
+  (void)state;
+  lcp_robot_scene_t scene_a, scene_b;
+  lcp_body_id box_a, box_b;
+  lcp_world_t *a = quadruped_and_box(&scene_a, &box_a);
+  lcp_world_t *b = quadruped_and_box(&scene_b, &box_b);
+  size_t capacity = lcp_world_state_size(a) + 4096;
+  unsigned char *before = malloc(capacity), *after = malloc(capacity);
+  assert_non_null(before);
+  assert_non_null(after);
+  int contact_steps = 0;
+  for (int step = 0; step < 300; ++step) {
+    assert_int_equal(lcp_world_step(a), LCP_OK);
+    assert_int_equal(lcp_world_step(b), LCP_OK);
+    assert_int_equal(a->scratch.used_total, 0);
+    size_t n_before, n_after;
+    save_state(a, before, capacity, &n_before);
+    query_everything(a, &scene_a, box_a);
+    save_state(a, after, capacity, &n_after);
+    assert_int_equal(n_before, n_after);
+    assert_memory_equal(before, after, n_before);
+    lcp_step_stats_t st;
+    lcp_world_get_stats(a, &st);
+    contact_steps += st.contacts > 0;
+  }
+  assert_true(contact_steps > 100); /* feet and box on the ground: contact rows solved */
+  assert_true(lcp_world_state_hash(a) == lcp_world_state_hash(b));
+  /* a step that fails (the direct solver refuses this many rows) leaves the
+   * arena empty and the state as it was */
+  lcp_world_settings_t s;
+  lcp_world_get_settings(a, &s);
+  s.solver = LCP_SOLVER_DIRECT;
+  s.direct_max_rows = 1;
+  assert_int_equal(lcp_world_set_settings(a, &s), LCP_OK);
+  size_t n_before, n_after;
+  save_state(a, before, capacity, &n_before);
+  assert_int_not_equal(lcp_world_step(a), LCP_OK);
+  assert_int_equal(a->scratch.used_total, 0);
+  save_state(a, after, capacity, &n_after);
+  assert_int_equal(n_before, n_after);
+  assert_memory_equal(before, after, n_before);
+  query_everything(a, &scene_a, box_a);
+  free(before);
+  free(after);
+  lcp_world_destroy(&a);
+  lcp_world_destroy(&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_pendulum_period),   cmocka_unit_test(test_chain_energy),
-      cmocka_unit_test(test_floating_momentum), cmocka_unit_test(test_joint_limit_holds),
-      cmocka_unit_test(test_joint_damping_row), cmocka_unit_test(test_robot_pushes_box),
-      cmocka_unit_test(test_box_moves_robot),   cmocka_unit_test(test_self_collision),
+      cmocka_unit_test(test_pendulum_period),
+      cmocka_unit_test(test_chain_energy),
+      cmocka_unit_test(test_floating_momentum),
+      cmocka_unit_test(test_joint_limit_holds),
+      cmocka_unit_test(test_joint_damping_row),
+      cmocka_unit_test(test_robot_pushes_box),
+      cmocka_unit_test(test_box_moves_robot),
+      cmocka_unit_test(test_self_collision),
+      cmocka_unit_test(test_scratch_empty_and_queries_const),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -566,7 +566,7 @@ static void test_sor_converges_in_0_2(void **state) {
 /* Outside (0, 2) SOR diverges on an unbounded (bilateral) SPD system: its
  * iteration matrix has ρ ≥ |ω − 1| (Kahan), 1.3 for ω = 2.3, so after 300
  * sweeps λ is far (> 1) from the solution — or the solver reports the
- * overflow. The same problem converges for ω = 1.9. Row by row (no_blocks):
+ * overflow. The same problem converges for ω = 1.9. Row by row (PGS_MODE_NO_BLOCKS):
  * its rows all act on one range and would otherwise be one exact block. */
 static void test_sor_diverges_outside_0_2(void **state) {
   (void)state;
@@ -584,7 +584,7 @@ static void test_sor_diverges_outside_0_2(void **state) {
   assert_int_equal(lcp_dense_dantzig(c.n, c.A, c.b, c.lo, c.hi, ref, &a), LCP_OK);
   case_reset(&c);
   solver_settings s = settings_of(300, 2.3, 0.0, LCP_FRICTION_BOX);
-  s.no_blocks = true;
+  s.pgs_mode = PGS_MODE_NO_BLOCKS;
   solver_result res;
   int rc = solver_pgs(&s, &c.problem, &res, &a);
   case_lambda(&c, got);
@@ -1305,7 +1305,7 @@ static void test_contact_units(void **state) {
         big_reset(bp);
         for (int i = 0; i < n; ++i)
           bp->rows[i].lambda = ref[i];
-        s.baseline_only = wide == 0;
+        s.pgs_mode = wide == 0 ? PGS_MODE_BASELINE_VECTORS : PGS_MODE_FULL;
         assert_int_equal(solver_pgs(&s, &bp->problem, &res, &a), LCP_OK);
         if (wide == 0) {
           for (int i = 0; i < n; ++i)
@@ -1404,7 +1404,7 @@ static void test_contact_points(void **state) {
         big_reset(bp);
         for (int i = 0; i < n; ++i)
           bp->rows[i].lambda = 0.5 * ref[i];
-        s.baseline_only = wide == 0;
+        s.pgs_mode = wide == 0 ? PGS_MODE_BASELINE_VECTORS : PGS_MODE_FULL;
         assert_int_equal(solver_pgs(&s, &bp->problem, &res, &a), LCP_OK);
         for (int i = 0; i < n; ++i) {
           if (wide == 0)
@@ -1757,7 +1757,7 @@ static void test_robot_blocks(void **state) {
       ref[i] = rp->rows[i].lambda;
     assert_true(max_abs_diff(rp->n, ref, got) <= 1e-7);
     /* row by row */
-    s.no_blocks = true;
+    s.pgs_mode = PGS_MODE_NO_BLOCKS;
     rb_reset(rp);
     assert_int_equal(solver_pgs(&s, &rp->problem, &res, &a), LCP_OK);
     sweeps_rows += res.iterations;
@@ -1772,130 +1772,17 @@ static void test_robot_blocks(void **state) {
   arena_destroy(&a);
 }
 
-/* Late rows (solver.h): the controllers' rows of a robot problem, given
- * new targets, cfm, bounds and warm starts between solver_pgs_prepare and
- * solver_pgs_finish, give bitwise the solution solver_pgs gives with those
- * values from the start, and that solution meets the boxed-LCP conditions
- * of the new values (so the late rows were set up from them, not from the
- * old ones), with their cfm changed or (the factor of their block made
- * ahead is then kept) not. Late rows a friction row depends on, late friction rows and a
- * late row without cfm are refused. A late block that is singular to
- * rounding (two equal rows) is swept row by row and still solves. */
-static void test_late_rows(void **state) {
+/* A block singular to rounding (the same PD row twice on one dof, cfm
+ * 1e-15: K is not clearly positive definite) is swept row by row and still
+ * solves: the boxed-LCP conditions hold to 1e-6. */
+static void test_robot_block_singular(void **state) {
   (void)state;
   arena a;
   arena_init(&a);
   rng r = {37};
   robot_problem *rp = xcalloc(1, sizeof *rp);
-  uint8_t late[RB_ROWS];
   solver_settings s = settings_of(100000, 1.0, 1e-13, LCP_FRICTION_BOX);
   solver_result res;
-  for (int c = 0; c < 10; ++c) {
-    const rng problem_seed = r; /* rb_make from it again: the same problem */
-    rb_make(rp, &r, c % 2 == 0);
-    s.no_blocks = c >= 6; /* late items, not a late block */
-    memset(late, 0, sizeof late);
-    int late_count = 0;
-    /* the PD rows: bilateral, bounds ±b, cfm > 0 (rb_make's first joint row per dof) */
-    for (int i = rp->joint_first; i < rp->n; ++i)
-      if (rp->rows[i].lo < 0.0 && isfinite(rp->rows[i].lo))
-        late[i] = 1, late_count++;
-    assert_int_equal(late_count, RB_NV);
-    rp->problem.late = late;
-    solver_row final_rows[RB_ROWS];
-    for (int i = 0; i < rp->n; ++i) {
-      final_rows[i] = rp->rows[i];
-      if (!late[i])
-        continue;
-      double bound = rng_range(&r, 0.02, 0.5);
-      final_rows[i].target = rng_range(&r, -1.0, 1.0);
-      /* the same cfm on odd cases: the factor made ahead is kept */
-      double cfm = rng_range(&r, 0.05, 0.5);
-      final_rows[i].cfm = c % 2 ? rp->rows[i].cfm : cfm;
-      final_rows[i].lo = -bound;
-      final_rows[i].hi = bound;
-    }
-    /* warm starts: the late rows' from the final values, some out of bounds */
-    double warm[RB_ROWS];
-    for (int i = 0; i < rp->n; ++i)
-      warm[i] = late[i] ? rng_range(&r, -0.6, 0.6) : 0.0;
-
-    /* one part, the final values from the start */
-    rb_reset(rp);
-    for (int i = 0; i < rp->n; ++i)
-      rp->rows[i] = final_rows[i], rp->rows[i].lambda = warm[i];
-    assert_int_equal(solver_pgs(&s, &rp->problem, &res, &a), LCP_OK);
-    assert_true(rb_violation(rp) <= 1e-9);
-    double ref[RB_ROWS], ref_velocity[RB_DOFS];
-    for (int i = 0; i < rp->n; ++i)
-      ref[i] = rp->rows[i].lambda;
-    memcpy(ref_velocity, rp->velocity, sizeof ref_velocity);
-    arena_reset(&a);
-
-    /* two parts: set up with rb_make's late values, then the final ones */
-    rng again = problem_seed;
-    rb_make(rp, &again, c % 2 == 0);
-    rp->problem.late = late;
-    rb_reset(rp);
-    for (int i = 0; i < rp->n; ++i)
-      if (!late[i])
-        rp->rows[i] = final_rows[i];
-    solver_pgs_setup *setup = NULL;
-    assert_int_equal(solver_pgs_prepare(&s, &rp->problem, &a, &setup), LCP_OK);
-    assert_non_null(setup);
-    for (int i = 0; i < rp->n; ++i)
-      if (late[i])
-        rp->rows[i] = final_rows[i], rp->rows[i].lambda = warm[i];
-    assert_int_equal(solver_pgs_finish(setup, &rp->problem, &res), LCP_OK);
-    assert_true(rb_violation(rp) <= 1e-9);
-    for (int i = 0; i < rp->n; ++i)
-      assert_memory_equal(&ref[i], &rp->rows[i].lambda, sizeof(double));
-    assert_memory_equal(ref_velocity, rp->velocity, sizeof ref_velocity);
-    arena_reset(&a);
-
-    /* Jacobi ignores the flags: the same bits with them as without */
-    solver_settings damped = settings_of(50, 0.2, 0.0, LCP_FRICTION_BOX);
-    for (int flagged = 0; flagged < 2; ++flagged) {
-      rb_reset(rp);
-      for (int i = 0; i < rp->n; ++i)
-        rp->rows[i] = final_rows[i], rp->rows[i].lambda = warm[i];
-      rp->problem.late = flagged ? late : NULL;
-      assert_int_equal(solver_jacobi(&damped, &rp->problem, &res, &a), LCP_OK);
-      for (int i = 0; i < rp->n; ++i)
-        if (flagged)
-          assert_memory_equal(&ref[i], &rp->rows[i].lambda, sizeof(double));
-        else
-          ref[i] = rp->rows[i].lambda;
-      arena_reset(&a);
-    }
-
-    /* a late row without cfm: refused when its values are read */
-    rb_make(rp, &r, c % 2 == 0);
-    rp->problem.late = late;
-    rb_reset(rp);
-    assert_int_equal(solver_pgs_prepare(&s, &rp->problem, &a, &setup), LCP_OK);
-    rp->rows[rp->joint_first].cfm = 0.0;
-    assert_int_equal(solver_pgs_finish(setup, &rp->problem, &res), LCP_ERR_INVALID_ARGUMENT);
-    arena_reset(&a);
-  }
-  s.no_blocks = false;
-  /* layouts refused: a late normal row (its friction rows take their bounds
-   * from it), a late friction row */
-  rb_make(rp, &r, true);
-  memset(late, 0, sizeof late);
-  late[0] = 1;
-  rp->problem.late = late;
-  rb_reset(rp);
-  solver_pgs_setup *setup = NULL;
-  assert_int_equal(solver_pgs_prepare(&s, &rp->problem, &a, &setup), LCP_ERR_INVALID_ARGUMENT);
-  assert_null(setup);
-  assert_int_equal(solver_pgs(&s, &rp->problem, &res, &a), LCP_ERR_INVALID_ARGUMENT);
-  late[0] = 0;
-  late[1] = 1;
-  assert_int_equal(solver_pgs_prepare(&s, &rp->problem, &a, &setup), LCP_ERR_INVALID_ARGUMENT);
-  arena_reset(&a);
-
-  /* a late block singular to rounding: the same PD row twice on one dof */
   rb_make(rp, &r, false);
   int i = 0;
   rb_joint_row(rp, i++, 0, 1.0, 0.4, 1e-15, -0.3, 0.3);
@@ -1903,8 +1790,6 @@ static void test_late_rows(void **state) {
   rb_joint_row(rp, i++, 1, 1.0, -0.2, 0.1, -0.5, 0.5);
   rp->n = i;
   rp->problem.row_count = i;
-  memset(late, 1, sizeof late);
-  rp->problem.late = late;
   rb_reset(rp);
   assert_int_equal(solver_pgs(&s, &rp->problem, &res, &a), LCP_OK);
   assert_true(rb_violation(rp) <= 1e-6);
@@ -1968,7 +1853,7 @@ int main(void) {
       cmocka_unit_test(test_contact_points_degenerate),
       cmocka_unit_test(test_contact_points_non_finite),
       cmocka_unit_test(test_robot_blocks),
-      cmocka_unit_test(test_late_rows),
+      cmocka_unit_test(test_robot_block_singular),
       cmocka_unit_test(test_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -101,9 +101,6 @@ static void complete_call(lcpd_server_t *server) {
               lcpd_code_name(call->status.code), call->status.message);
   }
   send_reply(server);
-  server->last_call_stepped = call->request &&
-                              call->request->call_case == LCPSIM__V1__REQUEST__CALL_STEP &&
-                              call->status.code == LCPSIM__V1__STATUS__CODE__OK;
   lcpd_call_finish(call);
   server->call_running = false;
   /* The call may have changed the mode, the rate or the time. */
@@ -205,27 +202,6 @@ static bool busy_poll(lcpd_server_t *server) {
   return false;
 }
 
-/* A client in a control loop sends its next Step soon after the reply to
- * the last one. While it is on its way, the next step's stages before the
- * solve run (lcp_world_prepare_step): the Step then only solves and
- * integrates. Its result is bitwise what it would have been; a request
- * that changes more than the controllers' targets and gains drops the work
- * done ahead. The loop does nothing else meanwhile, so a request arriving
- * then waits for it: only worlds whose step is short are prepared. */
-#define PREPARE_MAX_STEP_SECONDS 1e-3
-static void prepare_next_step(lcpd_server_t *server) {
-  if (!server->last_call_stepped || server->sim->mode != LCPD_MODE_LOCKSTEP)
-    return;
-  server->last_call_stepped = false;
-  lcp_step_stats_t stats;
-  lcp_world_get_stats(server->sim->live.world, &stats);
-  if (stats.step_seconds > PREPARE_MAX_STEP_SECONDS)
-    return;
-  if (lcp_world_prepare_step(server->sim->live.world) != LCP_OK)
-    LCPD_DEBUG("the next step could not be prepared: %s",
-               lcp_world_last_error(server->sim->live.world));
-}
-
 /* Serves waiting requests, at most a batch, then lets the loop run. */
 static void drain(lcpd_server_t *server) {
   if (server->stopping)
@@ -243,7 +219,6 @@ static void drain(lcpd_server_t *server) {
     if (server->stopping)
       break;
     if (!receive_request(server)) {
-      prepare_next_step(server);
       /* A request that comes within the busy poll is served in this batch
        * (the batch and the time budget still bound the callback); past the
        * budget, the idle handle serves it on the next loop turn. */

@@ -51,7 +51,6 @@ typedef struct lcpd_server {
   /* The request being served. */
   lcpd_call_t call;
   bool call_running;
-  bool last_call_stepped; /* the last reply was a Step's, OK: prepare the next step */
   zmq_msg_t envelope[LCPD_MAX_ENVELOPE];
   int envelope_count;
   uint64_t requests;

@@ -1,9 +1,10 @@
-/* Featherstone multibody kernel (multibody.h; DESIGN.md §4; seed 004
- * "Featherstoneの方法", "FeatherstoneのLCPへの組み込み").
+/* Featherstone multibody kernel (multibody.h): the recursive algorithms.
+ * The spatial algebra and the workspace are in multibody_internal.h, the
+ * model's checks and the data's allocation in multibody_model.c.
  *
  * Representation. Every spatial quantity is kept in world axes about one
  * reference point O, the base origin of the current state ("absolute
- * coordinates": Featherstone, Rigid Body Dynamics Algorithms (RBDA) §2.9 and
+ * coordinates": Featherstone, Rigid Body Dynamics Algorithms (RBDA) section 2.9 and
  * the efficiency discussion of chapter 10). In a single frame the
  * parent-to-child transforms of the recursions are the identity, so
  * articulated inertias, bias forces and accelerations pass between links by
@@ -12,7 +13,7 @@
  * per kinematics pass. O is the base origin rather than the world origin so
  * that moments stay small (and accurate) when a robot is far from the origin.
  *
- * Spatial vectors are linear first (DESIGN.md §2): a motion vector is
+ * Spatial vectors are linear first: a motion vector is
  * [v_O; ω] (v_O the velocity of the body-fixed point at O), a force vector is
  * [f; n_O] (n_O the moment about O). Cross products in that order:
  *   v ×  m = [ω × m_v + v × m_ω ; ω × m_ω]
@@ -21,13 +22,13 @@
  * the centre of mass relative to O:  I v = [m v + ω × h ; h × v + Ī ω].
  *
  * Gravity enters as a fictitious acceleration of the base, a₀' = a₀ − a_g
- * with a_g = [g; 0] (RBDA §5.3), so no link carries a gravity force.
+ * with a_g = [g; 0] (RBDA section 5.3), so no link carries a gravity force.
  *
  * Floating base. Its coordinates are the world velocity of the base origin and
  * the world angular velocity; with O at the base origin that is exactly the
  * base's spatial velocity, so its motion subspace is the 6×6 identity. The
  * spatial acceleration at a fixed point differs from the derivative of the
- * classical velocity of the moving base origin by ω × v (RBDA §2.11), which is
+ * classical velocity of the moving base origin by ω × v (RBDA section 2.11), which is
  * applied where base accelerations enter or leave the algorithms.
  *
  * Fixed joints carry no dof: in the recursions a fixed child's articulated
@@ -59,457 +60,11 @@
  *  - mb_model_init accepts massless links on fixed joints (their inertia
  *    must be positive semidefinite); a moving link, the floating base
  *    included, needs mass > 0 and a positive definite inertia. */
-#include "multibody.h"
+#include "multibody_internal.h"
 
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-/* ---- spatial algebra ---- */
-
-/* The helpers below must inline: returned through memory, a 48-byte spatial
- * vector costs more than its arithmetic. */
-#if defined(__GNUC__)
-#define MB_INLINE static inline __attribute__((always_inline))
-#else
-#define MB_INLINE static inline
-#endif
-
-typedef struct sv {
-  vec3 l, a; /* linear, angular */
-} sv;
-
-/* 3×3 matrix as rows */
-typedef struct blk {
-  vec3 x, y, z;
-} blk;
-
-/* symmetric 3×3 */
-typedef struct sym3 {
-  double xx, yy, zz, xy, xz, yz;
-} sym3;
-
-/* Symmetric 6×6 [[A, B], [Bᵀ, C]]. */
-typedef struct sm {
-  sym3 A;
-  blk B;
-  sym3 C;
-} sm;
-
-/* Rigid-body spatial inertia about O: mass, first moment h = m c, rotational
- * inertia Ī about O. */
-typedef struct rigid6 {
-  double m;
-  vec3 h;
-  sym3 I;
-} rigid6;
-
-static const sv sv_zero = {{0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}};
-
-MB_INLINE sv sv_add(sv x, sv y) { return (sv){v3_add(x.l, y.l), v3_add(x.a, y.a)}; }
-MB_INLINE sv sv_sub(sv x, sv y) { return (sv){v3_sub(x.l, y.l), v3_sub(x.a, y.a)}; }
-MB_INLINE sv sv_scale(sv x, double s) { return (sv){v3_scale(x.l, s), v3_scale(x.a, s)}; }
-/* x + s y */
-MB_INLINE sv sv_madd(sv x, sv y, double s) {
-  return (sv){v3_madd(x.l, y.l, s), v3_madd(x.a, y.a, s)};
-}
-MB_INLINE double sv_dot(sv x, sv y) { return v3_dot(x.l, y.l) + v3_dot(x.a, y.a); }
-/* v × m */
-MB_INLINE sv sv_crm(sv v, sv m) {
-  return (sv){v3_add(v3_cross(v.a, m.l), v3_cross(v.l, m.a)), v3_cross(v.a, m.a)};
-}
-/* v ×* f */
-MB_INLINE sv sv_crf(sv v, sv f) {
-  return (sv){v3_cross(v.a, f.l), v3_add(v3_cross(v.a, f.a), v3_cross(v.l, f.l))};
-}
-MB_INLINE sv sv_load(const double *p) { return (sv){{p[0], p[1], p[2]}, {p[3], p[4], p[5]}}; }
-MB_INLINE void sv_store(sv x, double *p) {
-  p[0] = x.l.x;
-  p[1] = x.l.y;
-  p[2] = x.l.z;
-  p[3] = x.a.x;
-  p[4] = x.a.y;
-  p[5] = x.a.z;
-}
-
-MB_INLINE vec3 sym3_mulv(const sym3 *a, vec3 v) {
-  return (vec3){a->xx * v.x + a->xy * v.y + a->xz * v.z, a->xy * v.x + a->yy * v.y + a->yz * v.z,
-                a->xz * v.x + a->yz * v.y + a->zz * v.z};
-}
-/* p += a − s u uᵀ */
-MB_INLINE void sym3_acc_rank1(sym3 *p, const sym3 *a, vec3 u, double s) {
-  const vec3 su = v3_scale(u, s);
-  p->xx += a->xx - su.x * u.x;
-  p->yy += a->yy - su.y * u.y;
-  p->zz += a->zz - su.z * u.z;
-  p->xy += a->xy - su.x * u.y;
-  p->xz += a->xz - su.x * u.z;
-  p->yz += a->yz - su.y * u.z;
-}
-MB_INLINE void sym3_acc(sym3 *p, const sym3 *a) {
-  p->xx += a->xx;
-  p->yy += a->yy;
-  p->zz += a->zz;
-  p->xy += a->xy;
-  p->xz += a->xz;
-  p->yz += a->yz;
-}
-
-MB_INLINE vec3 blk_mulv(const blk *b, vec3 v) {
-  return (vec3){v3_dot(b->x, v), v3_dot(b->y, v), v3_dot(b->z, v)};
-}
-/* bᵀ v */
-MB_INLINE vec3 blk_tmulv(const blk *b, vec3 v) {
-  return v3_add(v3_add(v3_scale(b->x, v.x), v3_scale(b->y, v.y)), v3_scale(b->z, v.z));
-}
-/* p += b − s u wᵀ (row by row) */
-MB_INLINE void blk_acc_rank1(blk *p, const blk *b, vec3 u, vec3 w, double s) {
-  p->x = v3_add(p->x, v3_madd(b->x, w, -s * u.x));
-  p->y = v3_add(p->y, v3_madd(b->y, w, -s * u.y));
-  p->z = v3_add(p->z, v3_madd(b->z, w, -s * u.z));
-}
-MB_INLINE void blk_acc(blk *p, const blk *b) {
-  p->x = v3_add(p->x, b->x);
-  p->y = v3_add(p->y, b->y);
-  p->z = v3_add(p->z, b->z);
-}
-
-MB_INLINE sv sm_apply(const sm *M, sv s) {
-  return (sv){v3_add(sym3_mulv(&M->A, s.l), blk_mulv(&M->B, s.a)),
-              v3_add(blk_tmulv(&M->B, s.l), sym3_mulv(&M->C, s.a))};
-}
-
-/* I v */
-MB_INLINE sv rigid_apply(const rigid6 *I, sv v) {
-  return (sv){v3_add(v3_scale(v.l, I->m), v3_cross(v.a, I->h)),
-              v3_add(v3_cross(I->h, v.l), sym3_mulv(&I->I, v.a))};
-}
-
-MB_INLINE void rigid_add(rigid6 *a, const rigid6 *b) {
-  a->m += b->m;
-  a->h = v3_add(a->h, b->h);
-  sym3_acc(&a->I, &b->I);
-}
-
-/* The block matrix of a rigid inertia: A = m E, B = −[h]×, C = Ī. */
-MB_INLINE void sm_from_rigid(sm *M, const rigid6 *I) {
-  const double m = I->m;
-  const vec3 h = I->h;
-  M->A = (sym3){m, m, m, 0.0, 0.0, 0.0};
-  M->B = (blk){{0.0, h.z, -h.y}, {-h.z, 0.0, h.x}, {h.y, -h.x, 0.0}};
-  M->C = I->I;
-}
-
-/* The rigid inertia of a link about O in world axes from its pose. */
-MB_INLINE void rigid_world(const mb_link *L, const mat3 *R, vec3 pos, vec3 O, rigid6 *out) {
-  const double m = L->mass;
-  if (m == 0.0) { /* a massless frame: nothing to rotate */
-    *out = (rigid6){0.0, {0.0, 0.0, 0.0}, {0.0, 0.0, 0.0, 0.0, 0.0, 0.0}};
-    return;
-  }
-  const vec3 c = v3_add(m3_mulv(R, L->com), v3_sub(pos, O));
-  const vec3 i0 = m3_row(&L->inertia, 0), i1 = m3_row(&L->inertia, 1), i2 = m3_row(&L->inertia, 2);
-  const vec3 r0 = m3_row(R, 0), r1 = m3_row(R, 1), r2 = m3_row(R, 2);
-  /* T = R I_c (rows), then R I_c Rᵀ = rows of T dotted with rows of R */
-  const vec3 t0 = v3_add(v3_add(v3_scale(i0, r0.x), v3_scale(i1, r0.y)), v3_scale(i2, r0.z));
-  const vec3 t1 = v3_add(v3_add(v3_scale(i0, r1.x), v3_scale(i1, r1.y)), v3_scale(i2, r1.z));
-  const vec3 t2 = v3_add(v3_add(v3_scale(i0, r2.x), v3_scale(i1, r2.y)), v3_scale(i2, r2.z));
-  /* parallel axes: + m (|c|² E − c cᵀ) */
-  const vec3 h = v3_scale(c, m);
-  out->m = m;
-  out->h = h;
-  out->I = (sym3){v3_dot(t0, r0) + h.y * c.y + h.z * c.z,
-                  v3_dot(t1, r1) + h.x * c.x + h.z * c.z,
-                  v3_dot(t2, r2) + h.x * c.x + h.y * c.y,
-                  v3_dot(t0, r1) - h.x * c.y,
-                  v3_dot(t0, r2) - h.x * c.z,
-                  v3_dot(t1, r2) - h.y * c.z};
-}
-
-/* Per-link workspace. */
-typedef struct mb_lw {
-  int32_t parent;
-  int32_t dof;  /* this link's joint dof (v_index less the base's 6), −1 for none */
-  int32_t mdof; /* the nearest dof at or above this link, −1 for none (the root) */
-  int32_t pad;
-  /* kinematics */
-  sv v; /* spatial velocity */
-  sv b; /* bias acceleration: a at q̈ = 0, still base, no gravity (Σ v × S q̇) */
-  rigid6 I;
-  /* articulated-body pass */
-  sm IA;
-  sv pA;
-  /* Newton–Euler and composite-rigid-body scratch */
-  sv ra;
-  sv f;
-  rigid6 Ic;
-} mb_lw;
-
-/* Per-dof workspace (movable joints only, in link order, so parents come
- * first): the joint factors of the last articulated-body pass, which is all
- * the impulse responses read, packed densely so that fixed links drop out of
- * those passes. */
-typedef struct mb_dof {
-  sv S;            /* motion subspace (world, about O) */
-  sv U;            /* I^A S */
-  sv UD;           /* U / D */
-  sv ra;           /* acceleration (ã) or velocity change of the forward passes */
-  double Dinv;     /* 1 / (Sᵀ I^A S) */
-  double mu;       /* U·S_parent: how the parent dof's motion loads this joint */
-  double sigma;    /* S_parent·U/D = mu/D: how this joint's u loads the parent dof */
-  double u;        /* τ − Sᵀp^A of the articulated-body pass */
-  double ru;       /* u of a test impulse; zero between calls */
-  double x;        /* the dof's result in the forward passes */
-  int32_t parent;  /* parent dof, −1 for the root */
-  int32_t gparent; /* the parent dof's parent, −1 for the root */
-  int32_t link;
-  int32_t pad;
-} mb_dof;
-
-typedef struct mb_work {
-  vec3 origin;  /* O: the base origin of the last mb_kinematics */
-  sm root_inv;  /* inverse of the root's articulated inertia (floating base) */
-  sv root_ra;   /* the root's ã or velocity change in the forward passes */
-  int32_t ndof; /* movable joints */
-  int32_t v0;   /* velocity index of dof 0: 6 for a floating base, else 0 */
-  mb_lw *lw;
-  mb_dof *dof;
-  double (*ru3)[3]; /* [ndof] per-direction u of mb_response_point3 */
-  sv (*ra3)[3];     /* [ndof] per-direction velocity change of mb_response_point3 */
-} mb_work;
-
-/* ---- model ---- */
-
-static int fail(char *err, size_t err_size, const char *fmt, ...) {
-  if (err && err_size > 0) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, err_size, fmt, ap);
-    va_end(ap);
-  }
-  return LCP_ERR_INVALID_ARGUMENT;
-}
-
-static bool all_finite(const double *a, int n) {
-  for (int i = 0; i < n; ++i)
-    if (!isfinite(a[i]))
-      return false;
-  return true;
-}
-
-/* Symmetric within rounding, and positive definite (strict) or semidefinite:
- * Cholesky pivots, with a tolerance relative to the trace. */
-static bool inertia_ok(const double *I, bool strict) {
-  double scale = fabs(I[0]) + fabs(I[4]) + fabs(I[8]);
-  for (int i = 0; i < 9; ++i)
-    scale = fmax(scale, fabs(I[i]));
-  if (scale == 0.0)
-    return !strict;
-  double tol = 1e-9 * scale;
-  if (fabs(I[1] - I[3]) > tol || fabs(I[2] - I[6]) > tol || fabs(I[5] - I[7]) > tol)
-    return false;
-  double a = I[0], b = 0.5 * (I[1] + I[3]), c = 0.5 * (I[2] + I[6]);
-  double d = I[4], e = 0.5 * (I[5] + I[7]), f = I[8];
-  if (strict) {
-    double piv = 1e-12 * scale;
-    if (!(a > piv))
-      return false;
-    double l21 = b / a, l31 = c / a;
-    double d2 = d - l21 * b;
-    if (!(d2 > piv))
-      return false;
-    double l32 = (e - l31 * b) / d2;
-    double d3 = f - l31 * c - l32 * l32 * d2;
-    return d3 > piv;
-  }
-  /* semidefinite: every principal minor ≥ −tolerance */
-  double t2 = tol * scale, t3 = t2 * scale;
-  if (a < -tol || d < -tol || f < -tol)
-    return false;
-  if (a * d - b * b < -t2 || a * f - c * c < -t2 || d * f - e * e < -t2)
-    return false;
-  double det = a * (d * f - e * e) - b * (b * f - e * c) + c * (b * e - d * c);
-  return det >= -t3;
-}
-
-int mb_model_init(mb_model *out, const lcp_robot_def_t *def, char *err, size_t err_size) {
-  if (err && err_size > 0)
-    err[0] = '\0';
-  if (!out)
-    return fail(err, err_size, "no model to fill");
-  memset(out, 0, sizeof *out);
-  if (!def || !def->links || def->link_count < 1)
-    return fail(err, err_size, "robot definition without links");
-  const int32_t n = def->link_count;
-  const int nl = LCP_NAME_MAX;
-
-  for (int32_t i = 0; i < n; ++i) {
-    const lcp_link_def_t *L = &def->links[i];
-    const char *nm = L->name;
-    if (i == 0) {
-      if (L->parent != -1)
-        return fail(err, err_size, "link 0 '%.*s': the base must have parent -1 (has %d)", nl, nm,
-                    (int)L->parent);
-    } else {
-      if (L->parent == -1)
-        return fail(err, err_size,
-                    "link %d '%.*s': a second root (parent -1); only link 0 may be a root", (int)i,
-                    nl, nm);
-      if (L->parent < 0 || L->parent >= i)
-        return fail(err, err_size,
-                    "link %d '%.*s': parent %d is not an earlier link (parents before children)",
-                    (int)i, nl, nm, (int)L->parent);
-      if (L->joint_type != LCP_JOINT_FIXED && L->joint_type != LCP_JOINT_REVOLUTE &&
-          L->joint_type != LCP_JOINT_CONTINUOUS && L->joint_type != LCP_JOINT_PRISMATIC)
-        return fail(err, err_size, "link %d '%.*s': unknown joint type %d", (int)i, nl, nm,
-                    (int)L->joint_type);
-      if (!all_finite(L->origin_position, 3) || !all_finite(L->origin_orientation, 4))
-        return fail(err, err_size, "link %d '%.*s': joint origin is not finite", (int)i, nl, nm);
-      if (!(q_norm(q_from(L->origin_orientation)) > 1e-9))
-        return fail(err, err_size, "link %d '%.*s': joint origin quaternion is zero", (int)i, nl,
-                    nm);
-      const double lim[6] = {L->lower,          L->upper,   L->effort_limit,
-                             L->velocity_limit, L->damping, L->friction};
-      for (int k = 0; k < 6; ++k)
-        if (isnan(lim[k]))
-          return fail(err, err_size, "link %d '%.*s': NaN in the joint limits or gains", (int)i, nl,
-                      nm);
-      if (L->joint_type != LCP_JOINT_FIXED) {
-        if (!all_finite(L->axis, 3))
-          return fail(err, err_size, "link %d '%.*s': joint axis is not finite", (int)i, nl, nm);
-        if (!(v3_len(v3_from(L->axis)) > 1e-9))
-          return fail(err, err_size, "link %d '%.*s': zero joint axis", (int)i, nl, nm);
-      }
-    }
-    /* The floating base moves like a movable link; a fixed base does not move. */
-    bool movable = i == 0 ? def->floating_base : L->joint_type != LCP_JOINT_FIXED;
-    if (!isfinite(L->mass) || !all_finite(L->com, 3) || !all_finite(L->inertia, 9))
-      return fail(err, err_size, "link %d '%.*s': mass, centre of mass or inertia not finite",
-                  (int)i, nl, nm);
-    if (movable && !(L->mass > 0.0))
-      return fail(err, err_size,
-                  "link %d '%.*s': mass %g must be > 0 on a moving link (a massless link must be "
-                  "fixed to its parent)",
-                  (int)i, nl, nm, L->mass);
-    if (L->mass < 0.0)
-      return fail(err, err_size, "link %d '%.*s': negative mass %g", (int)i, nl, nm, L->mass);
-    if (!inertia_ok(L->inertia, movable))
-      return fail(err, err_size, "link %d '%.*s': inertia is not symmetric positive %s", (int)i, nl,
-                  nm, movable ? "definite" : "semidefinite");
-  }
-
-  mb_link *links = calloc((size_t)n, sizeof *links);
-  if (!links)
-    return LCP_ERR_NO_MEMORY;
-  int32_t joints = 0;
-  const int32_t q0 = def->floating_base ? 7 : 0, v0 = def->floating_base ? 6 : 0;
-  for (int32_t i = 0; i < n; ++i) {
-    const lcp_link_def_t *L = &def->links[i];
-    mb_link *k = &links[i];
-    k->parent = i == 0 ? -1 : L->parent;
-    k->joint_type = i == 0 ? LCP_JOINT_FIXED : L->joint_type;
-    /* Link 0: the world pose of a fixed base (identity until the owner sets it). */
-    k->parent_from_joint =
-        i == 0 ? xf_identity()
-               : xf_make(v3_from(L->origin_position), q_normalize(q_from(L->origin_orientation)));
-    k->axis = v3(0.0, 0.0, 1.0);
-    if (i > 0 && L->joint_type != LCP_JOINT_FIXED)
-      v3_normalize(v3_from(L->axis), &k->axis, 0.0);
-    k->mass = L->mass;
-    k->com = v3_from(L->com);
-    mat3 I = m3_from(L->inertia), It = m3_transpose(&I);
-    k->inertia = m3_add(&I, &It);
-    k->inertia = m3_scale(&k->inertia, 0.5); /* exactly symmetric */
-    if (i > 0 && L->joint_type != LCP_JOINT_FIXED) {
-      k->q_index = q0 + joints;
-      k->v_index = v0 + joints;
-      ++joints;
-    } else {
-      k->q_index = -1;
-      k->v_index = -1;
-    }
-  }
-  out->floating = def->floating_base;
-  out->link_count = n;
-  out->joint_count = joints;
-  out->nq = q0 + joints;
-  out->nv = v0 + joints;
-  out->links = links;
-  return LCP_OK;
-}
-
-void mb_model_free(mb_model *m) {
-  if (!m)
-    return;
-  free(m->links);
-  memset(m, 0, sizeof *m);
-}
-
-/* ---- data ---- */
-
-int mb_data_init(mb_data *d, const mb_model *m) {
-  if (!d || !m || m->link_count < 1 || !m->links)
-    return LCP_ERR_INVALID_ARGUMENT;
-  memset(d, 0, sizeof *d);
-  const size_t n = (size_t)m->link_count, nd = (size_t)m->joint_count;
-  /* One block: header, per-link and per-dof workspaces (cache-line aligned). */
-  const size_t off_lw = (sizeof(mb_work) + 63) & ~(size_t)63;
-  const size_t off_dof = (off_lw + n * sizeof(mb_lw) + 63) & ~(size_t)63;
-  const size_t off_ru3 = (off_dof + (nd + 1) * sizeof(mb_dof) + 63) & ~(size_t)63;
-  const size_t off_ra3 = (off_ru3 + (nd + 1) * 3 * sizeof(double) + 63) & ~(size_t)63;
-  const size_t size = (off_ra3 + (nd + 1) * 3 * sizeof(sv) + 63) & ~(size_t)63;
-  unsigned char *block = aligned_alloc(64, size);
-  d->link_x = calloc(n, sizeof(xform));
-  d->link_v = calloc(n, sizeof(vec3));
-  d->link_w = calloc(n, sizeof(vec3));
-  if (!block || !d->link_x || !d->link_v || !d->link_w) {
-    free(block);
-    mb_data_free(d);
-    return LCP_ERR_NO_MEMORY;
-  }
-  memset(block, 0, size);
-  mb_work *w = (mb_work *)(void *)block;
-  w->lw = (mb_lw *)(void *)(block + off_lw);
-  w->dof = (mb_dof *)(void *)(block + off_dof);
-  w->ru3 = (double(*)[3])(void *)(block + off_ru3);
-  w->ra3 = (sv(*)[3])(void *)(block + off_ra3);
-  w->ndof = m->joint_count;
-  w->v0 = m->floating ? 6 : 0;
-  for (size_t i = 0; i < n; ++i) {
-    const mb_link *L = &m->links[i];
-    mb_lw *k = &w->lw[i];
-    k->parent = L->parent;
-    const int32_t up = i == 0 ? -1 : w->lw[L->parent].mdof;
-    if (i > 0 && L->v_index >= 0) {
-      const int32_t j = L->v_index - w->v0;
-      mb_dof *f = &w->dof[j];
-      f->link = (int32_t)i;
-      f->parent = up;
-      f->gparent = up >= 0 ? w->dof[up].parent : -1;
-      k->dof = k->mdof = j;
-    } else {
-      k->dof = -1;
-      k->mdof = up;
-    }
-    d->link_x[i] = xf_identity();
-  }
-  d->work = block;
-  d->work_size = size;
-  return LCP_OK;
-}
-
-void mb_data_free(mb_data *d) {
-  if (!d)
-    return;
-  free(d->link_x);
-  free(d->link_v);
-  free(d->link_w);
-  free(d->work);
-  memset(d, 0, sizeof *d);
-}
-
-/* ---- kinematics (RBDA §4.1, in absolute coordinates) ---- */
+/* ---- kinematics (RBDA section 4.1, in absolute coordinates) ---- */
 
 /* Poses, motion subspaces, velocities, bias accelerations and world inertias,
  * root to leaves. With aba set, also the first pass of the articulated-body
@@ -582,7 +137,7 @@ MB_INLINE void kinematics_pass(const mb_model *restrict m, const double *restric
       const sv vj = sv_scale(S, qd ? qd[L->v_index] : 0.0);
       if (!poses_only) {
         dof[k->dof].S = S;
-        /* Ṡ q̇ = v × S q̇ for an axis fixed in the link (RBDA §2.10); the
+        /* Ṡ q̇ = v × S q̇ for an axis fixed in the link (RBDA section 2.10); the
          * parent's velocity gives the same product since S × S = 0 */
         bias = sv_add(bias, sv_crm(v, vj));
       }
@@ -623,7 +178,7 @@ void mb_link_kinematics(const mb_model *m, const double *q, const double *qd, mb
   kinematics_pass(m, q, qd, d, false, NULL, true);
 }
 
-/* ---- articulated-body algorithm (RBDA §7.3) ----
+/* ---- articulated-body algorithm (RBDA section 7.3) ----
  *
  * Bias-acceleration form. Let b_i be the acceleration link i would have with
  * all q̈ = 0 and a still base (the sum of the velocity products v × S q̇ from
@@ -818,15 +373,12 @@ void mb_point_jacobian_row(const mb_model *m, const mb_data *d, int32_t link, ve
 }
 
 /* Test-impulse passes: the articulated-body algorithm with zero velocity,
- * zero gravity and no load but the impulse (RBDA §7.3; the seed's
- * "FeatherstoneのLCPへの組み込み"). With no velocity terms and no other loads
- * only the dofs from the loaded link to the root see a bias, so the backward
- * pass walks that path alone, reusing U and D of the last forward dynamics;
- * the forward pass then spreads the velocity change over the whole tree.
- * p is the bias entering dof j (with its own load); ru of j may hold a joint
- * impulse. As in the forward pass, S_parent·p is formed from the p before
- * this dof's contribution, plus sigma·u, so the dot product is off the
- * critical path. */
+ * zero gravity and no load but the impulse (RBDA section 7.3). With no velocity terms and no other
+ * loads only the dofs from the loaded link to the root see a bias, so the backward pass walks that
+ * path alone, reusing U and D of the last forward dynamics; the forward pass then spreads the
+ * velocity change over the whole tree. p is the bias entering dof j (with its own load); ru of j
+ * may hold a joint impulse. As in the forward pass, S_parent·p is formed from the p before this
+ * dof's contribution, plus sigma·u, so the dot product is off the critical path. */
 static void response_pass(const mb_model *m, mb_data *d, int32_t j, sv p, double *dqd) {
   mb_work *w = d->work;
   mb_dof *restrict dof = w->dof;
@@ -917,7 +469,7 @@ void mb_response_dof(const mb_model *m, mb_data *d, int32_t v_index, double *dqd
   }
 }
 
-/* ---- composite-rigid-body algorithm (RBDA §6.2) ---- */
+/* ---- composite-rigid-body algorithm (RBDA section 6.2) ---- */
 
 void mb_mass_matrix(const mb_model *m, const double *q, mb_data *d, double *M) {
   kinematics_pass(m, q, NULL, d, false, NULL, false);
@@ -957,7 +509,7 @@ void mb_mass_matrix(const mb_model *m, const double *q, mb_data *d, double *M) {
   }
 }
 
-/* ---- recursive Newton–Euler (RBDA §5.3) ---- */
+/* ---- recursive Newton–Euler (RBDA section 5.3) ---- */
 
 void mb_inverse_dynamics(const mb_model *m, const double *q, const double *qd, const double *qdd,
                          vec3 gravity, mb_data *d, double *tau) {

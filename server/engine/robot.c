@@ -95,7 +95,6 @@ static int reserve_robot(lcp_world_t *world) {
 
 int lcp_robot_add(lcp_world_t *world, const lcp_robot_def_t *def, const double base_position[3],
                   const double base_orientation[4], lcp_robot_id *out_id) {
-  world_discard_prepared_step(world);
   if (!def || !def->links || def->link_count < 1)
     return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "robot definition is empty");
   double zero[3] = {0, 0, 0}, identity[4] = {1, 0, 0, 0};
@@ -216,7 +215,6 @@ int lcp_robot_add(lcp_world_t *world, const lcp_robot_def_t *def, const double b
 }
 
 int lcp_robot_remove(lcp_world_t *world, lcp_robot_id id) {
-  world_discard_prepared_step(world);
   int32_t slot;
   int rc = find_robot(world, id, &slot);
   if (rc != LCP_OK)
@@ -356,7 +354,6 @@ int lcp_robot_get_qd(const lcp_world_t *world, lcp_robot_id id, double *qd, int3
 }
 
 int lcp_robot_set_q(lcp_world_t *world, lcp_robot_id id, const double *q, int32_t nq) {
-  world_discard_prepared_step(world);
   int32_t slot;
   int rc = find_robot(world, id, &slot);
   if (rc != LCP_OK)
@@ -378,7 +375,6 @@ int lcp_robot_set_q(lcp_world_t *world, lcp_robot_id id, const double *q, int32_
 }
 
 int lcp_robot_set_qd(lcp_world_t *world, lcp_robot_id id, const double *qd, int32_t nv) {
-  world_discard_prepared_step(world);
   int32_t slot;
   int rc = find_robot(world, id, &slot);
   if (rc != LCP_OK)
@@ -426,7 +422,6 @@ int lcp_robot_get_link_velocity(const lcp_world_t *world, lcp_robot_id id, int32
 
 int lcp_robot_apply_generalized_force(lcp_world_t *world, lcp_robot_id id, const double *f,
                                       int32_t nv) {
-  world_discard_prepared_step(world);
   int32_t slot;
   int rc = find_robot(world, id, &slot);
   if (rc != LCP_OK)
@@ -443,7 +438,6 @@ int lcp_robot_apply_generalized_force(lcp_world_t *world, lcp_robot_id id, const
 
 int lcp_robot_apply_link_force(lcp_world_t *world, lcp_robot_id id, int32_t link,
                                const double force[3], const double point[3]) {
-  world_discard_prepared_step(world);
   int32_t slot;
   int rc = find_robot(world, id, &slot);
   if (rc != LCP_OK)
@@ -462,55 +456,70 @@ int lcp_robot_apply_link_force(lcp_world_t *world, lcp_robot_id id, int32_t link
   return LCP_OK;
 }
 
+/* The dynamics queries work in a multibody workspace of their own: the
+ * world's robot_data belongs to the step (and to the kinematics cache), and a
+ * const query leaves the world exactly as it was. */
+typedef enum robot_query {
+  QUERY_MASS_MATRIX,
+  QUERY_INVERSE_DYNAMICS,
+  QUERY_FORWARD_DYNAMICS
+} robot_query;
+
+static int robot_dynamics_query(const lcp_world_t *world, const robot_model *r, int32_t slot,
+                                robot_query query, const double *in, double *out) {
+  mb_data d;
+  if (mb_data_init(&d, &r->mb) != LCP_OK)
+    return LCP_ERR_NO_MEMORY;
+  const robot_state *s = &world->state.robots[slot];
+  vec3 g = v3_from(world->model.settings.gravity);
+  switch (query) {
+  case QUERY_MASS_MATRIX:
+    mb_mass_matrix(&r->mb, s->q, &d, out);
+    break;
+  case QUERY_INVERSE_DYNAMICS:
+    mb_inverse_dynamics(&r->mb, s->q, s->qd, in, g, &d, out);
+    break;
+  case QUERY_FORWARD_DYNAMICS:
+    mb_forward_dynamics(&r->mb, s->q, s->qd, in, NULL, g, &d, out);
+    break;
+  }
+  mb_data_free(&d);
+  return LCP_OK;
+}
+
 int lcp_robot_mass_matrix(const lcp_world_t *world, lcp_robot_id id, double *M, int32_t nv) {
-  world_discard_prepared_step((lcp_world_t *)world);
   int32_t slot;
   const robot_model *r = robot_at(world, id, &slot);
   if (!r)
     return LCP_ERR_NOT_FOUND;
   if (!M || nv != r->mb.nv)
     return LCP_ERR_INVALID_ARGUMENT;
-  /* The kernel's workspace is scratch for these calls; the poses it keeps
-   * are recomputed from the same state, so queries stay const. */
-  mb_data *d = (mb_data *)&world->robot_data[slot];
-  mb_mass_matrix(&r->mb, world->state.robots[slot].q, d, M);
-  mb_kinematics(&r->mb, world->state.robots[slot].q, world->state.robots[slot].qd, d);
-  return LCP_OK;
+  return robot_dynamics_query(world, r, slot, QUERY_MASS_MATRIX, NULL, M);
 }
 
 int lcp_robot_inverse_dynamics(const lcp_world_t *world, lcp_robot_id id, const double *qdd,
                                double *tau, int32_t nv) {
-  world_discard_prepared_step((lcp_world_t *)world);
   int32_t slot;
   const robot_model *r = robot_at(world, id, &slot);
   if (!r)
     return LCP_ERR_NOT_FOUND;
   if (!tau || nv != r->mb.nv || (qdd && !finite_array(qdd, nv)))
     return LCP_ERR_INVALID_ARGUMENT;
-  mb_data *d = (mb_data *)&world->robot_data[slot];
-  const robot_state *s = &world->state.robots[slot];
-  mb_inverse_dynamics(&r->mb, s->q, s->qd, qdd, v3_from(world->model.settings.gravity), d, tau);
-  mb_kinematics(&r->mb, s->q, s->qd, d);
-  return LCP_OK;
+  return robot_dynamics_query(world, r, slot, QUERY_INVERSE_DYNAMICS, qdd, tau);
 }
 
 int lcp_robot_forward_dynamics(const lcp_world_t *world, lcp_robot_id id, const double *tau,
                                double *qdd, int32_t nv) {
-  world_discard_prepared_step((lcp_world_t *)world);
   int32_t slot;
   const robot_model *r = robot_at(world, id, &slot);
   if (!r)
     return LCP_ERR_NOT_FOUND;
   if (!qdd || nv != r->mb.nv || (tau && !finite_array(tau, nv)))
     return LCP_ERR_INVALID_ARGUMENT;
-  mb_data *d = (mb_data *)&world->robot_data[slot];
-  const robot_state *s = &world->state.robots[slot];
-  mb_forward_dynamics(&r->mb, s->q, s->qd, tau, NULL, v3_from(world->model.settings.gravity), d,
-                      qdd);
-  return LCP_OK;
+  return robot_dynamics_query(world, r, slot, QUERY_FORWARD_DYNAMICS, tau, qdd);
 }
 
-/* ---- joint control (DESIGN.md §5) ---- */
+/* ---- joint control ---- */
 
 lcp_joint_control_t lcp_joint_control_default(void) {
   return (lcp_joint_control_t){.mode = LCP_CONTROL_OFF};

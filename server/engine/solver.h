@@ -1,14 +1,16 @@
-/* The boxed LCP solvers (DESIGN.md §3 step 5, seeds 000 and 002 §3.5).
+/* The boxed LCP solvers: their interface. PGS (solver_pgs.c) is the
+ * step's; Jacobi (solver_jacobi.c) and the direct solver (solver_direct.c,
+ * Dantzig's method: the reference) are the others.
  *
  * The problem is given by rows, not by the matrix A: row i has a Jacobian row
  * J_i over the velocity vector u (free bodies: 6 entries each, [v, ω] world;
- * robots later: their joint velocities) and the response M⁻¹J_iᵀ. A row
+ * robots: their joint velocities) and the response M⁻¹J_iᵀ. A row
  * touches at most two contiguous blocks of u (its two sides: two bodies, a
  * body and a robot, ...). With v = u_free + M⁻¹Jᵀλ kept up to date,
  *
  *     w_i = J_i v − target_i = (A λ + b)_i,  A = J M⁻¹ Jᵀ,  b = J u_free − target
  *
- * so only the diagonal A_ii = J_i · M⁻¹J_iᵀ is ever formed (seed 000), and
+ * so only the diagonal A_ii = J_i · M⁻¹J_iᵀ is ever formed, and
  * each projected Gauss–Seidel update is
  *
  *     λ_i ← clamp(λ_i − ω (w_i + cfm_i λ_i) / (A_ii + cfm_i), lo_i, hi_i)
@@ -52,7 +54,7 @@ typedef struct solver_row {
  * coefficients. Its rows are rows row (normal or bilateral), row + 1 and
  * row + 2 (ROW_FRICTION_1/2 with normal_row == row), complete except that
  * their J and M⁻¹Jᵀ coefficients are not written; for direction d_k
- * (k = 0, 1, 2: the three rows) they are (seed 000)
+ * (k = 0, 1, 2: the three rows) they are
  *
  *     J_k = [−d_k, −r_A × d_k | d_k, r_B × d_k],
  *     M⁻¹J_kᵀ = [−d_k/m_A, −I_A⁻¹(r_A × d_k) | d_k/m_B, I_B⁻¹(r_B × d_k)],
@@ -89,27 +91,29 @@ typedef struct solver_problem {
   const solver_contact *contacts;
   const double *body_inv_mass;
   const double (*body_inv_inertia)[9];
-  /* Optional [row_count] (NULL: none). A late row's values — target, cfm,
-   * lo, hi and its warm start lambda — are read only by solver_pgs_finish:
-   * they may change after solver_pgs_prepare (the joint controllers' rows
-   * of a prepared step). A late row must be bilateral with cfm > 0 (its
-   * place in the setup is decided without its values), and no friction row
-   * may take its bounds from it. PGS sets up the late rows after the others,
-   * with or without a pause between; the other solvers ignore the flags. */
-  const uint8_t *late;
 } solver_problem;
+
+/* How PGS sweeps the rows. The step always uses PGS_MODE_FULL; the other
+ * modes are the references tests compare it with. */
+typedef enum solver_pgs_mode {
+  /* contact points in 4-lane units, a robot's coupled joint rows as exact
+   * blocks, the vector code the processor runs fastest */
+  PGS_MODE_FULL = 0,
+  /* the same with the baseline vector code even where a wider one is
+   * available: the results must be bitwise PGS_MODE_FULL's */
+  PGS_MODE_BASELINE_VECTORS = 1,
+  /* every generic row alone, also consecutive rows on one range that
+   * PGS_MODE_FULL solves together as a block (plain projected Gauss–Seidel
+   * on them, whose convergence the blocks are measured against) */
+  PGS_MODE_NO_BLOCKS = 2,
+} solver_pgs_mode;
 
 typedef struct solver_settings {
   int32_t max_iterations;
   double omega;     /* SOR relaxation for PGS; damping for Jacobi */
   double tolerance; /* stop when the largest |Δλ_i|·(A_ii + cfm_i) of a sweep is below */
   lcp_friction_model_t friction_model;
-  /* PGS: sweep contact units with the baseline vector code even where a
-   * wider one is available (for tests: the results must be bitwise equal) */
-  bool baseline_only;
-  /* PGS: sweep every generic row alone, also consecutive rows on one range
-   * that would otherwise be solved together as a block (solver.c) */
-  bool no_blocks;
+  solver_pgs_mode pgs_mode; /* PGS_MODE_FULL but in tests */
 } solver_settings;
 
 typedef struct solver_result {
@@ -128,14 +132,6 @@ typedef struct solver_result {
  * non-finite value appears. */
 int solver_pgs(const solver_settings *settings, solver_problem *problem, solver_result *result,
                arena *scratch);
-/* solver_pgs in two parts: everything that does not read the late rows'
- * values, then (after those may have changed) the rest and the sweeps.
- * solver_pgs is exactly the two back to back. The setup lives in scratch;
- * between the two, nothing but the late rows' values may change. */
-typedef struct solver_pgs_setup solver_pgs_setup;
-int solver_pgs_prepare(const solver_settings *settings, solver_problem *problem, arena *scratch,
-                       solver_pgs_setup **out);
-int solver_pgs_finish(solver_pgs_setup *setup, solver_problem *problem, solver_result *result);
 int solver_jacobi(const solver_settings *settings, solver_problem *problem, solver_result *result,
                   arena *scratch);
 /* Forms the dense A and b from the rows and solves the boxed LCP exactly by
@@ -145,7 +141,7 @@ int solver_direct(const solver_settings *settings, solver_problem *problem, solv
                   arena *scratch, int32_t max_rows);
 
 /* Dense boxed LCP by Dantzig's algorithm: finds λ with lo ≤ λ ≤ hi and
- * w = Aλ + b complementary to the bounds (DESIGN.md §3 step 5). A is n×n
+ * w = Aλ + b complementary to the bounds. A is n×n
  * row-major, symmetric positive semidefinite with a positive diagonal;
  * requires lo_i ≤ 0 ≤ hi_i. lambda is output only. */
 int lcp_dense_dantzig(int32_t n, const double *A, const double *b, const double *lo,

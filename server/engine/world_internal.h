@@ -1,7 +1,8 @@
-/* The world's internal layout, shared by world.c (API, bodies, geoms,
- * snapshots) and step.c (the step pipeline).
+/* The world's internal layout, shared by world.c (API, bodies, geoms),
+ * world_snapshot.c (state snapshots), robot.c (robots), and step.c and
+ * rows.c (the step pipeline).
  *
- * Model / state split (DESIGN.md §2): `model` is what the world is — bodies'
+ * Model / state split: `model` is what the world is — bodies'
  * mass properties, geoms, settings; `state` is what it is doing — poses,
  * velocities, pending forces, the warm-start cache, time. A snapshot is the
  * state alone. Everything a step derives (world transforms, boxes, rows) lives
@@ -75,7 +76,7 @@ enum {
   JOINT_ROW_UPPER = 1,    /* position limit q ≤ upper */
   JOINT_ROW_DAMPING = 2,  /* viscous damping b (URDF <dynamics damping>) */
   JOINT_ROW_FRICTION = 3, /* Coulomb joint friction (URDF <dynamics friction>) */
-  JOINT_ROW_CONTROL = 4,  /* the position / velocity controller (DESIGN.md §5) */
+  JOINT_ROW_CONTROL = 4,  /* the position / velocity controller (implicit PD) */
   JOINT_ROW_KINDS = 5
 };
 
@@ -142,9 +143,6 @@ struct lcp_world {
   arena scratch;
   mb_data *robot_data;         /* parallel to model.robots: kinematics of the current state, */
   bool robot_kinematics_stale; /* unless this is set (after a step: refreshed when read) */
-  /* The next step's front stages, run ahead by lcp_world_prepare_step (a
-   * step_context in the scratch arena), or NULL. */
-  void *prepared_step;
   /* The layout hash of snapshots (world.c), valid until bodies, geoms or
    * robots are added or removed. */
   uint64_t layout_hash;
@@ -176,12 +174,6 @@ int world_add_geom(lcp_world_t *world, const lcp_geom_def_t *def, lcp_body_id bo
                    lcp_robot_id robot, int32_t link, lcp_geom_id *out_id);
 /* Would lcp_robot_set_joint_control accept this control? */
 bool robot_control_valid(const lcp_joint_control_t *control);
-/* Drops the front stages run ahead by lcp_world_prepare_step (step.c).
- * Everything that changes the world, other than a joint controller's
- * targets, gains or effort limit, calls it before changing anything; so do
- * the const dynamics queries, which use the robots' workspaces the prepared
- * rows were built from. */
-void world_discard_prepared_step(lcp_world_t *world);
 /* Recomputes every robot's link poses and velocities from its q, qd. */
 void world_refresh_robot_kinematics(lcp_world_t *world);
 /* Refreshes them when a step left them stale; every read of robot_data's

@@ -152,13 +152,10 @@ static void test_c_client_loop_matches_in_process_bitwise(void **state) {
   lcpsim_client_destroy(&client);
 }
 
-/* The daemon runs a lockstep world's next step ahead while it waits
- * (lcp_world_prepare_step). The same loop with other requests in it must
- * still end bitwise as the reference: ticks split into SetTarget then
- * Step(1) without targets (the prepared work is kept: only targets
- * changed), GetState between steps (nothing changes), and a RestoreState
- * back to a snapshot taken earlier (the prepared work, made from another
- * state, is dropped), after which the loop runs on from there. */
+/* The same loop with other requests in it must still end bitwise as the
+ * reference: ticks split into SetTarget then Step(1) without targets,
+ * GetState between steps (nothing changes), and a RestoreState back to a
+ * snapshot taken earlier, after which the loop runs on from there. */
 static void test_loop_with_other_requests_matches_in_process_bitwise(void **state) {
   fixture *f = *state;
   lcpsim_client_t *client = NULL;

@@ -222,16 +222,6 @@ int lcp_geom_def_mass_properties(const lcp_geom_def_t *def, double density, doub
 /* ---- stepping ---- */
 
 int lcp_world_step(lcp_world_t *world);
-/* Runs the next step's stages before the solve (kinematics, broad and narrow
- * phase, rows) now, for a program that has time to spare before it steps —
- * a server waiting for its client's next control tick. The next
- * lcp_world_step then does only the solve and the integration, and its
- * result is bitwise the one it would have had anyway. Between the two, the
- * joint controllers' targets, gains and effort limits may change (the
- * controller rows are rebuilt); a change of a controller's mode or of its
- * feed-forward torque, and any other change to the world, drops the work
- * done ahead, and the step does it again. */
-int lcp_world_prepare_step(lcp_world_t *world);
 double lcp_world_time(const lcp_world_t *world);
 uint64_t lcp_world_step_count(const lcp_world_t *world);
 
@@ -258,7 +248,6 @@ typedef struct lcp_step_stats {
   int32_t warm_started; /* contact points that reused last step's impulses */
   double stage_seconds[LCP_STAGE_COUNT];
   double step_seconds;
-  bool prepared; /* the stages before the solve ran ahead (lcp_world_prepare_step) */
 } lcp_step_stats_t;
 void lcp_world_get_stats(const lcp_world_t *world, lcp_step_stats_t *out);
 

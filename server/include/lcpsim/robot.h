@@ -136,7 +136,9 @@ int lcp_robot_mass_matrix(const lcp_world_t *world, lcp_robot_id id, double *M, 
 int lcp_robot_inverse_dynamics(const lcp_world_t *world, lcp_robot_id id, const double *qdd,
                                double *tau, int32_t nv);
 /* Unconstrained joint accelerations for the current state and the given
- * generalised forces, by the articulated-body algorithm (no contacts). */
+ * generalised forces, by the articulated-body algorithm (no contacts).
+ * These three leave the world as it was; each works in a workspace of its
+ * own (LCP_ERR_NO_MEMORY when it cannot have one). */
 int lcp_robot_forward_dynamics(const lcp_world_t *world, lcp_robot_id id, const double *tau,
                                double *qdd, int32_t nv);
 

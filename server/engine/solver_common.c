@@ -1,0 +1,393 @@
+/* What every solver reads off a problem: its checks, the entries of
+ * A = J M⁻¹ Jᵀ it needs (A_ii with the degenerate test, A_ij), the contact
+ * points' coefficients, and the generic rows as items.
+ *
+ *     w = A λ + b,  A = J M⁻¹ Jᵀ (+ diag cfm),  b = J u_free − target
+ *     λ_i = lo_i ⇒ w_i ≥ 0;  λ_i = hi_i ⇒ w_i ≤ 0;  lo_i < λ_i < hi_i ⇒ w_i = 0
+ *
+ * Friction rows come in (ROW_FRICTION_1, ROW_FRICTION_2) pairs whose bounds
+ * follow their normal row's current λn (isotropic Coulomb friction): box
+ * model |λt_k| ≤ μλn per row; cone model |(λt1, λt2)| ≤ μλn. A friction
+ * row's own lo/hi are not used; a negative λn counts as 0. */
+#include "solver_internal.h"
+
+#include "lcp_math.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- A from the rows ---- */
+
+/* Σ a_k b_k over the dof indices both segments cover: a covers
+ * [a_off, a_off + a_n), b covers [b_off, b_off + b_n). Blocks of different
+ * lengths (a body's 6 against a robot's n) overlap in any sub-range. */
+static double overlap_dot(const double *a, int32_t a_off, int32_t a_n, const double *b,
+                          int32_t b_off, int32_t b_n) {
+  int32_t start = a_off > b_off ? a_off : b_off;
+  int32_t a_end = a_off + a_n, b_end = b_off + b_n;
+  int32_t end = a_end < b_end ? a_end : b_end;
+  double sum = 0.0;
+  for (int32_t k = start; k < end; ++k)
+    sum += a[k - a_off] * b[k - b_off];
+  return sum;
+}
+
+/* J_i · M⁻¹J_jᵀ = A_ij: every side of row i against every side of row j,
+ * also two sides on overlapping ranges of velocity entries (a contact of
+ * two links of one robot), which give their cross terms too. */
+double solver_row_cross(const solver_problem *p, const solver_row *ri, const solver_row *rj) {
+  double sum = 0.0;
+  for (int a = 0; a < 2; ++a) {
+    if (ri->dof_count[a] <= 0)
+      continue;
+    for (int c = 0; c < 2; ++c) {
+      if (rj->dof_count[c] <= 0)
+        continue;
+      const double *ja = p->J + ri->coef_offset[a], *tc = p->MinvJt + rj->coef_offset[c];
+      if (ri->dof_offset[a] == rj->dof_offset[c] && ri->dof_count[a] == rj->dof_count[c])
+        sum += side_dot(ja, tc, ri->dof_count[a]); /* the common case: the same block */
+      else
+        sum += overlap_dot(ja, ri->dof_offset[a], ri->dof_count[a], tc, rj->dof_offset[c],
+                           rj->dof_count[c]);
+    }
+  }
+  return sum;
+}
+
+double solver_row_velocity(const solver_problem *p, const solver_row *r, const double *v) {
+  double sum = -r->target;
+  for (int a = 0; a < 2; ++a)
+    for (int32_t k = 0; k < r->dof_count[a]; ++k)
+      sum += p->J[r->coef_offset[a] + k] * v[r->dof_offset[a] + k];
+  return sum;
+}
+
+void solver_row_apply(const solver_problem *p, const solver_row *r, double *v, double s) {
+  for (int a = 0; a < 2; ++a)
+    for (int32_t k = 0; k < r->dof_count[a]; ++k)
+      v[r->dof_offset[a] + k] += p->MinvJt[r->coef_offset[a] + k] * s;
+}
+
+/* A row's bounds (bounded: not a friction row) and its cfm, target and
+ * impulse: LCP_ERR_INVALID_ARGUMENT for bounds the wrong way round or a
+ * negative cfm; *numeric set for a value that is not a number (or not
+ * finite). */
+static int check_row_values(const solver_row *r, bool bounded, bool *numeric) {
+  if (bounded) {
+    if (isnan(r->lo) || isnan(r->hi))
+      *numeric = true;
+    else if (r->lo > r->hi)
+      return LCP_ERR_INVALID_ARGUMENT;
+  }
+  if (!isfinite(r->cfm) || !isfinite(r->target) || !isfinite(r->lambda))
+    *numeric = true;
+  else if (r->cfm < 0.0)
+    return LCP_ERR_INVALID_ARGUMENT;
+  return LCP_OK;
+}
+
+int solver_check_problem(const solver_problem *p) {
+  if (!p || p->row_count < 0 || p->dof_count < 0)
+    return LCP_ERR_INVALID_ARGUMENT;
+  if (p->row_count > 0 && (!p->rows || !p->J || !p->MinvJt))
+    return LCP_ERR_INVALID_ARGUMENT;
+  if (p->dof_count > 0 && !p->velocity)
+    return LCP_ERR_INVALID_ARGUMENT;
+  bool numeric = false;
+  for (int32_t i = 0; i < p->dof_count; ++i)
+    numeric |= !isfinite(p->velocity[i]);
+  for (int32_t i = 0; i < p->row_count; ++i) {
+    const solver_row *r = &p->rows[i];
+    int kind = (int)r->kind;
+    if (kind < ROW_BILATERAL || kind > ROW_FRICTION_2)
+      return LCP_ERR_INVALID_ARGUMENT;
+    for (int a = 0; a < 2; ++a) {
+      if (r->dof_count[a] < 0)
+        return LCP_ERR_INVALID_ARGUMENT;
+      if (r->dof_count[a] > 0 &&
+          (r->dof_offset[a] < 0 || r->coef_offset[a] < 0 ||
+           (int64_t)r->dof_offset[a] + r->dof_count[a] > (int64_t)p->dof_count))
+        return LCP_ERR_INVALID_ARGUMENT;
+    }
+    if (is_friction(r->kind)) {
+      if (r->normal_row < 0 || r->normal_row >= p->row_count || r->normal_row == i ||
+          is_friction(p->rows[r->normal_row].kind))
+        return LCP_ERR_INVALID_ARGUMENT;
+      if (!isfinite(r->mu))
+        numeric = true;
+      else if (r->mu < 0.0)
+        return LCP_ERR_INVALID_ARGUMENT;
+    }
+    int rc = check_row_values(r, !is_friction(r->kind), &numeric);
+    if (rc != LCP_OK)
+      return rc;
+  }
+  if (p->contact_count < 0 ||
+      (p->contact_count > 0 && (!p->contacts || !p->body_inv_mass || !p->body_inv_inertia)))
+    return LCP_ERR_INVALID_ARGUMENT;
+  int32_t next_row = 0;
+  for (int32_t k = 0; k < p->contact_count; ++k) {
+    const solver_contact *c = &p->contacts[k];
+    if (c->row < next_row || c->row > p->row_count - 3)
+      return LCP_ERR_INVALID_ARGUMENT;
+    next_row = c->row + 3;
+    const solver_row *r = &p->rows[c->row];
+    if (is_friction(r[0].kind) || r[1].kind != ROW_FRICTION_1 || r[2].kind != ROW_FRICTION_2 ||
+        r[1].normal_row != c->row || r[2].normal_row != c->row)
+      return LCP_ERR_INVALID_ARGUMENT;
+    for (int s = 0; s < 2; ++s) {
+      int32_t dof = c->dof[s];
+      if (dof != -1 && (dof < 0 || dof % 6 != 0 || dof > p->dof_count - 6))
+        return LCP_ERR_INVALID_ARGUMENT;
+      for (int m = 0; m < 3; ++m)
+        if (r[m].dof_count[s] != (dof >= 0 ? 6 : 0) || (dof >= 0 && r[m].dof_offset[s] != dof))
+          return LCP_ERR_INVALID_ARGUMENT;
+    }
+  }
+  return numeric ? LCP_ERR_NUMERIC : LCP_OK;
+}
+
+int solver_check_iterative(const solver_settings *settings, const solver_problem *p,
+                           const arena *scratch) {
+  if (!settings || !scratch)
+    return LCP_ERR_INVALID_ARGUMENT;
+  if (!(settings->omega > 0.0) || !isfinite(settings->omega))
+    return LCP_ERR_INVALID_ARGUMENT;
+  return solver_check_problem(p);
+}
+
+void solver_contact_expand(const solver_problem *p, const solver_contact *c) {
+  for (int m = 0; m < 3; ++m) {
+    const solver_row *r = &p->rows[c->row + m];
+    vec3 d = v3_from(c->dir[m]);
+    for (int s = 0; s < 2; ++s) {
+      if (c->dof[s] < 0)
+        continue;
+      double sign = s == 0 ? -1.0 : 1.0;
+      int32_t body = c->dof[s] / 6;
+      mat3 inv_inertia;
+      memcpy(&inv_inertia, p->body_inv_inertia[body], sizeof inv_inertia);
+      double inv_mass = p->body_inv_mass[body];
+      vec3 lin = v3_scale(d, sign);
+      vec3 ang = v3_scale(v3_cross(v3_from(c->arm[s]), d), sign);
+      vec3 response = m3_mulv(&inv_inertia, ang);
+      double *j = p->J + r->coef_offset[s], *t = p->MinvJt + r->coef_offset[s];
+      j[0] = lin.x, j[1] = lin.y, j[2] = lin.z, j[3] = ang.x, j[4] = ang.y, j[5] = ang.z;
+      t[0] = lin.x * inv_mass, t[1] = lin.y * inv_mass, t[2] = lin.z * inv_mass;
+      t[3] = response.x, t[4] = response.y, t[5] = response.z;
+    }
+  }
+}
+
+void solver_contacts_expand_all(const solver_problem *p) {
+  for (int32_t k = 0; k < p->contact_count; ++k)
+    solver_contact_expand(p, &p->contacts[k]);
+}
+
+/* Σ a_k b_k and Σ |a_k b_k| over the overlap of two segments (as overlap_dot). */
+static double overlap_dot_abs(const double *a, int32_t a_off, int32_t a_n, const double *b,
+                              int32_t b_off, int32_t b_n, double *abs_sum) {
+  int32_t start = a_off > b_off ? a_off : b_off;
+  int32_t a_end = a_off + a_n, b_end = b_off + b_n;
+  int32_t end = a_end < b_end ? a_end : b_end;
+  double sum = 0.0, sa = 0.0;
+  for (int32_t k = start; k < end; ++k) {
+    double x = a[k - a_off] * b[k - b_off];
+    sum += x;
+    sa += fabs(x);
+  }
+  *abs_sum += sa;
+  return sum;
+}
+
+/* A_ii of row r (0 when it is degenerate: below DEGENERATE_RATIO of the
+ * sum of its terms' sizes), or −1 when not finite: a non-finite
+ * coefficient always makes A_ii non-finite (x·∞ = ±∞, 0·∞ = NaN). */
+static double row_a(const solver_problem *p, const solver_row *r) {
+  double a = 0.0, scale = 0.0;
+  for (int s = 0; s < 2; ++s) {
+    const double *j = p->J + r->coef_offset[s], *t = p->MinvJt + r->coef_offset[s];
+    for (int32_t k = 0; k < r->dof_count[s]; ++k) {
+      double x = j[k] * t[k];
+      a += x;
+      scale += fabs(x);
+    }
+  }
+  const int32_t o0 = r->dof_offset[0], n0 = r->dof_count[0];
+  const int32_t o1 = r->dof_offset[1], n1 = r->dof_count[1];
+  if (n0 > 0 && n1 > 0 && o0 < o1 + n1 && o1 < o0 + n0) {
+    /* two sides on overlapping ranges: their cross terms belong to A_ii */
+    const double *j0 = p->J + r->coef_offset[0], *t0 = p->MinvJt + r->coef_offset[0];
+    const double *j1 = p->J + r->coef_offset[1], *t1 = p->MinvJt + r->coef_offset[1];
+    a += overlap_dot_abs(j0, o0, n0, t1, o1, n1, &scale);
+    a += overlap_dot_abs(j1, o1, n1, t0, o0, n0, &scale);
+  }
+  if (!isfinite(a) || !isfinite(scale))
+    return -1.0;
+  return a > DEGENERATE_RATIO * scale ? a : 0.0;
+}
+
+/* A_ii + cfm_i from row_a's a (−1 stays −1; a degenerate soft row keeps
+ * its cfm). */
+static double diag_of(double a, double cfm) {
+  if (a < 0.0)
+    return -1.0;
+  double d = a + cfm;
+  return d > 0.0 ? d : 0.0;
+}
+
+double solver_row_diag(const solver_problem *p, const solver_row *r) {
+  return diag_of(row_a(p, r), r->cfm);
+}
+
+double solver_pair_lambda_max(const solver_problem *p, int32_t i, double d1, double d2) {
+  const solver_row *r = p->rows;
+  double a = 0.5 * (solver_row_cross(p, &r[i], &r[i + 1]) + solver_row_cross(p, &r[i + 1], &r[i]));
+  double h = 0.5 * (d1 - d2);
+  return 0.5 * (d1 + d2) + sqrt(h * h + a * a);
+}
+
+void solver_set_result(solver_result *result, int32_t iterations, double residual) {
+  if (result) {
+    result->iterations = iterations;
+    result->residual = residual;
+  }
+}
+
+int solver_check_finite_output(const solver_problem *p) {
+  for (int32_t i = 0; i < p->dof_count; ++i)
+    if (!isfinite(p->velocity[i]))
+      return LCP_ERR_NUMERIC;
+  for (int32_t i = 0; i < p->row_count; ++i)
+    if (!isfinite(p->rows[i].lambda))
+      return LCP_ERR_NUMERIC;
+  return LCP_OK;
+}
+
+/* ---- generic rows as items ---- */
+
+static const double zeros6[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+
+int solver_items_init(solver_items *s, int32_t row_count, arena *scratch) {
+  size_t rows = row_count > 0 ? (size_t)row_count : 1;
+  s->count = 0;
+  s->lam = ARENA_NEW(scratch, double, rows);
+  s->items = ARENA_NEW(scratch, pgs_item, rows);
+  s->dummy_v = arena_calloc(scratch, 6, sizeof(double));
+  return s->lam && s->items && s->dummy_v ? LCP_OK : LCP_ERR_NO_MEMORY;
+}
+
+static void item_set_step(pgs_item *it, double step, const solver_row *r) {
+  it->step = step;
+  it->keep = 1.0 - step * r->cfm;
+  it->bias = step * r->target;
+}
+
+static void fill_item(pgs_item *it, const solver_problem *p, int32_t i, double diag, double omega,
+                      double *dummy_v) {
+  const solver_row *r = &p->rows[i];
+  bool fast = true;
+  for (int s = 0; s < 2; ++s) {
+    int32_t n = r->dof_count[s];
+    if (n > 0) {
+      it->v[s] = p->velocity + r->dof_offset[s];
+      it->J[s] = p->J + r->coef_offset[s];
+      it->T[s] = p->MinvJt + r->coef_offset[s];
+    } else {
+      it->v[s] = dummy_v;
+      it->J[s] = zeros6;
+      it->T[s] = zeros6;
+      n = 0;
+    }
+    it->n[s] = n;
+    fast &= n == 0 || n == 6;
+  }
+  it->kind = fast ? IT_FAST : IT_GENERAL;
+  it->diag = diag;
+  item_set_step(it, omega / diag, r);
+  it->row = i;
+  it->pad_ = 0;
+  if (is_friction(r->kind)) {
+    it->lo = 0.0;
+    it->hi = 0.0;
+    it->mu = r->mu;
+    it->normal = r->normal_row;
+  } else {
+    it->lo = r->lo;
+    it->hi = r->hi;
+    it->mu = 0.0;
+    it->normal = i;
+  }
+}
+
+/* The warm start of a generic row from the row itself (its normal's for
+ * friction), clamped into its bounds: the normal's into its fixed bounds,
+ * the friction row's into ±μλn with that clamped λn. */
+static double item_warm(const solver_problem *p, int32_t i, double diag) {
+  const solver_row *r = &p->rows[i];
+  if (!(diag > 0.0))
+    return 0.0;
+  if (!is_friction(r->kind))
+    return clampd(r->lambda, r->lo, r->hi);
+  const solver_row *nr = &p->rows[r->normal_row];
+  double n = solver_row_diag(p, nr) > 0.0 ? clampd(nr->lambda, nr->lo, nr->hi) : 0.0;
+  double bound = r->mu * (n > 0.0 ? n : 0.0);
+  return clampd(r->lambda, -bound, bound);
+}
+
+void solver_items_skip(solver_items *s, solver_problem *p, int32_t i) {
+  s->lam[i] = 0.0;
+  p->rows[i].lambda = 0.0;
+}
+
+int solver_items_add(solver_items *s, solver_problem *p, int32_t i, double d0, double omega,
+                     bool cone) {
+  const int32_t first = s->count;
+  double d1 = -1.0;
+  if (cone && i + 1 < p->row_count && p->rows[i].kind == ROW_FRICTION_1 &&
+      p->rows[i + 1].kind == ROW_FRICTION_2 && p->rows[i + 1].normal_row == p->rows[i].normal_row) {
+    d1 = solver_row_diag(p, &p->rows[i + 1]);
+    if (d1 < 0.0)
+      return LCP_ERR_NUMERIC;
+  }
+  int32_t taken;
+  if (d1 > 0.0) { /* a cone pair */
+    pgs_item *a = &s->items[s->count], *b = &s->items[s->count + 1];
+    fill_item(a, p, i, d0, omega, s->dummy_v);
+    fill_item(b, p, i + 1, d1, omega, s->dummy_v);
+    double step = omega / solver_pair_lambda_max(p, i, d0, d1);
+    item_set_step(a, step, &p->rows[i]);
+    item_set_step(b, step, &p->rows[i + 1]);
+    bool fused =
+        a->kind == IT_FAST && b->kind == IT_FAST && a->v[0] == b->v[0] && a->v[1] == b->v[1];
+    a->kind = b->kind = fused ? IT_PAIR_FAST : IT_PAIR_GENERAL;
+    /* the pair's warm start onto the disc of radius μλn, λn the normal's
+     * clamped warm start */
+    const solver_row *nr = &p->rows[p->rows[i].normal_row];
+    double ln = solver_row_diag(p, nr) > 0.0 ? clampd(nr->lambda, nr->lo, nr->hi) : 0.0;
+    double bound = p->rows[i].mu * (ln > 0.0 ? ln : 0.0);
+    double l1 = p->rows[i].lambda, l2 = p->rows[i + 1].lambda;
+    double len = sqrt(l1 * l1 + l2 * l2);
+    double f = len > bound ? bound / len : 1.0;
+    s->lam[i] = l1 * f;
+    s->lam[i + 1] = l2 * f;
+    s->count += 2;
+    taken = 2;
+  } else {
+    fill_item(&s->items[s->count++], p, i, d0, omega, s->dummy_v);
+    s->lam[i] = item_warm(p, i, d0);
+    taken = 1;
+  }
+  for (int32_t k = first; k < s->count; ++k) {
+    const pgs_item *it = &s->items[k];
+    double x = s->lam[it->row];
+    if (x != 0.0)
+      item_apply(it, x);
+  }
+  return taken;
+}
+
+void solver_items_finish(const solver_items *s, solver_problem *p) {
+  for (int32_t k = 0; k < s->count; ++k)
+    p->rows[s->items[k].row].lambda = s->lam[s->items[k].row];
+}

@@ -1,0 +1,255 @@
+/* State snapshots (lcpsim.h): a world's state as bytes, restored bitwise,
+ * and the state's hash. The model is not in a snapshot; a signature of its
+ * layout is, so that a snapshot is refused by a world of another layout. */
+#include "world_internal.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* ---- the snapshot ----
+ * Layout: header {magic, version, layout signature, counts}, time, step
+ * count, body states in slot order, warm-start cache. All native-endian
+ * doubles: a snapshot is for the same build on the same machine kind. */
+
+#define SNAPSHOT_MAGIC 0x4c435053u /* "LCPS" */
+#define SNAPSHOT_VERSION 2u
+
+typedef struct snapshot_header {
+  uint32_t magic;
+  uint32_t version;
+  uint64_t layout; /* signature of the model's bodies and geoms */
+  int32_t body_count;
+  int32_t cache_count;
+  double time;
+  uint64_t step_count;
+} snapshot_header;
+
+/* The identity of the model a state belongs to: body ids and types, geom ids
+ * and owners. Kept until the model changes (every save and restore asks). */
+static uint64_t layout_signature(const lcp_world_t *world) {
+  if (world->layout_hash_valid)
+    return world->layout_hash;
+  uint64_t h = LCP_HASH_SEED;
+  for (int32_t i = 0; i < world->model.body_count; ++i) {
+    const body_model *b = &world->model.bodies[i];
+    h = lcp_hash_bytes(h, &b->id, sizeof b->id);
+    h = lcp_hash_bytes(h, &b->type, sizeof b->type);
+    h = lcp_hash_bytes(h, &b->mass, sizeof b->mass);
+  }
+  for (int32_t i = 0; i < world->model.geom_count; ++i) {
+    const geom_model *g = &world->model.geoms[i];
+    h = lcp_hash_bytes(h, &g->id, sizeof g->id);
+    h = lcp_hash_bytes(h, &g->body, sizeof g->body);
+    h = lcp_hash_bytes(h, &g->shape.type, sizeof g->shape.type);
+    h = lcp_hash_bytes(h, &g->robot, sizeof g->robot);
+  }
+  for (int32_t i = 0; i < world->model.robot_count; ++i) {
+    const robot_model *r = &world->model.robots[i];
+    h = lcp_hash_bytes(h, &r->id, sizeof r->id);
+    h = lcp_hash_bytes(h, &r->mb.nq, sizeof r->mb.nq);
+    h = lcp_hash_bytes(h, &r->mb.nv, sizeof r->mb.nv);
+    h = lcp_hash_bytes(h, &r->mb.link_count, sizeof r->mb.link_count);
+  }
+  /* a cache of the model, not part of it (the world's state and what the
+   * API returns stay as they were): const callers may fill it */
+  lcp_world_t *cache = (lcp_world_t *)world;
+  cache->layout_hash = h;
+  cache->layout_hash_valid = true;
+  return h;
+}
+
+/* A snapshot holds, after the bodies and the cache, every robot's doubles
+ * (q, qd, force, link_wrench, applied_torque, joint_impulse) in robot order,
+ * then every robot's controls (joint_count records and a flag word: bit 0
+ * gravity compensation, bit 1 velocity_synchronized). */
+typedef struct robot_snapshot_part {
+  double *data;
+  size_t count;
+} robot_snapshot_part;
+
+static int robot_double_parts(const robot_model *r, robot_state *st, robot_snapshot_part out[6]) {
+  size_t nq = (size_t)r->mb.nq, nv = (size_t)r->mb.nv, nj = (size_t)r->mb.joint_count;
+  out[0] = (robot_snapshot_part){st->q, nq};
+  out[1] = (robot_snapshot_part){st->qd, nv};
+  out[2] = (robot_snapshot_part){st->force, nv};
+  out[3] = (robot_snapshot_part){st->link_wrench, 6 * (size_t)r->mb.link_count};
+  out[4] = (robot_snapshot_part){st->applied_torque, nj};
+  out[5] = (robot_snapshot_part){st->joint_impulse, JOINT_ROW_KINDS * nj};
+  return 6;
+}
+
+static size_t robots_double_bytes(const lcp_world_t *world) {
+  size_t n = 0;
+  for (int32_t i = 0; i < world->model.robot_count; ++i) {
+    robot_snapshot_part parts[6];
+    int count = robot_double_parts(&world->model.robots[i], &world->state.robots[i], parts);
+    for (int k = 0; k < count; ++k)
+      n += parts[k].count;
+  }
+  return n * sizeof(double);
+}
+
+static size_t robot_control_bytes(const robot_model *r) {
+  return (size_t)r->mb.joint_count * sizeof(lcp_joint_control_t) + sizeof(int32_t);
+}
+
+static size_t robots_state_bytes(const lcp_world_t *world) {
+  size_t n = robots_double_bytes(world);
+  for (int32_t i = 0; i < world->model.robot_count; ++i)
+    n += robot_control_bytes(&world->model.robots[i]);
+  return n;
+}
+
+/* Copies the robots' states to (save: states only read) or from (restore)
+ * the snapshot bytes. */
+static void robots_state_copy(const world_model *model, robot_state *states, unsigned char *flat,
+                              bool save) {
+  for (int32_t i = 0; i < model->robot_count; ++i) {
+    robot_snapshot_part parts[6];
+    int count = robot_double_parts(&model->robots[i], &states[i], parts);
+    for (int k = 0; k < count; ++k) {
+      size_t bytes = parts[k].count * sizeof(double);
+      if (save)
+        memcpy(flat, parts[k].data, bytes);
+      else
+        memcpy(parts[k].data, flat, bytes);
+      flat += bytes;
+    }
+  }
+  for (int32_t i = 0; i < model->robot_count; ++i) {
+    robot_state *st = &states[i];
+    size_t bytes = (size_t)model->robots[i].mb.joint_count * sizeof(lcp_joint_control_t);
+    int32_t flag = (st->gravity_compensation ? 1 : 0) | (st->velocity_synchronized ? 2 : 0);
+    if (save) {
+      memcpy(flat, st->control, bytes);
+      memcpy(flat + bytes, &flag, sizeof flag);
+    } else {
+      memcpy(st->control, flat, bytes);
+      memcpy(&flag, flat + bytes, sizeof flag);
+      st->gravity_compensation = (flag & 1) != 0;
+      st->velocity_synchronized = (flag & 2) != 0;
+    }
+    flat += bytes + sizeof flag;
+  }
+}
+
+/* Are the controls in a snapshot's bytes acceptable to lcp_robot_set_controls? */
+static bool robots_controls_valid(const lcp_world_t *world, const unsigned char *flat) {
+  for (int32_t i = 0; i < world->model.robot_count; ++i) {
+    int32_t joints = world->model.robots[i].mb.joint_count;
+    for (int32_t j = 0; j < joints; ++j) {
+      lcp_joint_control_t c;
+      memcpy(&c, flat, sizeof c);
+      flat += sizeof c;
+      if (!robot_control_valid(&c))
+        return false;
+    }
+    flat += sizeof(int32_t);
+  }
+  return true;
+}
+
+size_t lcp_world_state_size(const lcp_world_t *world) {
+  return sizeof(snapshot_header) + (size_t)world->model.body_count * sizeof(body_state) +
+         (size_t)world->state.cache_count * sizeof(cached_manifold) + robots_state_bytes(world);
+}
+
+int lcp_world_save_state(const lcp_world_t *world, void *buffer, size_t capacity,
+                         size_t *out_size) {
+  size_t need = lcp_world_state_size(world);
+  if (out_size)
+    *out_size = need;
+  if (!buffer || capacity < need)
+    return LCP_ERR_INVALID_ARGUMENT;
+  snapshot_header h = {
+      .magic = SNAPSHOT_MAGIC,
+      .version = SNAPSHOT_VERSION,
+      .layout = layout_signature(world),
+      .body_count = world->model.body_count,
+      .cache_count = world->state.cache_count,
+      .time = world->state.time,
+      .step_count = world->state.step_count,
+  };
+  unsigned char *p = buffer;
+  memcpy(p, &h, sizeof h);
+  p += sizeof h;
+  size_t bodies = (size_t)h.body_count * sizeof(body_state);
+  if (bodies)
+    memcpy(p, world->state.bodies, bodies);
+  p += bodies;
+  if (h.cache_count)
+    memcpy(p, world->state.cache, (size_t)h.cache_count * sizeof(cached_manifold));
+  p += (size_t)h.cache_count * sizeof(cached_manifold);
+  robots_state_copy(&world->model, world->state.robots, p, true);
+  return LCP_OK;
+}
+
+int lcp_world_restore_state(lcp_world_t *world, const void *buffer, size_t size) {
+  snapshot_header h;
+  if (!buffer || size < sizeof h)
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "snapshot too short (%zu bytes)", size);
+  memcpy(&h, buffer, sizeof h);
+  if (h.magic != SNAPSHOT_MAGIC || h.version != SNAPSHOT_VERSION)
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "not an lcpsim state snapshot");
+  if (h.layout != layout_signature(world) || h.body_count != world->model.body_count)
+    return world_fail(world, LCP_ERR_MISMATCH,
+                      "snapshot belongs to another world (different bodies or geoms)");
+  if (h.cache_count < 0 || size != sizeof h + (size_t)h.body_count * sizeof(body_state) +
+                                       (size_t)h.cache_count * sizeof(cached_manifold) +
+                                       robots_state_bytes(world))
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "snapshot size does not match its header");
+  const unsigned char *p = (const unsigned char *)buffer + sizeof h;
+  const body_state *states = (const body_state *)(const void *)p;
+  for (int32_t i = 0; i < h.body_count; ++i) {
+    body_state s;
+    memcpy(&s, &states[i], sizeof s);
+    if (!v3_is_finite(s.position) || !q_is_finite(s.orientation) ||
+        !v3_is_finite(s.linear_velocity) || !v3_is_finite(s.angular_velocity))
+      return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "snapshot holds non-finite values");
+  }
+  if (world_reserve((void **)&world->state.cache, &world->state.cache_capacity, h.cache_count,
+                    sizeof(cached_manifold)) != LCP_OK)
+    return world_fail(world, LCP_ERR_NO_MEMORY, "out of memory restoring a snapshot");
+  const unsigned char *robot_bytes = p + (size_t)h.body_count * sizeof(body_state) +
+                                     (size_t)h.cache_count * sizeof(cached_manifold);
+  size_t robot_doubles = robots_double_bytes(world) / sizeof(double);
+  for (size_t i = 0; i < robot_doubles; ++i) {
+    double x;
+    memcpy(&x, robot_bytes + i * sizeof x, sizeof x);
+    if (!isfinite(x))
+      return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "snapshot holds non-finite values");
+  }
+  if (!robots_controls_valid(world, robot_bytes + robot_doubles * sizeof(double)))
+    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "snapshot holds invalid joint controls");
+  size_t bodies = (size_t)h.body_count * sizeof(body_state);
+  memcpy(world->state.bodies, p, bodies);
+  p += bodies;
+  if (h.cache_count)
+    memcpy(world->state.cache, p, (size_t)h.cache_count * sizeof(cached_manifold));
+  p += (size_t)h.cache_count * sizeof(cached_manifold);
+  robots_state_copy(&world->model, world->state.robots, (unsigned char *)(uintptr_t)p, false);
+  world_refresh_robot_kinematics(world);
+  world->state.cache_count = h.cache_count;
+  world->state.time = h.time;
+  world->state.step_count = h.step_count;
+  return LCP_OK;
+}
+
+uint64_t lcp_world_state_hash(const lcp_world_t *world) {
+  uint64_t h = LCP_HASH_SEED;
+  h = lcp_hash_bytes(h, &world->state.time, sizeof world->state.time);
+  h = lcp_hash_bytes(h, &world->state.step_count, sizeof world->state.step_count);
+  for (int32_t i = 0; i < world->model.body_count; ++i) {
+    const body_state *b = &world->state.bodies[i];
+    h = lcp_hash_bytes(h, &b->position, sizeof b->position);
+    h = lcp_hash_bytes(h, &b->orientation, sizeof b->orientation);
+    h = lcp_hash_bytes(h, &b->linear_velocity, sizeof b->linear_velocity);
+    h = lcp_hash_bytes(h, &b->angular_velocity, sizeof b->angular_velocity);
+  }
+  for (int32_t i = 0; i < world->model.robot_count; ++i) {
+    const robot_model *r = &world->model.robots[i];
+    h = lcp_hash_bytes(h, world->state.robots[i].q, (size_t)r->mb.nq * sizeof(double));
+    h = lcp_hash_bytes(h, world->state.robots[i].qd, (size_t)r->mb.nv * sizeof(double));
+  }
+  return h;
+}
