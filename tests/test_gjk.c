@@ -9,6 +9,7 @@
 // clang-format on
 
 #include "collide.h"
+#include "gjk.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
 #include <cmocka.h>
 // clang-format on
 
-#include "collide.h"
+#include "hull.h"
 
 #include <math.h>
 #include <stdlib.h>

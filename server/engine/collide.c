@@ -1,12 +1,11 @@
-/* Narrow phase: the dedicated pair routines, their dispatcher and the
- * manifold reduction (DESIGN.md §3 step 3, seed 004).
+/* Narrow phase: the dedicated pair routines and their dispatcher.
  *
  * Every routine follows the conventions of collide.h: normal from A to B,
  * depth > 0 penetrating, points reported while depth > -margin (speculative
  * contacts), at most MANIFOLD_MAX_POINTS points, positions midway between the
  * two surfaces, feature ids that only change when different features touch.
  * Pairs without a dedicated routine (cylinders except against planes, hulls
- * except against planes) go to collide_convex (GJK/EPA, gjk.c).
+ * except against planes) go to collide_convex (GJK/EPA, convex_contact.c).
  *
  * No allocation anywhere: candidates live on the stack (box–box clipping
  * yields at most 8), and plane–hull streams over the hull's vertices.
@@ -19,10 +18,6 @@
 /* Below this a direction is treated as undefined (lengths are in metres of
  * bodies between millimetres and tens of metres). */
 #define COLLIDE_TINY 1e-12
-
-/* Squared distance / doubled area below which the reduction does not add a
- * point: it would span nothing (coincident or collinear candidates). */
-#define REDUCE_EPS 1e-18
 
 /* Two capsule axes count as parallel (line contact, 2 points) below this
  * |ua × ub| = sin(angle). */
@@ -61,122 +56,6 @@ static inline double clampd(double x, double lo, double hi) {
 static inline void manifold_clear(manifold *out) {
   out->normal = v3(0.0, 0.0, 1.0);
   out->point_count = 0;
-}
-
-/* ---- manifold reduction ----
- *
- * Greedy area maximisation in the plane normal to n: (1) the deepest point,
- * (2) the point farthest from it, (3) the point maximising the triangle area,
- * (4) the point outside the triangle adding the largest area to it (the most
- * negative signed area against one of its edges). Candidates come from a
- * callback so plane–hull can stream over any number of vertices. */
-
-/* The reduction is written once over a candidate callback; forcing it inline
- * lets the compiler specialise it for the plain array of manifold_reduce (no
- * indirect call per candidate in the box–box hot path). */
-#if defined(__GNUC__)
-#define COLLIDE_INLINE static inline __attribute__((always_inline))
-#else
-#define COLLIDE_INLINE static inline
-#endif
-
-typedef bool (*candidate_fn)(const void *ctx, int32_t i, contact_point *cp);
-
-COLLIDE_INLINE bool candidate_from_array(const void *ctx, int32_t i, contact_point *cp) {
-  *cp = ((const contact_point *)ctx)[i];
-  return true;
-}
-
-/* Component of d normal to n (n unit). */
-static inline vec3 perp(vec3 d, vec3 n) { return v3_madd(d, n, -v3_dot(d, n)); }
-
-COLLIDE_INLINE int32_t reduce_stream(candidate_fn get, const void *ctx, int32_t count, vec3 n,
-                                     contact_point out[MANIFOLD_MAX_POINTS]) {
-  contact_point cp;
-  int32_t valid = 0;
-  int32_t deepest = -1;
-  double best = -INFINITY;
-  for (int32_t i = 0; i < count; ++i) {
-    if (!get(ctx, i, &cp))
-      continue;
-    ++valid;
-    if (deepest < 0 || cp.depth > best) {
-      best = cp.depth;
-      deepest = i;
-    }
-  }
-  if (valid <= MANIFOLD_MAX_POINTS) {
-    int32_t m = 0;
-    for (int32_t i = 0; i < count && m < MANIFOLD_MAX_POINTS; ++i)
-      if (get(ctx, i, &cp))
-        out[m++] = cp;
-    return m;
-  }
-
-  int32_t idx[MANIFOLD_MAX_POINTS] = {deepest, -1, -1, -1};
-  get(ctx, deepest, &out[0]);
-  vec3 p0 = out[0].position;
-
-  /* (2) farthest from the deepest */
-  double score = REDUCE_EPS;
-  for (int32_t i = 0; i < count; ++i) {
-    if (i == idx[0] || !get(ctx, i, &cp))
-      continue;
-    double d2 = v3_len2(perp(v3_sub(cp.position, p0), n));
-    if (d2 > score) {
-      score = d2;
-      idx[1] = i;
-      out[1] = cp;
-    }
-  }
-  if (idx[1] < 0)
-    return 1;
-  vec3 e01 = v3_sub(out[1].position, p0);
-
-  /* (3) largest triangle (doubled area, projected on n) */
-  score = REDUCE_EPS;
-  for (int32_t i = 0; i < count; ++i) {
-    if (i == idx[0] || i == idx[1] || !get(ctx, i, &cp))
-      continue;
-    double area = fabs(v3_dot(v3_cross(e01, v3_sub(cp.position, p0)), n));
-    if (area > score) {
-      score = area;
-      idx[2] = i;
-      out[2] = cp;
-    }
-  }
-  if (idx[2] < 0)
-    return 2;
-
-  /* (4) the point adding the most area to the triangle: against each edge
-   * (a, b) the signed area of (a, b, q), oriented like the triangle, is
-   * negative when q lies beyond that edge; its magnitude is the area added. */
-  double orient = v3_dot(v3_cross(e01, v3_sub(out[2].position, p0)), n) >= 0.0 ? 1.0 : -1.0;
-  score = REDUCE_EPS;
-  for (int32_t i = 0; i < count; ++i) {
-    if (i == idx[0] || i == idx[1] || i == idx[2] || !get(ctx, i, &cp))
-      continue;
-    double added = -INFINITY;
-    for (int e = 0; e < 3; ++e) {
-      vec3 a = out[e].position, b = out[(e + 1) % 3].position;
-      double s = -orient * v3_dot(v3_cross(v3_sub(b, a), v3_sub(cp.position, a)), n);
-      if (s > added)
-        added = s;
-    }
-    if (added > score) {
-      score = added;
-      idx[3] = i;
-      out[3] = cp;
-    }
-  }
-  return idx[3] < 0 ? 3 : 4;
-}
-
-int32_t manifold_reduce(const contact_point *candidates, int32_t count, vec3 normal,
-                        contact_point out[MANIFOLD_MAX_POINTS]) {
-  if (candidates == NULL || out == NULL || count <= 0)
-    return 0;
-  return reduce_stream(candidate_from_array, candidates, count, normal, out);
 }
 
 /* Reduces candidates into out->points and sets the count. */
@@ -265,7 +144,7 @@ static int32_t plane_cylinder(const shape *a, const xform *xa, const shape *b, c
   vec3 u = m3_col(&xb->R, 2);
   /* The lowest rim point of a cap lies along -w, w the part of n normal to
    * the axis (the cap circle's extreme point in direction -n). */
-  vec3 w = perp(n, u);
+  vec3 w = v3_perp(n, u);
   double wl = v3_len(w);
   vec3 e1 = wl > CYLINDER_UPRIGHT_SIN ? v3_scale(w, -1.0 / wl) : m3_col(&xb->R, 0);
   vec3 e2 = v3_cross(u, e1);
@@ -309,7 +188,7 @@ static int32_t plane_hull(const shape *a, const xform *xa, const shape *b, const
     return 0;
   plane_hull_ctx ctx = {b->hull, xb, n, v3_dot(n, xa->p), margin};
   out->point_count =
-      reduce_stream(plane_hull_candidate, &ctx, b->hull->vertex_count, n, out->points);
+      manifold_reduce_stream(plane_hull_candidate, &ctx, b->hull->vertex_count, n, out->points);
   return out->point_count;
 }
 
@@ -382,7 +261,7 @@ static int32_t capsule_capsule(const shape *a, const xform *xa, const shape *b, 
     double lo = fmax(-ha, fmin(t0, t1)), hi = fmin(ha, fmax(t0, t1));
     if (hi - lo > COLLIDE_TINY) {
       vec3 n;
-      if (!v3_normalize(perp(pab, ua), &n, COLLIDE_TINY))
+      if (!v3_normalize(v3_perp(pab, ua), &n, COLLIDE_TINY))
         n = m3_col(&xa->R, 0); /* coaxial: leave sideways */
       contact_point cand[2];
       int32_t count = 0;

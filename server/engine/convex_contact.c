@@ -8,6 +8,7 @@
  * & Hodgman, "Reentrant polygon clipping", 1974), and the points below the
  * reference plane within the margin are kept.
  */
+#include "collide.h"
 #include "gjk_internal.h"
 
 #include <string.h>

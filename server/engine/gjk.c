@@ -24,52 +24,7 @@
 #include <float.h>
 #include <string.h>
 
-/* ---- support mappings ---- */
-
-vec3 shape_support_local(const shape *s, vec3 d) {
-  switch (s->type) {
-  case LCP_SHAPE_SPHERE: {
-    vec3 u;
-    if (!v3_normalize(d, &u, 0.0))
-      return v3_zero();
-    return v3_scale(u, s->radius);
-  }
-  case LCP_SHAPE_BOX:
-    return v3(sgn_pos(d.x) * s->half_extents.x, sgn_pos(d.y) * s->half_extents.y,
-              sgn_pos(d.z) * s->half_extents.z);
-  case LCP_SHAPE_CAPSULE: {
-    vec3 u;
-    vec3 end = v3(0.0, 0.0, sgn_pos(d.z) * s->half_length);
-    if (!v3_normalize(d, &u, 0.0))
-      return end;
-    return v3_madd(end, u, s->radius);
-  }
-  case LCP_SHAPE_CYLINDER: {
-    double rho = sqrt(d.x * d.x + d.y * d.y);
-    vec3 p = v3(0.0, 0.0, sgn_pos(d.z) * s->half_length);
-    if (rho > 0.0) {
-      p.x = s->radius * d.x / rho;
-      p.y = s->radius * d.y / rho;
-    }
-    return p;
-  }
-  case LCP_SHAPE_HULL: {
-    const hull *h = s->hull;
-    int32_t best = 0;
-    double bd = -INFINITY;
-    for (int32_t i = 0; i < h->vertex_count; ++i) {
-      double v = v3_dot(h->vertices[i], d);
-      if (v > bd) {
-        bd = v;
-        best = i;
-      }
-    }
-    return h->vertices[best];
-  }
-  default:
-    return v3_zero(); /* planes are not convex-finite: never asked */
-  }
-}
+/* ---- support mappings of the cores (shape.c has the full shapes') ---- */
 
 static vec3 core_support_local(const shape *s, vec3 d) {
   if (s->type == LCP_SHAPE_SPHERE)
@@ -77,54 +32,6 @@ static vec3 core_support_local(const shape *s, vec3 d) {
   if (s->type == LCP_SHAPE_CAPSULE)
     return v3(0.0, 0.0, sgn_pos(d.z) * s->half_length);
   return shape_support_local(s, d);
-}
-
-void shape_aabb(const shape *s, const xform *x, vec3 *lo, vec3 *hi) {
-  vec3 e;
-  switch (s->type) {
-  case LCP_SHAPE_SPHERE:
-    e = v3(s->radius, s->radius, s->radius);
-    break;
-  case LCP_SHAPE_BOX: {
-    mat3 A = x->R;
-    for (int i = 0; i < 3; ++i)
-      for (int j = 0; j < 3; ++j)
-        A.m[i][j] = fabs(A.m[i][j]);
-    e = m3_mulv(&A, s->half_extents);
-    break;
-  }
-  case LCP_SHAPE_CAPSULE: {
-    vec3 a = v3_abs(m3_col(&x->R, 2));
-    e = v3_add(v3_scale(a, s->half_length), v3(s->radius, s->radius, s->radius));
-    break;
-  }
-  case LCP_SHAPE_CYLINDER: {
-    /* a disc of radius r with unit normal a extends r·sqrt(1 − a_i²) along i */
-    vec3 a = m3_col(&x->R, 2);
-    e = v3(fabs(a.x) * s->half_length + s->radius * sqrt(fmax(0.0, 1.0 - a.x * a.x)),
-           fabs(a.y) * s->half_length + s->radius * sqrt(fmax(0.0, 1.0 - a.y * a.y)),
-           fabs(a.z) * s->half_length + s->radius * sqrt(fmax(0.0, 1.0 - a.z * a.z)));
-    break;
-  }
-  case LCP_SHAPE_HULL: {
-    const hull *h = s->hull;
-    vec3 l = v3(INFINITY, INFINITY, INFINITY), u = v3(-INFINITY, -INFINITY, -INFINITY);
-    for (int32_t i = 0; i < h->vertex_count; ++i) {
-      vec3 w = xf_point(x, h->vertices[i]);
-      l = v3_min(l, w);
-      u = v3_max(u, w);
-    }
-    *lo = l;
-    *hi = u;
-    return;
-  }
-  default:
-    *lo = v3(-INFINITY, -INFINITY, -INFINITY);
-    *hi = v3(INFINITY, INFINITY, INFINITY);
-    return;
-  }
-  *lo = v3_sub(x->p, e);
-  *hi = v3_add(x->p, e);
 }
 
 /* ---- Minkowski difference ---- */

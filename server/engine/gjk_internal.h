@@ -3,13 +3,10 @@
 #ifndef LCP_GJK_INTERNAL_H
 #define LCP_GJK_INTERNAL_H
 
-#include "collide.h"
+#include "gjk.h"
 
 #include <stdbool.h>
 #include <stdint.h>
-
-/* +1 for x ≥ 0, else −1: the side of a box or capsule a direction picks */
-static inline double sgn_pos(double x) { return x >= 0.0 ? 1.0 : -1.0; }
 
 /* A point of the Minkowski difference A − B and the points it came from. */
 typedef struct mpoint {

@@ -3,7 +3,7 @@
 #ifndef LCP_HULL_INTERNAL_H
 #define LCP_HULL_INTERNAL_H
 
-#include "collide.h"
+#include "hull.h"
 
 #include <stdbool.h>
 #include <stdint.h>

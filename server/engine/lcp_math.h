@@ -74,6 +74,8 @@ static inline bool v3_normalize(vec3 a, vec3 *out, double tiny) {
   *out = v3_scale(a, 1.0 / l);
   return true;
 }
+/* Component of d normal to the unit vector n: d − (d·n) n. */
+static inline vec3 v3_perp(vec3 d, vec3 n) { return v3_madd(d, n, -v3_dot(d, n)); }
 static inline bool v3_is_finite(vec3 a) { return isfinite(a.x) && isfinite(a.y) && isfinite(a.z); }
 static inline vec3 v3_from(const double a[3]) { return (vec3){a[0], a[1], a[2]}; }
 static inline void v3_store(vec3 a, double out[3]) {

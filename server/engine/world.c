@@ -1,5 +1,10 @@
-/* The world: creation, settings, bodies, geoms and their queries. State
- * snapshots are in world_snapshot.c, robots in robot.c, the step in step.c. */
+/* The world: creation, settings, bodies, geoms and their queries, and the
+ * services every other part of the world uses (errors, log, growing arrays,
+ * id lookups, geom poses, the robots' storage and kinematics cache).
+ *
+ * This file calls no other part of the world: the robot API (robot.c), the
+ * state snapshots (world_snapshot.c) and the step (step.c) are built on it,
+ * never the reverse. */
 #include "world_internal.h"
 
 #include <stdarg.h>
@@ -67,6 +72,58 @@ int32_t world_body_slot(const lcp_world_t *world, lcp_body_id id) {
   if (id < 0 || id >= world->model.next_body_id)
     return -1;
   return world->model.body_slot_of_id[id];
+}
+
+int32_t world_robot_slot(const lcp_world_t *world, lcp_robot_id id) {
+  for (int32_t i = 0; i < world->model.robot_count; ++i)
+    if (world->model.robots[i].id == id)
+      return i;
+  return -1;
+}
+
+/* ---- what the world keeps of its robots: storage and kinematics ---- */
+
+xform world_geom_pose(const lcp_world_t *world, const geom_model *g) {
+  if (g->robot != LCP_NULL_ID) {
+    world_ensure_robot_kinematics(world);
+    int32_t r = world_robot_slot(world, g->robot);
+    return xf_mul(&world->robot_data[r].link_x[g->link], &g->local);
+  }
+  const body_state *b = &world->state.bodies[world_body_slot(world, g->body)];
+  xform body_x = xf_make(b->position, b->orientation);
+  return xf_mul(&body_x, &g->local);
+}
+
+void world_refresh_robot_kinematics(lcp_world_t *world) {
+  /* Poses and velocities only: what the queries that refresh them read
+   * (a step's passes recompute the rest from the state). */
+  for (int32_t i = 0; i < world->model.robot_count; ++i)
+    mb_link_kinematics(&world->model.robots[i].mb, world->state.robots[i].q,
+                       world->state.robots[i].qd, &world->robot_data[i]);
+  world->robot_kinematics_stale = false;
+}
+
+void world_ensure_robot_kinematics(const lcp_world_t *world) {
+  /* The kinematics are a cache of the state, not part of it: refreshing
+   * them leaves the world as it was, so const queries may do it. */
+  if (world->robot_kinematics_stale)
+    world_refresh_robot_kinematics((lcp_world_t *)world);
+}
+
+void world_free_robot(robot_model *model, robot_state *state, mb_data *data) {
+  mb_model_free(&model->mb);
+  free(model->link_names);
+  free(model->joints);
+  free(state->q);
+  free(state->qd);
+  free(state->force);
+  free(state->link_wrench);
+  free(state->applied_torque);
+  free(state->joint_impulse);
+  free(state->control);
+  mb_data_free(data);
+  memset(model, 0, sizeof *model);
+  memset(state, 0, sizeof *state);
 }
 
 /* ---- world ---- */

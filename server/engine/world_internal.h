@@ -1,6 +1,7 @@
-/* The world's internal layout, shared by world.c (API, bodies, geoms),
- * world_snapshot.c (state snapshots), robot.c (robots), and step.c and
- * rows.c (the step pipeline).
+/* The world's internal layout, shared by world.c (API, bodies, geoms, and
+ * the services below), world_snapshot.c (state snapshots), robot.c
+ * (robots), and step.c and rows.c (the step pipeline). Every function
+ * declared here is defined in world.c, but robot_control_valid (robot.c).
  *
  * Model / state split: `model` is what the world is — bodies'
  * mass properties, geoms, settings; `state` is what it is doing — poses,
@@ -143,7 +144,7 @@ struct lcp_world {
   arena scratch;
   mb_data *robot_data;         /* parallel to model.robots: kinematics of the current state, */
   bool robot_kinematics_stale; /* unless this is set (after a step: refreshed when read) */
-  /* The layout hash of snapshots (world.c), valid until bodies, geoms or
+  /* The layout hash of snapshots (world_snapshot.c), valid until bodies, geoms or
    * robots are added or removed. */
   uint64_t layout_hash;
   bool layout_hash_valid;
@@ -167,7 +168,7 @@ int32_t world_body_slot(const lcp_world_t *world, lcp_body_id id);
 int32_t world_robot_slot(const lcp_world_t *world, lcp_robot_id id);
 int32_t world_geom_slot(const lcp_world_t *world, lcp_geom_id id);
 void world_remove_geom_slot(lcp_world_t *world, int32_t slot);
-/* Frees a robot's model and state arrays (robot.c). */
+/* Frees a robot's model and state arrays. */
 void world_free_robot(robot_model *model, robot_state *state, mb_data *data);
 /* Adds a geom owned by a free body (robot = LCP_NULL_ID) or by a robot link. */
 int world_add_geom(lcp_world_t *world, const lcp_geom_def_t *def, lcp_body_id body,
