@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "lcpsim/robot.h"
-#include "lcpsim/scenes.h"
+#include "scenes.h"
 #include "test_util.h"
 
 #include <math.h>

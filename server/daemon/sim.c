@@ -2,7 +2,7 @@
 
 #include "log.h"
 
-#include "lcpsim/scenes.h"
+#include "scenes.h"
 
 #include <stdarg.h>
 #include <stdio.h>
