@@ -1,7 +1,7 @@
 /* lcpsim-bench SCENE [options]: runs a benchmark scene of DESIGN.md §7 and
  * prints one line of key=value pairs per run. */
 #include "lcpsim/lcpsim.h"
-#include "lcpsim/scenes.h"
+#include "scenes.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -135,7 +135,7 @@ static lcp_robot_def_t *load_arm7(void) {
   opt.floating_base = 0;
   lcp_robot_def_t *def = NULL;
   char error[256] = "";
-  int rc = lcp_urdf_load_file(LCP_ROBOTS_DIR "/arm7.urdf", &opt, &def, error, sizeof error);
+  int rc = lcp_urdf_load_file(LCP_TEST_ROBOTS_DIR "/arm7.urdf", &opt, &def, error, sizeof error);
   if (rc != LCP_OK)
     print_message("arm7.urdf: %s\n", error);
   assert_int_equal(rc, LCP_OK);

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "lcpsim/robot.h"
-#include "lcpsim/scenes.h"
+#include "scenes.h"
 #include "test_util.h"
 #include "world_internal.h" /* the scratch arena's used size */
 

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "lcpsim/robot.h"
-#include "lcpsim/scenes.h"
+#include "scenes.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -135,6 +135,8 @@ static void test_quadruped_stands(void **state) {
   lcp_world_t *w = robot_world();
   lcp_robot_scene_t scene;
   assert_int_equal(lcp_scene_quadruped(w, 300.0, 10.0, 0.002, &scene), LCP_OK);
+  /* Four feet, so the loop below runs over the whole of feet[] and no further. */
+  assert_int_equal(scene.foot_count, LCP_SCENE_MAX_FEET);
   double feet[LCP_SCENE_MAX_FEET][3], worst_height = 0.0, worst_slide = 0.0;
   for (int step = 1; step <= 10000; ++step) {
     assert_int_equal(lcp_world_step(w), LCP_OK);
@@ -143,7 +145,7 @@ static void test_quadruped_stands(void **state) {
     double base[3];
     assert_int_equal(lcp_robot_get_link_pose(w, scene.robot, 0, base, NULL), LCP_OK);
     worst_height = fmax(worst_height, fabs(base[2] - scene.stand_height));
-    for (int32_t f = 0; f < scene.foot_count; ++f) {
+    for (int32_t f = 0; f < LCP_SCENE_MAX_FEET; ++f) {
       double p[3];
       assert_int_equal(lcp_scene_foot_position(w, &scene, f, p), LCP_OK);
       if (step == 1000)

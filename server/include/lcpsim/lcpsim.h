@@ -18,9 +18,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lcpsim/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+LCP_API_BEGIN
 
 #define LCP_VERSION_MAJOR 0
 #define LCP_VERSION_MINOR 1
@@ -277,6 +280,7 @@ int lcp_world_restore_state(lcp_world_t *world, const void *buffer, size_t size)
 /* A 64-bit hash (FNV-1a) of the bits of the state: equal states, equal hashes. */
 uint64_t lcp_world_state_hash(const lcp_world_t *world);
 
+LCP_API_END
 #ifdef __cplusplus
 }
 #endif

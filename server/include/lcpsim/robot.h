@@ -19,6 +19,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+LCP_API_BEGIN
 
 #define LCP_NAME_MAX 64
 
@@ -195,6 +196,7 @@ int lcp_robot_get_applied_torques(const lcp_world_t *world, lcp_robot_id id, dou
  * default. */
 int lcp_robot_set_gravity_compensation(lcp_world_t *world, lcp_robot_id id, bool on);
 
+LCP_API_END
 #ifdef __cplusplus
 }
 #endif
