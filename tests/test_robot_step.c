@@ -1,4 +1,4 @@
-/* Robots stepped in the world (DESIGN.md §4): Featherstone multibodies in
+/* Robots stepped in the world: Featherstone multibodies in
  * the same LCP as contacts. Pendulum period, energy of an undamped chain,
  * momentum of a floating robot,
  * joint limits and damping as rows,

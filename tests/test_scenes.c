@@ -1,4 +1,4 @@
-/* The robot scenes of server/model/scenes.c (DESIGN.md §7 "arm", "chain",
+/* The robot scenes of server/model/scenes.c ("arm", "chain",
  * and the quadruped) as physics checks: the shipped quadruped dropped on the
  * ground comes to rest without its feet sinking in, stands under PD control
  * without sagging or sliding; the chain comes to rest flat on the plane; the
@@ -203,7 +203,7 @@ static void test_chain_comes_to_rest(void **state) {
  * 0.1060 rad; implicit Euler at h = 1 ms is within 1 % of it, so we ask 3 %.
  * Over all joints gravity (no compensation) and the heavy proximal joints
  * near their resonance √(kp/I) add more; MuJoCo 2.2.2 on the same problem
- * (shared/peers/mujoco_robot.c arm, implicit) gives RMS 0.247 rad after 1 s,
+ * (MuJoCo's arm, implicit integrator) gives RMS 0.247 rad after 1 s,
  * and we ask for < 0.30 rad. */
 static void test_arm_tracks_sines(void **state) {
   (void)state;

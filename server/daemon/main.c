@@ -1,4 +1,4 @@
-/* lcpsimd: the lcpsim simulation daemon (DESIGN.md §6). Parses the command
+/* lcpsimd: the lcpsim simulation daemon. Parses the command
  * line, builds the world, serves it until SIGINT or SIGTERM. */
 #include "handlers.h"
 #include "log.h"

@@ -1,5 +1,5 @@
 /* Narrow phase: the dedicated pair routines, their dispatcher and the
- * manifold reduction (DESIGN.md §3 step 3, seed 004).
+ * manifold reduction (the step's third stage).
  *
  * Every routine follows the conventions of collide.h: normal from A to B,
  * depth > 0 penetrating, points reported while depth > -margin (speculative

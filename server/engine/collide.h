@@ -1,5 +1,5 @@
 /* Narrow phase: shapes, contact manifolds, pair routines, GJK/EPA
- * (DESIGN.md §3 step 3, seed 004).
+ * (the step's third stage).
  *
  * Conventions for every routine here:
  * - shapes are described in their own frame (see lcp_shape_type_t); a pair

@@ -1,4 +1,4 @@
-/* Articulated robots (DESIGN.md §4): trees of links joined by revolute,
+/* Articulated robots: trees of links joined by revolute,
  * continuous, prismatic and fixed joints, on a fixed or floating base, in
  * reduced (joint-space) coordinates, simulated by Featherstone's algorithms
  * and solved in the same LCP as contacts.
@@ -143,7 +143,7 @@ int lcp_robot_inverse_dynamics(const lcp_world_t *world, lcp_robot_id id, const 
 int lcp_robot_forward_dynamics(const lcp_world_t *world, lcp_robot_id id, const double *tau,
                                double *qdd, int32_t nv);
 
-/* ---- joint control (DESIGN.md §5) ----
+/* ---- joint control ----
  * Every movable joint has a controller, solved inside the step's LCP as one
  * soft row on the joint velocity, so stiff gains stay stable (implicit PD):
  *   position: τ = kp (q* − q⁺) + kd (qd* − qd⁺), with q⁺ = q + h qd⁺;

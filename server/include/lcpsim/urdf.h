@@ -1,4 +1,4 @@
-/* URDF loading (DESIGN.md §4, §6 "Files the daemon reads"), with libxml2.
+/* URDF loading, with libxml2.
  *
  * What a loaded robot is:
  * - Links in depth-first order from the root, children in the document order
