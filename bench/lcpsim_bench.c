@@ -1,7 +1,7 @@
-/* lcpsim-bench SCENE [options]: runs a benchmark scene of DESIGN.md §7 and
+/* lcpsim-bench SCENE [options]: runs a benchmark scene (README.md, "Performance") and
  * prints one line of key=value pairs per run. */
 #include "lcpsim/lcpsim.h"
-#include "lcpsim/scenes.h"
+#include "scenes.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -54,7 +54,7 @@ static double now_seconds(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* L or N of a body scene: the option, else the scene's default (DESIGN.md §7) */
+/* L or N of a body scene: the option, else the scene's default */
 static int scene_size(const bench_options *o) {
   if (o->size)
     return (int)o->size;

@@ -1,16 +1,17 @@
 #!/bin/sh
 # The whole test suite, twice: a normal build and an AddressSanitizer +
-# UndefinedBehaviorSanitizer build. Installs what is missing first.
+# UndefinedBehaviorSanitizer build, both with warnings as errors (LCP_WERROR).
+# Installs what is missing first.
 set -eu
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 jobs=$(nproc 2>/dev/null || echo 2)
 for variant in release asan; do
   dir=build
-  flags="-DCMAKE_BUILD_TYPE=RelWithDebInfo"
+  flags="-DCMAKE_BUILD_TYPE=RelWithDebInfo -DLCP_WERROR=ON"
   if [ "$variant" = asan ]; then
     dir=build-asan
-    flags="-DCMAKE_BUILD_TYPE=Debug -DLCP_SANITIZE=ON"
+    flags="-DCMAKE_BUILD_TYPE=Debug -DLCP_SANITIZE=ON -DLCP_WERROR=ON"
   fi
   echo "== $variant build ($dir)"
   # shellcheck disable=SC2086

@@ -1,4 +1,4 @@
-/* Broad phase (sweep and prune, seed 004): the pairs it reports must be exactly
+/* Broad phase (sweep and prune): the pairs it reports must be exactly
  * those of the O(n²) all-pairs test, whatever the motion, the proxy count
  * changes, the skip flags, touching or infinite boxes; and an unchanged or
  * barely moving scene must cost few insertion-sort swaps. */
@@ -329,7 +329,7 @@ static int64_t update_with_swaps(sap *s, arena *scratch, int32_t n, const vec3 *
   return want;
 }
 
-/* (4) Coherence (seed 004): an unchanged scene costs no swaps, a small motion
+/* (4) Coherence: an unchanged scene costs no swaps, a small motion
  * few. last_swaps is the number of swaps insertion sort needs (the
  * inversions), whichever sort actually ran: checked exactly every update,
  * through a shuffle and a jittering aligned grid, where the sort switches to
@@ -546,7 +546,7 @@ static void test_infinite_boxes(void **state) {
   arena_destroy(&scratch);
 }
 
-/* A pile in a bin (DESIGN.md §7 "pile N"): bodies on a lattice that touch
+/* A pile in a bin (the "pile N" benchmark scene): bodies on a lattice that touch
  * their neighbours exactly, a ground and four walls, all static walls
  * skipped; then the pile jitters. Dense on every axis, so the sweep's cell
  * index does most of the work; still exactly the all-pairs set. */

@@ -1,7 +1,7 @@
-/* In-engine implicit PD joint control (DESIGN.md §5): the controller is one
+/* In-engine implicit PD joint control: the controller is one
  * soft row of the step's LCP,
  *
- *     λ = h τ,  τ = kp (q* − q − h qd⁺) + kd (qd* − qd⁺),  |λ| ≤ h τmax     (§5)
+ *     λ = h τ,  τ = kp (q* − q − h qd⁺) + kd (qd* − qd⁺),  |λ| ≤ h τmax
  *
  * i.e. w = qd⁺, w_ref = (kp (q* − q) + kd qd*)/(h kp + kd), cfm = 1/(h (h kp + kd)).
  * Stability at stiff gains (against an explicit controller), exactness
@@ -135,7 +135,7 @@ static lcp_robot_def_t *load_arm7(void) {
   opt.floating_base = 0;
   lcp_robot_def_t *def = NULL;
   char error[256] = "";
-  int rc = lcp_urdf_load_file(LCP_ROBOTS_DIR "/arm7.urdf", &opt, &def, error, sizeof error);
+  int rc = lcp_urdf_load_file(LCP_TEST_ROBOTS_DIR "/arm7.urdf", &opt, &def, error, sizeof error);
   if (rc != LCP_OK)
     print_message("arm7.urdf: %s\n", error);
   assert_int_equal(rc, LCP_OK);
@@ -144,7 +144,7 @@ static lcp_robot_def_t *load_arm7(void) {
 
 /* ---- stability at stiff gains ----
  * I = 1e-4 kg·m², kp = 1e6, kd = 1e3, h = 1 ms: ω = √(kp/I) = 1e5 rad/s,
- * ω h = 100 and h kd / I = 1e4. The implicit row (§5) is unconditionally
+ * ω h = 100 and h kd / I = 1e4. The implicit row is unconditionally
  * stable; the same law evaluated explicitly from the state before the step
  * multiplies qd by about 1 − h kd / I ≈ −1e4 per step. */
 static void test_stiff_gains_stable_implicit_unstable_explicit(void **state) {
@@ -221,7 +221,7 @@ static void test_stiff_gains_stable_implicit_unstable_explicit(void **state) {
 
 /* ---- exactness ----
  * With a constant inertia I and no other force, the row is exact: one step
- * is the backward-Euler recurrence of the PD law (§5)
+ * is the backward-Euler recurrence of the PD law
  *   I qd⁺ = I qd + h (kp (q* − q − h qd⁺) + kd (qd* − qd⁺)),  q⁺ = q + h qd⁺. */
 static double run_against_recurrence(double inertia, double kp, double kd, double target,
                                      double target_velocity, double q0, double qd0, int steps,
@@ -280,7 +280,7 @@ static void test_exact_backward_euler(void **state) {
  * A horizontal rod (m = 2 kg, L = 0.5 m) about y, PD to q* = 0 with
  * kp = 100, kd = 10: gravity torque m g L/2 = 4.905 N·m against τmax = 2 N·m,
  * so it sags far beyond the unlimited sag m g (L/2)/kp = 0.049 rad. The row
- * is boxed (§5, |λ| ≤ h τmax): the applied torque is the PD law evaluated at
+ * is boxed (|λ| ≤ h τmax): the applied torque is the PD law evaluated at
  * the step's outcome, τ_PD = kp (q* − q − h qd⁺) + kd (qd* − qd⁺), clamped
  * to ±τmax — exactly τmax in magnitude whenever |τ_PD| > τmax. At every step
  * the torque the link actually received, I_pivot (qd⁺ − qd)/h − m g (L/2)
@@ -353,7 +353,7 @@ static void test_effort_limit(void **state) {
 }
 
 /* ---- the 7-dof arm holding a pose under gravity ----
- * At rest the row gives kp (q* − q) = g(q) (§5 with qd⁺ = 0): the error of
+ * At rest the row gives kp (q* − q) = g(q) (qd⁺ = 0): the error of
  * each joint is its gravity torque over kp. */
 static void run_arm_hold(int32_t iterations, int steps, const double *pose, double *q_out,
                          double *gravity_out, int *iterations_first, double *residual_first,
@@ -591,7 +591,7 @@ static void test_box_link_presses_box(void **state) {
 
 /* ---- velocity and torque modes ---- */
 
-/* Velocity mode (§5 with kp = 0): qd⁺ = (I qd + h kd qd*)/(I + h kd) → qd*. */
+/* Velocity mode (kp = 0): qd⁺ = (I qd + h kd qd*)/(I + h kd) → qd*. */
 static void test_velocity_mode(void **state) {
   (void)state;
   const double inertia = 0.01, kd = 0.5, target = 3.0;
@@ -758,7 +758,7 @@ static void test_bad_input(void **state) {
 
 /* ---- snapshots ----
  * Controls, applied torques and the controller rows' warm start are state
- * (DESIGN.md §2): save, step 100, change the controls, restore, step 100
+ * (the model/state split): save, step 100, change the controls, restore, step 100
  * again → bitwise the same q, qd and applied torques. */
 static void test_snapshot_with_controllers(void **state) {
   (void)state;

@@ -1,5 +1,5 @@
 /* Tests of the Featherstone multibody kernel (server/engine/multibody.c;
- * DESIGN.md §4).
+ * R. Featherstone, "Rigid Body Dynamics Algorithms").
  *
  * The three dynamics algorithms are checked against each other on random
  * robots (articulated-body forward dynamics against the composite-rigid-body
@@ -710,7 +710,7 @@ static void momentum_at(robot *rb, const double *q, const double *qd, double out
  *     (q̇, q̈ = ABA) is zero (central differences at ε and ε/2, Richardson
  *     extrapolated, error O(ε⁴)), to 1e-9 relative;
  *  2. along 1000 RK4 steps of 1 ms (error O(h⁴)), to 1e-9 relative;
- *  3. semi-implicit Euler (the engine's integrator, DESIGN.md §3) cannot
+ *  3. semi-implicit Euler (the engine's integrator) cannot
  *     conserve it exactly in these coordinates: the momentum is A(q) q̇ with
  *     A depending on the configuration, and q̇ₖ₊₁ = q̇ₖ + h q̈ₖ followed by
  *     qₖ₊₁ = qₖ ⊕ h q̇ₖ₊₁ changes it per step by

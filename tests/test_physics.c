@@ -8,7 +8,7 @@
 #include <cmocka.h>
 
 #include "lcpsim/lcpsim.h"
-#include "lcpsim/scenes.h"
+#include "scenes.h"
 #include "test_util.h"
 
 #include <math.h>

@@ -19,7 +19,7 @@ static lcp_robot_def_t *load_arm(void) {
   o.floating_base = 0;
   lcp_robot_def_t *def = NULL;
   char err[256];
-  assert_int_equal(lcp_urdf_load_file(LCP_ROBOTS_DIR "/arm7.urdf", &o, &def, err, sizeof err),
+  assert_int_equal(lcp_urdf_load_file(LCP_TEST_ROBOTS_DIR "/arm7.urdf", &o, &def, err, sizeof err),
                    LCP_OK);
   return def;
 }

@@ -1,4 +1,4 @@
-/* Robots stepped in the world (DESIGN.md §4): Featherstone multibodies in
+/* Robots stepped in the world: Featherstone multibodies in
  * the same LCP as contacts. Pendulum period, energy of an undamped chain,
  * momentum of a floating robot,
  * joint limits and damping as rows,
@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "lcpsim/robot.h"
-#include "lcpsim/scenes.h"
+#include "scenes.h"
 #include "test_util.h"
 #include "world_internal.h" /* the scratch arena's used size */
 

@@ -1,4 +1,4 @@
-/* Tests of the boxed LCP solvers (server/engine/solver.c; DESIGN.md §3 step 5).
+/* Tests of the boxed LCP solvers (server/engine/solver_*.c).
  *
  * Random problems are built in row form with M = I, so that A = J Jᵀ is known
  * exactly: J = Q diag(√e) with Q orthogonal and eigenvalues e in [0.1, 10]
@@ -46,7 +46,7 @@ static void *xcalloc(size_t count, size_t size) {
 /* ---- dense helpers ---- */
 
 /* The largest violation of the boxed LCP conditions by λ: outside [lo, hi],
- * or w = Aλ + b of the wrong sign for where λ sits (DESIGN.md §3 step 5). */
+ * or w = Aλ + b of the wrong sign for where λ sits. */
 static double lcp_violation(int n, const double *A, const double *b, const double *lo,
                             const double *hi, const double *lambda) {
   double worst = 0.0;
@@ -642,7 +642,7 @@ typedef struct body {
   vec3 com;
 } body;
 
-/* Side k of row i: J = sign [d, r × d], M⁻¹Jᵀ = sign [d/m, I⁻¹ (r × d)] (seed 000). */
+/* Side k of row i: J = sign [d, r × d], M⁻¹Jᵀ = sign [d/m, I⁻¹ (r × d)] (the contact row's Jacobian). */
 static void small_side(small_problem *sp, int i, int k, const body *bd, vec3 point, vec3 d,
                        double sign) {
   solver_row *row = &sp->rows[i];

@@ -122,7 +122,7 @@ static void forward_kinematics(const lcp_robot_def_t *def, const double *q, doub
 
 static void test_arm7(void **state) {
   (void)state;
-  lcp_robot_def_t *def = load_ok(LCP_ROBOTS_DIR, "arm7.urdf", 0);
+  lcp_robot_def_t *def = load_ok(LCP_TEST_ROBOTS_DIR, "arm7.urdf", 0);
   assert_string_equal(def->name, "arm7");
   assert_false(def->floating_base);
   assert_false(def->self_collision);
@@ -170,7 +170,7 @@ static void test_arm7(void **state) {
 static void test_quadruped(void **state) {
   (void)state;
   for (int floating = -1; floating <= 1; floating += 2) { /* as the file says, and forced */
-    lcp_robot_def_t *def = load_ok(LCP_ROBOTS_DIR, "quadruped.urdf", floating);
+    lcp_robot_def_t *def = load_ok(LCP_TEST_ROBOTS_DIR, "quadruped.urdf", floating);
     assert_true(def->floating_base);
     assert_int_equal(def->link_count, 13); /* the feet are merged into the calves */
     assert_int_equal(movable_joints(def), 12);
@@ -217,14 +217,14 @@ static void test_quadruped(void **state) {
     }
     lcp_robot_def_free(&def);
   }
-  lcp_robot_def_t *def = load_ok(LCP_ROBOTS_DIR, "quadruped.urdf", 0);
+  lcp_robot_def_t *def = load_ok(LCP_TEST_ROBOTS_DIR, "quadruped.urdf", 0);
   assert_false(def->floating_base);
   lcp_robot_def_free(&def);
 }
 
 static void test_pendulum2(void **state) {
   (void)state;
-  lcp_robot_def_t *def = load_ok(LCP_ROBOTS_DIR, "pendulum2.urdf", 0);
+  lcp_robot_def_t *def = load_ok(LCP_TEST_ROBOTS_DIR, "pendulum2.urdf", 0);
   assert_false(def->floating_base);
   assert_int_equal(def->link_count, 3);
   assert_int_equal(movable_joints(def), 2);
@@ -522,7 +522,7 @@ static void test_world_link(void **state) {
   assert_false(def->floating_base);
   lcp_robot_def_free(&def);
   /* No world link: free, as the file says. */
-  def = load_ok(LCP_ROBOTS_DIR, "arm7.urdf", -1);
+  def = load_ok(LCP_TEST_ROBOTS_DIR, "arm7.urdf", -1);
   assert_true(def->floating_base);
   lcp_robot_def_free(&def);
 }

@@ -18,7 +18,7 @@
 
 #include "lcpsim/lcpsim.h"
 #include "lcpsim/robot.h"
-#include "lcpsim/scenes.h"
+#include "scenes.h"
 
 #include <stdbool.h>
 #include <stddef.h>

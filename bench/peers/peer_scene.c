@@ -205,9 +205,11 @@ static int robot_def(peer_scene_kind kind, lcp_robot_def_t **out, char *error, s
   if (kind == PEER_SCENE_CHAIN) {
     rc = chain_def(out);
   } else {
-    char path[512], why[256] = "";
-    snprintf(path, sizeof path, "%s/%s", LCP_ROBOTS_DIR,
-             kind == PEER_SCENE_ARM ? "arm7.urdf" : "quadruped.urdf");
+    char path[512], why[1024] = "";
+    rc = lcp_shipped_robot_path(kind == PEER_SCENE_ARM ? "arm7.urdf" : "quadruped.urdf", path,
+                                sizeof path, why, sizeof why);
+    if (rc != LCP_OK)
+      return fail(error, error_size, rc, "%s", why);
     lcp_urdf_options_t options = lcp_urdf_options_default();
     options.floating_base = kind == PEER_SCENE_QUADRUPED;
     rc = lcp_urdf_load_file(path, &options, out, why, sizeof why);

@@ -22,11 +22,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lcpsim/export.h"
 #include "lcpsim/v1/lcpsim.pb-c.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+LCP_API_BEGIN
 
 enum {
   LCPSIM_OK = 0,
@@ -263,6 +265,7 @@ void lcpsim_subscriber_destroy(lcpsim_subscriber_t **subscriber);
 int lcpsim_subscriber_receive(lcpsim_subscriber_t *subscriber, int timeout_ms,
                               lcpsim_state_t **state);
 
+LCP_API_END
 #ifdef __cplusplus
 }
 #endif

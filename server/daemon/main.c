@@ -1,4 +1,4 @@
-/* lcpsimd: the lcpsim simulation daemon (DESIGN.md §6). Parses the command
+/* lcpsimd: the lcpsim simulation daemon. Parses the command
  * line, builds the world, serves it until SIGINT or SIGTERM. */
 #include "handlers.h"
 #include "log.h"
@@ -19,12 +19,11 @@
 #define DEFAULT_BIND "tcp://127.0.0.1:5555"
 #define DEFAULT_PUB "tcp://127.0.0.1:5556"
 #define DEFAULT_MAX_MESSAGE_BYTES (16 * 1024 * 1024)
-/* --busy-poll-us: with 100 us, Step(1, 7 targets, state) over the bare echo
- * went from 1.52 to 1.34 and from 1.70 to 1.53, Ping from 1.15 to 1.03 and
- * from 1.21 to 1.04 (medians of 6 alternating runs each, two sessions, on
- * the shared 2-core development VM; README.md, Performance). A client in a
- * control loop sends its next request well within it; an idle daemon does
- * not poll at all. */
+/* --busy-poll-us: after a reply the daemon polls its socket for this long
+ * before it sleeps in the event loop, so a client in a control loop, which
+ * sends its next request well within it, is answered without the wake-up
+ * latency of a sleeping thread (README.md, Performance, has the figures). An
+ * idle daemon does not poll at all. */
 #define DEFAULT_BUSY_POLL_US 100
 /* The most a reply or a published state may occupy while it is built. */
 #define REPLY_LIMIT_BYTES ((size_t)512 << 20)

@@ -1,6 +1,6 @@
 /* lcpsim-rpc-bench: the cost of one request to a running lcpsimd, next to a
  * bare ZeroMQ REQ/REP echo with the same request and reply sizes on the same
- * machine (DESIGN.md §7). Starts no daemon: point it at one (the built-in
+ * machine. Starts no daemon: point it at one (the built-in
  * world, in lockstep mode, for the default call).
  *
  *   lcpsim-rpc-bench [--endpoint tcp://127.0.0.1:5555] [--call step|ping]

@@ -194,8 +194,11 @@ int lcpd_scene_builtin(lcpd_scene_t *scene, lcpd_error_t *error) {
   lcp_urdf_options_t options = lcp_urdf_options_default();
   options.floating_base = 0;
   lcp_robot_def_t *arm = NULL;
-  char why[512];
-  int rc = lcp_urdf_load_file(LCP_ROBOTS_DIR "/arm7.urdf", &options, &arm, why, sizeof why);
+  char why[2048];
+  char arm_path[4096];
+  int rc = lcp_shipped_robot_path("arm7.urdf", arm_path, sizeof arm_path, why, sizeof why);
+  if (rc == LCP_OK)
+    rc = lcp_urdf_load_file(arm_path, &options, &arm, why, sizeof why);
   if (rc != LCP_OK) {
     lcpd_fail(error, rc, "built-in world: %s", why);
     lcpd_scene_clear(scene);

@@ -2,7 +2,7 @@
 
 #include "log.h"
 
-#include "lcpsim/scenes.h"
+#include "scenes.h"
 
 #include <stdio.h>
 #include <stdlib.h>

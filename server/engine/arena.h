@@ -1,4 +1,4 @@
-/* Per-step scratch memory (DESIGN.md §2): allocations are bump pointers into
+/* Per-step scratch memory: allocations are bump pointers into
  * one block and are all released at once by arena_reset() at the end of the
  * step. When a step needs more than the block holds, extra blocks are taken
  * and the next reset replaces them all by one block of 1.5 × the high-water size,

@@ -1,5 +1,5 @@
-/* Broad phase: sweep and prune along one axis (seed 004 "Sweep and prune",
- * DESIGN.md §3 step 2).
+/* Broad phase: sweep and prune along one axis (Baraff,
+ * "Dynamic simulation of non-penetrating rigid bodies"; the step's second stage).
  *
  * Seed 004's argument: bodies in a simulation barely change order from one
  * step to the next, so the endpoint list kept from the last step is almost
@@ -16,9 +16,9 @@
  * proxies keep a copy of their other-axis extents in compact arrays
  * (swap-remove keeps them dense), so a scan streams through contiguous
  * memory. When many proxies are active at once, a grid on the two other axes
- * narrows the candidates (see the cell index below): seed 004's "n 回チェック" only
- * holds when few proxies overlap on the sweep axis alone, which a dense pile
- * of bodies does not grant. */
+ * narrows the candidates (see the cell index below): a plain sweep costs
+ * about n checks only when few proxies overlap on the sweep axis alone, which
+ * a dense pile of bodies does not grant. */
 #include "broadphase.h"
 
 #include "lcpsim/lcpsim.h"
@@ -41,7 +41,7 @@ static inline bool ep_less(const sap_endpoint *a, const sap_endpoint *b) {
   return a->proxy < b->proxy;
 }
 
-/* Insertion sort of e[0..n) (seed 004), stopping once it has made more than
+/* Insertion sort of e[0..n) (coherence keeps it nearly sorted), stopping once it has made more than
  * budget swaps. Returns the swaps made; *done tells whether e is sorted. */
 static uint64_t insertion_sort(sap_endpoint *e, size_t n, uint64_t budget, bool *done) {
   uint64_t swaps = 0;
@@ -110,7 +110,7 @@ static uint64_t ceil_log2(size_t n) {
   return b;
 }
 
-/* Insertion sort (seed 004) with a swap budget of about (n/2) log2 n; past it
+/* Insertion sort with a swap budget of about (n/2) log2 n; past it
  * the rest is a merge sort, so a shuffled list costs O(n log n), not O(n²).
  * When the previous update already needed more than the budget (a scene that
  * keeps reshuffling, e.g. an aligned grid jittering in place), the merge sort
@@ -338,7 +338,7 @@ static void cell_unlink(sap_sweep *sw, int32_t p) {
     sw->pool[nd->next].prev = nd->prev;
 }
 
-/* One pass over the sorted endpoints (seed 004: "左から重なりをチェック"). */
+/* One pass over the sorted endpoints (left to right, checking overlaps against the open intervals). */
 static bool sweep(sap_sweep *sw, const sap_endpoint *e, size_t n_end) {
   sap_pairbuf *pb = &sw->pb;
   for (size_t k = 0; k < n_end; k++) {

@@ -1,4 +1,4 @@
-/* Broad phase: sweep and prune along one axis (seed 004, DESIGN.md §3 step 2).
+/* Broad phase: sweep and prune along one axis (the step's second stage).
  *
  * The sorted list of box endpoints is kept from one step to the next; the
  * boxes move little, so it is almost sorted and an insertion sort restores it

@@ -1,4 +1,5 @@
-/* Narrow phase: the dedicated pair routines and their dispatcher.
+/* Narrow phase (the step's third stage): the dedicated pair routines and
+ * their dispatcher.
  *
  * Every routine follows the conventions of collide.h: normal from A to B,
  * depth > 0 penetrating, points reported while depth > -margin (speculative

@@ -1,4 +1,4 @@
-/* Narrow phase: the contact manifold of any two shapes.
+/* Narrow phase (the step's third stage): the contact manifold of any two shapes.
  *
  * Conventions for every routine here:
  * - shapes are described in their own frame (see lcp_shape_type_t); a pair

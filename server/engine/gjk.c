@@ -6,7 +6,7 @@
  * distance between complex objects in three-dimensional space", 1988) walks
  * a simplex of the Minkowski difference A − B towards the origin; the point
  * of the simplex closest to the origin is found with the signed-volumes
- * method (Montanari, Brown & Sinha, "Improving the GJK algorithm for faster
+ * method (Montanari, Petrinic & Barbieri, "Improving the GJK algorithm for faster
  * and more reliable distance queries between convex objects", ACM TOG 2017),
  * which drops to a face or an edge by comparing the signs of sub-determinants
  * instead of dividing by them, and so stays reliable for thin simplices.

@@ -31,7 +31,7 @@
  * Mass properties: exact for the polyhedron by decomposing it into tetrahedra
  * from a reference point (divergence theorem); the covariance of a tetrahedron
  * with vertices w0..w3 is V/20 (Σ wi wiᵀ + (Σ wi)(Σ wi)ᵀ) (e.g. Tonon,
- * "Explicit exact formulas for the 3-D tetrahedron inertia tensor", 2004).
+ * "Explicit exact formulas for the 3-D tetrahedron inertia tensor", 2005).
  */
 #include "hull_internal.h"
 

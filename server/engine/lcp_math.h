@@ -1,7 +1,7 @@
 /* Small fixed-size linear algebra for the engine: 3-vectors, quaternions
  * (w, x, y, z), 3x3 matrices (row-major) and rigid transforms.
  * Everything is static inline so the compiler can keep it in registers in the
- * solver and narrow-phase loops. Conventions: DESIGN.md §2. */
+ * solver and narrow-phase loops. Conventions: docs/architecture.md, "Conventions". */
 #ifndef LCP_MATH_H
 #define LCP_MATH_H
 
@@ -226,7 +226,7 @@ static inline mat3 q_to_mat3(quat q) {
                  {2.0 * (xz - wy), 2.0 * (yz + wx), 1.0 - 2.0 * (xx + yy)}}};
 }
 /* Integrate q by the world-frame angular velocity w over h:
- * q̇ = ½ (0, w) ⊗ q (seed 002 §1), then renormalise (DESIGN.md §2). */
+ * q̇ = ½ (0, w) ⊗ q, then renormalise. */
 static inline quat q_integrate(quat q, vec3 w, double h) {
   quat dq = q_mul((quat){0.0, w.x, w.y, w.z}, q);
   double s = 0.5 * h;

@@ -1,4 +1,4 @@
-/* Featherstone multibody kernel (DESIGN.md §4, seed 004 "Featherstoneの方法"):
+/* Featherstone multibody kernel (R. Featherstone, "Rigid Body Dynamics Algorithms"):
  * a tree of links in reduced coordinates, with the articulated-body algorithm
  * (forward dynamics, O(n)), the composite-rigid-body algorithm (joint-space
  * mass matrix), recursive Newton–Euler (inverse dynamics), and the pieces the
@@ -13,7 +13,7 @@
  * w,x,y,z (4)] for a floating base, then one value per movable joint;
  * qd = [base linear velocity of the base origin (3), base angular velocity
  * (3)], world axes, for a floating base, then joint rates. Spatial vectors
- * are linear part first (DESIGN.md §2). Gravity is a world vector.
+ * are linear part first. Gravity is a world vector.
  *
  * A fixed base sits at links[0].parent_from_joint (its world pose; identity
  * after mb_model_init, set by the owner). mb_kinematics accepts qd = NULL

@@ -1,5 +1,5 @@
-/* The built-in scenes of DESIGN.md §7. */
-#include "lcpsim/scenes.h"
+/* The benchmark scenes (scenes.h). */
+#include "scenes.h"
 #include "lcpsim/urdf.h"
 
 #include <math.h>
@@ -188,8 +188,10 @@ static int add_robot(lcp_world_t *world, const lcp_robot_def_t *def, const doubl
 }
 
 static int load_shipped(const char *file, int floating_base, lcp_robot_def_t **def) {
-  char path[512], error[256];
-  snprintf(path, sizeof path, "%s/%s", LCP_ROBOTS_DIR, file);
+  char path[4096], error[1024];
+  int rc = lcp_shipped_robot_path(file, path, sizeof path, error, sizeof error);
+  if (rc != LCP_OK)
+    return rc;
   lcp_urdf_options_t options = lcp_urdf_options_default();
   options.floating_base = floating_base;
   return lcp_urdf_load_file(path, &options, def, error, sizeof error);

@@ -1,5 +1,5 @@
 /* arm_sine: drives the daemon's arm in lockstep along q*_i(t) = 0.5 sin(2π·0.5·t + i) with the
- * in-engine PD controllers (by default kp = 100, kd = 10, DESIGN.md §7 "arm"), one
+ * in-engine PD controllers (by default kp = 100, kd = 10, the arm scene's gains), one
  * Step-with-targets round trip per control tick, and prints a line of state every 100 steps.
  * With the scene's gains the shoulder (joint2, about 6 kg·m² of arm above it) is a lightly damped
  * loop (ωn ≈ 4 rad/s, ζ ≈ 0.2) close to the 0.5 Hz drive, so it lags by up to about 0.6 rad;

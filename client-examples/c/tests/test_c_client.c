@@ -71,7 +71,7 @@ static int start_live(void **state) {
 static int stop_live(void **state) {
   live_t *live = *state;
   lcpsim_client_destroy(&live->client);
-  /* The daemon shuts down cleanly on SIGTERM (DESIGN.md §6). */
+  /* The daemon shuts down cleanly on SIGTERM. */
   int status = test_daemon_stop(&live->daemon);
   free(live);
   if (status != 0)
@@ -455,7 +455,7 @@ static void save_and_restore_bytes_replays_bitwise(void **state) {
                    LCPSIM_OK);
   assert_near(restored_at, saved_at, 0.0);
   lcpsim_state_t *again = move_arm(live, 100);
-  /* A snapshot is the whole state: the replay is bitwise the same (DESIGN.md §2). */
+  /* A snapshot is the whole state: the replay is bitwise the same. */
   assert_int_equal(again->step_count, first->step_count);
   const lcpsim_robot_state_t *a = arm_of(first), *b = arm_of(again);
   for (int i = 0; i < ARM_JOINTS; ++i) {

@@ -3,9 +3,9 @@
  * A world holds rigid bodies and their collision geoms. Each step detects
  * contacts (sweep and prune, then pair routines and GJK/EPA), turns them into
  * rows of one velocity-level boxed LCP and solves it by projected Gauss–Seidel
- * with over-relaxation (DESIGN.md §3).
+ * with over-relaxation.
  *
- * Conventions (DESIGN.md §2): SI units, z up, quaternions (w, x, y, z), spatial
+ * Conventions: SI units, z up, quaternions (w, x, y, z), spatial
  * vectors linear part first. Functions return LCP_OK (0) or a negative
  * lcp_status_t; on error the world is unchanged and lcp_world_last_error()
  * says what was wrong. The engine never prints; it logs through the callback
@@ -18,9 +18,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lcpsim/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+LCP_API_BEGIN
 
 #define LCP_VERSION_MAJOR 0
 #define LCP_VERSION_MINOR 1
@@ -225,7 +228,7 @@ int lcp_world_step(lcp_world_t *world);
 double lcp_world_time(const lcp_world_t *world);
 uint64_t lcp_world_step_count(const lcp_world_t *world);
 
-/* The stages of a step, in order (DESIGN.md §3). */
+/* The stages of a step, in order. */
 typedef enum lcp_stage {
   LCP_STAGE_KINEMATICS = 0,
   LCP_STAGE_BROADPHASE = 1,
@@ -265,7 +268,7 @@ typedef struct lcp_contact_info {
 /* Contacts of the last step; returns the total count (may exceed capacity). */
 int32_t lcp_world_get_contacts(const lcp_world_t *world, lcp_contact_info_t *out, int32_t capacity);
 
-/* ---- state snapshots (DESIGN.md §2: model/state split) ----
+/* ---- state snapshots (the model/state split) ----
  * A snapshot is the whole state: time, poses, velocities, pending forces and
  * the warm-start cache. Restoring it and stepping gives bitwise what stepping
  * from the moment it was taken gave. It can only be restored into a world
@@ -277,6 +280,7 @@ int lcp_world_restore_state(lcp_world_t *world, const void *buffer, size_t size)
 /* A 64-bit hash (FNV-1a) of the bits of the state: equal states, equal hashes. */
 uint64_t lcp_world_state_hash(const lcp_world_t *world);
 
+LCP_API_END
 #ifdef __cplusplus
 }
 #endif

@@ -1,4 +1,4 @@
-/* Articulated robots (DESIGN.md §4): trees of links joined by revolute,
+/* Articulated robots: trees of links joined by revolute,
  * continuous, prismatic and fixed joints, on a fixed or floating base, in
  * reduced (joint-space) coordinates, simulated by Featherstone's algorithms
  * and solved in the same LCP as contacts.
@@ -19,6 +19,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+LCP_API_BEGIN
 
 #define LCP_NAME_MAX 64
 
@@ -142,7 +143,7 @@ int lcp_robot_inverse_dynamics(const lcp_world_t *world, lcp_robot_id id, const 
 int lcp_robot_forward_dynamics(const lcp_world_t *world, lcp_robot_id id, const double *tau,
                                double *qdd, int32_t nv);
 
-/* ---- joint control (DESIGN.md §5) ----
+/* ---- joint control ----
  * Every movable joint has a controller, solved inside the step's LCP as one
  * soft row on the joint velocity, so stiff gains stay stable (implicit PD):
  *   position: τ = kp (q* − q⁺) + kd (qd* − qd⁺), with q⁺ = q + h qd⁺;
@@ -195,6 +196,7 @@ int lcp_robot_get_applied_torques(const lcp_world_t *world, lcp_robot_id id, dou
  * default. */
 int lcp_robot_set_gravity_compensation(lcp_world_t *world, lcp_robot_id id, bool on);
 
+LCP_API_END
 #ifdef __cplusplus
 }
 #endif

@@ -1,4 +1,4 @@
-/* URDF loading (DESIGN.md §4, §6 "Files the daemon reads"), with libxml2.
+/* URDF loading, with libxml2.
  *
  * What a loaded robot is:
  * - Links in depth-first order from the root, children in the document order
@@ -52,6 +52,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+LCP_API_BEGIN
 
 typedef struct lcp_urdf_options {
   /* Directories holding ROS packages: package://NAME/REST resolves to the
@@ -87,6 +88,32 @@ int lcp_urdf_load_string(const char *xml, const char *base_dir, const lcp_urdf_o
  * appearance, in *points (malloc'd; the caller frees it). */
 int lcp_stl_load(const char *path, double **points, int32_t *count, char *error, size_t error_size);
 
+/* ---- the shipped robots (arm7.urdf, quadruped.urdf, pendulum2.urdf) ----
+ * Their directory is looked up at run time; the first of these wins:
+ *  1. the environment variable LCPSIM_ROBOTS_DIR, when set (and then only it:
+ *     a value that is not a directory is an error);
+ *  2. <the running program's directory>/../share/lcpsim/robots: an installed
+ *     lcpsimd finds the robots of its own installed tree, wherever it was
+ *     moved ("../share" is the install's datadir relative to its bindir);
+ *  3. share/lcpsim/robots in the program's directory or any directory above
+ *     it: a build tree, into which the build copies the robots;
+ *  4. <datadir>/lcpsim/robots of the install lcpsim was configured for
+ *     (/usr/local/share/lcpsim/robots by default): programs of other projects
+ *     linking an installed lcpsim.
+ * The program's directory is read from /proc/self/exe (Linux). */
+
+/* Writes the directory (symbolic links and ".." resolved) into dir.
+ * LCP_ERR_NOT_FOUND when none of the places is a directory, with a message in
+ * error naming each place looked at; LCP_ERR_INVALID_ARGUMENT when dir is
+ * NULL or too small. error may be NULL. */
+int lcp_shipped_robots_dir(char *dir, size_t dir_size, char *error, size_t error_size);
+
+/* Writes the path of the shipped robot file `name` (e.g. "arm7.urdf") into
+ * path; LCP_ERR_NOT_FOUND when the directory or the file in it is missing. */
+int lcp_shipped_robot_path(const char *name, char *path, size_t path_size, char *error,
+                           size_t error_size);
+
+LCP_API_END
 #ifdef __cplusplus
 }
 #endif

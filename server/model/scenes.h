@@ -1,8 +1,10 @@
-/* Built-in scenes: the benchmark scenes of DESIGN.md §7, also used by the
- * physics tests. Each adds its bodies to an existing world (it does not change
- * the world's settings; lcp_scene_settings() gives the ones the table names). */
-#ifndef LCPSIM_SCENES_H
-#define LCPSIM_SCENES_H
+/* The benchmark scenes (lcpsim-bench), also used by the physics tests and by
+ * the daemon (its ground plane). Internal: the library lcpsim_scenes is built
+ * from them but not installed. Each adds its bodies to an existing world (it
+ * does not change the world's settings; lcp_scene_settings() gives the ones
+ * the benchmarks use). */
+#ifndef LCPSIM_MODEL_SCENES_H
+#define LCPSIM_MODEL_SCENES_H
 
 #include "lcpsim/lcpsim.h"
 #include "lcpsim/robot.h"
@@ -36,11 +38,12 @@ int lcp_scene_stack(lcp_world_t *world, int32_t count, lcp_scene_info_t *info);
  * in a grid above a 2 m × 2 m walled bin, dropped; μ = 0.5. */
 int lcp_scene_pile(lcp_world_t *world, int32_t count, lcp_scene_info_t *info);
 
-/* ---- robot scenes (DESIGN.md §7 "chain", "arm"; and "quadruped") ----
- * Same definitions as the peer baselines (shared/peers/bullet_robot.cpp,
- * mujoco_robot.c). Each adds a ground plane and one robot to an existing world
- * and does not change the world's settings: lcp_scene_robot_settings() gives
- * the ones the table names (h = 1 ms, 20 iterations). */
+/* ---- robot scenes: chain, arm and quadruped ----
+ * Defined as the other engines' versions of the same benchmarks define them.
+ * Each adds a ground plane and one robot to an existing world and does not
+ * change the world's settings: lcp_scene_robot_settings() gives the ones the
+ * benchmarks use (h = 1 ms, 20 iterations). The arm and the quadruped are the
+ * shipped robots, found with lcp_shipped_robot_path(). */
 
 #define LCP_SCENE_MAX_FEET 4
 
@@ -67,8 +70,8 @@ lcp_world_settings_t lcp_scene_robot_settings(void);
 /* arm: arm7.urdf on a fixed base at z = 0.1 m over the ground plane (μ = 0.8):
  * 7 capsule links (0.3 m, radius 0.04 m, 1 kg), revolute axes z, y, z, ...;
  * every joint under implicit PD position control, kp = 100 N·m/rad,
- * kd = 10 N·m·s/rad, velocity target 0 (as the peers: Bullet's explicit
- * PD and MuJoCo's position actuator + joint damping), targets set for t = 0.
+ * kd = 10 N·m·s/rad, velocity target 0 (as Bullet's explicit PD and MuJoCo's
+ * position actuator with joint damping do it), targets set for t = 0.
  * No self-collision. default_steps = 10000. */
 int lcp_scene_arm(lcp_world_t *world, lcp_robot_scene_t *out);
 
@@ -83,13 +86,14 @@ int lcp_scene_arm_set_targets(lcp_world_t *world, lcp_robot_id arm, double t);
 /* chain: 20 capsule links (0.2 m between the hemisphere centres, radius
  * 0.04 m, 0.5 kg, solid-capsule inertia) along x on a floating base; link i
  * spans x = 0.21 i .. 0.21 i + 0.2 (plus the caps) and joint i (i = 1..19)
- * sits at x = 0.21 i, continuous, about x for odd i and y for even i (as the
- * peers); the base frame starts at (0, 0, 0.5) at rest, over the ground plane;
+ * sits at x = 0.21 i, continuous, about x for odd i and y for even i (as in
+ * Bullet and MuJoCo); the base frame starts at (0, 0, 0.5) at rest, over the
+ * ground plane;
  * μ = 0.8 everywhere. Self-collision off, as Bullet's btMultiBody default
  * (MuJoCo collides non-adjacent links; parent/child pairs never collide in
  * any of the three): the dropped chain lands and stays flat, no two
  * non-adjacent links ever touch, and turning it on gives the same contacts
- * and rest state for ~0.5–1 µs more narrow phase a step. default_steps = 5000. */
+ * and rest state at the cost of more narrow phase. default_steps = 5000. */
 int lcp_scene_chain(lcp_world_t *world, lcp_robot_scene_t *out);
 
 /* quadruped: quadruped.urdf (floating base) standing on the ground plane,
