@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#define LCP_TEST_PI 3.14159265358979323846
+
 static lcp_world_t *robot_world(void) {
   lcp_world_settings_t s = lcp_scene_robot_settings();
   lcp_world_t *w = NULL;
@@ -193,6 +195,35 @@ static void test_chain_comes_to_rest(void **state) {
   lcp_world_destroy(&w);
 }
 
+/* The chain's links are solid capsules along their x axis: the last joint
+ * (joint 19, about x, through the capsule's axis) turns only the last link,
+ * so its diagonal entry of M(q) is that link's moment of inertia about its
+ * own axis, the capsule's axial one:
+ *   I_axial = ½ m_c r² + 2 · (2/5) m_h r²,
+ * with the cylinder's m_c = ρπr²L and each hemisphere's m_h = (2/3)ρπr³ for
+ * the density ρ that gives the link 0.5 kg (r = 0.04 m, L = 0.2 m); and the
+ * entry of the joint before it (about y, across the capsule) is larger. */
+static void test_chain_links_are_capsules_along_x(void **state) {
+  (void)state;
+  lcp_world_t *w = robot_world();
+  lcp_robot_scene_t scene;
+  assert_int_equal(lcp_scene_chain(w, &scene), LCP_OK);
+  enum { NV = 25 };
+  assert_int_equal(scene.dofs, NV);
+  double M[NV * NV];
+  assert_int_equal(lcp_robot_mass_matrix(w, scene.robot, M, NV), LCP_OK);
+  const double r = 0.04, length = 0.2, mass = 0.5;
+  double rho = mass / (LCP_TEST_PI * r * r * length + 4.0 / 3.0 * LCP_TEST_PI * r * r * r);
+  double m_cylinder = rho * LCP_TEST_PI * r * r * length;
+  double m_hemisphere = rho * 2.0 / 3.0 * LCP_TEST_PI * r * r * r;
+  double axial = 0.5 * m_cylinder * r * r + 2.0 * 0.4 * m_hemisphere * r * r;
+  double last = M[(NV - 1) * NV + (NV - 1)], before = M[(NV - 2) * NV + (NV - 2)];
+  print_message("chain: last joint's M entry %.6e, capsule's axial inertia %.6e\n", last, axial);
+  assert_true(fabs(last - axial) <= 1e-9 * axial);
+  assert_true(before > 2.0 * last);
+  lcp_world_destroy(&w);
+}
+
 /* The arm tracking q*_i(t) = 0.5 sin(πt + i) with kp = 100, kd = 10 and a
  * zero velocity target. Joint 7 turns only its own axisymmetric capsule
  * (I = 7.76e-4 kg·m² about its axis, on which gravity has no moment, and
@@ -248,6 +279,7 @@ int main(void) {
       cmocka_unit_test(test_quadruped_passive_drop_comes_to_rest),
       cmocka_unit_test(test_quadruped_stands),
       cmocka_unit_test(test_chain_comes_to_rest),
+      cmocka_unit_test(test_chain_links_are_capsules_along_x),
       cmocka_unit_test(test_arm_tracks_sines),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -162,12 +162,8 @@ static int chain_def(lcp_robot_def_t **out) {
   if (rc != LCP_OK)
     return rc;
   /* lcp_geom_def_mass_properties turns the inertia into the link's axes, so
-   * [0] is the moment about the capsule's axis (x) and [8] one across it.
-   * lcp_scene_chain takes them the other way round: its links have the
-   * transverse moment about x and the axial one about y and z (Ixx > Iyy +
-   * Izz, which no solid has). The description keeps lcpsim's values, so
-   * that every engine runs lcpsim's chain. */
-  double about_x = inertia[8] * mass / unit_mass, about_y_z = inertia[0] * mass / unit_mass;
+   * [0] is the moment about the capsule's axis (x) and [8] one across it. */
+  double about_x = inertia[0] * mass / unit_mass, about_y_z = inertia[8] * mass / unit_mass;
   lcp_robot_def_t *def = NULL;
   if ((rc = lcp_robot_def_alloc(LINKS, LINKS, &def)) != LCP_OK)
     return rc;

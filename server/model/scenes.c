@@ -267,7 +267,9 @@ int lcp_scene_chain(lcp_world_t *world, lcp_robot_scene_t *out) {
       LCP_OK)
     return rc;
   double scale = mass / unit_mass;
-  double axial = geom_inertia[8] * scale, across = geom_inertia[0] * scale;
+  /* lcp_geom_def_mass_properties gives the inertia in the link's axes, where
+   * the capsule's segment lies along x: x is its axial moment. */
+  double axial = geom_inertia[0] * scale, across = geom_inertia[8] * scale;
   lcp_robot_def_t *def = NULL;
   if ((rc = lcp_robot_def_alloc(CHAIN_LINKS, CHAIN_LINKS, &def)) != LCP_OK)
     return rc;

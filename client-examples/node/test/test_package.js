@@ -21,7 +21,7 @@ const PACKAGE_DIR = path.join(__dirname, '..');
 const NEEDED = ['LCPSIMD', 'LCPSIM_NPM', 'LCPSIM_PROTO_SOURCE', 'LCPSIM_PACKAGE_WORK_DIR', 'LCPSIM_PROJECT_VERSION'];
 const missing = NEEDED.filter((name) => !process.env[name]);
 // What the tarball holds, no more: the package's "files", and what npm always adds.
-const SHIPPED = ['README.md', 'arm_sine.js', 'lcpsim.js', 'package.json', 'proto/lcpsim/v1/lcpsim.proto',
+const SHIPPED = ['LICENSE', 'README.md', 'arm_sine.js', 'lcpsim.js', 'package.json', 'proto/lcpsim/v1/lcpsim.proto',
   'scripts/copy-proto.js'];
 
 function npm(args, cwd, env = process.env) {

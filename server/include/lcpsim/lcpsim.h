@@ -217,8 +217,11 @@ int lcp_geom_get_body(const lcp_world_t *world, lcp_geom_id id, lcp_body_id *out
 /* World axis-aligned bounding box of the geom at the body's current pose. */
 int lcp_geom_get_aabb(const lcp_world_t *world, lcp_geom_id id, double lo[3], double hi[3]);
 
-/* Mass and inertia (about the geom's centre of mass, geom axes) of a solid of
- * the given density with this shape. Planes have none (LCP_ERR_INVALID_ARGUMENT). */
+/* Mass and inertia of a solid of the given density with this shape: the
+ * inertia about the geom's centre of mass in the axes of the body it is placed
+ * on (the shape's own axes turned by local_orientation), and that centre in
+ * body coordinates (local_position plus the turned shape centroid). Planes have
+ * none (LCP_ERR_INVALID_ARGUMENT). */
 int lcp_geom_def_mass_properties(const lcp_geom_def_t *def, double density, double *mass,
                                  double inertia[9], double center[3]);
 
