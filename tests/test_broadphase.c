@@ -72,15 +72,15 @@ static int32_t brute_pairs(int32_t n, const vec3 *lo, const vec3 *hi, const uint
   return (int32_t)len;
 }
 
-/* Runs sap_update and checks its pairs against the reference, element by
+/* Runs lcp__sap_update and checks its pairs against the reference, element by
  * element (so order, duplicates and a < b are all checked). Returns the pair
  * count. */
 static int32_t update_and_check(sap *s, arena *scratch, int32_t n, const vec3 *lo, const vec3 *hi,
                                 const uint8_t *skip) {
-  arena_reset(scratch);
+  lcp__arena_reset(scratch);
   sap_pair *got = NULL;
   int32_t got_n = -1;
-  assert_int_equal(sap_update(s, n, lo, hi, skip, scratch, &got, &got_n), LCP_OK);
+  assert_int_equal(lcp__sap_update(s, n, lo, hi, skip, scratch, &got, &got_n), LCP_OK);
   assert_int_equal(s->proxy_count, n);
   sap_pair *want = NULL;
   int32_t want_n = brute_pairs(n, lo, hi, skip, &want);
@@ -194,9 +194,9 @@ static void test_random_motion_matches_all_pairs(void **state) {
     scene sc;
     scene_init(&sc, 1000, 1000, 24.0, &r);
     sap s;
-    sap_init(&s, axis);
+    lcp__sap_init(&s, axis);
     arena scratch;
-    arena_init(&scratch);
+    lcp__arena_init(&scratch);
     int64_t total_pairs = 0;
     int32_t touching = 0;
     for (int step = 0; step < 100; step++) {
@@ -209,8 +209,8 @@ static void test_random_motion_matches_all_pairs(void **state) {
      * touching. */
     assert_true(total_pairs > 100 * 100);
     assert_true(touching > 10);
-    sap_destroy(&s);
-    arena_destroy(&scratch);
+    lcp__sap_destroy(&s);
+    lcp__arena_destroy(&scratch);
     scene_free(&sc);
   }
 }
@@ -224,9 +224,9 @@ static void test_count_changes(void **state) {
   scene sc;
   scene_init(&sc, 1500, 0, 20.0, &r);
   sap s;
-  sap_init(&s, 0);
+  lcp__sap_init(&s, 0);
   arena scratch;
-  arena_init(&scratch);
+  lcp__arena_init(&scratch);
   for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
     int32_t n = counts[k];
     /* Proxies that come back after being dropped get fresh boxes, as a world
@@ -240,8 +240,8 @@ static void test_count_changes(void **state) {
     scene_move(&sc);
     update_and_check(&s, &scratch, n, sc.lo, sc.hi, NULL);
   }
-  sap_destroy(&s);
-  arena_destroy(&scratch);
+  lcp__sap_destroy(&s);
+  lcp__arena_destroy(&scratch);
   scene_free(&sc);
 }
 
@@ -261,12 +261,12 @@ static void test_skip_flags(void **state) {
     all[i] = 1;
   }
   sap s_skip, s_plain, s_all, s_none;
-  sap_init(&s_skip, 1);
-  sap_init(&s_plain, 1);
-  sap_init(&s_all, 2);
-  sap_init(&s_none, 0);
+  lcp__sap_init(&s_skip, 1);
+  lcp__sap_init(&s_plain, 1);
+  lcp__sap_init(&s_all, 2);
+  lcp__sap_init(&s_none, 0);
   arena scratch;
-  arena_init(&scratch);
+  lcp__arena_init(&scratch);
   int64_t skipped_total = 0;
   for (int step = 0; step < 20; step++) {
     int32_t with = update_and_check(&s_skip, &scratch, n, sc.lo, sc.hi, skip);
@@ -283,11 +283,11 @@ static void test_skip_flags(void **state) {
     scene_move(&sc);
   }
   assert_true(skipped_total > 0);
-  sap_destroy(&s_skip);
-  sap_destroy(&s_plain);
-  sap_destroy(&s_all);
-  sap_destroy(&s_none);
-  arena_destroy(&scratch);
+  lcp__sap_destroy(&s_skip);
+  lcp__sap_destroy(&s_plain);
+  lcp__sap_destroy(&s_all);
+  lcp__sap_destroy(&s_none);
+  lcp__arena_destroy(&scratch);
   free(skip);
   free(all);
   free(none);
@@ -348,9 +348,9 @@ static void test_swaps_follow_motion(void **state) {
   }
   scene_bounds(&sc);
   sap s;
-  sap_init(&s, 0);
+  lcp__sap_init(&s, 0);
   arena scratch;
-  arena_init(&scratch);
+  lcp__arena_init(&scratch);
   update_and_check(&s, &scratch, n, sc.lo, sc.hi, NULL);
   update_and_check(&s, &scratch, n, sc.lo, sc.hi, NULL);
   assert_int_equal(s.last_swaps, 0);
@@ -398,17 +398,17 @@ static void test_swaps_follow_motion(void **state) {
   }
   /* And still: no motion, no swaps. */
   assert_int_equal(update_with_swaps(&s, &scratch, n, sc.lo, sc.hi), 0);
-  sap_destroy(&s);
-  arena_destroy(&scratch);
+  lcp__sap_destroy(&s);
+  lcp__arena_destroy(&scratch);
   scene_free(&sc);
 }
 
 static int32_t pairs_of(sap *s, arena *scratch, int32_t n, const vec3 *lo, const vec3 *hi,
                         sap_pair *out) {
-  arena_reset(scratch);
+  lcp__arena_reset(scratch);
   sap_pair *p = NULL;
   int32_t np = 0;
-  assert_int_equal(sap_update(s, n, lo, hi, NULL, scratch, &p, &np), LCP_OK);
+  assert_int_equal(lcp__sap_update(s, n, lo, hi, NULL, scratch, &p, &np), LCP_OK);
   for (int32_t i = 0; i < np; i++)
     out[i] = p[i];
   return np;
@@ -419,11 +419,11 @@ static int32_t pairs_of(sap *s, arena *scratch, int32_t n, const vec3 *lo, const
 static void test_touching_boxes_overlap(void **state) {
   (void)state;
   arena scratch;
-  arena_init(&scratch);
+  lcp__arena_init(&scratch);
   for (int32_t axis = 0; axis < 3; axis++) {
     for (int k = 0; k < 3; k++) {
       sap s;
-      sap_init(&s, axis);
+      lcp__sap_init(&s, axis);
       vec3 lo[2] = {v3(0, 0, 0), v3(0, 0, 0)};
       vec3 hi[2] = {v3(1, 1, 1), v3(1, 1, 1)};
       v3_set(&lo[1], k, 1.0);
@@ -438,11 +438,11 @@ static void test_touching_boxes_overlap(void **state) {
       /* One ulp apart: no contact. */
       v3_set(&lo[1], k, nextafter(1.0, 2.0));
       assert_int_equal(pairs_of(&s, &scratch, 2, lo, hi, p), 0);
-      sap_destroy(&s);
+      lcp__sap_destroy(&s);
     }
     /* Corner to corner, a point box on a face, and two equal point boxes. */
     sap s;
-    sap_init(&s, axis);
+    lcp__sap_init(&s, axis);
     vec3 lo[4] = {v3(0, 0, 0), v3(1, 1, 1), v3(0.5, 0.5, 0), v3(0.5, 0.5, 0)};
     vec3 hi[4] = {v3(1, 1, 1), v3(2, 2, 2), v3(0.5, 0.5, 0), v3(0.5, 0.5, 0)};
     sap_pair p[8];
@@ -453,7 +453,7 @@ static void test_touching_boxes_overlap(void **state) {
       assert_int_equal(p[i].a, want[i][0]);
       assert_int_equal(p[i].b, want[i][1]);
     }
-    sap_destroy(&s);
+    lcp__sap_destroy(&s);
   }
   /* Many boxes stacked on a lattice where every neighbour touches: each box
    * overlaps its 26 neighbours (faces, edges, corners). */
@@ -465,12 +465,12 @@ static void test_touching_boxes_overlap(void **state) {
       hi[i] = v3_add(lo[i], v3(1, 1, 1));
     }
     sap s;
-    sap_init(&s, 2);
+    lcp__sap_init(&s, 2);
     update_and_check(&s, &scratch, G * G * G, lo, hi, NULL);
-    arena_reset(&scratch);
+    lcp__arena_reset(&scratch);
     sap_pair *p = NULL;
     int32_t np = 0;
-    assert_int_equal(sap_update(&s, G * G * G, lo, hi, NULL, &scratch, &p, &np), LCP_OK);
+    assert_int_equal(lcp__sap_update(&s, G * G * G, lo, hi, NULL, &scratch, &p, &np), LCP_OK);
     /* Every pair of cells at Chebyshev distance 1. */
     int32_t want = 0;
     for (int a = 0; a < G * G * G; a++)
@@ -480,9 +480,9 @@ static void test_touching_boxes_overlap(void **state) {
         want += dx <= 1 && dy <= 1 && dz <= 1;
       }
     assert_int_equal(np, want);
-    sap_destroy(&s);
+    lcp__sap_destroy(&s);
   }
-  arena_destroy(&scratch);
+  lcp__arena_destroy(&scratch);
 }
 
 /* (6) Infinite extents: a whole-space box overlaps everything, a half-space
@@ -491,7 +491,7 @@ static void test_touching_boxes_overlap(void **state) {
 static void test_infinite_boxes(void **state) {
   (void)state;
   arena scratch;
-  arena_init(&scratch);
+  lcp__arena_init(&scratch);
   rng r = {4242};
   const int32_t n = 300;
   scene sc;
@@ -506,12 +506,12 @@ static void test_infinite_boxes(void **state) {
   sc.lo[4] = v3(4, 0, 0), sc.hi[4] = v3(5, 1, 1);
   for (int32_t axis = 0; axis < 3; axis++) {
     sap s;
-    sap_init(&s, axis);
+    lcp__sap_init(&s, axis);
     update_and_check(&s, &scratch, n, sc.lo, sc.hi, NULL);
-    arena_reset(&scratch);
+    lcp__arena_reset(&scratch);
     sap_pair *p = NULL;
     int32_t np = 0;
-    assert_int_equal(sap_update(&s, n, sc.lo, sc.hi, NULL, &scratch, &p, &np), LCP_OK);
+    assert_int_equal(lcp__sap_update(&s, n, sc.lo, sc.hi, NULL, &scratch, &p, &np), LCP_OK);
     int32_t with0 = 0, ground = 0, wall = 0;
     for (int32_t i = 0; i < np; i++) {
       with0 += p[i].a == 0;
@@ -528,11 +528,11 @@ static void test_infinite_boxes(void **state) {
     assert_int_equal(ground, want_ground);
     assert_int_equal(wall, want_wall);
     assert_true(wall >= 4); /* 0, 1, 3 and the touching box 4 at least */
-    sap_destroy(&s);
+    lcp__sap_destroy(&s);
   }
   /* The infinite boxes stay exact while the finite ones move around them. */
   sap s;
-  sap_init(&s, 1);
+  lcp__sap_init(&s, 1);
   for (int step = 0; step < 30; step++) {
     update_and_check(&s, &scratch, n, sc.lo, sc.hi, NULL);
     for (int32_t i = 5; i < n; i++) {
@@ -541,9 +541,9 @@ static void test_infinite_boxes(void **state) {
       sc.hi[i] = v3_add(sc.c[i], sc.h[i]);
     }
   }
-  sap_destroy(&s);
+  lcp__sap_destroy(&s);
   scene_free(&sc);
-  arena_destroy(&scratch);
+  lcp__arena_destroy(&scratch);
 }
 
 /* A pile in a bin (the "pile N" benchmark scene): bodies on a lattice that touch
@@ -569,10 +569,10 @@ static void test_pile_in_bin(void **state) {
     skip[i] = 1;
   rng r = {31337};
   arena scratch;
-  arena_init(&scratch);
+  lcp__arena_init(&scratch);
   for (int32_t axis = 0; axis < 3; axis++) {
     sap s;
-    sap_init(&s, axis);
+    lcp__sap_init(&s, axis);
     for (int step = 0; step < 6; step++) {
       /* Step 0: the exact lattice (0.05 is the box half size, so the faces
        * coincide up to rounding); later steps: jitter of 1e-3. */
@@ -585,9 +585,9 @@ static void test_pile_in_bin(void **state) {
       int32_t np = update_and_check(&s, &scratch, N, lo, hi, skip);
       assert_true(np > BODIES); /* every body touches its neighbours */
     }
-    sap_destroy(&s);
+    lcp__sap_destroy(&s);
   }
-  arena_destroy(&scratch);
+  lcp__arena_destroy(&scratch);
   free(lo);
   free(hi);
   free(c);
@@ -604,7 +604,7 @@ static void test_extreme_coordinates(void **state) {
   assert_true(lo && hi && c && h);
   rng r = {555};
   arena scratch;
-  arena_init(&scratch);
+  lcp__arena_init(&scratch);
   for (int scene = 0; scene < 4; scene++) {
     for (int32_t i = 0; i < n; i++) {
       double off = scene == 0 ? 1e12 : (scene == 1 ? -3e15 : 0.0);
@@ -632,7 +632,7 @@ static void test_extreme_coordinates(void **state) {
     }
     for (int32_t axis = 0; axis < 3; axis++) {
       sap s;
-      sap_init(&s, axis);
+      lcp__sap_init(&s, axis);
       for (int step = 0; step < 4; step++) {
         for (int32_t i = 0; i < n; i++) {
           lo[i] = v3_sub(c[i], h[i]);
@@ -642,10 +642,10 @@ static void test_extreme_coordinates(void **state) {
         for (int32_t i = 0; i < n; i++)
           c[i].x += (scene == 3 ? 1e-8 : 0.5) * (rng_unit(&r) - 0.5);
       }
-      sap_destroy(&s);
+      lcp__sap_destroy(&s);
     }
   }
-  arena_destroy(&scratch);
+  lcp__arena_destroy(&scratch);
   free(lo);
   free(hi);
   free(c);
@@ -674,10 +674,10 @@ static void test_mixed_sizes_dense(void **state) {
       h[i] = v3(rng_range(&r, 0.3, 0.5), rng_range(&r, 0.3, 0.5), rng_range(&r, 0.3, 0.5));
   }
   arena scratch;
-  arena_init(&scratch);
+  lcp__arena_init(&scratch);
   for (int32_t axis = 0; axis < 3; axis++) {
     sap s;
-    sap_init(&s, axis);
+    lcp__sap_init(&s, axis);
     for (int step = 0; step < 4; step++) {
       for (int32_t i = 0; i < n; i++) {
         lo[i] = v3_sub(c[i], h[i]);
@@ -688,9 +688,9 @@ static void test_mixed_sizes_dense(void **state) {
         c[i] = v3_add(c[i], v3(rng_range(&r, -0.05, 0.05), rng_range(&r, -0.05, 0.05),
                                rng_range(&r, -0.05, 0.05)));
     }
-    sap_destroy(&s);
+    lcp__sap_destroy(&s);
   }
-  arena_destroy(&scratch);
+  lcp__arena_destroy(&scratch);
   free(lo);
   free(hi);
   free(c);
@@ -701,24 +701,24 @@ static void test_mixed_sizes_dense(void **state) {
 static void test_edge_cases(void **state) {
   (void)state;
   arena scratch;
-  arena_init(&scratch);
+  lcp__arena_init(&scratch);
   sap s;
-  sap_init(&s, 0);
-  sap_destroy(&s); /* never used */
-  sap_init(&s, 2);
+  lcp__sap_init(&s, 0);
+  lcp__sap_destroy(&s); /* never used */
+  lcp__sap_init(&s, 2);
   sap_pair *p = (sap_pair *)&s;
   int32_t np = 7;
-  assert_int_equal(sap_update(&s, 0, NULL, NULL, NULL, &scratch, &p, &np), LCP_OK);
+  assert_int_equal(lcp__sap_update(&s, 0, NULL, NULL, NULL, &scratch, &p, &np), LCP_OK);
   assert_int_equal(np, 0);
-  assert_int_equal(sap_update(&s, -1, NULL, NULL, NULL, &scratch, &p, &np),
+  assert_int_equal(lcp__sap_update(&s, -1, NULL, NULL, NULL, &scratch, &p, &np),
                    LCP_ERR_INVALID_ARGUMENT);
   assert_int_equal(np, 0);
   vec3 lo = v3(0, 0, 0), hi = v3(1, 1, 1);
-  assert_int_equal(sap_update(&s, 1, &lo, &hi, NULL, &scratch, &p, &np), LCP_OK);
+  assert_int_equal(lcp__sap_update(&s, 1, &lo, &hi, NULL, &scratch, &p, &np), LCP_OK);
   assert_int_equal(np, 0);
   assert_int_equal(s.proxy_count, 1);
-  sap_destroy(&s);
-  arena_destroy(&scratch);
+  lcp__sap_destroy(&s);
+  lcp__arena_destroy(&scratch);
 }
 
 int main(void) {

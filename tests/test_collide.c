@@ -103,7 +103,7 @@ static void test_plane_sphere(void **state) {
   shape p = plane(), s = sphere(0.5);
   xform xp = X(0, 0, 0), xs = X(1, 2, 0.49);
   manifold m;
-  assert_int_equal(collide_shapes(&p, &xp, &s, &xs, MARGIN, &m), 1);
+  assert_int_equal(lcp__collide_shapes(&p, &xp, &s, &xs, MARGIN, &m), 1);
   assert_vec_near(m.normal, v3(0, 0, 1), TOL);
   assert_near(m.points[0].depth, 0.01, TOL);
   assert_vec_near(m.points[0].position, v3(1, 2, -0.005), TOL);
@@ -113,7 +113,7 @@ static void test_plane_sphere(void **state) {
   vec3 n = m3_col(&xp.R, 2);
   vec3 c = v3_madd(xp.p, n, 0.5 - 0.02);
   xs = X(c.x, c.y, c.z);
-  assert_int_equal(collide_shapes(&p, &xp, &s, &xs, MARGIN, &m), 1);
+  assert_int_equal(lcp__collide_shapes(&p, &xp, &s, &xs, MARGIN, &m), 1);
   assert_vec_near(m.normal, n, TOL);
   assert_near(m.points[0].depth, 0.02, TOL);
   assert_vec_near(m.points[0].position, v3_madd(xp.p, n, -0.01), TOL);
@@ -121,11 +121,11 @@ static void test_plane_sphere(void **state) {
   /* speculative: 1.5 mm gap inside a 2 mm margin, then 3 mm outside it */
   xp = X(0, 0, 0);
   xs = X(0, 0, 0.5015);
-  assert_int_equal(collide_shapes(&p, &xp, &s, &xs, MARGIN, &m), 1);
+  assert_int_equal(lcp__collide_shapes(&p, &xp, &s, &xs, MARGIN, &m), 1);
   assert_near(m.points[0].depth, -0.0015, TOL);
   assert_vec_near(m.points[0].position, v3(0, 0, 0.00075), TOL);
   xs = X(0, 0, 0.503);
-  assert_int_equal(collide_shapes(&p, &xp, &s, &xs, MARGIN, &m), 0);
+  assert_int_equal(lcp__collide_shapes(&p, &xp, &s, &xs, MARGIN, &m), 0);
   assert_int_equal(m.point_count, 0);
 }
 
@@ -134,7 +134,7 @@ static void test_plane_box(void **state) {
   shape p = plane(), b = box(0.5, 0.5, 0.5);
   xform xp = X(0, 0, 0), xb = X(0, 0, 0.49);
   manifold m;
-  assert_int_equal(collide_shapes(&p, &xp, &b, &xb, MARGIN, &m), 4);
+  assert_int_equal(lcp__collide_shapes(&p, &xp, &b, &xb, MARGIN, &m), 4);
   assert_vec_near(m.normal, v3(0, 0, 1), TOL);
   const vec3 flat[4] = {
       {0.5, 0.5, -0.005}, {-0.5, 0.5, -0.005}, {0.5, -0.5, -0.005}, {-0.5, -0.5, -0.005}};
@@ -144,7 +144,7 @@ static void test_plane_box(void **state) {
   /* ids persist under a 1 µm slide */
   manifold m2;
   xform xb2 = X(1e-6, 0, 0.49);
-  assert_int_equal(collide_shapes(&p, &xp, &b, &xb2, MARGIN, &m2), 4);
+  assert_int_equal(lcp__collide_shapes(&p, &xp, &b, &xb2, MARGIN, &m2), 4);
   for (int i = 0; i < 4; ++i) {
     int k = find_point(&m2, v3_add(m.points[i].position, v3(1e-6, 0, 0)), TOL);
     assert_true(k >= 0);
@@ -153,19 +153,19 @@ static void test_plane_box(void **state) {
 
   /* on an edge (45° about y): the two corners of the lowest edge */
   xb = XR(0, 0, 0.5 * S2 - 0.01, v3(0, 1, 0), LCP_PI / 4);
-  assert_int_equal(collide_shapes(&p, &xp, &b, &xb, MARGIN, &m), 2);
+  assert_int_equal(lcp__collide_shapes(&p, &xp, &b, &xb, MARGIN, &m), 2);
   const vec3 edge[2] = {{0, 0.5, -0.005}, {0, -0.5, -0.005}};
   assert_points(&m, edge, 2, 0.01);
 
   /* speculative inside the margin, nothing beyond it */
   xb = X(0, 0, 0.501);
-  assert_int_equal(collide_shapes(&p, &xp, &b, &xb, MARGIN, &m), 4);
+  assert_int_equal(lcp__collide_shapes(&p, &xp, &b, &xb, MARGIN, &m), 4);
   for (int i = 0; i < 4; ++i) {
     assert_near(m.points[i].depth, -0.001, TOL);
     assert_near(m.points[i].position.z, 0.0005, TOL);
   }
   xb = X(0, 0, 0.503);
-  assert_int_equal(collide_shapes(&p, &xp, &b, &xb, MARGIN, &m), 0);
+  assert_int_equal(lcp__collide_shapes(&p, &xp, &b, &xb, MARGIN, &m), 0);
 }
 
 static void test_plane_capsule(void **state) {
@@ -175,7 +175,7 @@ static void test_plane_capsule(void **state) {
   manifold m;
   /* lying along x: both segment ends touch */
   xform xc = XR(0, 0, 0.09, v3(0, 1, 0), LCP_PI / 2);
-  assert_int_equal(collide_shapes(&p, &xp, &c, &xc, MARGIN, &m), 2);
+  assert_int_equal(lcp__collide_shapes(&p, &xp, &c, &xc, MARGIN, &m), 2);
   assert_vec_near(m.normal, v3(0, 0, 1), TOL);
   const vec3 lying[2] = {{0.5, 0, -0.005}, {-0.5, 0, -0.005}};
   assert_points(&m, lying, 2, 0.01);
@@ -183,7 +183,7 @@ static void test_plane_capsule(void **state) {
 
   /* standing: only the lower end */
   xc = X(0.2, 0.1, 0.59);
-  assert_int_equal(collide_shapes(&p, &xp, &c, &xc, MARGIN, &m), 1);
+  assert_int_equal(lcp__collide_shapes(&p, &xp, &c, &xc, MARGIN, &m), 1);
   assert_near(m.points[0].depth, 0.01, TOL);
   assert_vec_near(m.points[0].position, v3(0.2, 0.1, -0.005), TOL);
 }
@@ -195,7 +195,7 @@ static void test_plane_cylinder(void **state) {
   manifold m;
   /* standing: 4 rim points of the bottom cap, at 90° */
   xform xc = X(0, 0, 0.49);
-  assert_int_equal(collide_shapes(&p, &xp, &c, &xc, MARGIN, &m), 4);
+  assert_int_equal(lcp__collide_shapes(&p, &xp, &c, &xc, MARGIN, &m), 4);
   assert_vec_near(m.normal, v3(0, 0, 1), TOL);
   const vec3 standing[4] = {
       {0.3, 0, -0.005}, {0, 0.3, -0.005}, {-0.3, 0, -0.005}, {0, -0.3, -0.005}};
@@ -204,7 +204,7 @@ static void test_plane_cylinder(void **state) {
 
   /* lying along x: the lowest rim point of each cap */
   xc = XR(0, 0, 0.29, v3(0, 1, 0), LCP_PI / 2);
-  assert_int_equal(collide_shapes(&p, &xp, &c, &xc, MARGIN, &m), 2);
+  assert_int_equal(lcp__collide_shapes(&p, &xp, &c, &xc, MARGIN, &m), 2);
   const vec3 lying[2] = {{0.5, 0, -0.005}, {-0.5, 0, -0.005}};
   assert_points(&m, lying, 2, 0.01);
 
@@ -212,7 +212,7 @@ static void test_plane_cylinder(void **state) {
   double a = LCP_PI / 6;
   double cz = 0.5 * cos(a) + 0.3 * sin(a) - 0.01;
   xc = XR(0.1, 0, cz, v3(0, 1, 0), a);
-  assert_int_equal(collide_shapes(&p, &xp, &c, &xc, MARGIN, &m), 1);
+  assert_int_equal(lcp__collide_shapes(&p, &xp, &c, &xc, MARGIN, &m), 1);
   assert_near(m.points[0].depth, 0.01, TOL);
   assert_vec_near(m.points[0].position, v3(0.1 - 0.5 * sin(a) + 0.3 * cos(a), 0, -0.005), TOL);
 }
@@ -231,7 +231,7 @@ static void test_plane_hull(void **state) {
   xform xp = X(0, 0, 0), xs = X(0, 0, 0.49);
   manifold m;
   /* 16 candidates at the same depth reduce to the inscribed square */
-  assert_int_equal(collide_shapes(&p, &xp, &s, &xs, MARGIN, &m), 4);
+  assert_int_equal(lcp__collide_shapes(&p, &xp, &s, &xs, MARGIN, &m), 4);
   assert_vec_near(m.normal, v3(0, 0, 1), TOL);
   bool seen[4] = {false, false, false, false};
   for (int i = 0; i < 4; ++i) {
@@ -247,12 +247,12 @@ static void test_plane_hull(void **state) {
 
   /* swapped order: the same points, the normal flipped */
   manifold m2;
-  assert_int_equal(collide_shapes(&s, &xs, &p, &xp, MARGIN, &m2), 4);
+  assert_int_equal(lcp__collide_shapes(&s, &xs, &p, &xp, MARGIN, &m2), 4);
   assert_vec_near(m2.normal, v3(0, 0, -1), TOL);
 
   /* raised beyond the margin */
   xs = X(0, 0, 0.503);
-  assert_int_equal(collide_shapes(&p, &xp, &s, &xs, MARGIN, &m), 0);
+  assert_int_equal(lcp__collide_shapes(&p, &xp, &s, &xs, MARGIN, &m), 0);
 }
 
 /* ---- spheres and capsules ---- */
@@ -263,16 +263,16 @@ static void test_sphere_sphere(void **state) {
   vec3 n = v3(0.6, 0.8, 0);
   xform xa = X(1, 1, 1), xb = X(1 + 0.7 * 0.6, 1 + 0.7 * 0.8, 1);
   manifold m;
-  assert_int_equal(collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 1);
+  assert_int_equal(lcp__collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 1);
   assert_vec_near(m.normal, n, TOL);
   assert_near(m.points[0].depth, 0.1, TOL);
   assert_vec_near(m.points[0].position, v3_madd(xa.p, n, 0.45), TOL);
 
   xb = X(1 + 0.801 * 0.6, 1 + 0.801 * 0.8, 1);
-  assert_int_equal(collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 1);
+  assert_int_equal(lcp__collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 1);
   assert_near(m.points[0].depth, -0.001, TOL);
   xb = X(1 + 0.803 * 0.6, 1 + 0.803 * 0.8, 1);
-  assert_int_equal(collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 0);
+  assert_int_equal(lcp__collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 0);
 }
 
 static void test_sphere_box(void **state) {
@@ -282,14 +282,14 @@ static void test_sphere_box(void **state) {
   manifold m;
   /* above the top face */
   xform xs = X(0.3, 0.1, 0.44);
-  assert_int_equal(collide_shapes(&s, &xs, &b, &xb, MARGIN, &m), 1);
+  assert_int_equal(lcp__collide_shapes(&s, &xs, &b, &xb, MARGIN, &m), 1);
   assert_vec_near(m.normal, v3(0, 0, -1), TOL); /* sphere → box */
   assert_near(m.points[0].depth, 0.01, TOL);
   assert_vec_near(m.points[0].position, v3(0.3, 0.1, 0.245), TOL);
 
   /* beyond the edge x = 1, z = 0.25 */
   xs = X(1.1, 0.2, 0.35);
-  assert_int_equal(collide_shapes(&s, &xs, &b, &xb, MARGIN, &m), 1);
+  assert_int_equal(lcp__collide_shapes(&s, &xs, &b, &xb, MARGIN, &m), 1);
   assert_vec_near(m.normal, v3(-1 / S2, 0, -1 / S2), TOL);
   double dist = 0.1 * S2;
   assert_near(m.points[0].depth, 0.2 - dist, TOL);
@@ -299,7 +299,7 @@ static void test_sphere_box(void **state) {
   /* centre inside, nearest face +x at 0.1: leaves through it */
   xs = X(0.9, 0, 0);
   s.radius = 0.1;
-  assert_int_equal(collide_shapes(&s, &xs, &b, &xb, MARGIN, &m), 1);
+  assert_int_equal(lcp__collide_shapes(&s, &xs, &b, &xb, MARGIN, &m), 1);
   assert_vec_near(m.normal, v3(-1, 0, 0), TOL);
   assert_near(m.points[0].depth, 0.2, TOL);
   assert_vec_near(m.points[0].position, v3(0.9, 0, 0), TOL);
@@ -308,7 +308,7 @@ static void test_sphere_box(void **state) {
   xb = XR(2, 3, 4, v3(0, 0, 1), LCP_PI / 2);
   vec3 c = xf_point(&xb, v3(0.9, 0, 0));
   xs = X(c.x, c.y, c.z);
-  assert_int_equal(collide_shapes(&s, &xs, &b, &xb, MARGIN, &m), 1);
+  assert_int_equal(lcp__collide_shapes(&s, &xs, &b, &xb, MARGIN, &m), 1);
   assert_vec_near(m.normal, v3(0, -1, 0), TOL);
   assert_near(m.points[0].depth, 0.2, TOL);
   assert_vec_near(m.points[0].position, c, TOL);
@@ -320,14 +320,14 @@ static void test_sphere_capsule(void **state) {
   xform xc = X(0, 0, 0);
   manifold m;
   xform xs = X(0.25, 0, 0.3);
-  assert_int_equal(collide_shapes(&s, &xs, &c, &xc, MARGIN, &m), 1);
+  assert_int_equal(lcp__collide_shapes(&s, &xs, &c, &xc, MARGIN, &m), 1);
   assert_vec_near(m.normal, v3(-1, 0, 0), TOL);
   assert_near(m.points[0].depth, 0.05, TOL);
   assert_vec_near(m.points[0].position, v3(0.075, 0, 0.3), TOL);
 
   /* beyond the upper end: against the end cap */
   xs = X(0, 0, 0.75);
-  assert_int_equal(collide_shapes(&s, &xs, &c, &xc, MARGIN, &m), 1);
+  assert_int_equal(lcp__collide_shapes(&s, &xs, &c, &xc, MARGIN, &m), 1);
   assert_vec_near(m.normal, v3(0, 0, -1), TOL);
   assert_near(m.points[0].depth, 0.05, TOL);
   assert_vec_near(m.points[0].position, v3(0, 0, 0.575), TOL);
@@ -340,7 +340,7 @@ static void test_capsule_capsule(void **state) {
   /* crossing: A along x, B along y above it */
   xform xa = XR(0, 0, 0, v3(0, 1, 0), LCP_PI / 2);
   xform xb = XR(0.2, 0.1, 0.19, v3(1, 0, 0), LCP_PI / 2);
-  assert_int_equal(collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 1);
+  assert_int_equal(lcp__collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 1);
   assert_vec_near(m.normal, v3(0, 0, 1), TOL);
   assert_near(m.points[0].depth, 0.01, TOL);
   assert_vec_near(m.points[0].position, v3(0.2, 0, 0.095), TOL);
@@ -354,7 +354,7 @@ static void test_capsule_capsule(void **state) {
     xform xb2 =
         xf_make(v3_madd(v3(0.2, 0.1, 0.19), ub, 0.5), q_from_axis_angle(v3(-1, 1, 0), LCP_PI / 2));
     assert_vec_near(m3_col(&xb2.R, 2), ub, TOL);
-    assert_int_equal(collide_shapes(&a2, &xa, &b2, &xb2, MARGIN, &m), 1);
+    assert_int_equal(lcp__collide_shapes(&a2, &xa, &b2, &xb2, MARGIN, &m), 1);
     double d = sqrt(0.1 * 0.1 + 0.19 * 0.19);
     vec3 nd = v3(0, 0.1 / d, 0.19 / d);
     assert_vec_near(m.normal, nd, TOL);
@@ -364,7 +364,7 @@ static void test_capsule_capsule(void **state) {
 
   /* parallel, half overlapping: 2 points at the ends of the overlap */
   xb = XR(0.6, 0, 0.19, v3(0, 1, 0), LCP_PI / 2);
-  assert_int_equal(collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 2);
+  assert_int_equal(lcp__collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 2);
   assert_vec_near(m.normal, v3(0, 0, 1), TOL);
   const vec3 line[2] = {{0.1, 0, 0.095}, {0.5, 0, 0.095}};
   assert_points(&m, line, 2, 0.01);
@@ -372,7 +372,7 @@ static void test_capsule_capsule(void **state) {
 
   /* parallel and apart beyond the margin */
   xb = XR(0.6, 0, 0.203, v3(0, 1, 0), LCP_PI / 2);
-  assert_int_equal(collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 0);
+  assert_int_equal(lcp__collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 0);
 }
 
 /* ---- box–capsule ---- */
@@ -384,7 +384,7 @@ static void test_box_capsule(void **state) {
   manifold m;
   /* lying on the top face along x: both ends */
   xform xc = XR(0.2, 0.3, 0.59, v3(0, 1, 0), LCP_PI / 2);
-  assert_int_equal(collide_shapes(&b, &xb, &c, &xc, MARGIN, &m), 2);
+  assert_int_equal(lcp__collide_shapes(&b, &xb, &c, &xc, MARGIN, &m), 2);
   assert_vec_near(m.normal, v3(0, 0, 1), TOL);
   const vec3 on_face[2] = {{-0.3, 0.3, 0.495}, {0.7, 0.3, 0.495}};
   assert_points(&m, on_face, 2, 0.01);
@@ -392,12 +392,12 @@ static void test_box_capsule(void **state) {
 
   /* hanging over the +x edge: the segment is clipped at x = 1 */
   xc = XR(0.8, 0.3, 0.59, v3(0, 1, 0), LCP_PI / 2);
-  assert_int_equal(collide_shapes(&b, &xb, &c, &xc, MARGIN, &m), 2);
+  assert_int_equal(lcp__collide_shapes(&b, &xb, &c, &xc, MARGIN, &m), 2);
   const vec3 clipped[2] = {{0.3, 0.3, 0.495}, {1.0, 0.3, 0.495}};
   assert_points(&m, clipped, 2, 0.01);
 
   xc = XR(-0.8, 0.3, 0.59, v3(0, 1, 0), LCP_PI / 2);
-  assert_int_equal(collide_shapes(&b, &xb, &c, &xc, MARGIN, &m), 2);
+  assert_int_equal(lcp__collide_shapes(&b, &xb, &c, &xc, MARGIN, &m), 2);
   const vec3 clipped_neg[2] = {{-1.0, 0.3, 0.495}, {-0.3, 0.3, 0.495}};
   assert_points(&m, clipped_neg, 2, 0.01);
 
@@ -407,7 +407,7 @@ static void test_box_capsule(void **state) {
     vec3 nd = v3(1 / S2, 0, 1 / S2);
     vec3 ctr = v3_add(v3(1, 0.4, 0.5), v3_scale(nd, 0.05));
     xc = xf_make(ctr, q_from_axis_angle(v3(0, 1, 0), 3 * LCP_PI / 4));
-    assert_int_equal(collide_shapes(&b, &xb, &c, &xc, MARGIN, &m), 1);
+    assert_int_equal(lcp__collide_shapes(&b, &xb, &c, &xc, MARGIN, &m), 1);
     assert_vec_near(m.normal, nd, TOL);
     assert_near(m.points[0].depth, 0.05, TOL);
     /* the capsule surface is 0.05 inside the edge, so midway is 0.025 inside */
@@ -422,14 +422,14 @@ static void test_box_capsule(void **state) {
   vec3 ctr = v3_madd(low, u, 0.5);
   xc.p = ctr;
   assert_true(u.z > 0.0);
-  assert_int_equal(collide_shapes(&b, &xb, &c, &xc, MARGIN, &m), 1);
+  assert_int_equal(lcp__collide_shapes(&b, &xb, &c, &xc, MARGIN, &m), 1);
   assert_vec_near(m.normal, v3(0, 0, 1), TOL);
   assert_near(m.points[0].depth, 0.01, TOL);
   assert_vec_near(m.points[0].position, v3(low.x, low.y, 0.495), TOL);
 
   /* along y, beyond the edge x = 1, z = 0.5: one point, diagonal normal */
   xc = XR(1.05, 0.2, 0.55, v3(1, 0, 0), LCP_PI / 2);
-  assert_int_equal(collide_shapes(&b, &xb, &c, &xc, MARGIN, &m), 1);
+  assert_int_equal(lcp__collide_shapes(&b, &xb, &c, &xc, MARGIN, &m), 1);
   assert_vec_near(m.normal, v3(1 / S2, 0, 1 / S2), TOL);
   assert_near(m.points[0].depth, 0.1 - 0.05 * S2, TOL);
   double off = 0.5 * (0.05 * S2 - 0.1) / S2; /* half the gap, along the normal */
@@ -439,13 +439,13 @@ static void test_box_capsule(void **state) {
   /* swapped order flips the normal, keeps the points */
   manifold m2;
   xc = XR(0.2, 0.3, 0.59, v3(0, 1, 0), LCP_PI / 2);
-  assert_int_equal(collide_shapes(&c, &xc, &b, &xb, MARGIN, &m2), 2);
+  assert_int_equal(lcp__collide_shapes(&c, &xc, &b, &xb, MARGIN, &m2), 2);
   assert_vec_near(m2.normal, v3(0, 0, -1), TOL);
   assert_points(&m2, on_face, 2, 0.01);
 
   /* beyond the margin */
   xc = XR(0.2, 0.3, 0.603, v3(0, 1, 0), LCP_PI / 2);
-  assert_int_equal(collide_shapes(&b, &xb, &c, &xc, MARGIN, &m), 0);
+  assert_int_equal(lcp__collide_shapes(&b, &xb, &c, &xc, MARGIN, &m), 0);
 }
 
 /* ---- box–box ---- */
@@ -456,7 +456,7 @@ static void test_box_box_face(void **state) {
   /* equal cubes, face to face */
   shape a = box(0.5, 0.5, 0.5), b = box(0.5, 0.5, 0.5);
   xform xa = X(0, 0, 0), xb = X(0, 0, 0.99);
-  assert_int_equal(collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 4);
+  assert_int_equal(lcp__collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 4);
   assert_vec_near(m.normal, v3(0, 0, 1), TOL);
   const vec3 cube[4] = {
       {0.5, 0.5, 0.495}, {-0.5, 0.5, 0.495}, {0.5, -0.5, 0.495}, {-0.5, -0.5, 0.495}};
@@ -466,7 +466,7 @@ static void test_box_box_face(void **state) {
   /* a small box on a large one, off centre: its 4 bottom corners */
   shape big = box(1, 1, 0.5), small = box(0.4, 0.3, 0.2);
   xform xbig = X(0, 0, 0), xsmall = X(0.1, 0.2, 0.69);
-  assert_int_equal(collide_shapes(&big, &xbig, &small, &xsmall, MARGIN, &m), 4);
+  assert_int_equal(lcp__collide_shapes(&big, &xbig, &small, &xsmall, MARGIN, &m), 4);
   assert_vec_near(m.normal, v3(0, 0, 1), TOL);
   const vec3 corners[4] = {
       {0.5, 0.5, 0.495}, {-0.3, 0.5, 0.495}, {0.5, -0.1, 0.495}, {-0.3, -0.1, 0.495}};
@@ -474,7 +474,7 @@ static void test_box_box_face(void **state) {
 
   /* and upside down (the small box below the large one, large box as A) */
   xsmall = X(0.1, 0.2, -0.69);
-  assert_int_equal(collide_shapes(&big, &xbig, &small, &xsmall, MARGIN, &m), 4);
+  assert_int_equal(lcp__collide_shapes(&big, &xbig, &small, &xsmall, MARGIN, &m), 4);
   assert_vec_near(m.normal, v3(0, 0, -1), TOL);
   for (int i = 0; i < 4; ++i) {
     assert_near(m.points[i].depth, 0.01, TOL);
@@ -483,23 +483,23 @@ static void test_box_box_face(void **state) {
 
   /* speculative within the margin, nothing beyond */
   xb = X(0, 0, 1.001);
-  assert_int_equal(collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 4);
+  assert_int_equal(lcp__collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 4);
   for (int i = 0; i < 4; ++i) {
     assert_near(m.points[i].depth, -0.001, TOL);
     assert_near(m.points[i].position.z, 0.5005, TOL);
   }
   xb = X(0, 0, 1.003);
-  assert_int_equal(collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 0);
+  assert_int_equal(lcp__collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 0);
   /* apart sideways, beyond the margin along x */
   xb = X(1.003, 0, 0.5);
-  assert_int_equal(collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 0);
+  assert_int_equal(lcp__collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 0);
 
   /* side contact along x, through a rotated pair: the normal follows A's frame */
   xa = XR(1, 2, 3, v3(0, 0, 1), 0.3);
   vec3 ax = m3_col(&xa.R, 0);
   vec3 pb = v3_madd(xa.p, ax, 0.98);
   xb = xf_make(pb, xa.q);
-  assert_int_equal(collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 4);
+  assert_int_equal(lcp__collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 4);
   assert_vec_near(m.normal, ax, TOL);
   for (int i = 0; i < 4; ++i)
     assert_near(m.points[i].depth, 0.02, TOL);
@@ -516,8 +516,8 @@ static void test_box_box_rotated_45(void **state) {
                        {c, 0.5, 0.495}, {-c, 0.5, 0.495}, {c, -0.5, 0.495}, {-c, -0.5, 0.495}};
   manifold m;
   for (int swap = 0; swap < 2; ++swap) {
-    int32_t n = swap ? collide_shapes(&b, &xb, &a, &xa, MARGIN, &m)
-                     : collide_shapes(&a, &xa, &b, &xb, MARGIN, &m);
+    int32_t n = swap ? lcp__collide_shapes(&b, &xb, &a, &xa, MARGIN, &m)
+                     : lcp__collide_shapes(&a, &xa, &b, &xb, MARGIN, &m);
     assert_int_equal(n, 4);
     assert_vec_near(m.normal, v3(0, 0, swap ? -1 : 1), TOL);
     for (int i = 0; i < 4; ++i) {
@@ -546,31 +546,31 @@ static void test_box_box_edge_edge(void **state) {
   xform xa = XR(0, 0, 0, v3(1, 0, 0), LCP_PI / 4);
   xform xb = XR(0, 0, 2 * h - 0.01, v3(0, 1, 0), LCP_PI / 4);
   manifold m;
-  assert_int_equal(collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 1);
+  assert_int_equal(lcp__collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 1);
   assert_vec_near(m.normal, v3(0, 0, 1), TOL);
   assert_near(m.points[0].depth, 0.01, TOL);
   assert_vec_near(m.points[0].position, v3(0, 0, h - 0.005), TOL);
   uint32_t id0 = m.points[0].feature_id;
 
   manifold m2;
-  assert_int_equal(collide_shapes(&b, &xb, &a, &xa, MARGIN, &m2), 1);
+  assert_int_equal(lcp__collide_shapes(&b, &xb, &a, &xa, MARGIN, &m2), 1);
   assert_vec_near(m2.normal, v3(0, 0, -1), TOL);
   assert_near(m2.points[0].depth, 0.01, TOL);
   assert_vec_near(m2.points[0].position, v3(0, 0, h - 0.005), TOL);
 
   /* shifted along both edges: the point follows the crossing */
   xb.p = v3(0.1, -0.2, 2 * h - 0.01);
-  assert_int_equal(collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 1);
+  assert_int_equal(lcp__collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 1);
   assert_near(m.points[0].depth, 0.01, TOL);
   assert_vec_near(m.points[0].position, v3(0.1, 0, h - 0.005), TOL);
   assert_int_equal(m.points[0].feature_id, id0); /* the same two edges */
 
   /* apart by 1 mm: speculative, then 3 mm: nothing */
   xb.p = v3(0.1, -0.2, 2 * h + 0.001);
-  assert_int_equal(collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 1);
+  assert_int_equal(lcp__collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 1);
   assert_near(m.points[0].depth, -0.001, TOL);
   xb.p = v3(0.1, -0.2, 2 * h + 0.003);
-  assert_int_equal(collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 0);
+  assert_int_equal(lcp__collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 0);
 }
 
 static void test_box_box_feature_ids(void **state) {
@@ -578,12 +578,12 @@ static void test_box_box_feature_ids(void **state) {
   shape big = box(1, 1, 0.5), small = box(0.4, 0.3, 0.2);
   xform xbig = X(0, 0, 0), xs = X(0.1, 0.2, 0.69);
   manifold m, m2;
-  assert_int_equal(collide_shapes(&big, &xbig, &small, &xs, MARGIN, &m), 4);
+  assert_int_equal(lcp__collide_shapes(&big, &xbig, &small, &xs, MARGIN, &m), 4);
   assert_distinct_ids(&m);
 
   /* 1 µm along x and y: same points, same ids */
   xform xs2 = X(0.1 + 1e-6, 0.2 - 1e-6, 0.69);
-  assert_int_equal(collide_shapes(&big, &xbig, &small, &xs2, MARGIN, &m2), 4);
+  assert_int_equal(lcp__collide_shapes(&big, &xbig, &small, &xs2, MARGIN, &m2), 4);
   for (int i = 0; i < 4; ++i) {
     int k = find_point(&m2, v3_add(m.points[i].position, v3(1e-6, -1e-6, 0)), TOL);
     assert_true(k >= 0);
@@ -592,7 +592,7 @@ static void test_box_box_feature_ids(void **state) {
 
   /* a slight tilt keeps the same faces touching: same ids */
   xs2 = XR(0.1, 0.2, 0.69, v3(1, 1, 0), 1e-4);
-  assert_int_equal(collide_shapes(&big, &xbig, &small, &xs2, MARGIN, &m2), 4);
+  assert_int_equal(lcp__collide_shapes(&big, &xbig, &small, &xs2, MARGIN, &m2), 4);
   for (int i = 0; i < 4; ++i) {
     bool found = false;
     for (int k = 0; k < 4; ++k)
@@ -604,8 +604,8 @@ static void test_box_box_feature_ids(void **state) {
    * must not turn corner points into clipped ones (ids and points stay) */
   shape cube = box(0.5, 0.5, 0.5);
   xform xc = X(0, 0, 0.99), xc2 = X(1e-6, -1e-6, 0.99);
-  assert_int_equal(collide_shapes(&cube, &xbig, &cube, &xc, MARGIN, &m), 4);
-  assert_int_equal(collide_shapes(&cube, &xbig, &cube, &xc2, MARGIN, &m2), 4);
+  assert_int_equal(lcp__collide_shapes(&cube, &xbig, &cube, &xc, MARGIN, &m), 4);
+  assert_int_equal(lcp__collide_shapes(&cube, &xbig, &cube, &xc2, MARGIN, &m2), 4);
   for (int i = 0; i < 4; ++i) {
     int k = find_point(&m2, v3_add(m.points[i].position, v3(1e-6, -1e-6, 0)), TOL);
     assert_true(k >= 0);
@@ -614,7 +614,7 @@ static void test_box_box_feature_ids(void **state) {
 
   /* turned 90° about x: another face of the small box touches, all ids change */
   xs2 = XR(0.1, 0.2, 0.5 + 0.3 - 0.01, v3(1, 0, 0), LCP_PI / 2);
-  assert_int_equal(collide_shapes(&big, &xbig, &small, &xs2, MARGIN, &m2), 4);
+  assert_int_equal(lcp__collide_shapes(&big, &xbig, &small, &xs2, MARGIN, &m2), 4);
   for (int i = 0; i < 4; ++i) {
     assert_near(m2.points[i].depth, 0.01, TOL);
     for (int k = 0; k < 4; ++k)
@@ -635,7 +635,7 @@ static void test_box_box_face_hysteresis(void **state) {
     xform xa = XR(0, 0, 0, v3(1, 0, 0), th);
     xform xb = X((k & 2) ? 1e-4 : 0.0, 0, 0.99);
     vec3 na = m3_col(&xa.R, 2);
-    assert_int_equal(collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 4);
+    assert_int_equal(lcp__collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 4);
     assert_vec_near(m.normal, na, TOL);
     for (int i = 0; i < 4; ++i) {
       /* each point midway between A's top plane and B's bottom */
@@ -647,7 +647,7 @@ static void test_box_box_face_hysteresis(void **state) {
   }
   /* the upper one tilted instead: A's face wins on its own, normal +z */
   xform xa = X(0, 0, 0), xb = XR(0, 0, 0.99, v3(1, 0, 0), 1e-3);
-  assert_int_equal(collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 4);
+  assert_int_equal(lcp__collide_shapes(&a, &xa, &b, &xb, MARGIN, &m), 4);
   assert_vec_near(m.normal, v3(0, 0, 1), TOL);
 }
 
@@ -684,8 +684,10 @@ static void test_swap_symmetry(void **state) {
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
     manifold ab, ba;
-    int32_t n1 = collide_shapes(&cases[c].a, &cases[c].xa, &cases[c].b, &cases[c].xb, MARGIN, &ab);
-    int32_t n2 = collide_shapes(&cases[c].b, &cases[c].xb, &cases[c].a, &cases[c].xa, MARGIN, &ba);
+    int32_t n1 =
+        lcp__collide_shapes(&cases[c].a, &cases[c].xa, &cases[c].b, &cases[c].xb, MARGIN, &ab);
+    int32_t n2 =
+        lcp__collide_shapes(&cases[c].b, &cases[c].xb, &cases[c].a, &cases[c].xa, MARGIN, &ba);
     assert_true(n1 > 0);
     assert_int_equal(n1, n2);
     assert_vec_near(ab.normal, v3_neg(ba.normal), TOL);
@@ -703,10 +705,10 @@ static void test_plane_plane(void **state) {
   shape p = plane();
   xform x1 = X(0, 0, 0), x2 = X(0, 0, -1);
   manifold m;
-  assert_int_equal(collide_shapes(&p, &x1, &p, &x2, MARGIN, &m), 0);
+  assert_int_equal(lcp__collide_shapes(&p, &x1, &p, &x2, MARGIN, &m), 0);
   assert_int_equal(m.point_count, 0);
   shape bad = {.type = (lcp_shape_type_t)99};
-  assert_int_equal(collide_shapes(&bad, &x1, &p, &x2, MARGIN, &m), 0);
+  assert_int_equal(lcp__collide_shapes(&bad, &x1, &p, &x2, MARGIN, &m), 0);
 }
 
 /* ---- manifold_reduce ---- */

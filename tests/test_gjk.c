@@ -1,5 +1,5 @@
 /* gjk.c: support mappings, boxes, GJK distance, EPA depth and the clipped
- * manifold of collide_convex, against closed forms. */
+ * manifold of lcp__collide_convex, against closed forms. */
 // clang-format off
 #include <stdarg.h>
 #include <stddef.h>
@@ -64,13 +64,13 @@ static void build_box_hull(hull *h, vec3 he) {
   vec3 p[8];
   for (int i = 0; i < 8; ++i)
     p[i] = v3((i & 1) ? he.x : -he.x, (i & 2) ? he.y : -he.y, (i & 4) ? he.z : -he.z);
-  assert_int_equal(hull_build(p, 8, h), LCP_OK);
+  assert_int_equal(lcp__hull_build(p, 8, h), LCP_OK);
 }
 
 /* |x| + |y| + |z| ≤ s */
 static void build_octahedron(hull *h, double s) {
   vec3 p[6] = {v3(s, 0, 0), v3(-s, 0, 0), v3(0, s, 0), v3(0, -s, 0), v3(0, 0, s), v3(0, 0, -s)};
-  assert_int_equal(hull_build(p, 6, h), LCP_OK);
+  assert_int_equal(lcp__hull_build(p, 6, h), LCP_OK);
 }
 
 /* Regular tetrahedron with vertices (1,1,1), (1,−1,−1), (−1,1,−1), (−1,−1,1),
@@ -79,12 +79,12 @@ static void build_tetra(hull *h, bool flip) {
   vec3 p[4] = {v3(1, 1, 1), v3(1, -1, -1), v3(-1, 1, -1), v3(-1, -1, 1)};
   for (int i = 0; flip && i < 4; ++i)
     p[i] = v3_neg(p[i]);
-  assert_int_equal(hull_build(p, 4, h), LCP_OK);
+  assert_int_equal(lcp__hull_build(p, 4, h), LCP_OK);
 }
 
 static double gjk_dist(const shape *a, const xform *xa, const shape *b, const xform *xb,
                        gjk_result *r) {
-  assert_int_equal(gjk_distance(a, xa, b, xb, r), LCP_OK);
+  assert_int_equal(lcp__gjk_distance(a, xa, b, xb, r), LCP_OK);
   return r->distance;
 }
 
@@ -95,12 +95,12 @@ static void check_witnesses(const shape *a, const xform *xa, const shape *b, con
   assert_false(r->overlap);
   ASSERT_NEAR(v3_len(v3_sub(r->point_b, r->point_a)), r->distance, tol);
   gjk_result s;
-  assert_int_equal(gjk_distance(b, xb, a, xa, &s), LCP_OK);
+  assert_int_equal(lcp__gjk_distance(b, xb, a, xa, &s), LCP_OK);
   ASSERT_NEAR(s.distance, r->distance, tol);
   /* each witness is a support point along the separating direction */
   vec3 n = v3_scale(v3_sub(r->point_b, r->point_a), 1.0 / r->distance);
-  vec3 sa = xf_point(xa, shape_support_local(a, xf_inv_vector(xa, n)));
-  vec3 sb = xf_point(xb, shape_support_local(b, xf_inv_vector(xb, v3_neg(n))));
+  vec3 sa = xf_point(xa, lcp__shape_support_local(a, xf_inv_vector(xa, n)));
+  vec3 sb = xf_point(xb, lcp__shape_support_local(b, xf_inv_vector(xb, v3_neg(n))));
   ASSERT_NEAR(v3_dot(sa, n), v3_dot(r->point_a, n), tol);
   ASSERT_NEAR(v3_dot(sb, n), v3_dot(r->point_b, n), tol);
 }
@@ -121,13 +121,13 @@ static void test_support_closed_forms(void **state) {
                       0.5 * fabs(d.z) + 0.2 * l, 0.25 * fabs(d.z) + 0.4 * rho,
                       0.7 * fmax(fabs(d.x), fmax(fabs(d.y), fabs(d.z)))};
     for (int i = 0; i < 5; ++i)
-      ASSERT_NEAR(v3_dot(shape_support_local(&s[i], d), d), want[i], 1e-14);
+      ASSERT_NEAR(v3_dot(lcp__shape_support_local(&s[i], d), d), want[i], 1e-14);
     /* the support point belongs to the shape */
-    vec3 c = shape_support_local(&s[3], d);
+    vec3 c = lcp__shape_support_local(&s[3], d);
     ASSERT_NEAR(sqrt(c.x * c.x + c.y * c.y), 0.4, 1e-15);
     ASSERT_NEAR(fabs(c.z), 0.25, 0.0);
   }
-  hull_free(&oct);
+  lcp__hull_free(&oct);
 }
 
 static void test_aabb(void **state) {
@@ -139,22 +139,22 @@ static void test_aabb(void **state) {
   xform x = at_rot(v3(1, -2, 3), v3(0.3, 1, -0.2), 0.7);
   for (int i = 0; i < 5; ++i) {
     vec3 lo, hi;
-    shape_aabb(&s[i], &x, &lo, &hi);
+    lcp__shape_aabb(&s[i], &x, &lo, &hi);
     /* the exact box is given by the supports along ±world axes */
     for (int a = 0; a < 3; ++a) {
       vec3 e = v3_zero();
       v3_set(&e, a, 1.0);
-      vec3 ph = xf_point(&x, shape_support_local(&s[i], xf_inv_vector(&x, e)));
-      vec3 pl = xf_point(&x, shape_support_local(&s[i], xf_inv_vector(&x, v3_neg(e))));
+      vec3 ph = xf_point(&x, lcp__shape_support_local(&s[i], xf_inv_vector(&x, e)));
+      vec3 pl = xf_point(&x, lcp__shape_support_local(&s[i], xf_inv_vector(&x, v3_neg(e))));
       ASSERT_NEAR(v3_get(hi, a), v3_get(ph, a), 1e-14);
       ASSERT_NEAR(v3_get(lo, a), v3_get(pl, a), 1e-14);
     }
   }
   shape plane = {.type = LCP_SHAPE_PLANE};
   vec3 lo, hi;
-  shape_aabb(&plane, &x, &lo, &hi);
+  lcp__shape_aabb(&plane, &x, &lo, &hi);
   assert_true(isinf(lo.x) && lo.x < 0 && isinf(hi.z) && hi.z > 0);
-  hull_free(&tet);
+  lcp__hull_free(&tet);
 }
 
 /* ---- GJK distance ---- */
@@ -337,7 +337,7 @@ static void test_sphere_hull(void **state) {
   /* off the edge between (1,0,0) and (0,1,0), whose midpoint is (½, ½, 0) */
   xb = xf_make(xf_point(&xa, v3(1.5, 1.5, 0)), q_identity());
   ASSERT_NEAR(gjk_dist(&a, &xa, &b, &xb, &r), SQRT2 - 0.2, 1e-12);
-  hull_free(&oct);
+  lcp__hull_free(&oct);
 }
 
 static void test_hull_hull(void **state) {
@@ -381,9 +381,9 @@ static void test_hull_hull(void **state) {
   xform ma = xf_mul(&m, &xa), mb = xf_mul(&m, &xb);
   ASSERT_NEAR(gjk_dist(&t, &ma, &tf, &mb, &r), (3 * 1.2 - 2) / SQRT3, 1e-12);
   check_witnesses(&t, &ma, &tf, &mb, &r, 1e-12);
-  hull_free(&oct);
-  hull_free(&tet);
-  hull_free(&tetf);
+  lcp__hull_free(&oct);
+  lcp__hull_free(&tet);
+  lcp__hull_free(&tetf);
 }
 
 /* The cylinder is the one curved core: GJK converges towards it rather than
@@ -414,12 +414,12 @@ static void test_invalid_arguments(void **state) {
   gjk_result r;
   epa_result e;
   manifold m;
-  assert_int_equal(gjk_distance(&a, &x, &p, &x, &r), LCP_ERR_INVALID_ARGUMENT);
-  assert_int_equal(gjk_distance(&a, &x, &h, &x, &r), LCP_ERR_INVALID_ARGUMENT);
-  assert_int_equal(gjk_distance(&a, &x, &a, &x, NULL), LCP_ERR_INVALID_ARGUMENT);
-  assert_int_equal(epa_penetration(&p, &x, &a, &x, &e), LCP_ERR_INVALID_ARGUMENT);
-  assert_int_equal(collide_convex(&a, &x, &a, NULL, 0.0, &m), LCP_ERR_INVALID_ARGUMENT);
-  assert_int_equal(collide_convex(&a, &x, &a, &x, -1.0, &m), LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(lcp__gjk_distance(&a, &x, &p, &x, &r), LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(lcp__gjk_distance(&a, &x, &h, &x, &r), LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(lcp__gjk_distance(&a, &x, &a, &x, NULL), LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(lcp__epa_penetration(&p, &x, &a, &x, &e), LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(lcp__collide_convex(&a, &x, &a, NULL, 0.0, &m), LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(lcp__collide_convex(&a, &x, &a, &x, -1.0, &m), LCP_ERR_INVALID_ARGUMENT);
 }
 
 /* ---- EPA ---- */
@@ -437,32 +437,32 @@ static void test_epa_boxes(void **state) {
   epa_result e;
   /* axis aligned: overlaps 1.3 in x, 1.4 in y, 0.2 in z */
   xform xa = at(0, 0, 0), xb = at(0.2, 0.1, 1.3);
-  assert_int_equal(epa_penetration(&a, &xa, &b, &xb, &e), LCP_OK);
+  assert_int_equal(lcp__epa_penetration(&a, &xa, &b, &xb, &e), LCP_OK);
   check_epa(&e, 0.2, v3(0, 0, 1), 1e-9);
   ASSERT_NEAR(e.point_a.z, 1.0, 1e-9);
   ASSERT_NEAR(e.point_b.z, 0.8, 1e-9);
   /* reversed pair: the normal flips */
-  assert_int_equal(epa_penetration(&b, &xb, &a, &xa, &e), LCP_OK);
+  assert_int_equal(lcp__epa_penetration(&b, &xb, &a, &xa, &e), LCP_OK);
   check_epa(&e, 0.2, v3(0, 0, -1), 1e-9);
   /* B turned 45° about z, beside A: its vertical edge is 0.1 inside A's +x
    * face; along B's own face normals the overlap is 0.78 */
   xb = at_rot(v3(1 + 0.5 * SQRT2 - 0.1, 0.05, 0.2), v3(0, 0, 1), LCP_PI / 4);
-  assert_int_equal(epa_penetration(&a, &xa, &b, &xb, &e), LCP_OK);
+  assert_int_equal(lcp__epa_penetration(&a, &xa, &b, &xb, &e), LCP_OK);
   check_epa(&e, 0.1, v3(1, 0, 0), 1e-9);
   /* both turned together about y by 0.3 rad: same depth, turned normal */
   quat q = q_from_axis_angle(v3(0, 1, 0), 0.3);
   xform ra = xf_make(v3_zero(), q), rb = xf_make(q_rotate(q, xb.p), q_mul(q, xb.q));
-  assert_int_equal(epa_penetration(&a, &ra, &b, &rb, &e), LCP_OK);
+  assert_int_equal(lcp__epa_penetration(&a, &ra, &b, &rb, &e), LCP_OK);
   check_epa(&e, 0.1, q_rotate(q, v3(1, 0, 0)), 1e-9);
   /* B turned about x by 0.2 rad on top of A: its lowest edge is at
    * z_B − (0.5 cos 0.2 + 0.5 sin 0.2) */
   double low = 0.5 * cos(0.2) + 0.5 * sin(0.2);
   xb = at_rot(v3(0.1, -0.2, 1 + low - 0.15), v3(1, 0, 0), 0.2);
-  assert_int_equal(epa_penetration(&a, &xa, &b, &xb, &e), LCP_OK);
+  assert_int_equal(lcp__epa_penetration(&a, &xa, &b, &xb, &e), LCP_OK);
   check_epa(&e, 0.15, v3(0, 0, 1), 1e-9);
   /* not overlapping */
   xb = at(0, 0, 1.6);
-  assert_int_equal(epa_penetration(&a, &xa, &b, &xb, &e), LCP_ERR_STATE);
+  assert_int_equal(lcp__epa_penetration(&a, &xa, &b, &xb, &e), LCP_ERR_STATE);
 }
 
 static void test_epa_sphere_hull(void **state) {
@@ -475,22 +475,22 @@ static void test_epa_sphere_hull(void **state) {
   epa_result e;
   /* centre inside the hull, 0.4/√3 below the face x + y + z = 1: EPA proper */
   xform xs = xf_make(xf_point(&xh, v3(0.2, 0.2, 0.2)), q_identity());
-  assert_int_equal(epa_penetration(&h, &xh, &s, &xs, &e), LCP_OK);
+  assert_int_equal(lcp__epa_penetration(&h, &xh, &s, &xs, &e), LCP_OK);
   check_epa(&e, 0.4 / SQRT3 + 0.3, n, 1e-9);
-  assert_int_equal(epa_penetration(&s, &xs, &h, &xh, &e), LCP_OK);
+  assert_int_equal(lcp__epa_penetration(&s, &xs, &h, &xh, &e), LCP_OK);
   check_epa(&e, 0.4 / SQRT3 + 0.3, v3_neg(n), 1e-9);
   /* centre deep inside, nearest face still x + y + z = 1 */
   xs = xf_make(xf_point(&xh, v3(0.1, 0.05, 0.08)), q_identity());
-  assert_int_equal(epa_penetration(&h, &xh, &s, &xs, &e), LCP_OK);
+  assert_int_equal(lcp__epa_penetration(&h, &xh, &s, &xs, &e), LCP_OK);
   check_epa(&e, (1 - 0.23) / SQRT3 + 0.3, n, 1e-9);
   /* centre outside, overlapping through the radius */
   xs = xf_make(xf_point(&xh, v3(0.5, 0.5, 0.5)), q_identity());
-  assert_int_equal(epa_penetration(&h, &xh, &s, &xs, &e), LCP_OK);
+  assert_int_equal(lcp__epa_penetration(&h, &xh, &s, &xs, &e), LCP_OK);
   check_epa(&e, 0.3 - 0.5 / SQRT3, n, 1e-12);
   /* apart */
   xs = xf_make(xf_point(&xh, v3(0.6, 0.6, 0.6)), q_identity());
-  assert_int_equal(epa_penetration(&h, &xh, &s, &xs, &e), LCP_ERR_STATE);
-  hull_free(&oct);
+  assert_int_equal(lcp__epa_penetration(&h, &xh, &s, &xs, &e), LCP_ERR_STATE);
+  lcp__hull_free(&oct);
 }
 
 static void test_epa_rounded(void **state) {
@@ -499,25 +499,25 @@ static void test_epa_rounded(void **state) {
   shape a = box(1, 1, 1), c = capsule(0.2, 0.5);
   xform xa = at(0, 0, 0), xc = at_rot(v3(0.1, 0.2, 0.9), v3(0, 1, 0), LCP_PI / 2);
   epa_result e;
-  assert_int_equal(epa_penetration(&a, &xa, &c, &xc, &e), LCP_OK);
+  assert_int_equal(lcp__epa_penetration(&a, &xa, &c, &xc, &e), LCP_OK);
   check_epa(&e, 0.3, v3(0, 0, 1), 1e-9);
   /* concentric spheres: any direction, depth = sum of radii. EPA's polytope
    * never reaches a ball; the support bound along its best normal does. */
   shape s = sphere(0.5);
   xform xs = at(1, 1, 1);
-  assert_int_equal(epa_penetration(&s, &xs, &s, &xs, &e), LCP_OK);
+  assert_int_equal(lcp__epa_penetration(&s, &xs, &s, &xs, &e), LCP_OK);
   ASSERT_NEAR(e.depth, 1.0, 1e-12);
   ASSERT_NEAR(v3_len(e.normal), 1.0, 1e-12);
   /* crossing capsules: cores intersect, the depth is the sum of radii */
   shape k = capsule(0.1, 1.0);
   xform k1 = at_rot(v3(0, 0, 0), v3(0, 1, 0), LCP_PI / 2),
         k2 = at_rot(v3(0, 0, 0), v3(1, 0, 0), LCP_PI / 2);
-  assert_int_equal(epa_penetration(&k, &k1, &k, &k2, &e), LCP_OK);
+  assert_int_equal(lcp__epa_penetration(&k, &k1, &k, &k2, &e), LCP_OK);
   ASSERT_NEAR(e.depth, 0.2, 1e-9);
   ASSERT_NEAR(fabs(e.normal.z), 1.0, 1e-9);
 }
 
-/* ---- collide_convex manifolds ---- */
+/* ---- lcp__collide_convex manifolds ---- */
 
 static int cmp_u32(const void *a, const void *b) {
   uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -543,7 +543,7 @@ static void test_cube_on_box(void **state) {
   const double pen = 0.01, yaw = 0.35;
   xform xb = at_rot(v3(0.3, -0.2, 1.0 - pen), v3(0, 0, 1), yaw);
   manifold m;
-  assert_int_equal(collide_convex(&a, &xa, &b, &xb, 0.002, &m), 4);
+  assert_int_equal(lcp__collide_convex(&a, &xa, &b, &xb, 0.002, &m), 4);
   ASSERT_VEC_NEAR(m.normal, v3(0, 0, 1), 1e-12);
   bool corner_seen[4] = {false, false, false, false};
   for (int i = 0; i < 4; ++i) {
@@ -561,26 +561,26 @@ static void test_cube_on_box(void **state) {
 
   /* a tiny motion keeps the same features in touch, hence the same ids */
   xform xb2 = at_rot(v3(0.3 + 1e-6, -0.2 - 2e-6, 1.0 - pen + 1e-7), v3(0, 0, 1), yaw + 1e-5);
-  assert_int_equal(collide_convex(&a, &xa, &b, &xb2, 0.002, &m), 4);
+  assert_int_equal(lcp__collide_convex(&a, &xa, &b, &xb2, 0.002, &m), 4);
   sorted_ids(&m, ids2);
   assert_memory_equal(ids, ids2, sizeof ids);
 
   /* the reversed pair: normal from A (the cube) to B (the box) is −z */
-  assert_int_equal(collide_convex(&b, &xb, &a, &xa, 0.002, &m), 4);
+  assert_int_equal(lcp__collide_convex(&b, &xb, &a, &xa, 0.002, &m), 4);
   ASSERT_VEC_NEAR(m.normal, v3(0, 0, -1), 1e-12);
   for (int i = 0; i < 4; ++i)
     ASSERT_NEAR(m.points[i].depth, pen, 1e-9);
 
   /* speculative: a gap smaller than the margin gives negative depths */
   xb = at_rot(v3(0.3, -0.2, 1.0 + 0.001), v3(0, 0, 1), yaw);
-  assert_int_equal(collide_convex(&a, &xa, &b, &xb, 0.002, &m), 4);
+  assert_int_equal(lcp__collide_convex(&a, &xa, &b, &xb, 0.002, &m), 4);
   for (int i = 0; i < 4; ++i)
     ASSERT_NEAR(m.points[i].depth, -0.001, 1e-9);
   /* beyond the margin: nothing */
   xb = at_rot(v3(0.3, -0.2, 1.0 + 0.003), v3(0, 0, 1), yaw);
-  assert_int_equal(collide_convex(&a, &xa, &b, &xb, 0.002, &m), 0);
-  hull_free(&big);
-  hull_free(&cube);
+  assert_int_equal(lcp__collide_convex(&a, &xa, &b, &xb, 0.002, &m), 0);
+  lcp__hull_free(&big);
+  lcp__hull_free(&cube);
 }
 
 /* The cube hanging over the box's edge: clipped points on the edge keep their
@@ -595,7 +595,7 @@ static void test_cube_over_edge(void **state) {
   const double pen = 0.004;
   xform xb = at_rot(v3(1.8, 0.4, 1.0 - pen), v3(0, 0, 1), 0.2);
   manifold m;
-  assert_int_equal(collide_convex(&a, &xa, &b, &xb, 0.002, &m), 4);
+  assert_int_equal(lcp__collide_convex(&a, &xa, &b, &xb, 0.002, &m), 4);
   for (int i = 0; i < 4; ++i) {
     ASSERT_NEAR(m.points[i].depth, pen, 1e-9);
     assert_true(m.points[i].position.x <= 2.0 + 1e-12);
@@ -607,11 +607,11 @@ static void test_cube_over_edge(void **state) {
   uint32_t ids[4], ids2[4];
   sorted_ids(&m, ids);
   xform xb2 = at_rot(v3(1.8 - 1e-6, 0.4 + 1e-6, 1.0 - pen), v3(0, 0, 1), 0.2 - 1e-5);
-  assert_int_equal(collide_convex(&a, &xa, &b, &xb2, 0.002, &m), 4);
+  assert_int_equal(lcp__collide_convex(&a, &xa, &b, &xb2, 0.002, &m), 4);
   sorted_ids(&m, ids2);
   assert_memory_equal(ids, ids2, sizeof ids);
-  hull_free(&big);
-  hull_free(&cube);
+  lcp__hull_free(&big);
+  lcp__hull_free(&cube);
 }
 
 static void test_cylinder_on_box(void **state) {
@@ -621,7 +621,7 @@ static void test_cylinder_on_box(void **state) {
   const double pen = 0.02;
   xform xc = at_rot(v3(0.5, 0.2, 0.5 + 0.4 - pen), v3(0, 0, 1), 0.3);
   manifold m;
-  int32_t n = collide_convex(&a, &xa, &c, &xc, 0.002, &m);
+  int32_t n = lcp__collide_convex(&a, &xa, &c, &xc, 0.002, &m);
   assert_true(n >= 3);
   ASSERT_VEC_NEAR(m.normal, v3(0, 0, 1), 1e-12);
   for (int i = 0; i < n; ++i) {
@@ -631,14 +631,14 @@ static void test_cylinder_on_box(void **state) {
   }
   /* upside down (cylinder as A, box above it as B) */
   xform xa2 = at(0.5, 0.2, 0.5 + 0.8 + 0.5 - 2 * pen); /* box bottom pen below the top cap */
-  n = collide_convex(&c, &xc, &a, &xa2, 0.002, &m);
+  n = lcp__collide_convex(&c, &xc, &a, &xa2, 0.002, &m);
   assert_true(n >= 3);
   ASSERT_VEC_NEAR(m.normal, v3(0, 0, 1), 1e-12);
   for (int i = 0; i < n; ++i)
     ASSERT_NEAR(m.points[i].depth, pen, 1e-9);
   /* lying on its side: a line contact, two points */
   xform xl = at_rot(v3(0.1, 0.1, 0.5 + 0.3 - pen), v3(1, 0, 0), LCP_PI / 2);
-  n = collide_convex(&a, &xa, &c, &xl, 0.002, &m);
+  n = lcp__collide_convex(&a, &xa, &c, &xl, 0.002, &m);
   assert_int_equal(n, 2);
   for (int i = 0; i < n; ++i)
     ASSERT_NEAR(m.points[i].depth, pen, 1e-9);
@@ -653,19 +653,19 @@ static void test_normal_direction(void **state) {
   shape s = sphere(0.3), h = hull_shape(&big);
   xform xs = at(0.2, 0.1, 1.2), xh = at(0, 0, 0);
   manifold m;
-  assert_int_equal(collide_convex(&s, &xs, &h, &xh, 0.0, &m), 1);
+  assert_int_equal(lcp__collide_convex(&s, &xs, &h, &xh, 0.0, &m), 1);
   ASSERT_VEC_NEAR(m.normal, v3(0, 0, -1), 1e-12);
   ASSERT_NEAR(m.points[0].depth, 0.1, 1e-12);
   ASSERT_VEC_NEAR(m.points[0].position, v3(0.2, 0.1, 0.95), 1e-12);
-  assert_int_equal(collide_convex(&h, &xh, &s, &xs, 0.0, &m), 1);
+  assert_int_equal(lcp__collide_convex(&h, &xh, &s, &xs, 0.0, &m), 1);
   ASSERT_VEC_NEAR(m.normal, v3(0, 0, 1), 1e-12);
   ASSERT_NEAR(m.points[0].depth, 0.1, 1e-12);
   /* deep: the sphere's centre inside the hull, nearest face +x */
   xs = at(0.8, 0.1, 0.2);
-  assert_int_equal(collide_convex(&h, &xh, &s, &xs, 0.0, &m), 1);
+  assert_int_equal(lcp__collide_convex(&h, &xh, &s, &xs, 0.0, &m), 1);
   ASSERT_VEC_NEAR(m.normal, v3(1, 0, 0), 1e-9);
   ASSERT_NEAR(m.points[0].depth, 0.5, 1e-9);
-  hull_free(&big);
+  lcp__hull_free(&big);
 }
 
 /* A cube turned corner-down touches with one vertex; with an edge down it
@@ -687,13 +687,13 @@ static void test_vertex_and_edge_contacts(void **state) {
   const double pen = 0.003;
   xform xb = xf_make(v3(0.1, 0.2, 0.5 - low - pen), q);
   manifold m;
-  assert_int_equal(collide_convex(&a, &xa, &b, &xb, 0.001, &m), 1);
+  assert_int_equal(lcp__collide_convex(&a, &xa, &b, &xb, 0.001, &m), 1);
   ASSERT_VEC_NEAR(m.normal, v3(0, 0, 1), 1e-9);
   ASSERT_NEAR(m.points[0].depth, pen, 1e-9);
   ASSERT_NEAR(m.points[0].position.z, 0.5 - 0.5 * pen, 1e-9);
   /* edge down: turned 45° about x */
   xb = at_rot(v3(0.1, 0.2, 0.5 + 0.5 * SQRT2 - pen), v3(1, 0, 0), LCP_PI / 4);
-  assert_int_equal(collide_convex(&a, &xa, &b, &xb, 0.001, &m), 2);
+  assert_int_equal(lcp__collide_convex(&a, &xa, &b, &xb, 0.001, &m), 2);
   ASSERT_VEC_NEAR(m.normal, v3(0, 0, 1), 1e-9);
   for (int i = 0; i < 2; ++i) {
     ASSERT_NEAR(m.points[i].depth, pen, 1e-9);
@@ -702,13 +702,13 @@ static void test_vertex_and_edge_contacts(void **state) {
   /* a capsule lying on the box: two points at its ends */
   shape c = capsule(0.1, 0.6);
   xform xc = at_rot(v3(0.2, 0.3, 0.5 + 0.1 - pen), v3(0, 1, 0), LCP_PI / 2);
-  assert_int_equal(collide_convex(&a, &xa, &c, &xc, 0.001, &m), 2);
+  assert_int_equal(lcp__collide_convex(&a, &xa, &c, &xc, 0.001, &m), 2);
   for (int i = 0; i < 2; ++i) {
     ASSERT_NEAR(m.points[i].depth, pen, 1e-9);
     ASSERT_NEAR(fabs(m.points[i].position.x - 0.2), 0.6, 1e-9);
   }
-  hull_free(&big);
-  hull_free(&cube);
+  lcp__hull_free(&big);
+  lcp__hull_free(&cube);
 }
 
 /* Two parallel capsules side by side: the fallback gives their common stretch. */
@@ -717,7 +717,7 @@ static void test_parallel_capsules(void **state) {
   shape c = capsule(0.1, 0.5);
   xform x1 = at(0, 0, 0), x2 = at(0.19, 0, 0.3);
   manifold m;
-  assert_int_equal(collide_convex(&c, &x1, &c, &x2, 0.0, &m), 2);
+  assert_int_equal(lcp__collide_convex(&c, &x1, &c, &x2, 0.0, &m), 2);
   ASSERT_VEC_NEAR(m.normal, v3(1, 0, 0), 1e-12);
   double zs[2] = {m.points[0].position.z, m.points[1].position.z};
   ASSERT_NEAR(fmin(zs[0], zs[1]), -0.2, 1e-12);
@@ -740,14 +740,14 @@ static void test_reference_is_the_better_aligned_face(void **state) {
   double low = 0.5 * cos(tilt) + 0.5 * sin(tilt);
   xform xa = at_rot(v3(0.2, 0.1, 0.5 + low - pen), v3(0, 1, 0), tilt), xb = at(0, 0, 0);
   manifold m;
-  assert_int_equal(collide_convex(&a, &xa, &b, &xb, 0.005, &m), 2);
+  assert_int_equal(lcp__collide_convex(&a, &xa, &b, &xb, 0.005, &m), 2);
   ASSERT_VEC_NEAR(m.normal, v3(0, 0, -1), 1e-12);
   for (int i = 0; i < 2; ++i) {
     ASSERT_NEAR(m.points[i].depth, pen, 1e-9);
     ASSERT_NEAR(m.points[i].position.z, 0.5 - 0.5 * pen, 1e-9);
   }
-  hull_free(&big);
-  hull_free(&cube);
+  lcp__hull_free(&big);
+  lcp__hull_free(&cube);
 }
 
 /* With the small cube as the reference (A) and the big box's face clipped to
@@ -765,7 +765,7 @@ static void test_reference_corner_ids(void **state) {
   for (int k = 0; k < 4; ++k) {
     xform xa = at_rot(v3(0.3 * k - 0.4, 0.2, 1.0 - 0.01), v3(0, 0, 1), yaws[k]);
     manifold m;
-    assert_int_equal(collide_convex(&a, &xa, &b, &xb, 0.002, &m), 4);
+    assert_int_equal(lcp__collide_convex(&a, &xa, &b, &xb, 0.002, &m), 4);
     ASSERT_VEC_NEAR(m.normal, v3(0, 0, -1), 1e-12);
     for (int i = 0; i < 4; ++i) {
       ASSERT_NEAR(m.points[i].depth, 0.01, 1e-9);
@@ -777,8 +777,8 @@ static void test_reference_corner_ids(void **state) {
     if (k > 0)
       assert_memory_equal(first, ids, sizeof ids);
   }
-  hull_free(&big);
-  hull_free(&cube);
+  lcp__hull_free(&big);
+  lcp__hull_free(&cube);
 }
 
 /* ---- randomised certificates ---- */
@@ -796,7 +796,7 @@ static void random_hull(hull *h, uint64_t *seed, double s) {
     n = 4 + (int)(rng_next(seed) % 21);
     for (int i = 0; i < n; ++i)
       p[i] = v3(rng_range(seed, -s, s), rng_range(seed, -s, s), rng_range(seed, -s, s));
-  } while (hull_build(p, n, h) != LCP_OK);
+  } while (lcp__hull_build(p, n, h) != LCP_OK);
 }
 
 /* Whether the local point q belongs to the shape, within tol. */
@@ -825,7 +825,7 @@ static bool inside(const shape *s, vec3 q, double tol) {
 
 /* max over the shape of dot(x, d), world */
 static double support_value(const shape *s, const xform *x, vec3 d) {
-  return v3_dot(xf_point(x, shape_support_local(s, xf_inv_vector(x, d))), d);
+  return v3_dot(xf_point(x, lcp__shape_support_local(s, xf_inv_vector(x, d))), d);
 }
 
 /* A distance is exact when the witnesses are in the shapes, realise it, and
@@ -888,7 +888,7 @@ static void test_random_hull_pairs(void **state) {
     gjk_result r;
     gjk_dist(&a, &xa, &b, &xb, &r);
     epa_result e;
-    int rc = epa_penetration(&a, &xa, &b, &xb, &e);
+    int rc = lcp__epa_penetration(&a, &xa, &b, &xb, &e);
     if (!r.overlap) {
       ++apart;
       certify_distance(&a, &xa, &b, &xb, &r, 1e-10);
@@ -904,7 +904,7 @@ static void test_random_hull_pairs(void **state) {
       /* the manifold agrees: its deepest point is no deeper than the overlap
        * along its normal, and every point is within the shapes' overlap */
       manifold m;
-      int32_t n = collide_convex(&a, &xa, &b, &xb, 0.01, &m);
+      int32_t n = lcp__collide_convex(&a, &xa, &b, &xb, 0.01, &m);
       assert_true(n >= 1 && n <= 4);
       ASSERT_NEAR(v3_len(m.normal), 1.0, 1e-12);
       double overlap = support_value(&a, &xa, m.normal) + support_value(&b, &xb, v3_neg(m.normal));
@@ -913,8 +913,8 @@ static void test_random_hull_pairs(void **state) {
         assert_true(m.points[i].depth <= overlap + 1e-9);
       }
     }
-    hull_free(&ha);
-    hull_free(&hb);
+    lcp__hull_free(&ha);
+    lcp__hull_free(&hb);
   }
   /* both branches were exercised */
   assert_true(apart > 50 && overlapping > 50);
@@ -941,7 +941,7 @@ static void test_random_mixed_pairs(void **state) {
     if (!r.overlap && r.distance > 1e-6)
       certify_distance(&s[i], &xa, &s[j], &xb, &r, curved ? 1e-8 : 1e-10);
     manifold m;
-    int32_t n = collide_convex(&s[i], &xa, &s[j], &xb, 0.05, &m);
+    int32_t n = lcp__collide_convex(&s[i], &xa, &s[j], &xb, 0.05, &m);
     assert_true(n >= 0 && n <= 4);
     if (!r.overlap && r.distance > 0.05 + 1e-9)
       assert_int_equal(n, 0);
@@ -950,7 +950,7 @@ static void test_random_mixed_pairs(void **state) {
     for (int k = 0; k < n; ++k)
       assert_true(m.points[k].depth > -0.05 && isfinite(m.points[k].position.x));
   }
-  hull_free(&h);
+  lcp__hull_free(&h);
 }
 
 int main(void) {

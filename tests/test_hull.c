@@ -1,4 +1,4 @@
-/* hull_build: topology, geometry and mass properties of convex hulls. */
+/* lcp__hull_build: topology, geometry and mass properties of convex hulls. */
 // clang-format off
 #include <stdarg.h>
 #include <stddef.h>
@@ -149,7 +149,7 @@ static void test_box_with_extra_points(void **state) {
     if (order > 0)
       shuffle(pts, n, order);
     hull h;
-    assert_int_equal(hull_build(pts, n, &h), LCP_OK);
+    assert_int_equal(lcp__hull_build(pts, n, &h), LCP_OK);
     assert_int_equal(h.vertex_count, 8);
     assert_int_equal(h.face_count, 6);
     assert_int_equal(h.edge_count, 12);
@@ -171,7 +171,7 @@ static void test_box_with_extra_points(void **state) {
     for (int32_t v = 0; v < 8; ++v)
       assert_true(fabs(h.vertices[v].x) == he.x && fabs(h.vertices[v].y) == he.y &&
                   fabs(h.vertices[v].z) == he.z);
-    hull_free(&h);
+    lcp__hull_free(&h);
   }
 }
 
@@ -182,13 +182,13 @@ static void test_rotated_box_with_extra_points(void **state) {
   int32_t n = box_cloud(pts, v3(0.2, 0.05, 0.7), v3(3.0, -1.0, 0.5), &R, 7);
   shuffle(pts, n, 99);
   hull h;
-  assert_int_equal(hull_build(pts, n, &h), LCP_OK);
+  assert_int_equal(lcp__hull_build(pts, n, &h), LCP_OK);
   assert_int_equal(h.vertex_count, 8);
   assert_int_equal(h.face_count, 6);
   assert_int_equal(h.edge_count, 12);
   check_hull(&h, pts, n, 1e-12);
   ASSERT_NEAR(h.volume, 8 * 0.2 * 0.05 * 0.7, 1e-14);
-  hull_free(&h);
+  lcp__hull_free(&h);
 }
 
 /* A 5×5×5 lattice: every point but the corners is coplanar or collinear with
@@ -205,13 +205,13 @@ static void test_lattice(void **state) {
     if (order > 0)
       shuffle(pts, n, order + 100);
     hull h;
-    assert_int_equal(hull_build(pts, n, &h), LCP_OK);
+    assert_int_equal(lcp__hull_build(pts, n, &h), LCP_OK);
     assert_int_equal(h.vertex_count, 8);
     assert_int_equal(h.face_count, 6);
     assert_int_equal(h.edge_count, 12);
     check_hull(&h, pts, n, 1e-12);
     ASSERT_NEAR(h.volume, 1.0, 1e-15);
-    hull_free(&h);
+    lcp__hull_free(&h);
   }
 }
 
@@ -222,7 +222,7 @@ static void test_box_mass_properties(void **state) {
   for (int i = 0; i < 8; ++i)
     pts[i] = v3_add(c, v3((i & 1) ? he.x : -he.x, (i & 2) ? he.y : -he.y, (i & 4) ? he.z : -he.z));
   hull h;
-  assert_int_equal(hull_build(pts, 8, &h), LCP_OK);
+  assert_int_equal(lcp__hull_build(pts, 8, &h), LCP_OK);
   double m = 8.0 * he.x * he.y * he.z;
   ASSERT_NEAR(h.volume, m, 1e-12 * m);
   ASSERT_NEAR(h.centroid.x, c.x, 1e-12);
@@ -234,7 +234,7 @@ static void test_box_mass_properties(void **state) {
     for (int j = 0; j < 3; ++j)
       ASSERT_NEAR(h.inertia_unit_density.m[i][j], i == j ? I[i] : 0.0, 1e-12 * I[2]);
   ASSERT_NEAR(h.bounding_radius, v3_len(v3_add(v3_abs(c), he)), 1e-15);
-  hull_free(&h);
+  lcp__hull_free(&h);
 }
 
 static void test_regular_tetrahedron_mass_properties(void **state) {
@@ -247,7 +247,7 @@ static void test_regular_tetrahedron_mass_properties(void **state) {
   for (int i = 0; i < 4; ++i)
     pts[i] = v3_add(m3_mulv(&R, v3_scale(base[i], s)), c);
   hull h;
-  assert_int_equal(hull_build(pts, 4, &h), LCP_OK);
+  assert_int_equal(lcp__hull_build(pts, 4, &h), LCP_OK);
   assert_int_equal(h.vertex_count, 4);
   assert_int_equal(h.face_count, 4);
   assert_int_equal(h.edge_count, 6);
@@ -264,7 +264,7 @@ static void test_regular_tetrahedron_mass_properties(void **state) {
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j)
       ASSERT_NEAR(h.inertia_unit_density.m[i][j], i == j ? I : 0.0, 1e-12 * I);
-  hull_free(&h);
+  lcp__hull_free(&h);
 }
 
 /* A 32-sided prism with points on its caps and sides: caps must come out as
@@ -286,7 +286,7 @@ static void test_prism(void **state) {
     pts[n++] = v3(rng_range(&seed, -0.2, 0.2), rng_range(&seed, -0.2, 0.2), k % 2 ? hl : -hl);
   shuffle(pts, n, 3);
   hull h;
-  assert_int_equal(hull_build(pts, n, &h), LCP_OK);
+  assert_int_equal(lcp__hull_build(pts, n, &h), LCP_OK);
   assert_int_equal(h.vertex_count, 2 * N);
   assert_int_equal(h.face_count, N + 2);
   assert_int_equal(h.edge_count, 3 * N);
@@ -311,7 +311,7 @@ static void test_prism(void **state) {
   ASSERT_NEAR(h.inertia_unit_density.m[0][0], Ixx, 1e-12 * Ixx);
   ASSERT_NEAR(h.inertia_unit_density.m[1][1], Ixx, 1e-12 * Ixx);
   ASSERT_NEAR(h.inertia_unit_density.m[0][1], 0.0, 1e-12 * Izz);
-  hull_free(&h);
+  lcp__hull_free(&h);
 }
 
 static void test_octahedron_and_duplicates(void **state) {
@@ -327,7 +327,7 @@ static void test_octahedron_and_duplicates(void **state) {
     pts[n++] = v3(0, 0, -1);
   }
   hull h;
-  assert_int_equal(hull_build(pts, n, &h), LCP_OK);
+  assert_int_equal(lcp__hull_build(pts, n, &h), LCP_OK);
   assert_int_equal(h.vertex_count, 6);
   assert_int_equal(h.face_count, 8);
   assert_int_equal(h.edge_count, 12);
@@ -336,26 +336,26 @@ static void test_octahedron_and_duplicates(void **state) {
   /* |x|+|y|+|z| ≤ 1: ∫x² dV = 8·(1/60) over the unit simplices, so
    * Ixx = ∫(y² + z²) dV = 4/15 = m/5 */
   ASSERT_NEAR(h.inertia_unit_density.m[0][0], 4.0 / 3.0 * 0.2, 1e-15);
-  hull_free(&h);
+  lcp__hull_free(&h);
 }
 
 static void check_random_cloud(vec3 *pts, int32_t n) {
   hull h;
-  assert_int_equal(hull_build(pts, n, &h), LCP_OK);
+  assert_int_equal(lcp__hull_build(pts, n, &h), LCP_OK);
   check_hull(&h, pts, n, 1e-9);
   /* triangles only on a cloud in general position */
   for (int32_t f = 0; f < h.face_count; ++f)
     assert_int_equal(h.faces[f].vertex_count, 3);
   /* determinism: a second build is bitwise identical */
   hull g;
-  assert_int_equal(hull_build(pts, n, &g), LCP_OK);
+  assert_int_equal(lcp__hull_build(pts, n, &g), LCP_OK);
   assert_int_equal(g.vertex_count, h.vertex_count);
   assert_int_equal(g.face_count, h.face_count);
   assert_memory_equal(g.vertices, h.vertices, sizeof(vec3) * (size_t)h.vertex_count);
   assert_memory_equal(g.face_vertices, h.face_vertices, sizeof(int32_t) * 3 * (size_t)h.face_count);
   assert_memory_equal(&g.inertia_unit_density, &h.inertia_unit_density, sizeof(mat3));
-  hull_free(&g);
-  hull_free(&h);
+  lcp__hull_free(&g);
+  lcp__hull_free(&h);
 }
 
 static void test_random_clouds(void **state) {
@@ -381,10 +381,10 @@ static void test_random_clouds(void **state) {
     }
     check_random_cloud(pts, N);
     hull h;
-    assert_int_equal(hull_build(pts, N, &h), LCP_OK);
+    assert_int_equal(lcp__hull_build(pts, N, &h), LCP_OK);
     assert_int_equal(h.vertex_count, N);
     assert_true(h.volume < 4.0 / 3.0 * LCP_PI && h.volume > 0.9 * 4.0 / 3.0 * LCP_PI);
-    hull_free(&h);
+    lcp__hull_free(&h);
   }
   free(pts);
 }
@@ -397,12 +397,12 @@ static void test_far_from_origin(void **state) {
   mat3 I = m3_identity();
   int32_t n = box_cloud(pts, v3(0.5, 0.5, 0.5), v3(1e5, -2e5, 3e4), &I, 11);
   hull h;
-  assert_int_equal(hull_build(pts, n, &h), LCP_OK);
+  assert_int_equal(lcp__hull_build(pts, n, &h), LCP_OK);
   assert_int_equal(h.vertex_count, 8);
   assert_int_equal(h.face_count, 6);
   assert_int_equal(h.edge_count, 12);
   ASSERT_NEAR(h.volume, 1.0, 1e-9);
-  hull_free(&h);
+  lcp__hull_free(&h);
 }
 
 static void test_degenerate_inputs(void **state) {
@@ -413,41 +413,41 @@ static void test_degenerate_inputs(void **state) {
   pts[0] = v3(0, 0, 0);
   pts[1] = v3(1, 0, 0);
   pts[2] = v3(0, 1, 0);
-  assert_int_equal(hull_build(pts, 3, &h), LCP_ERR_DEGENERATE);
-  assert_int_equal(hull_build(pts, 0, &h), LCP_ERR_DEGENERATE);
+  assert_int_equal(lcp__hull_build(pts, 3, &h), LCP_ERR_DEGENERATE);
+  assert_int_equal(lcp__hull_build(pts, 0, &h), LCP_ERR_DEGENERATE);
   /* coplanar, including within the relative tolerance */
   uint64_t s = 42;
   for (int i = 0; i < 50; ++i)
     pts[i] = v3(rng_range(&s, -1, 1), rng_range(&s, -1, 1), 1e-11 * rng_range(&s, -1, 1));
-  assert_int_equal(hull_build(pts, 50, &h), LCP_ERR_DEGENERATE);
+  assert_int_equal(lcp__hull_build(pts, 50, &h), LCP_ERR_DEGENERATE);
   /* ... but not when the thickness is above it */
   pts[7].z = 1e-6;
-  assert_int_equal(hull_build(pts, 50, &h), LCP_OK);
-  hull_free(&h);
+  assert_int_equal(lcp__hull_build(pts, 50, &h), LCP_OK);
+  lcp__hull_free(&h);
   /* collinear */
   for (int i = 0; i < 20; ++i)
     pts[i] = v3(0.1 * i, 0.2 * i, -0.3 * i);
-  assert_int_equal(hull_build(pts, 20, &h), LCP_ERR_DEGENERATE);
+  assert_int_equal(lcp__hull_build(pts, 20, &h), LCP_ERR_DEGENERATE);
   /* coincident */
   for (int i = 0; i < 20; ++i)
     pts[i] = v3(1.5, -2.0, 3.0);
-  assert_int_equal(hull_build(pts, 20, &h), LCP_ERR_DEGENERATE);
+  assert_int_equal(lcp__hull_build(pts, 20, &h), LCP_ERR_DEGENERATE);
   /* non-finite */
   for (int i = 0; i < 8; ++i)
     pts[i] = v3((i & 1) ? 1 : -1, (i & 2) ? 1 : -1, (i & 4) ? 1 : -1);
   pts[5].y = NAN;
-  assert_int_equal(hull_build(pts, 8, &h), LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(lcp__hull_build(pts, 8, &h), LCP_ERR_INVALID_ARGUMENT);
   pts[5].y = INFINITY;
-  assert_int_equal(hull_build(pts, 8, &h), LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(lcp__hull_build(pts, 8, &h), LCP_ERR_INVALID_ARGUMENT);
   pts[5].y = 1.0;
-  assert_int_equal(hull_build(NULL, 8, &h), LCP_ERR_INVALID_ARGUMENT);
-  assert_int_equal(hull_build(pts, 8, NULL), LCP_ERR_INVALID_ARGUMENT);
-  assert_int_equal(hull_build(pts, -1, &h), LCP_ERR_INVALID_ARGUMENT);
-  /* a failed build leaves an empty hull that hull_free accepts */
-  assert_int_equal(hull_build(pts, 3, &h), LCP_ERR_DEGENERATE);
+  assert_int_equal(lcp__hull_build(NULL, 8, &h), LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(lcp__hull_build(pts, 8, NULL), LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(lcp__hull_build(pts, -1, &h), LCP_ERR_INVALID_ARGUMENT);
+  /* a failed build leaves an empty hull that lcp__hull_free accepts */
+  assert_int_equal(lcp__hull_build(pts, 3, &h), LCP_ERR_DEGENERATE);
   assert_null(h.vertices);
-  hull_free(&h);
-  hull_free(NULL);
+  lcp__hull_free(&h);
+  lcp__hull_free(NULL);
 }
 
 int main(void) {

@@ -202,8 +202,8 @@ static void robot_random(rng *r, int n, bool floating, robot *out) {
     }
   }
   char err[256];
-  assert_int_equal(mb_model_init(&out->m, def, err, sizeof err), LCP_OK);
-  assert_int_equal(mb_data_init(&out->d, &out->m), LCP_OK);
+  assert_int_equal(lcp__mb_model_init(&out->m, def, err, sizeof err), LCP_OK);
+  assert_int_equal(lcp__mb_data_init(&out->d, &out->m), LCP_OK);
   if (!floating) /* a fixed base somewhere in the world */
     out->m.links[0].parent_from_joint = xf_make(rng_vec(r, 2.0), rng_quat(r));
   out->nq = out->m.nq;
@@ -212,8 +212,8 @@ static void robot_random(rng *r, int n, bool floating, robot *out) {
 }
 
 static void robot_free(robot *rb) {
-  mb_data_free(&rb->d);
-  mb_model_free(&rb->m);
+  lcp__mb_data_free(&rb->d);
+  lcp__mb_model_free(&rb->m);
   lcp_robot_def_free(&rb->def);
 }
 
@@ -245,9 +245,9 @@ static void wrench_to_generalized(const robot *rb, const double *wrench, double 
       vec3 e = v3_zero();
       v3_set(&e, k % 3, 1.0);
       if (k < 3)
-        mb_point_jacobian_row(&rb->m, &rb->d, i, p, e, v3_zero(), J);
+        lcp__mb_point_jacobian_row(&rb->m, &rb->d, i, p, e, v3_zero(), J);
       else
-        mb_point_jacobian_row(&rb->m, &rb->d, i, p, v3_zero(), e, J);
+        lcp__mb_point_jacobian_row(&rb->m, &rb->d, i, p, v3_zero(), e, J);
       for (int j = 0; j < nv; ++j)
         tau_ext[j] += J[j] * wrench[6 * i + k];
     }
@@ -280,9 +280,9 @@ static void check_aba_against_dense(bool floating, bool wrenches, uint64_t seed)
         wrench[k] = rng_range(&r, -5.0, 5.0);
     vec3 g = trial % 3 == 0 ? rng_vec(&r, 10.0) : v3(0.0, 0.0, -9.81);
 
-    mb_forward_dynamics(&rb.m, q, qd, tau, wrenches ? wrench : NULL, g, &rb.d, qdd);
-    mb_inverse_dynamics(&rb.m, q, qd, NULL, g, &rb.d, bias);
-    mb_mass_matrix(&rb.m, q, &rb.d, M);
+    lcp__mb_forward_dynamics(&rb.m, q, qd, tau, wrenches ? wrench : NULL, g, &rb.d, qdd);
+    lcp__mb_inverse_dynamics(&rb.m, q, qd, NULL, g, &rb.d, bias);
+    lcp__mb_mass_matrix(&rb.m, q, &rb.d, M);
     if (wrenches)
       wrench_to_generalized(&rb, wrench, tau_ext);
     for (int k = 0; k < nv; ++k)
@@ -338,8 +338,8 @@ static void test_rnea_inverts_aba(void **state) {
     for (int k = 0; k < nv; ++k)
       tau[k] = rng_range(&r, -5.0, 5.0);
     vec3 g = v3(0.0, 0.0, -9.81);
-    mb_forward_dynamics(&rb.m, q, qd, tau, NULL, g, &rb.d, qdd);
-    mb_inverse_dynamics(&rb.m, q, qd, qdd, g, &rb.d, tau2);
+    lcp__mb_forward_dynamics(&rb.m, q, qd, tau, NULL, g, &rb.d, qdd);
+    lcp__mb_inverse_dynamics(&rb.m, q, qd, qdd, g, &rb.d, tau2);
     double err = max_abs_diff(nv, tau, tau2) / fmax(1.0, max_abs(nv, tau));
     worst = fmax(worst, err);
     if (err > 1e-9)
@@ -369,8 +369,8 @@ static void test_responses(void **state) {
     random_state(&r, &rb, q, qd, trial % 7 == 0 ? 50.0 : 1.0);
     /* factors from a forward pass with velocities, gravity and torques: the
      * responses must ignore all of them */
-    mb_forward_dynamics(&rb.m, q, qd, NULL, NULL, v3(0.0, 0.0, -9.81), &rb.d, qdd);
-    mb_mass_matrix(&rb.m, q, &rb.d, M); /* same q: must not disturb the factors */
+    lcp__mb_forward_dynamics(&rb.m, q, qd, NULL, NULL, v3(0.0, 0.0, -9.81), &rb.d, qdd);
+    lcp__mb_mass_matrix(&rb.m, q, &rb.d, M); /* same q: must not disturb the factors */
     if (nv > 0)
       assert_true(dense_cholesky(nv, M));
     for (int row = 0; row < 8; ++row) {
@@ -379,9 +379,9 @@ static void test_responses(void **state) {
       vec3 dir = rng_vec(&r, 1.0), ang_dir = row % 2 ? rng_vec(&r, 1.0) : v3_zero();
       if (row == 3)
         dir = v3_zero();
-      mb_point_jacobian_row(&rb.m, &rb.d, link, point, dir, ang_dir, J);
+      lcp__mb_point_jacobian_row(&rb.m, &rb.d, link, point, dir, ang_dir, J);
       dense_solve(nv, M, J, x);
-      mb_response_point(&rb.m, &rb.d, link, point, dir, ang_dir, y);
+      lcp__mb_response_point(&rb.m, &rb.d, link, point, dir, ang_dir, y);
       double scale = max_abs(nv, x);
       double err = max_abs_diff(nv, x, y) / fmax(scale, 1e-300);
       if (scale == 0.0) /* e.g. a link welded to a fixed base */
@@ -397,9 +397,9 @@ static void test_responses(void **state) {
       vec3 point = xf_point(&rb.d.link_x[link], rng_vec(&r, 0.5));
       vec3 dirs[3] = {rng_vec(&r, 1.0), rng_vec(&r, 1.0), rng_vec(&r, 1.0)};
       double *three = xcalloc((size_t)(3 * nv + 1), sizeof(double));
-      mb_response_point3(&rb.m, &rb.d, link, point, dirs, three);
+      lcp__mb_response_point3(&rb.m, &rb.d, link, point, dirs, three);
       for (int k = 0; k < 3; ++k) {
-        mb_point_jacobian_row(&rb.m, &rb.d, link, point, dirs[k], v3_zero(), J);
+        lcp__mb_point_jacobian_row(&rb.m, &rb.d, link, point, dirs[k], v3_zero(), J);
         dense_solve(nv, M, J, x);
         double scale = max_abs(nv, x);
         double err = scale == 0.0 ? max_abs(nv, three + k * nv)
@@ -415,7 +415,7 @@ static void test_responses(void **state) {
       memset(e, 0, (size_t)nv * sizeof(double));
       e[k] = 1.0;
       dense_solve(nv, M, e, x);
-      mb_response_dof(&rb.m, &rb.d, k, y);
+      lcp__mb_response_dof(&rb.m, &rb.d, k, y);
       double err = max_abs_diff(nv, x, y) / max_abs(nv, x);
       worst = fmax(worst, err);
       if (err > 1e-9)
@@ -454,13 +454,13 @@ static void test_jacobian(void **state) {
     random_state(&r, &rb, q, qd, 1.0);
     int link = rng_int(&r, n);
     vec3 local = rng_vec(&r, 0.5);
-    mb_kinematics(&rb.m, q, qd, &rb.d);
+    lcp__mb_kinematics(&rb.m, q, qd, &rb.d);
     xform X = rb.d.link_x[link];
     vec3 point = xf_point(&X, local);
 
-    /* J·q̇ = dir·v(point) + ang_dir·ω, from the velocities of mb_kinematics */
+    /* J·q̇ = dir·v(point) + ang_dir·ω, from the velocities of lcp__mb_kinematics */
     vec3 dir = rng_vec(&r, 1.0), ang_dir = rng_vec(&r, 1.0);
-    mb_point_jacobian_row(&rb.m, &rb.d, link, point, dir, ang_dir, J);
+    lcp__mb_point_jacobian_row(&rb.m, &rb.d, link, point, dir, ang_dir, J);
     double jv = 0.0, mag = 0.0;
     for (int k = 0; k < nv; ++k) {
       jv += J[k] * qd[k];
@@ -477,19 +477,19 @@ static void test_jacobian(void **state) {
     for (int c = 0; c < 3; ++c) {
       vec3 ec = v3_zero();
       v3_set(&ec, c, 1.0);
-      mb_point_jacobian_row(&rb.m, &rb.d, link, point, ec, v3_zero(), Jl + c * nv);
-      mb_point_jacobian_row(&rb.m, &rb.d, link, point, v3_zero(), ec, Ja + c * nv);
+      lcp__mb_point_jacobian_row(&rb.m, &rb.d, link, point, ec, v3_zero(), Jl + c * nv);
+      lcp__mb_point_jacobian_row(&rb.m, &rb.d, link, point, v3_zero(), ec, Ja + c * nv);
     }
     for (int k = 0; k < nv; ++k) {
       memset(e, 0, (size_t)nv * sizeof(double));
       e[k] = 1.0;
       memcpy(qp, q, (size_t)nq * sizeof(double));
       memcpy(qm, q, (size_t)nq * sizeof(double));
-      mb_integrate_positions(&rb.m, qp, e, eps);
-      mb_integrate_positions(&rb.m, qm, e, -eps);
-      mb_kinematics(&rb.m, qp, NULL, &rb.d);
+      lcp__mb_integrate_positions(&rb.m, qp, e, eps);
+      lcp__mb_integrate_positions(&rb.m, qm, e, -eps);
+      lcp__mb_kinematics(&rb.m, qp, NULL, &rb.d);
       xform Xp = rb.d.link_x[link];
-      mb_kinematics(&rb.m, qm, NULL, &rb.d);
+      lcp__mb_kinematics(&rb.m, qm, NULL, &rb.d);
       xform Xm = rb.d.link_x[link];
       vec3 dp = v3_scale(v3_sub(xf_point(&Xp, local), xf_point(&Xm, local)), 0.5 / eps);
       mat3 RmT = m3_transpose(&Xm.R), dR = m3_mul(&Xp.R, &RmT);
@@ -527,9 +527,9 @@ static void test_energy(void **state) {
     double *M = xcalloc((size_t)(nv * nv), sizeof(double)), *gq = xcalloc((size_t)nv, 8);
     double *zero = xcalloc((size_t)nv, sizeof(double)), *e = xcalloc((size_t)nv, 8);
     random_state(&r, &rb, q, qd, 1.0);
-    mb_kinematics(&rb.m, q, qd, &rb.d);
-    double ke = mb_kinetic_energy(&rb.m, &rb.d);
-    mb_mass_matrix(&rb.m, q, &rb.d, M);
+    lcp__mb_kinematics(&rb.m, q, qd, &rb.d);
+    double ke = lcp__mb_kinetic_energy(&rb.m, &rb.d);
+    lcp__mb_mass_matrix(&rb.m, q, &rb.d, M);
     double ref = 0.0;
     for (int i = 0; i < nv; ++i)
       for (int j = 0; j < nv; ++j)
@@ -543,18 +543,18 @@ static void test_energy(void **state) {
 
     /* generalised gravity force (RNEA at rest) = ∂V/∂q along each velocity coordinate */
     vec3 g = rng_vec(&r, 10.0);
-    mb_inverse_dynamics(&rb.m, q, zero, NULL, g, &rb.d, gq);
+    lcp__mb_inverse_dynamics(&rb.m, q, zero, NULL, g, &rb.d, gq);
     for (int k = 0; k < nv; ++k) {
       memset(e, 0, (size_t)nv * sizeof(double));
       e[k] = 1.0;
       memcpy(qp, q, (size_t)nq * sizeof(double));
       memcpy(qm, q, (size_t)nq * sizeof(double));
-      mb_integrate_positions(&rb.m, qp, e, eps);
-      mb_integrate_positions(&rb.m, qm, e, -eps);
-      mb_kinematics(&rb.m, qp, NULL, &rb.d);
-      double vp = mb_potential_energy(&rb.m, &rb.d, g);
-      mb_kinematics(&rb.m, qm, NULL, &rb.d);
-      double vm = mb_potential_energy(&rb.m, &rb.d, g);
+      lcp__mb_integrate_positions(&rb.m, qp, e, eps);
+      lcp__mb_integrate_positions(&rb.m, qm, e, -eps);
+      lcp__mb_kinematics(&rb.m, qp, NULL, &rb.d);
+      double vp = lcp__mb_potential_energy(&rb.m, &rb.d, g);
+      lcp__mb_kinematics(&rb.m, qm, NULL, &rb.d);
+      double vm = lcp__mb_potential_energy(&rb.m, &rb.d, g);
       double dv = (vp - vm) / (2 * eps);
       double errp = fabs(dv - gq[k]) / fmax(1.0, fabs(gq[k]));
       worst_pe = fmax(worst_pe, errp);
@@ -590,10 +590,10 @@ static void test_pendulum_and_slider(void **state) {
   S->mass = 1.5;
   mb_model mo;
   mb_data d;
-  assert_int_equal(mb_model_init(&mo, def, NULL, 0), LCP_OK);
-  assert_int_equal(mb_data_init(&d, &mo), LCP_OK);
+  assert_int_equal(lcp__mb_model_init(&mo, def, NULL, 0), LCP_OK);
+  assert_int_equal(lcp__mb_data_init(&d, &mo), LCP_OK);
   double q[2] = {0.4, 0.1}, qd[2] = {1.3, -0.5}, tau[2] = {0.7, 2.0}, qdd[2];
-  mb_forward_dynamics(&mo, q, qd, tau, NULL, v3(0, 0, -g), &d, qdd);
+  lcp__mb_forward_dynamics(&mo, q, qd, tau, NULL, v3(0, 0, -g), &d, qdd);
   double th = (tau[0] + m * g * l * cos(q[0])) / (Iyy + m * l * l);
   assert_close(qdd[0], th, 1e-12);
   assert_close(qdd[1], tau[1] / 1.5 - g, 1e-12);
@@ -605,15 +605,15 @@ static void test_pendulum_and_slider(void **state) {
   quat qb = q_from_axis_angle(v3(1, 2, 3), 0.9);
   mo.links[0].parent_from_joint = xf_make(v3(5, -2, 1), qb);
   double qdd2[2];
-  mb_forward_dynamics(&mo, q, qd, tau, NULL, v3(0, 0, -g), &d, qdd2);
+  lcp__mb_forward_dynamics(&mo, q, qd, tau, NULL, v3(0, 0, -g), &d, qdd2);
   vec3 gl = q_rotate(q_conj(qb), v3(0, 0, -g));
   mo.links[0].parent_from_joint = xf_identity();
   double qdd3[2];
-  mb_forward_dynamics(&mo, q, qd, tau, NULL, gl, &d, qdd3);
+  lcp__mb_forward_dynamics(&mo, q, qd, tau, NULL, gl, &d, qdd3);
   assert_close(qdd2[0], qdd3[0], 1e-12);
   assert_close(qdd2[1], qdd3[1], 1e-12);
-  mb_data_free(&d);
-  mb_model_free(&mo);
+  lcp__mb_data_free(&d);
+  lcp__mb_model_free(&mo);
   lcp_robot_def_free(&def);
 }
 
@@ -631,7 +631,7 @@ static void test_free_body(void **state) {
     for (int k = 0; k < 6; ++k)
       tau[k] = rng_range(&r, -3, 3);
     vec3 g = rng_vec(&r, 10.0);
-    mb_forward_dynamics(&rb.m, q, qd, tau, NULL, g, &rb.d, qdd);
+    lcp__mb_forward_dynamics(&rb.m, q, qd, tau, NULL, g, &rb.d, qdd);
     const mb_link *L = &rb.m.links[0];
     const xform *X = &rb.d.link_x[0];
     vec3 c = xf_vector(X, L->com), w = v3_from(qd + 3);
@@ -654,11 +654,11 @@ static void test_free_body(void **state) {
 /* ---- conservation along trajectories ---- */
 
 /* ẋ for RK4 on (q, q̇) with the quaternion as four raw coordinates,
- * q̇_quat = ½ (0, ω) ⊗ q; mb_kinematics normalises it when it reads it. */
+ * q̇_quat = ½ (0, ω) ⊗ q; lcp__mb_kinematics normalises it when it reads it. */
 static void state_derivative(robot *rb, const double *q, const double *qd, const double *tau,
                              vec3 g, double *dq, double *dqd) {
   const mb_model *m = &rb->m;
-  mb_forward_dynamics(m, q, qd, tau, NULL, g, &rb->d, dqd);
+  lcp__mb_forward_dynamics(m, q, qd, tau, NULL, g, &rb->d, dqd);
   int oq = 0, ov = 0;
   if (m->floating) {
     memcpy(dq, qd, 3 * sizeof(double));
@@ -698,8 +698,8 @@ static void rk4_step(robot *rb, double *q, double *qd, const double *tau, vec3 g
 
 static void momentum_at(robot *rb, const double *q, const double *qd, double out[6]) {
   vec3 P, L;
-  mb_kinematics(&rb->m, q, qd, &rb->d);
-  mb_momentum(&rb->m, &rb->d, &P, &L);
+  lcp__mb_kinematics(&rb->m, q, qd, &rb->d);
+  lcp__mb_momentum(&rb->m, &rb->d, &P, &L);
   v3_store(P, out);
   v3_store(L, out + 3);
 }
@@ -736,9 +736,9 @@ static void test_momentum_conservation(void **state) {
     random_state(&r, &rb, q0, qd0, 1.0);
     /* torques scaled by the joint's own inertia, so accelerations stay O(1)
      * and RK4 resolves the motion */
-    mb_forward_dynamics(&rb.m, q0, qd0, NULL, NULL, v3_zero(), &rb.d, qdd);
+    lcp__mb_forward_dynamics(&rb.m, q0, qd0, NULL, NULL, v3_zero(), &rb.d, qdd);
     for (int k = 6; k < nv; ++k) {
-      mb_response_dof(&rb.m, &rb.d, k, qdp); /* (M⁻¹)_kk: the joint's mobility */
+      lcp__mb_response_dof(&rb.m, &rb.d, k, qdp); /* (M⁻¹)_kk: the joint's mobility */
       tau[k] = rng_range(&r, -0.3, 0.3) / qdp[k];
     }
     const vec3 g0 = v3_zero();
@@ -748,14 +748,14 @@ static void test_momentum_conservation(void **state) {
 
     /* 1. d/dt momentum = 0: central differences at ε and ε/2, Richardson
      * extrapolated (error O(ε⁴)) */
-    mb_forward_dynamics(&rb.m, q0, qd0, tau, NULL, g0, &rb.d, qdd);
+    lcp__mb_forward_dynamics(&rb.m, q0, qd0, tau, NULL, g0, &rb.d, qdd);
     double D[2][6];
     for (int level = 0; level < 2; ++level) {
       const double eps = level == 0 ? 2e-4 : 1e-4;
       double Pp[6], Pm[6];
       for (int sgn = -1; sgn <= 1; sgn += 2) {
         memcpy(qp, q0, (size_t)nq * sizeof(double));
-        mb_integrate_positions(&rb.m, qp, qd0, sgn * eps);
+        lcp__mb_integrate_positions(&rb.m, qp, qd0, sgn * eps);
         for (int k = 0; k < nv; ++k)
           qdp[k] = qd0[k] + sgn * eps * qdd[k];
         momentum_at(&rb, qp, qdp, sgn > 0 ? Pp : Pm);
@@ -790,10 +790,10 @@ static void test_momentum_conservation(void **state) {
       memcpy(q, q0, (size_t)nq * sizeof(double));
       memcpy(qd, qd0, (size_t)nv * sizeof(double));
       for (int s = 0; s < (pass == 0 ? 1000 : 2000); ++s) {
-        mb_forward_dynamics(&rb.m, q, qd, tau, NULL, g0, &rb.d, qdd);
+        lcp__mb_forward_dynamics(&rb.m, q, qd, tau, NULL, g0, &rb.d, qdd);
         for (int k = 0; k < nv; ++k)
           qd[k] += h * qdd[k];
-        mb_integrate_positions(&rb.m, q, qd, h);
+        lcp__mb_integrate_positions(&rb.m, q, qd, h);
       }
       double P2[6];
       momentum_at(&rb, q, qd, P2);
@@ -831,15 +831,16 @@ static void test_energy_conservation(void **state) {
     double *buf = xcalloc((size_t)(10 * (nq + nv)), sizeof(double));
     random_state(&r, &rb, q, qd, 1.0);
     vec3 g = v3(0.0, 0.0, -9.81);
-    mb_kinematics(&rb.m, q, qd, &rb.d);
-    double ke0 = mb_kinetic_energy(&rb.m, &rb.d), e0 = ke0 + mb_potential_energy(&rb.m, &rb.d, g);
+    lcp__mb_kinematics(&rb.m, q, qd, &rb.d);
+    double ke0 = lcp__mb_kinetic_energy(&rb.m, &rb.d),
+           e0 = ke0 + lcp__mb_potential_energy(&rb.m, &rb.d, g);
     double mass = 0.0;
     for (int i = 0; i < n; ++i)
       mass += rb.m.links[i].mass;
     for (int s = 0; s < 1000; ++s)
       rk4_step(&rb, q, qd, NULL, g, 5e-4, buf);
-    mb_kinematics(&rb.m, q, qd, &rb.d);
-    double e1 = mb_kinetic_energy(&rb.m, &rb.d) + mb_potential_energy(&rb.m, &rb.d, g);
+    lcp__mb_kinematics(&rb.m, q, qd, &rb.d);
+    double e1 = lcp__mb_kinetic_energy(&rb.m, &rb.d) + lcp__mb_potential_energy(&rb.m, &rb.d, g);
     /* scale: the energy exchanged, at least kinetic energy plus m g · 1 m */
     double err = fabs(e1 - e0) / (ke0 + mass * 9.81);
     worst = fmax(worst, err);
@@ -864,14 +865,14 @@ static void test_deterministic(void **state) {
   double *a = xcalloc((size_t)nv, sizeof(double)), *b = xcalloc((size_t)nv, 8);
   double *c = xcalloc((size_t)nv, sizeof(double)), *e = xcalloc((size_t)nv, 8);
   random_state(&r, &rb, q, qd, 1.0);
-  mb_forward_dynamics(&rb.m, q, qd, NULL, NULL, v3(0, 0, -9.81), &rb.d, a);
-  mb_response_point(&rb.m, &rb.d, 20, v3(0.1, 0.2, 0.3), v3(0, 0, 1), v3_zero(), c);
-  mb_response_dof(&rb.m, &rb.d, nv - 1, e);
-  mb_forward_dynamics(&rb.m, q, qd, NULL, NULL, v3(0, 0, -9.81), &rb.d, b);
+  lcp__mb_forward_dynamics(&rb.m, q, qd, NULL, NULL, v3(0, 0, -9.81), &rb.d, a);
+  lcp__mb_response_point(&rb.m, &rb.d, 20, v3(0.1, 0.2, 0.3), v3(0, 0, 1), v3_zero(), c);
+  lcp__mb_response_dof(&rb.m, &rb.d, nv - 1, e);
+  lcp__mb_forward_dynamics(&rb.m, q, qd, NULL, NULL, v3(0, 0, -9.81), &rb.d, b);
   assert_memory_equal(a, b, (size_t)nv * sizeof(double));
-  mb_response_point(&rb.m, &rb.d, 20, v3(0.1, 0.2, 0.3), v3(0, 0, 1), v3_zero(), b);
+  lcp__mb_response_point(&rb.m, &rb.d, 20, v3(0.1, 0.2, 0.3), v3(0, 0, 1), v3_zero(), b);
   assert_memory_equal(c, b, (size_t)nv * sizeof(double));
-  mb_response_dof(&rb.m, &rb.d, nv - 1, b);
+  lcp__mb_response_dof(&rb.m, &rb.d, nv - 1, b);
   assert_memory_equal(e, b, (size_t)nv * sizeof(double));
   free(q), free(qd), free(a), free(b), free(c), free(e);
   robot_free(&rb);
@@ -897,7 +898,7 @@ static void expect_rejected(lcp_robot_def_t *def, const char *name, const char *
   mb_model m;
   char err[256];
   memset(&m, 0xab, sizeof m);
-  int rc = mb_model_init(&m, def, err, sizeof err);
+  int rc = lcp__mb_model_init(&m, def, err, sizeof err);
   if (rc != LCP_ERR_INVALID_ARGUMENT)
     fail_msg("%s: accepted (rc %d)", what, rc);
   if (!strstr(err, name))
@@ -912,21 +913,21 @@ static void test_validation(void **state) {
   lcp_robot_def_t *def = valid_def(false);
   mb_model m;
   char err[256];
-  assert_int_equal(mb_model_init(&m, def, err, sizeof err), LCP_OK);
+  assert_int_equal(lcp__mb_model_init(&m, def, err, sizeof err), LCP_OK);
   assert_int_equal(m.nv, 2);
   assert_int_equal(m.nq, 2);
   assert_int_equal(m.joint_count, 2);
   assert_int_equal(m.links[3].v_index, -1);
   assert_int_equal(m.links[2].v_index, 1);
-  mb_model_free(&m);
+  lcp__mb_model_free(&m);
   lcp_robot_def_free(&def);
   def = valid_def(true);
-  assert_int_equal(mb_model_init(&m, def, err, sizeof err), LCP_OK);
+  assert_int_equal(lcp__mb_model_init(&m, def, err, sizeof err), LCP_OK);
   assert_int_equal(m.nv, 8);
   assert_int_equal(m.nq, 9);
   assert_int_equal(m.links[1].q_index, 7);
   assert_int_equal(m.links[1].v_index, 6);
-  mb_model_free(&m);
+  lcp__mb_model_free(&m);
   lcp_robot_def_free(&def);
 
   def = valid_def(false);
@@ -1017,7 +1018,7 @@ static void test_validation(void **state) {
   def = valid_def(false);
   memset(def->links[1].origin_orientation, 0, sizeof def->links[1].origin_orientation);
   expect_rejected(def, "upper_arm", "zero origin quaternion");
-  assert_int_equal(mb_model_init(&m, NULL, err, sizeof err), LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(lcp__mb_model_init(&m, NULL, err, sizeof err), LCP_ERR_INVALID_ARGUMENT);
 }
 
 int main(void) {

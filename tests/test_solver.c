@@ -2,7 +2,7 @@
  *
  * Random problems are built in row form with M = I, so that A = J Jᵀ is known
  * exactly: J = Q diag(√e) with Q orthogonal and eigenvalues e in [0.1, 10]
- * (A = Q diag(e) Qᵀ). lcp_dense_dantzig is checked against the LCP
+ * (A = Q diag(e) Qᵀ). lcp__dantzig_dense is checked against the LCP
  * conditions themselves, and the other solvers against it. All randomness
  * comes from a fixed-seed splitmix64, so every run sees the same problems. */
 #include <setjmp.h>
@@ -273,29 +273,29 @@ static int case_size(rng *r) { return 3 + rng_int(r, 58); } /* 3..60 */
 
 /* ---- Dantzig ---- */
 
-/* lcp_dense_dantzig solves 100 random SPD boxed LCPs (n = 3..60, mixed
+/* lcp__dantzig_dense solves 100 random SPD boxed LCPs (n = 3..60, mixed
  * [0,∞), [−c,c], (−∞,∞) bounds): the LCP conditions hold to 1e-9 (w in
  * units of b, |b| ≤ 1). */
 static void test_dantzig_random(void **state) {
   (void)state;
   rng r = {1};
   arena a;
-  arena_init(&a);
+  lcp__arena_init(&a);
   double worst = 0.0;
   for (int p = 0; p < CASES; ++p) {
     lcp_case c;
     case_make(&c, &r, case_size(&r), false);
     double *lambda = xcalloc((size_t)c.n, sizeof(double));
-    assert_int_equal(lcp_dense_dantzig(c.n, c.A, c.b, c.lo, c.hi, lambda, &a), LCP_OK);
+    assert_int_equal(lcp__dantzig_dense(c.n, c.A, c.b, c.lo, c.hi, lambda, &a), LCP_OK);
     double v = lcp_violation(c.n, c.A, c.b, c.lo, c.hi, lambda);
     worst = fmax(worst, v);
     assert_true(v <= 1e-9);
     free(lambda);
     case_free(&c);
-    arena_reset(&a);
+    lcp__arena_reset(&a);
   }
   printf("  dantzig: worst LCP violation over %d problems %.3g\n", CASES, worst);
-  arena_destroy(&a);
+  lcp__arena_destroy(&a);
 }
 
 /* A positive semidefinite A (8 contact rows on 3 dofs, rank 3, no cfm):
@@ -305,7 +305,7 @@ static void test_dantzig_semidefinite(void **state) {
   (void)state;
   rng r = {7};
   arena a;
-  arena_init(&a);
+  lcp__arena_init(&a);
   for (int p = 0; p < 20; ++p) {
     enum { N = 8, D = 3 };
     double Jd[N * D], A[N * N], b[N], lo[N], hi[N], lambda[N];
@@ -325,11 +325,11 @@ static void test_dantzig_semidefinite(void **state) {
       lo[i] = 0.0;
       hi[i] = p % 2 ? 2.0 : INFINITY;
     }
-    assert_int_equal(lcp_dense_dantzig(N, A, b, lo, hi, lambda, &a), LCP_OK);
+    assert_int_equal(lcp__dantzig_dense(N, A, b, lo, hi, lambda, &a), LCP_OK);
     assert_true(lcp_violation(N, A, b, lo, hi, lambda) <= 1e-6);
-    arena_reset(&a);
+    lcp__arena_reset(&a);
   }
-  arena_destroy(&a);
+  lcp__arena_destroy(&a);
 }
 
 /* Duplicated unbounded rows (a redundant joint constraint, no cfm): A is
@@ -340,7 +340,7 @@ static void test_dantzig_redundant_rows(void **state) {
   (void)state;
   rng r = {9};
   arena a;
-  arena_init(&a);
+  lcp__arena_init(&a);
   enum { N = 6, D = 4 };
   double Jd[N * D], A[N * N], b[N], lo[N], hi[N], lambda[N], u[D];
   for (int i = 0; i < 4 * D; ++i)
@@ -363,10 +363,10 @@ static void test_dantzig_redundant_rows(void **state) {
     lo[i] = -INFINITY;
     hi[i] = INFINITY;
   }
-  assert_int_equal(lcp_dense_dantzig(N, A, b, lo, hi, lambda, &a), LCP_OK);
+  assert_int_equal(lcp__dantzig_dense(N, A, b, lo, hi, lambda, &a), LCP_OK);
   assert_true(lcp_violation(N, A, b, lo, hi, lambda) <= 1e-6);
   assert_true(fabs(lambda[0] - lambda[4]) <= 1e-6 && fabs(lambda[2] - lambda[5]) <= 1e-6);
-  arena_destroy(&a);
+  lcp__arena_destroy(&a);
 }
 
 /* A 2×2 case solved exactly (1e-15), then: NaN in b or ∞ in A →
@@ -374,42 +374,42 @@ static void test_dantzig_redundant_rows(void **state) {
 static void test_dantzig_rejects_bad_input(void **state) {
   (void)state;
   arena a;
-  arena_init(&a);
+  lcp__arena_init(&a);
   double A[4] = {2.0, 0.5, 0.5, 1.0}, b[2] = {-1.0, 1.0}, lo[2] = {0.0, -1.0};
   double hi[2] = {INFINITY, 1.0}, lambda[2];
-  assert_int_equal(lcp_dense_dantzig(2, A, b, lo, hi, lambda, &a), LCP_OK);
+  assert_int_equal(lcp__dantzig_dense(2, A, b, lo, hi, lambda, &a), LCP_OK);
   /* λ0 free: 2 λ0 − 1 + 0.5 λ1 = 0; λ1 at −1 since w1 = 0.5 λ0 + λ1 + 1 > 0 at λ1 = −1 */
   assert_true(fabs(lambda[0] - 0.75) <= 1e-15 && lambda[1] == -1.0);
   b[1] = NAN;
-  assert_int_equal(lcp_dense_dantzig(2, A, b, lo, hi, lambda, &a), LCP_ERR_NUMERIC);
+  assert_int_equal(lcp__dantzig_dense(2, A, b, lo, hi, lambda, &a), LCP_ERR_NUMERIC);
   b[1] = 1.0;
   A[1] = INFINITY;
-  assert_int_equal(lcp_dense_dantzig(2, A, b, lo, hi, lambda, &a), LCP_ERR_NUMERIC);
+  assert_int_equal(lcp__dantzig_dense(2, A, b, lo, hi, lambda, &a), LCP_ERR_NUMERIC);
   A[1] = 0.5;
   lo[0] = 0.1; /* lo ≤ 0 ≤ hi is required */
-  assert_int_equal(lcp_dense_dantzig(2, A, b, lo, hi, lambda, &a), LCP_ERR_INVALID_ARGUMENT);
-  arena_destroy(&a);
+  assert_int_equal(lcp__dantzig_dense(2, A, b, lo, hi, lambda, &a), LCP_ERR_INVALID_ARGUMENT);
+  lcp__arena_destroy(&a);
 }
 
 /* ---- direct, PGS, Jacobi against Dantzig on the random problems ---- */
 
-/* solver_direct (A formed from rows, half of them with overlapping split
+/* lcp__solver_direct (A formed from rows, half of them with overlapping split
  * sides) gives Dantzig's λ on the dense A to 1e-9, and leaves
  * velocity = u + Jᵀλ to 1e-9. */
 static void test_direct_matches_dantzig(void **state) {
   (void)state;
   rng r = {2};
   arena a;
-  arena_init(&a);
+  lcp__arena_init(&a);
   for (int p = 0; p < CASES; ++p) {
     lcp_case c;
     case_make(&c, &r, case_size(&r), p % 2 == 1);
     double *ref = xcalloc((size_t)c.n, sizeof(double)), *got = xcalloc((size_t)c.n, sizeof(double));
-    assert_int_equal(lcp_dense_dantzig(c.n, c.A, c.b, c.lo, c.hi, ref, &a), LCP_OK);
+    assert_int_equal(lcp__dantzig_dense(c.n, c.A, c.b, c.lo, c.hi, ref, &a), LCP_OK);
     case_reset(&c);
     solver_settings s = settings_of(20, 1.0, 1e-13, LCP_FRICTION_BOX);
     solver_result res;
-    assert_int_equal(solver_direct(&s, &c.problem, &res, &a, c.n), LCP_OK);
+    assert_int_equal(lcp__solver_direct(&s, &c.problem, &res, &a, c.n), LCP_OK);
     assert_int_equal(res.iterations, 1);
     case_lambda(&c, got);
     assert_true(max_abs_diff(c.n, ref, got) <= 1e-9);
@@ -417,9 +417,9 @@ static void test_direct_matches_dantzig(void **state) {
     free(ref);
     free(got);
     case_free(&c);
-    arena_reset(&a);
+    lcp__arena_reset(&a);
   }
-  arena_destroy(&a);
+  lcp__arena_destroy(&a);
 }
 
 /* PGS with ω = 1 and ω = 1.3 (tolerance 1e-13, up to 100000 sweeps)
@@ -429,18 +429,18 @@ static void test_pgs_matches_direct(void **state) {
   const double omegas[] = {1.0, 1.3};
   rng r = {3};
   arena a;
-  arena_init(&a);
+  lcp__arena_init(&a);
   long sweeps[2] = {0, 0};
   for (int p = 0; p < CASES; ++p) {
     lcp_case c;
     case_make(&c, &r, case_size(&r), p % 2 == 1);
     double *ref = xcalloc((size_t)c.n, sizeof(double)), *got = xcalloc((size_t)c.n, sizeof(double));
-    assert_int_equal(lcp_dense_dantzig(c.n, c.A, c.b, c.lo, c.hi, ref, &a), LCP_OK);
+    assert_int_equal(lcp__dantzig_dense(c.n, c.A, c.b, c.lo, c.hi, ref, &a), LCP_OK);
     for (int o = 0; o < 2; ++o) {
       case_reset(&c);
       solver_settings s = settings_of(100000, omegas[o], 1e-13, LCP_FRICTION_BOX);
       solver_result res;
-      assert_int_equal(solver_pgs(&s, &c.problem, &res, &a), LCP_OK);
+      assert_int_equal(lcp__solver_pgs(&s, &c.problem, &res, &a), LCP_OK);
       assert_true(res.residual < 1e-13);
       assert_true(res.iterations < 100000);
       sweeps[o] += res.iterations;
@@ -451,11 +451,11 @@ static void test_pgs_matches_direct(void **state) {
     free(ref);
     free(got);
     case_free(&c);
-    arena_reset(&a);
+    lcp__arena_reset(&a);
   }
   printf("  pgs: mean sweeps to 1e-13: %.1f (omega 1.0), %.1f (omega 1.3)\n",
          (double)sweeps[0] / CASES, (double)sweeps[1] / CASES);
-  arena_destroy(&a);
+  lcp__arena_destroy(&a);
 }
 
 /* ρ(D⁻¹A) = λmax(D^-½ A D^-½) by power iteration, with A (+ diag cfm) formed
@@ -514,17 +514,17 @@ static void test_jacobi_matches_direct(void **state) {
   (void)state;
   rng r = {4};
   arena a;
-  arena_init(&a);
+  lcp__arena_init(&a);
   for (int p = 0; p < CASES; ++p) {
     lcp_case c;
     case_make(&c, &r, case_size(&r), p % 2 == 1);
     double *ref = xcalloc((size_t)c.n, sizeof(double)), *got = xcalloc((size_t)c.n, sizeof(double));
-    assert_int_equal(lcp_dense_dantzig(c.n, c.A, c.b, c.lo, c.hi, ref, &a), LCP_OK);
+    assert_int_equal(lcp__dantzig_dense(c.n, c.A, c.b, c.lo, c.hi, ref, &a), LCP_OK);
     case_reset(&c);
     solver_settings s =
         settings_of(100000, 1.0 / jacobi_radius(&c.problem), 1e-13, LCP_FRICTION_BOX);
     solver_result res;
-    assert_int_equal(solver_jacobi(&s, &c.problem, &res, &a), LCP_OK);
+    assert_int_equal(lcp__solver_jacobi(&s, &c.problem, &res, &a), LCP_OK);
     assert_true(res.residual < 1e-13);
     case_lambda(&c, got);
     assert_true(max_abs_diff(c.n, ref, got) <= 1e-6);
@@ -532,9 +532,9 @@ static void test_jacobi_matches_direct(void **state) {
     free(ref);
     free(got);
     case_free(&c);
-    arena_reset(&a);
+    lcp__arena_reset(&a);
   }
-  arena_destroy(&a);
+  lcp__arena_destroy(&a);
 }
 
 /* ---- SOR ---- */
@@ -546,21 +546,21 @@ static void test_sor_converges_in_0_2(void **state) {
   const double omegas[] = {0.2, 0.5, 1.0, 1.5, 1.9};
   rng r = {5};
   arena a;
-  arena_init(&a);
+  lcp__arena_init(&a);
   lcp_case c;
   case_make(&c, &r, 25, true);
   double ref[25], got[25];
-  assert_int_equal(lcp_dense_dantzig(c.n, c.A, c.b, c.lo, c.hi, ref, &a), LCP_OK);
+  assert_int_equal(lcp__dantzig_dense(c.n, c.A, c.b, c.lo, c.hi, ref, &a), LCP_OK);
   for (size_t o = 0; o < sizeof omegas / sizeof omegas[0]; ++o) {
     case_reset(&c);
     solver_settings s = settings_of(100000, omegas[o], 1e-13, LCP_FRICTION_BOX);
     solver_result res;
-    assert_int_equal(solver_pgs(&s, &c.problem, &res, &a), LCP_OK);
+    assert_int_equal(lcp__solver_pgs(&s, &c.problem, &res, &a), LCP_OK);
     case_lambda(&c, got);
     assert_true(max_abs_diff(c.n, ref, got) <= 1e-6);
   }
   case_free(&c);
-  arena_destroy(&a);
+  lcp__arena_destroy(&a);
 }
 
 /* Outside (0, 2) SOR diverges on an unbounded (bilateral) SPD system: its
@@ -572,7 +572,7 @@ static void test_sor_diverges_outside_0_2(void **state) {
   (void)state;
   rng r = {6};
   arena a;
-  arena_init(&a);
+  lcp__arena_init(&a);
   lcp_case c;
   case_make(&c, &r, 10, false);
   for (int i = 0; i < c.n; ++i) {
@@ -581,23 +581,23 @@ static void test_sor_diverges_outside_0_2(void **state) {
     c.rows[i].kind = ROW_BILATERAL;
   }
   double ref[10], got[10];
-  assert_int_equal(lcp_dense_dantzig(c.n, c.A, c.b, c.lo, c.hi, ref, &a), LCP_OK);
+  assert_int_equal(lcp__dantzig_dense(c.n, c.A, c.b, c.lo, c.hi, ref, &a), LCP_OK);
   case_reset(&c);
   solver_settings s = settings_of(300, 2.3, 0.0, LCP_FRICTION_BOX);
   s.pgs_mode = PGS_MODE_NO_BLOCKS;
   solver_result res;
-  int rc = solver_pgs(&s, &c.problem, &res, &a);
+  int rc = lcp__solver_pgs(&s, &c.problem, &res, &a);
   case_lambda(&c, got);
   assert_true(rc == LCP_ERR_NUMERIC || (rc == LCP_OK && max_abs_diff(c.n, ref, got) > 1.0));
   case_reset(&c);
   s.omega = 1.9;
   s.max_iterations = 100000;
   s.tolerance = 1e-13;
-  assert_int_equal(solver_pgs(&s, &c.problem, &res, &a), LCP_OK);
+  assert_int_equal(lcp__solver_pgs(&s, &c.problem, &res, &a), LCP_OK);
   case_lambda(&c, got);
   assert_true(max_abs_diff(c.n, ref, got) <= 1e-6);
   case_free(&c);
-  arena_destroy(&a);
+  lcp__arena_destroy(&a);
 }
 
 /* ---- small hand-made problems ---- */
@@ -642,7 +642,8 @@ typedef struct body {
   vec3 com;
 } body;
 
-/* Side k of row i: J = sign [d, r × d], M⁻¹Jᵀ = sign [d/m, I⁻¹ (r × d)] (the contact row's Jacobian). */
+/* Side k of row i: J = sign [d, r × d], M⁻¹Jᵀ = sign [d/m, I⁻¹ (r × d)] (the contact row's
+ * Jacobian). */
 static void small_side(small_problem *sp, int i, int k, const body *bd, vec3 point, vec3 d,
                        double sign) {
   solver_row *row = &sp->rows[i];
@@ -709,10 +710,10 @@ static void particle_problem(small_problem *sp, double vx, double vy, double vz)
 typedef int (*solver_fn)(const solver_settings *, solver_problem *, solver_result *, arena *);
 
 static int run_direct(const solver_settings *s, solver_problem *p, solver_result *r, arena *a) {
-  return solver_direct(s, p, r, a, 600);
+  return lcp__solver_direct(s, p, r, a, 600);
 }
 
-static const solver_fn all_solvers[3] = {solver_pgs, solver_jacobi, run_direct};
+static const solver_fn all_solvers[3] = {lcp__solver_pgs, lcp__solver_jacobi, run_direct};
 
 /* Box against cone on the particle approaching at 2 m/s (λn = 2, so the
  * friction bound μλn = 1 differs from μ) and pushed diagonally (u_t = (3, 3),
@@ -725,7 +726,7 @@ static const solver_fn all_solvers[3] = {solver_pgs, solver_jacobi, run_direct};
 static void test_friction_box_vs_cone(void **state) {
   (void)state;
   arena a;
-  arena_init(&a);
+  lcp__arena_init(&a);
   small_problem sp;
   for (int f = 0; f < 3; ++f) {
     for (int model = 0; model < 2; ++model) {
@@ -761,10 +762,10 @@ static void test_friction_box_vs_cone(void **state) {
         /* slides along the push: v_t ∥ u_t */
         assert_true(fabs(sp.velocity[0] * 0.4 - sp.velocity[1] * 4.0) <= 1e-9);
       }
-      arena_reset(&a);
+      lcp__arena_reset(&a);
     }
   }
-  arena_destroy(&a);
+  lcp__arena_destroy(&a);
 }
 
 /* Two boxes: A on the ground (two contacts), B on A (one contact), pushed
@@ -806,7 +807,7 @@ static void small_w(const small_problem *sp, double *w) {
 static void test_friction_coupled(void **state) {
   (void)state;
   arena a;
-  arena_init(&a);
+  lcp__arena_init(&a);
   small_problem sp;
   for (int model = 0; model < 2; ++model) {
     lcp_friction_model_t fm = model ? LCP_FRICTION_CONE : LCP_FRICTION_BOX;
@@ -856,9 +857,9 @@ static void test_friction_coupled(void **state) {
       for (int i = 0; i < 9; ++i)
         assert_true(fabs(sp.rows[i].lambda - ref[i]) <= 1e-6);
     }
-    arena_reset(&a);
+    lcp__arena_reset(&a);
   }
-  arena_destroy(&a);
+  lcp__arena_destroy(&a);
 }
 
 /* A cube on the ground on 4 coplanar contact points (12 rows on 6 dofs, cfm
@@ -875,7 +876,7 @@ static void test_friction_coupled(void **state) {
 static void test_direct_redundant_contacts(void **state) {
   (void)state;
   arena a;
-  arena_init(&a);
+  lcp__arena_init(&a);
   small_problem sp;
   for (int spin = 0; spin < 2; ++spin)
     for (int model = 0; model < 2; ++model) {
@@ -923,13 +924,13 @@ static void test_direct_redundant_contacts(void **state) {
       if (!spin && !model) {
         small_reset(&sp);
         solver_settings sg = settings_of(100000, 1.0, 1e-14, fm);
-        assert_int_equal(solver_pgs(&sg, &sp.problem, &res, &a), LCP_OK);
+        assert_int_equal(lcp__solver_pgs(&sg, &sp.problem, &res, &a), LCP_OK);
         for (int k = 0; k < 6; ++k)
           assert_true(fabs(sp.velocity[k] - v_direct[k]) <= 1e-6);
       }
-      arena_reset(&a);
+      lcp__arena_reset(&a);
     }
-  arena_destroy(&a);
+  lcp__arena_destroy(&a);
 }
 
 /* ---- warm start ---- */
@@ -939,7 +940,7 @@ static void test_direct_redundant_contacts(void **state) {
 static void test_warm_start_one_sweep(void **state) {
   (void)state;
   arena a;
-  arena_init(&a);
+  lcp__arena_init(&a);
   rng r = {8};
   lcp_case c;
   case_make(&c, &r, 30, true);
@@ -977,11 +978,11 @@ static void test_warm_start_one_sweep(void **state) {
       assert_true(res.residual < 1e-10);
       for (int i = 0; i < p->row_count; ++i)
         assert_true(fabs(p->rows[i].lambda - sol[i]) <= 1e-9);
-      arena_reset(&a);
+      lcp__arena_reset(&a);
     }
   }
   case_free(&c);
-  arena_destroy(&a);
+  lcp__arena_destroy(&a);
 }
 
 /* A warm start outside the bounds is clamped first: λn = −3 → 0, and a
@@ -990,7 +991,7 @@ static void test_warm_start_one_sweep(void **state) {
 static void test_warm_start_is_clamped(void **state) {
   (void)state;
   arena a;
-  arena_init(&a);
+  lcp__arena_init(&a);
   small_problem sp;
   particle_problem(&sp, 1.0, 1.0, -1.0);
   small_reset(&sp);
@@ -998,7 +999,7 @@ static void test_warm_start_is_clamped(void **state) {
   sp.rows[1].lambda = 5.0;
   solver_settings s = settings_of(0, 1.0, 0.0, LCP_FRICTION_BOX);
   solver_result res;
-  assert_int_equal(solver_pgs(&s, &sp.problem, &res, &a), LCP_OK);
+  assert_int_equal(lcp__solver_pgs(&s, &sp.problem, &res, &a), LCP_OK);
   assert_int_equal(res.iterations, 0);
   assert_true(sp.rows[0].lambda == 0.0 && sp.rows[1].lambda == 0.0);
   assert_true(sp.velocity[0] == 1.0 && sp.velocity[2] == -1.0);
@@ -1006,9 +1007,9 @@ static void test_warm_start_is_clamped(void **state) {
   small_reset(&sp);
   sp.rows[0].lambda = 2.0;
   sp.rows[1].lambda = 0.5;
-  assert_int_equal(solver_pgs(&s, &sp.problem, &res, &a), LCP_OK);
+  assert_int_equal(lcp__solver_pgs(&s, &sp.problem, &res, &a), LCP_OK);
   assert_true(fabs(sp.velocity[2] - 1.0) <= 1e-15 && fabs(sp.velocity[0] - 1.5) <= 1e-15);
-  arena_destroy(&a);
+  lcp__arena_destroy(&a);
 }
 
 /* ---- row forms and special rows ---- */
@@ -1019,7 +1020,7 @@ static void test_warm_start_is_clamped(void **state) {
 static void test_overlapping_sides(void **state) {
   (void)state;
   arena a;
-  arena_init(&a);
+  lcp__arena_init(&a);
   small_problem sp;
   small_init(&sp, 1, 1);
   for (int k = 0; k < 2; ++k) {
@@ -1037,7 +1038,7 @@ static void test_overlapping_sides(void **state) {
     assert_true(fabs(sp.rows[0].lambda + 1.0) <= 1e-15);
     assert_true(fabs(sp.velocity[0] + 2.0) <= 1e-15); /* u + (1 + 1)·λ */
   }
-  arena_destroy(&a);
+  lcp__arena_destroy(&a);
 }
 
 /* A soft row (cfm = 0.5) solves w + cfm λ = 0: A = J M⁻¹ J = 2·0.5·2 = 2,
@@ -1046,7 +1047,7 @@ static void test_overlapping_sides(void **state) {
 static void test_soft_row(void **state) {
   (void)state;
   arena a;
-  arena_init(&a);
+  lcp__arena_init(&a);
   small_problem sp;
   small_init(&sp, 1, 1);
   sp.rows[0].dof_count[0] = 1;
@@ -1062,7 +1063,7 @@ static void test_soft_row(void **state) {
     assert_true(fabs(sp.rows[0].lambda + 0.8) <= 1e-12);
     assert_true(fabs(sp.velocity[0] - 0.2) <= 1e-12);
   }
-  arena_destroy(&a);
+  lcp__arena_destroy(&a);
 }
 
 /* Bounds that exclude 0 (lo = 0.5: a minimum push) and a degenerate row
@@ -1071,7 +1072,7 @@ static void test_soft_row(void **state) {
 static void test_degenerate_and_offset_bounds(void **state) {
   (void)state;
   arena a;
-  arena_init(&a);
+  lcp__arena_init(&a);
   small_problem sp;
   stack_problem(&sp, 1e-6);
   /* row 3 (second contact's normal) becomes degenerate; its friction rows
@@ -1098,7 +1099,7 @@ static void test_degenerate_and_offset_bounds(void **state) {
         assert_true(fabs(sp.rows[i].lambda - ref[i]) <= 1e-8);
     }
   }
-  arena_destroy(&a);
+  lcp__arena_destroy(&a);
 }
 
 /* ---- errors ---- */
@@ -1108,7 +1109,7 @@ static void test_degenerate_and_offset_bounds(void **state) {
 static void test_non_finite(void **state) {
   (void)state;
   arena a;
-  arena_init(&a);
+  lcp__arena_init(&a);
   small_problem sp;
   solver_settings s = settings_of(20, 1.0, 0.0, LCP_FRICTION_CONE);
   solver_result res;
@@ -1133,10 +1134,10 @@ static void test_non_finite(void **state) {
     small_reset(&sp);
     assert_int_equal(all_solvers[f](&s, &sp.problem, &res, &a), LCP_ERR_NUMERIC);
   }
-  arena_destroy(&a);
+  lcp__arena_destroy(&a);
 }
 
-/* ---- contact units (the vector path of solver_pgs) ---- */
+/* ---- contact units (the vector path of lcp__solver_pgs) ---- */
 
 /* A scene of BODIES free bodies (6 dofs each) and a static ground, with
  * manifolds of 1 to 4 points (shared normal, as the step writes them), plus
@@ -1266,7 +1267,7 @@ static void big_reset(big_problem *bp) {
 static void test_contact_units(void **state) {
   (void)state;
   arena a;
-  arena_init(&a);
+  lcp__arena_init(&a);
   rng r = {11};
   big_problem *bp = xcalloc(1, sizeof *bp);
   for (int c = 0; c < 6; ++c) {
@@ -1278,7 +1279,7 @@ static void test_contact_units(void **state) {
       solver_result res;
       big_reset(bp);
       solver_settings s = settings_of(200000, 1.0, 1e-12, fm);
-      assert_int_equal(solver_pgs(&s, &bp->problem, &res, &a), LCP_OK);
+      assert_int_equal(lcp__solver_pgs(&s, &bp->problem, &res, &a), LCP_OK);
       assert_true(res.residual < 1e-12);
       /* the bounds hold, and every contact normal with an impulse has w = 0
        * (w + cfm λ, from the solver's velocity) while the others separate */
@@ -1306,7 +1307,7 @@ static void test_contact_units(void **state) {
         for (int i = 0; i < n; ++i)
           bp->rows[i].lambda = ref[i];
         s.pgs_mode = wide == 0 ? PGS_MODE_BASELINE_VECTORS : PGS_MODE_FULL;
-        assert_int_equal(solver_pgs(&s, &bp->problem, &res, &a), LCP_OK);
+        assert_int_equal(lcp__solver_pgs(&s, &bp->problem, &res, &a), LCP_OK);
         if (wide == 0) {
           for (int i = 0; i < n; ++i)
             got[i] = bp->rows[i].lambda;
@@ -1317,11 +1318,11 @@ static void test_contact_units(void **state) {
           assert_memory_equal(v0, bp->velocity, sizeof v0);
         }
       }
-      arena_reset(&a);
+      lcp__arena_reset(&a);
     }
   }
   free(bp);
-  arena_destroy(&a);
+  lcp__arena_destroy(&a);
 }
 
 /* The problem's contacts as coefficients (form 0) or as solver_contact
@@ -1360,7 +1361,7 @@ static void big_keep_or_compare(const big_problem *bp, int form, double *ref, do
 static void test_contact_points(void **state) {
   (void)state;
   arena a;
-  arena_init(&a);
+  lcp__arena_init(&a);
   rng r = {23};
   big_problem *bp = xcalloc(1, sizeof *bp);
   for (int c = 0; c < 4; ++c) {
@@ -1388,12 +1389,12 @@ static void test_contact_points(void **state) {
                 bp->J[12 * (bp->contacts[k].row + m) + q] =
                     bp->T[12 * (bp->contacts[k].row + m) + q] = NAN;
         big_set_form(bp, form);
-        int rc = kind == 2   ? solver_jacobi(&s, &bp->problem, &res, &a)
-                 : kind == 3 ? solver_direct(&s, &bp->problem, &res, &a, BIG_ROWS)
-                             : solver_pgs(&s, &bp->problem, &res, &a);
+        int rc = kind == 2   ? lcp__solver_jacobi(&s, &bp->problem, &res, &a)
+                 : kind == 3 ? lcp__solver_direct(&s, &bp->problem, &res, &a, BIG_ROWS)
+                             : lcp__solver_pgs(&s, &bp->problem, &res, &a);
         assert_int_equal(rc, LCP_OK);
         big_keep_or_compare(bp, form, ref, vref);
-        arena_reset(&a);
+        lcp__arena_reset(&a);
       }
       if (kind > 1)
         continue;
@@ -1405,7 +1406,7 @@ static void test_contact_points(void **state) {
         for (int i = 0; i < n; ++i)
           bp->rows[i].lambda = 0.5 * ref[i];
         s.pgs_mode = wide == 0 ? PGS_MODE_BASELINE_VECTORS : PGS_MODE_FULL;
-        assert_int_equal(solver_pgs(&s, &bp->problem, &res, &a), LCP_OK);
+        assert_int_equal(lcp__solver_pgs(&s, &bp->problem, &res, &a), LCP_OK);
         for (int i = 0; i < n; ++i) {
           if (wide == 0)
             got[i] = bp->rows[i].lambda;
@@ -1416,12 +1417,12 @@ static void test_contact_points(void **state) {
           memcpy(v0, bp->velocity, sizeof v0);
         else
           assert_memory_equal(v0, bp->velocity, sizeof v0);
-        arena_reset(&a);
+        lcp__arena_reset(&a);
       }
     }
   }
   free(bp);
-  arena_destroy(&a);
+  lcp__arena_destroy(&a);
 }
 
 /* A body that nothing can move (inverse mass and inertia 0) resting on the
@@ -1435,7 +1436,7 @@ static void test_contact_points(void **state) {
 static void test_contact_points_degenerate(void **state) {
   (void)state;
   arena a;
-  arena_init(&a);
+  lcp__arena_init(&a);
   big_problem *bp = xcalloc(1, sizeof *bp);
   for (int problem = 0; problem < 12; ++problem) {
     rng r = {41 + (uint64_t)problem};
@@ -1472,7 +1473,7 @@ static void test_contact_points_degenerate(void **state) {
         memcpy(bp->T, T, sizeof T);
         big_set_form(bp, form);
         solver_result res;
-        assert_int_equal(solver_pgs(&s, &bp->problem, &res, &a), LCP_OK);
+        assert_int_equal(lcp__solver_pgs(&s, &bp->problem, &res, &a), LCP_OK);
         for (int i = 0; i < n; ++i)
           assert_true(isfinite(bp->rows[i].lambda));
         big_keep_or_compare(bp, form, ref, vref);
@@ -1480,12 +1481,12 @@ static void test_contact_points_degenerate(void **state) {
           if (bp->contacts[k].dof[0] < 0 && bp->contacts[k].dof[1] == 6 * still)
             for (int d = 0; d < 3; ++d)
               assert_true(bp->rows[bp->contacts[k].row + d].lambda == 0.0);
-        arena_reset(&a);
+        lcp__arena_reset(&a);
       }
     }
   }
   free(bp);
-  arena_destroy(&a);
+  lcp__arena_destroy(&a);
 }
 
 /* A contact given as a point with a non-finite arm, direction or inverse
@@ -1495,7 +1496,7 @@ static void test_contact_points_degenerate(void **state) {
 static void test_contact_points_non_finite(void **state) {
   (void)state;
   arena a;
-  arena_init(&a);
+  lcp__arena_init(&a);
   rng r = {57};
   big_problem *bp = xcalloc(1, sizeof *bp);
   for (int what = 0; what < 3; ++what) {
@@ -1511,18 +1512,18 @@ static void test_contact_points_non_finite(void **state) {
     solver_settings s = settings_of(50, 1.0, 0.0, LCP_FRICTION_CONE);
     solver_result res;
     big_reset(bp);
-    assert_int_equal(solver_pgs(&s, &bp->problem, &res, &a), LCP_ERR_NUMERIC);
-    arena_reset(&a);
+    assert_int_equal(lcp__solver_pgs(&s, &bp->problem, &res, &a), LCP_ERR_NUMERIC);
+    lcp__arena_reset(&a);
     big_reset(bp);
     s.omega = 0.2;
-    assert_int_equal(solver_jacobi(&s, &bp->problem, &res, &a), LCP_ERR_NUMERIC);
-    arena_reset(&a);
+    assert_int_equal(lcp__solver_jacobi(&s, &bp->problem, &res, &a), LCP_ERR_NUMERIC);
+    lcp__arena_reset(&a);
     big_reset(bp);
-    assert_int_equal(solver_direct(&s, &bp->problem, &res, &a, BIG_ROWS), LCP_ERR_NUMERIC);
-    arena_reset(&a);
+    assert_int_equal(lcp__solver_direct(&s, &bp->problem, &res, &a, BIG_ROWS), LCP_ERR_NUMERIC);
+    lcp__arena_reset(&a);
   }
   free(bp);
-  arena_destroy(&a);
+  lcp__arena_destroy(&a);
 }
 
 /* ---- blocks: a robot's joint rows solved together ---- */
@@ -1722,7 +1723,7 @@ static double rb_violation(const robot_problem *rp) {
 static void test_robot_blocks(void **state) {
   (void)state;
   arena a;
-  arena_init(&a);
+  lcp__arena_init(&a);
   rng r = {21};
   robot_problem *rp = xcalloc(1, sizeof *rp);
   double ref[RB_ROWS], got[RB_ROWS];
@@ -1734,7 +1735,7 @@ static void test_robot_blocks(void **state) {
     solver_settings s = settings_of(100000, 1.0, 1e-13, LCP_FRICTION_BOX);
     solver_result res;
     rb_reset(rp);
-    assert_int_equal(solver_pgs(&s, &rp->problem, &res, &a), LCP_OK);
+    assert_int_equal(lcp__solver_pgs(&s, &rp->problem, &res, &a), LCP_OK);
     assert_true(rb_violation(rp) <= 1e-9);
     sweeps_block += res.iterations;
     if (!contacts)
@@ -1747,21 +1748,21 @@ static void test_robot_blocks(void **state) {
     }
     /* again: bitwise the same */
     rb_reset(rp);
-    assert_int_equal(solver_pgs(&s, &rp->problem, &res, &a), LCP_OK);
+    assert_int_equal(lcp__solver_pgs(&s, &rp->problem, &res, &a), LCP_OK);
     for (int i = 0; i < rp->n; ++i)
       assert_memory_equal(&got[i], &rp->rows[i].lambda, sizeof(double));
     /* the direct solver */
     rb_reset(rp);
-    assert_int_equal(solver_direct(&s, &rp->problem, &res, &a, 600), LCP_OK);
+    assert_int_equal(lcp__solver_direct(&s, &rp->problem, &res, &a, 600), LCP_OK);
     for (int i = 0; i < rp->n; ++i)
       ref[i] = rp->rows[i].lambda;
     assert_true(max_abs_diff(rp->n, ref, got) <= 1e-7);
     /* row by row */
     s.pgs_mode = PGS_MODE_NO_BLOCKS;
     rb_reset(rp);
-    assert_int_equal(solver_pgs(&s, &rp->problem, &res, &a), LCP_OK);
+    assert_int_equal(lcp__solver_pgs(&s, &rp->problem, &res, &a), LCP_OK);
     sweeps_rows += res.iterations;
-    arena_reset(&a);
+    lcp__arena_reset(&a);
   }
   assert_true(saturated > 0);
   assert_true(sweeps_block < sweeps_rows);
@@ -1769,7 +1770,7 @@ static void test_robot_blocks(void **state) {
          "saturated joint rows\n",
          (double)sweeps_block / 20, (double)sweeps_rows / 20, saturated);
   free(rp);
-  arena_destroy(&a);
+  lcp__arena_destroy(&a);
 }
 
 /* A block singular to rounding (the same PD row twice on one dof, cfm
@@ -1778,7 +1779,7 @@ static void test_robot_blocks(void **state) {
 static void test_robot_block_singular(void **state) {
   (void)state;
   arena a;
-  arena_init(&a);
+  lcp__arena_init(&a);
   rng r = {37};
   robot_problem *rp = xcalloc(1, sizeof *rp);
   solver_settings s = settings_of(100000, 1.0, 1e-13, LCP_FRICTION_BOX);
@@ -1791,10 +1792,10 @@ static void test_robot_block_singular(void **state) {
   rp->n = i;
   rp->problem.row_count = i;
   rb_reset(rp);
-  assert_int_equal(solver_pgs(&s, &rp->problem, &res, &a), LCP_OK);
+  assert_int_equal(lcp__solver_pgs(&s, &rp->problem, &res, &a), LCP_OK);
   assert_true(rb_violation(rp) <= 1e-6);
   free(rp);
-  arena_destroy(&a);
+  lcp__arena_destroy(&a);
 }
 
 /* The direct solver refuses more rows than max_rows (LCP_ERR_STATE) and
@@ -1802,15 +1803,15 @@ static void test_robot_block_singular(void **state) {
 static void test_errors(void **state) {
   (void)state;
   arena a;
-  arena_init(&a);
+  lcp__arena_init(&a);
   small_problem sp;
   particle_problem(&sp, 1.0, 1.0, -1.0);
   small_reset(&sp);
   solver_settings s = settings_of(20, 1.0, 0.0, LCP_FRICTION_BOX);
   solver_result res;
-  assert_int_equal(solver_direct(&s, &sp.problem, &res, &a, 2), LCP_ERR_STATE);
+  assert_int_equal(lcp__solver_direct(&s, &sp.problem, &res, &a, 2), LCP_ERR_STATE);
   assert_true(sp.velocity[2] == -1.0 && sp.rows[0].lambda == 0.0);
-  assert_int_equal(solver_direct(&s, &sp.problem, &res, &a, 3), LCP_OK);
+  assert_int_equal(lcp__solver_direct(&s, &sp.problem, &res, &a, 3), LCP_OK);
   for (int f = 0; f < 3; ++f) {
     particle_problem(&sp, 1.0, 1.0, -1.0);
     small_reset(&sp);
@@ -1824,8 +1825,8 @@ static void test_errors(void **state) {
   particle_problem(&sp, 1.0, 1.0, -1.0);
   small_reset(&sp);
   s.omega = 0.0;
-  assert_int_equal(solver_pgs(&s, &sp.problem, &res, &a), LCP_ERR_INVALID_ARGUMENT);
-  arena_destroy(&a);
+  assert_int_equal(lcp__solver_pgs(&s, &sp.problem, &res, &a), LCP_ERR_INVALID_ARGUMENT);
+  lcp__arena_destroy(&a);
 }
 
 int main(void) {

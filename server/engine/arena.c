@@ -30,9 +30,9 @@ static arena_block *block_new(size_t size) {
   return b;
 }
 
-void arena_init(arena *a) { memset(a, 0, sizeof *a); }
+void lcp__arena_init(arena *a) { memset(a, 0, sizeof *a); }
 
-void arena_destroy(arena *a) {
+void lcp__arena_destroy(arena *a) {
   arena_block *b = a->blocks;
   while (b) {
     arena_block *next = b->next;
@@ -42,7 +42,7 @@ void arena_destroy(arena *a) {
   memset(a, 0, sizeof *a);
 }
 
-void *arena_alloc(arena *a, size_t bytes) {
+void *lcp__arena_alloc(arena *a, size_t bytes) {
   size_t n = align_up(bytes ? bytes : 1);
   arena_block *b = a->blocks;
   if (!b || b->size - b->used < n) {
@@ -66,22 +66,22 @@ void *arena_alloc(arena *a, size_t bytes) {
   return p;
 }
 
-void *arena_calloc(arena *a, size_t count, size_t size) {
+void *lcp__arena_calloc(arena *a, size_t count, size_t size) {
   if (size && count > SIZE_MAX / size)
     return NULL;
-  void *p = arena_alloc(a, count * size);
+  void *p = lcp__arena_alloc(a, count * size);
   if (p)
     memset(p, 0, count * size);
   return p;
 }
 
-void arena_reset(arena *a) {
+void lcp__arena_reset(arena *a) {
   arena_block *b = a->blocks;
   if (b && b->next) {
     /* More than one block was needed: replace them all by one that holds
      * the high-water mark, so the next steps allocate nothing. */
     size_t keep = a->high_water;
-    arena_destroy(a);
+    lcp__arena_destroy(a);
     /* Headroom: a scene whose needs creep up step by step (a pile settling,
      * contacts accumulating) would otherwise reallocate, and fault in fresh
      * pages, at nearly every step. */

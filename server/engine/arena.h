@@ -1,5 +1,5 @@
 /* Per-step scratch memory: allocations are bump pointers into
- * one block and are all released at once by arena_reset() at the end of the
+ * one block and are all released at once by lcp__arena_reset() at the end of the
  * step. When a step needs more than the block holds, extra blocks are taken
  * and the next reset replaces them all by one block of 1.5 × the high-water size,
  * so a steady simulation stops allocating after its first steps. */
@@ -16,14 +16,14 @@ typedef struct arena {
   size_t high_water;   /* largest used_total ever seen */
 } arena;
 
-void arena_init(arena *a);
-void arena_destroy(arena *a);
+void lcp__arena_init(arena *a);
+void lcp__arena_destroy(arena *a);
 /* 32-byte aligned, uninitialised; NULL only when the system is out of memory. */
-void *arena_alloc(arena *a, size_t bytes);
+void *lcp__arena_alloc(arena *a, size_t bytes);
 /* Zeroed. */
-void *arena_calloc(arena *a, size_t count, size_t size);
-void arena_reset(arena *a);
+void *lcp__arena_calloc(arena *a, size_t count, size_t size);
+void lcp__arena_reset(arena *a);
 
-#define ARENA_NEW(a, type, count) ((type *)arena_alloc((a), sizeof(type) * (size_t)(count)))
+#define ARENA_NEW(a, type, count) ((type *)lcp__arena_alloc((a), sizeof(type) * (size_t)(count)))
 
 #endif

@@ -130,12 +130,12 @@ static int64_t sort_endpoints(sap_endpoint *e, size_t n, arena *scratch, int64_t
   return swaps > INT64_MAX ? INT64_MAX : (int64_t)swaps;
 }
 
-void sap_init(sap *s, int32_t axis) {
+void lcp__sap_init(sap *s, int32_t axis) {
   memset(s, 0, sizeof *s);
   s->axis = axis >= 0 && axis <= 2 ? axis : 0;
 }
 
-void sap_destroy(sap *s) {
+void lcp__sap_destroy(sap *s) {
   free(s->endpoints);
   memset(s, 0, sizeof *s);
 }
@@ -338,7 +338,8 @@ static void cell_unlink(sap_sweep *sw, int32_t p) {
     sw->pool[nd->next].prev = nd->prev;
 }
 
-/* One pass over the sorted endpoints (left to right, checking overlaps against the open intervals). */
+/* One pass over the sorted endpoints (left to right, checking overlaps
+ * against the open intervals). */
 static bool sweep(sap_sweep *sw, const sap_endpoint *e, size_t n_end) {
   sap_pairbuf *pb = &sw->pb;
   for (size_t k = 0; k < n_end; k++) {
@@ -436,8 +437,8 @@ static double cell_inv_width(const sap_proxy *px, int32_t count) {
   return ldexp(1.0, -E);
 }
 
-int sap_update(sap *s, int32_t count, const vec3 *lo, const vec3 *hi, const uint8_t *skip,
-               arena *scratch, sap_pair **out_pairs, int32_t *out_pair_count) {
+int lcp__sap_update(sap *s, int32_t count, const vec3 *lo, const vec3 *hi, const uint8_t *skip,
+                    arena *scratch, sap_pair **out_pairs, int32_t *out_pair_count) {
   *out_pairs = NULL;
   *out_pair_count = 0;
   const int64_t previous_swaps = s->last_swaps;

@@ -33,8 +33,8 @@ typedef struct sap_pair {
   int32_t a, b; /* proxy indices, a < b */
 } sap_pair;
 
-void sap_init(sap *s, int32_t axis);
-void sap_destroy(sap *s);
+void lcp__sap_init(sap *s, int32_t axis);
+void lcp__sap_destroy(sap *s);
 
 /* Brings the endpoint list up to date with count boxes (proxy i is box i;
  * proxies ≥ count are dropped, new ones inserted) and writes every pair whose
@@ -45,7 +45,7 @@ void sap_destroy(sap *s);
  * *out_pairs is allocated from scratch. Returns LCP_OK, LCP_ERR_INVALID_ARGUMENT
  * (count < 0, or lo/hi NULL with count > 0) or LCP_ERR_NO_MEMORY; after an
  * error the sap is still consistent and the next update is exact. */
-int sap_update(sap *s, int32_t count, const vec3 *lo, const vec3 *hi, const uint8_t *skip,
-               arena *scratch, sap_pair **out_pairs, int32_t *out_pair_count);
+int lcp__sap_update(sap *s, int32_t count, const vec3 *lo, const vec3 *hi, const uint8_t *skip,
+                    arena *scratch, sap_pair **out_pairs, int32_t *out_pair_count);
 
 #endif

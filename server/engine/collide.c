@@ -6,7 +6,7 @@
  * contacts), at most MANIFOLD_MAX_POINTS points, positions midway between the
  * two surfaces, feature ids that only change when different features touch.
  * Pairs without a dedicated routine (cylinders except against planes, hulls
- * except against planes) go to collide_convex (GJK/EPA, convex_contact.c).
+ * except against planes) go to lcp__collide_convex (GJK/EPA, convex_contact.c).
  *
  * No allocation anywhere: candidates live on the stack (box–box clipping
  * yields at most 8), and plane–hull streams over the hull's vertices.
@@ -429,7 +429,7 @@ static int32_t box_capsule(const shape *a, const xform *xa, const shape *b, cons
   double t;
   double d2 = segment_box_closest(e0, dv, he, &t);
   if (d2 <= COLLIDE_TINY * COLLIDE_TINY) /* the core enters the box: EPA */
-    return collide_convex(a, xa, b, xb, margin, out);
+    return lcp__collide_convex(a, xa, b, xb, margin, out);
   vec3 p = v3_madd(e0, dv, t);
   vec3 q = box_clamp(p, he);
   double dist = sqrt(d2);
@@ -795,8 +795,8 @@ static const pair_entry pair_table[LCP_SHAPE_COUNT][LCP_SHAPE_COUNT] = {
 #undef Y_
 #undef H_
 
-int32_t collide_shapes(const shape *a, const xform *xa, const shape *b, const xform *xb,
-                       double margin, manifold *out) {
+int32_t lcp__collide_shapes(const shape *a, const xform *xa, const shape *b, const xform *xb,
+                            double margin, manifold *out) {
   if (out == NULL)
     return 0;
   manifold_clear(out);
@@ -807,7 +807,7 @@ int32_t collide_shapes(const shape *a, const xform *xa, const shape *b, const xf
     return 0;
   pair_entry e = pair_table[a->type][b->type];
   if (e.fn == NULL)
-    return collide_convex(a, xa, b, xb, margin, out);
+    return lcp__collide_convex(a, xa, b, xb, margin, out);
   if (!e.swap)
     return e.fn(a, xa, b, xb, margin, out);
   int32_t n = e.fn(b, xb, a, xa, margin, out);

@@ -25,18 +25,18 @@
 #include <stdint.h>
 
 /* Collides any two shapes by dispatching to the dedicated pair routine, or to
- * collide_convex for pairs without one (collide.c). Swaps the pair internally
+ * lcp__collide_convex for pairs without one (collide.c). Swaps the pair internally
  * when the routine is written for (B, A) and flips the normal back, so the
  * convention above always holds for the caller's order. Plane–plane
  * returns 0. */
-int32_t collide_shapes(const shape *a, const xform *xa, const shape *b, const xform *xb,
-                       double margin, manifold *out);
+int32_t lcp__collide_shapes(const shape *a, const xform *xa, const shape *b, const xform *xb,
+                            double margin, manifold *out);
 
 /* The general convex pair (convex_contact.c): GJK when apart (speculative
  * within margin), EPA when overlapping, then a full manifold by clipping the
  * two shapes' support features (face, edge or vertex) along the normal. Used
  * for hulls and cylinders and as the fallback for any convex pair. */
-int32_t collide_convex(const shape *a, const xform *xa, const shape *b, const xform *xb,
-                       double margin, manifold *out);
+int32_t lcp__collide_convex(const shape *a, const xform *xa, const shape *b, const xform *xb,
+                            double margin, manifold *out);
 
 #endif

@@ -1,7 +1,7 @@
 /* Contact units: which rows make one, their records, and the 4-lane
  * kernels that set them up and sweep them (contact_kernels.h). The vectors
  * are simd.h's; the kernels are compiled twice, for the baseline and for
- * AVX2, and picked at run time (contact_pick_sweep): that is the one place
+ * AVX2, and picked at run time (lcp__contact_pick_sweep): that is the one place
  * of the dispatch.
  *
  * One item per row makes a sweep a chain of dependent row updates, each
@@ -85,7 +85,7 @@ enum { C_SIZE = 9 };
  * of the bodies at the point) and M⁻¹J_kᵀΔλ comes from the impulse
  * P = Σ_k d_k Δλ_k, as ±P/m and ±I⁻¹(r × P) (the formulas at
  * solver_contact). They are the contacts the step writes
- * (contact_point_unit_placeable):
+ * (lcp__contact_point_unit_placeable):
  * the normal bounded by [0, ∞), one cfm for the three rows, one μ for the
  * pair, friction rows without target. A third of the fields of a
  * coefficient record, which is what a sweep of a large problem waits for
@@ -115,7 +115,7 @@ enum { Q_ARM = 0, Q_ROWS = 6, Q_SIZE = 6 + PR_SIZE };
 /* row-major 3×3 index → symmetric storage index */
 static const int SYM[9] = {0, 1, 2, 1, 3, 4, 2, 4, 5};
 
-int32_t contact_unit_fields(int32_t form, int32_t points) {
+int32_t lcp__contact_unit_fields(int32_t form, int32_t points) {
   /* point units need no couplings: their sweep takes the points in turn */
   return form == FORM_POINTS ? H_SIZE + Q_SIZE * points
                              : U_SIZE + P_SIZE * points + (points == 2 ? C_SIZE : 0);
@@ -142,11 +142,11 @@ static bool row_layout(const solver_row *r, side_layout *out) {
   return out->sides == 1;
 }
 
-bool contact_same_sides(const side_layout *a, const side_layout *b) {
+bool lcp__contact_same_sides(const side_layout *a, const side_layout *b) {
   return a->sides == b->sides && a->dof[0] == b->dof[0] && a->dof[1] == b->dof[1];
 }
 
-/* solver_row_diag for a row whose present sides are 6 wide and apart (l):
+/* lcp__solver_row_diag for a row whose present sides are 6 wide and apart (l):
  * the same A_ii + cfm_i, 0 or −1, summed in pairs of lanes. */
 static inline double row_diag6(const solver_problem *p, const solver_row *r, const side_layout *l) {
   lcp_d2 sum = d2_splat(0.0), mag = d2_splat(0.0);
@@ -167,8 +167,8 @@ static inline double row_diag6(const solver_problem *p, const solver_row *r, con
   return d > 0.0 ? d : 0.0;
 }
 
-bool contact_unit_point_at(const solver_problem *p, const uint8_t *refs, int32_t i,
-                           side_layout l[3], double diag[3]) {
+bool lcp__contact_unit_point_at(const solver_problem *p, const uint8_t *refs, int32_t i,
+                                side_layout l[3], double diag[3]) {
   if (i + 2 >= p->row_count)
     return false;
   const solver_row *r = &p->rows[i];
@@ -178,7 +178,7 @@ bool contact_unit_point_at(const solver_problem *p, const uint8_t *refs, int32_t
   for (int m = 0; m < 3; ++m)
     if (!row_layout(&r[m], &l[m]))
       return false;
-  if (!contact_same_sides(&l[0], &l[1]) || !contact_same_sides(&l[0], &l[2]))
+  if (!lcp__contact_same_sides(&l[0], &l[1]) || !lcp__contact_same_sides(&l[0], &l[2]))
     return false;
   for (int m = 0; m < 3; ++m)
     diag[m] = row_diag6(p, &r[m], &l[m]);
@@ -186,7 +186,8 @@ bool contact_unit_point_at(const solver_problem *p, const uint8_t *refs, int32_t
   return diag[0] > 0.0 && diag[1] > 0.0 && diag[2] > 0.0;
 }
 
-bool contact_same_linear(const solver_problem *p, const side_layout l0[3], const side_layout l[3]) {
+bool lcp__contact_same_linear(const solver_problem *p, const side_layout l0[3],
+                              const side_layout l[3]) {
   for (int m = 0; m < 3; ++m)
     for (int32_t s = 0; s < l0[m].sides; ++s)
       for (int k = 0; k < 3; ++k)
@@ -205,9 +206,10 @@ static inline double layout_cross(const solver_problem *p, const side_layout *li
   return s;
 }
 
-void contact_unit_fill(const solver_problem *p, const double *diag, const double *lam, double omega,
-                       bool cone, int32_t i0, int32_t points, const side_layout (*l)[3],
-                       lane_group *g, double *rec, int32_t k, double *dummy_v) {
+void lcp__contact_unit_fill(const solver_problem *p, const double *diag, const double *lam,
+                            double omega, bool cone, int32_t i0, int32_t points,
+                            const side_layout (*l)[3], lane_group *g, double *rec, int32_t k,
+                            double *dummy_v) {
   const int32_t S = l[0][0].sides;
   const double *J = p->J, *T = p->MinvJt;
 #define SET(f, x) (rec[LANES * (f) + k] = (x))
@@ -233,7 +235,7 @@ void contact_unit_fill(const solver_problem *p, const double *diag, const double
         }
     step[q][0] = omega / dq[0];
     if (cone) {
-      /* solver_pair_lambda_max */
+      /* lcp__solver_pair_lambda_max */
       double x = 0.5 * (layout_cross(p, &lq[1], &lq[2]) + layout_cross(p, &lq[2], &lq[1]));
       double d1 = dq[1], d2 = dq[2], h = 0.5 * (d1 - d2);
       step[q][1] = step[q][2] = omega / (0.5 * (d1 + d2) + sqrt(h * h + x * x));
@@ -271,15 +273,15 @@ void contact_unit_fill(const solver_problem *p, const double *diag, const double
 /* ---- units of solver_contact points ---- */
 
 /* (Whether its A_kk are usable is found when its group is filled.) */
-bool contact_point_unit_placeable(const solver_problem *p, const uint8_t *refs,
-                                  const solver_contact *c) {
+bool lcp__contact_point_unit_placeable(const solver_problem *p, const uint8_t *refs,
+                                       const solver_contact *c) {
   const solver_row *r = &p->rows[c->row];
   return refs[c->row] == 2 && !(c->dof[0] < 0 && c->dof[1] < 0) && c->dof[0] != c->dof[1] &&
          r[0].lo == 0.0 && r[0].hi == INFINITY && r[1].cfm == r[0].cfm && r[2].cfm == r[0].cfm &&
          r[1].mu == r[2].mu && r[1].target == 0.0 && r[2].target == 0.0;
 }
 
-void contact_unit_warm(const solver_row *r, bool cone, double *lam) {
+void lcp__contact_unit_warm(const solver_row *r, bool cone, double *lam) {
   lam[0] = clampd(r[0].lambda, r[0].lo, r[0].hi);
   double n = lam[0] > 0.0 ? lam[0] : 0.0;
   if (cone) {
@@ -582,7 +584,7 @@ static SIMD_INLINE void point_group_sweep(const lane_group *g, lcp_d4 *res_io, l
 enum { PREFETCH_GROUPS = 2 };
 static SIMD_INLINE void group_prefetch(const lane_group *g) {
   const char *rec = (const char *)g->rec;
-  size_t bytes = sizeof(double) * LANES * (size_t)contact_unit_fields(g->form, g->points);
+  size_t bytes = sizeof(double) * LANES * (size_t)lcp__contact_unit_fields(g->form, g->points);
   for (size_t b = 0; b < bytes; b += 64)
     simd_prefetch_read(rec + b);
   simd_prefetch_write(g->lam);
@@ -631,9 +633,9 @@ static SIMD_INLINE void groups_sweep(const lane_group *g, int32_t count, double 
  * The setup of a group of point units, every lane at once: PGS's pass over
  * the rows only places each unit in its group and lane (its contact in
  * g->contact); when the run ends, each group's record is computed here with
- * the vectors: the steps from A_kk + cfm (solver_row_diag's degenerate test),
+ * the vectors: the steps from A_kk + cfm (lcp__solver_row_diag's degenerate test),
  * the couplings of a point's normal into its friction rows, the warm start
- * clamped as contact_unit_warm and added to the velocity. Empty lanes get
+ * clamped as lcp__contact_unit_warm and added to the velocity. Empty lanes get
  * zero fields and impulses, and velocity pointing at dummy_v. */
 typedef struct point_inputs {
   double dir[9][LANES];
@@ -645,7 +647,7 @@ typedef struct point_inputs {
 } point_inputs;
 
 /* The lanes' inputs, transposed (lane-major) from the contacts and rows
- * (contact_point_unit_placeable: one cfm, one μ, and only the normal's
+ * (lcp__contact_point_unit_placeable: one cfm, one μ, and only the normal's
  * target). */
 static SIMD_INLINE void point_inputs_gather(const solver_problem *p, lane_group *g, double *dummy_v,
                                             point_inputs *in, const int K) {
@@ -778,7 +780,7 @@ static SIMD_INLINE void point_terms_fill(const point_inputs *in, const point_fra
 
 /* Point q's row constants into rec (PR_*): A_kk + cfm with A_kk taken as
  * degenerate below DEGENERATE_RATIO of the sum of its terms' magnitudes (as
- * solver_row_diag), the steps and the couplings. Returns the used lanes
+ * lcp__solver_row_diag), the steps and the couplings. Returns the used lanes
  * whose A_kk is not finite or degenerate. */
 static SIMD_INLINE lcp_m4 point_rows_fill(const point_inputs *in, const point_frame *fr,
                                           const point_terms4 *pt, int32_t q, double omega,
@@ -811,7 +813,7 @@ static SIMD_INLINE lcp_m4 point_rows_fill(const point_inputs *in, const point_fr
   lcp_d4 step[3];
   step[0] = d4_div(w, diag[0]);
   if (cone) {
-    /* ω/λmax of the pair's 2×2 block (solver_pair_lambda_max) */
+    /* ω/λmax of the pair's 2×2 block (lcp__solver_pair_lambda_max) */
     lcp_d4 x = d4_mul(half, d4_add(point_cross4(fr->im, pt, 1, pt, 2, fr->dd[1][2]),
                                    point_cross4(fr->im, pt, 2, pt, 1, fr->dd[2][1])));
     lcp_d4 h = d4_mul(half, d4_sub(diag[1], diag[2]));
@@ -835,7 +837,7 @@ static SIMD_INLINE lcp_m4 point_rows_fill(const point_inputs *in, const point_fr
   return bad;
 }
 
-/* Point q's warm start, clamped as contact_unit_warm: the normal into
+/* Point q's warm start, clamped as lcp__contact_unit_warm: the normal into
  * [0, ∞), the friction pair onto the disc (cone) or into ±μλn (box); an
  * empty lane's inputs are zeros and its impulses come out 0. */
 static SIMD_INLINE void point_warm(const point_inputs *in, int32_t q, bool cone, lcp_d4 lam[3]) {
@@ -918,7 +920,7 @@ static SIMD_INLINE bool point_group_fill(const solver_problem *p, lane_group *g,
   if (m4_any(bad))
     return false;
   /* empty lanes: zero fields (their steps, 1/0, made NaNs) */
-  const int32_t fields = contact_unit_fields(FORM_POINTS, K);
+  const int32_t fields = lcp__contact_unit_fields(FORM_POINTS, K);
   for (int32_t l = g->lanes_used; l < LANES; ++l)
     for (int32_t f = 0; f < fields; ++f)
       rec[LANES * f + l] = 0.0;
@@ -973,7 +975,7 @@ SIMD_TARGET_AVX2 static bool point_fill_avx2(const solver_problem *p, lane_group
 }
 #endif
 
-contact_sweep_fn contact_pick_sweep(bool cone, bool baseline_only, bool prefetch) {
+contact_sweep_fn lcp__contact_pick_sweep(bool cone, bool baseline_only, bool prefetch) {
 #if SIMD_AVX2_DISPATCH
   if (!baseline_only && simd_cpu_has_avx2()) {
     if (prefetch)
@@ -987,7 +989,7 @@ contact_sweep_fn contact_pick_sweep(bool cone, bool baseline_only, bool prefetch
   return cone ? sweep_cone : sweep_box;
 }
 
-contact_fill_fn contact_pick_point_fill(bool baseline_only) {
+contact_fill_fn lcp__contact_pick_point_fill(bool baseline_only) {
 #if SIMD_AVX2_DISPATCH
   if (!baseline_only && simd_cpu_has_avx2())
     return point_fill_avx2;

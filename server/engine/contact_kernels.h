@@ -21,7 +21,7 @@ enum { UNIT_MAX_POINTS = 2, POINT_MAX = 4 };
 enum { FORM_COEFS = 0, FORM_POINTS = 1 };
 
 typedef struct lane_group {
-  double *rec;          /* contact_unit_fields(form, points) fields of LANES doubles */
+  double *rec;          /* lcp__contact_unit_fields(form, points) fields of LANES doubles */
   double *lam;          /* [3·points][LANES]: the units' impulses */
   double *v[2][LANES];  /* velocity of each side of each lane */
   int32_t row[LANES];   /* first row of each lane's unit; −1: empty lane */
@@ -35,7 +35,7 @@ typedef struct lane_group {
 } lane_group;
 
 /* How many fields (of LANES doubles each) a group's record has. */
-int32_t contact_unit_fields(int32_t form, int32_t points);
+int32_t lcp__contact_unit_fields(int32_t form, int32_t points);
 
 /* The present sides of a row, in side order, when each is 6 wide (a body). */
 typedef struct side_layout {
@@ -44,34 +44,36 @@ typedef struct side_layout {
   int32_t coef[2]; /* the row's coefficient offsets */
 } side_layout;
 
-bool contact_same_sides(const side_layout *a, const side_layout *b);
+bool lcp__contact_same_sides(const side_layout *a, const side_layout *b);
 /* Is row i the first of a point a coefficient unit can take: a
  * non-friction row followed by its two friction rows (ROW_FRICTION_1,
  * ROW_FRICTION_2, both with normal_row i, and no other row with normal_row
  * i: refs[i] == 2, so the unit keeps its impulses to itself during the
  * sweep), none degenerate, all on the same 6-wide sides? l[m] gets row
  * i + m's layout, diag[m] its A_ii + cfm_i. */
-bool contact_unit_point_at(const solver_problem *p, const uint8_t *refs, int32_t i,
-                           side_layout l[3], double diag[3]);
+bool lcp__contact_unit_point_at(const solver_problem *p, const uint8_t *refs, int32_t i,
+                                side_layout l[3], double diag[3]);
 /* Does the point with layouts l share the linear parts (first 3
  * coefficients of each side, in J and M⁻¹Jᵀ) of the point with layouts l0? */
-bool contact_same_linear(const solver_problem *p, const side_layout l0[3], const side_layout l[3]);
+bool lcp__contact_same_linear(const solver_problem *p, const side_layout l0[3],
+                              const side_layout l[3]);
 /* The warm start of a unit's point whose rows start at r: the normal
  * clamped into its bounds, the friction pair into ±μλn (box) or onto the
  * disc of radius μλn (cone). */
-void contact_unit_warm(const solver_row *r, bool cone, double *lam);
+void lcp__contact_unit_warm(const solver_row *r, bool cone, double *lam);
 /* Writes lane k of group g's record (rec) for the coefficient unit of
  * `points` points at row i0 (layouts l, 3 per point), with its rows'
  * A_ii + cfm_i in diag and their warm start in lam (both from i0). */
-void contact_unit_fill(const solver_problem *p, const double *diag, const double *lam, double omega,
-                       bool cone, int32_t i0, int32_t points, const side_layout (*l)[3],
-                       lane_group *g, double *rec, int32_t k, double *dummy_v);
+void lcp__contact_unit_fill(const solver_problem *p, const double *diag, const double *lam,
+                            double omega, bool cone, int32_t i0, int32_t points,
+                            const side_layout (*l)[3], lane_group *g, double *rec, int32_t k,
+                            double *dummy_v);
 /* Can contact c be (a point of) a point unit? Its normal's λ must be
  * referred to by its two friction rows only, its sides must be apart, and
  * its rows those a point record holds (the step's contacts): the normal
  * bounded by [0, ∞), one cfm for the three rows, one μ, no friction target. */
-bool contact_point_unit_placeable(const solver_problem *p, const uint8_t *refs,
-                                  const solver_contact *c);
+bool lcp__contact_point_unit_placeable(const solver_problem *p, const uint8_t *refs,
+                                       const solver_contact *c);
 
 /* Sweeps count groups once; folds into *res the largest |Δλ_i|·(A_ii + cfm_i)
  * and into *acc their sum (non-finite as soon as an update is). */
@@ -88,7 +90,7 @@ enum { CONTACT_PREFETCH_BYTES = 2 << 20 };
 /* The kernels for the friction model, compiled for the widest vector
  * instructions the processor has (unless baseline_only): the results are
  * bitwise the same either way. */
-contact_sweep_fn contact_pick_sweep(bool cone, bool baseline_only, bool prefetch);
-contact_fill_fn contact_pick_point_fill(bool baseline_only);
+contact_sweep_fn lcp__contact_pick_sweep(bool cone, bool baseline_only, bool prefetch);
+contact_fill_fn lcp__contact_pick_point_fill(bool baseline_only);
 
 #endif

@@ -1,5 +1,5 @@
 /* The general convex narrow phase, part two: the contact manifold of any
- * convex pair (collide_convex), from GJK's or EPA's normal (gjk.c).
+ * convex pair (lcp__collide_convex), from GJK's or EPA's normal (gjk.c).
  *
  * The manifold follows the usual clipping scheme (Gregorius, "The
  * separating axis test between convex polyhedra", GDC 2013): the face of
@@ -325,8 +325,8 @@ static int clip_features(const feature *ref, const feature *inc, bool ref_b, dou
   return m;
 }
 
-int32_t collide_convex(const shape *a, const xform *xa, const shape *b, const xform *xb,
-                       double margin, manifold *out) {
+int32_t lcp__collide_convex(const shape *a, const xform *xa, const shape *b, const xform *xb,
+                            double margin, manifold *out) {
   if (!out || !shape_ok(a, xa) || !shape_ok(b, xb) || !(margin >= 0.0))
     return LCP_ERR_INVALID_ARGUMENT;
   out->point_count = 0;
@@ -334,7 +334,7 @@ int32_t collide_convex(const shape *a, const xform *xa, const shape *b, const xf
   double scale = pair_scale(a, xa, b, xb);
   pair core = {a, b, xa, xb, true};
   gjk_state g;
-  gjk_run(&core, scale, &g);
+  lcp__gjk_run(&core, scale, &g);
   double ra = core_radius(a), rb = core_radius(b);
 
   /* Normal and depth of the closest (or deepest) pair. */
@@ -346,7 +346,7 @@ int32_t collide_convex(const shape *a, const xform *xa, const shape *b, const xf
     if (dist > margin)
       return 0;
     n = v3_scale(g.v, -1.0 / dcore);
-    gjk_witnesses(&g, &wa, &wb);
+    lcp__gjk_witnesses(&g, &wa, &wb);
     wa = v3_madd(wa, n, ra);
     wb = v3_madd(wb, n, -rb);
     depth = -dist;
@@ -354,7 +354,7 @@ int32_t collide_convex(const shape *a, const xform *xa, const shape *b, const xf
     /* overlapping or touching cores: the normal is only well defined by EPA */
     pair full = {a, b, xa, xb, false};
     epa_out r;
-    epa_run(&full, &g.s, scale, &r);
+    lcp__epa_run(&full, &g.s, scale, &r);
     n = r.normal;
     wa = r.pa;
     wb = r.pb;

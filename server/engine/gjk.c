@@ -31,14 +31,14 @@ static vec3 core_support_local(const shape *s, vec3 d) {
     return v3_zero();
   if (s->type == LCP_SHAPE_CAPSULE)
     return v3(0.0, 0.0, sgn_pos(d.z) * s->half_length);
-  return shape_support_local(s, d);
+  return lcp__shape_support_local(s, d);
 }
 
 /* ---- Minkowski difference ---- */
 
 static vec3 support_world(const shape *s, const xform *x, vec3 d, bool core) {
   vec3 dl = xf_inv_vector(x, d);
-  return xf_point(x, core ? core_support_local(s, dl) : shape_support_local(s, dl));
+  return xf_point(x, core ? core_support_local(s, dl) : lcp__shape_support_local(s, dl));
 }
 
 /* Support of A − B in direction d: the farthest a along d minus the farthest
@@ -212,7 +212,7 @@ static vec3 simplex_reduce(simplex *s) {
 /* Stop when the lower bound v·w/|v| is within this fraction of |v|. */
 #define GJK_RELATIVE_TOLERANCE 1e-13
 
-void gjk_run(const pair *p, double scale, gjk_state *g) {
+void lcp__gjk_run(const pair *p, double scale, gjk_state *g) {
   vec3 d = v3_sub(p->xb->p, p->xa->p);
   if (!(v3_len2(d) > 0.0))
     d = v3(1.0, 0.0, 0.0);
@@ -257,7 +257,7 @@ void gjk_run(const pair *p, double scale, gjk_state *g) {
   }
 }
 
-void gjk_witnesses(const gjk_state *g, vec3 *pa, vec3 *pb) {
+void lcp__gjk_witnesses(const gjk_state *g, vec3 *pa, vec3 *pb) {
   vec3 a = v3_zero(), b = v3_zero();
   for (int i = 0; i < g->s.n; ++i) {
     a = v3_madd(a, g->s.p[i].a, g->s.lambda[i]);
@@ -267,15 +267,15 @@ void gjk_witnesses(const gjk_state *g, vec3 *pa, vec3 *pb) {
   *pb = b;
 }
 
-int gjk_distance(const shape *a, const xform *xa, const shape *b, const xform *xb,
-                 gjk_result *out) {
+int lcp__gjk_distance(const shape *a, const xform *xa, const shape *b, const xform *xb,
+                      gjk_result *out) {
   if (!out || !shape_ok(a, xa) || !shape_ok(b, xb))
     return LCP_ERR_INVALID_ARGUMENT;
   pair p = {a, b, xa, xb, true};
   gjk_state g;
-  gjk_run(&p, pair_scale(a, xa, b, xb), &g);
+  lcp__gjk_run(&p, pair_scale(a, xa, b, xb), &g);
   vec3 pa, pb;
-  gjk_witnesses(&g, &pa, &pb);
+  lcp__gjk_witnesses(&g, &pa, &pb);
   out->iterations = g.iterations;
   double ra = core_radius(a), rb = core_radius(b);
   vec3 n;
@@ -520,7 +520,7 @@ static void epa_face_result(const epa_poly *e, int fi, epa_out *out) {
 
 /* EPA on the full shapes from a GJK simplex holding the origin. The depth may
  * come out slightly negative when the shapes only touch. */
-void epa_run(const pair *full, const simplex *start, double scale, epa_out *out) {
+void lcp__epa_run(const pair *full, const simplex *start, double scale, epa_out *out) {
   epa_poly e;
   vec3 flat_n;
   double tol = 1e-12 * scale;
@@ -581,16 +581,16 @@ void epa_run(const pair *full, const simplex *start, double scale, epa_out *out)
   out->pb = upper_w.b;
 }
 
-int epa_penetration(const shape *a, const xform *xa, const shape *b, const xform *xb,
-                    epa_result *out) {
+int lcp__epa_penetration(const shape *a, const xform *xa, const shape *b, const xform *xb,
+                         epa_result *out) {
   if (!out || !shape_ok(a, xa) || !shape_ok(b, xb))
     return LCP_ERR_INVALID_ARGUMENT;
   double scale = pair_scale(a, xa, b, xb);
   pair core = {a, b, xa, xb, true};
   gjk_state g;
-  gjk_run(&core, scale, &g);
+  lcp__gjk_run(&core, scale, &g);
   vec3 pa, pb;
-  gjk_witnesses(&g, &pa, &pb);
+  lcp__gjk_witnesses(&g, &pa, &pb);
   double ra = core_radius(a), rb = core_radius(b);
   vec3 n;
   if (!g.overlap && v3_normalize(v3_neg(g.v), &n, 0.0)) {
@@ -607,7 +607,7 @@ int epa_penetration(const shape *a, const xform *xa, const shape *b, const xform
   }
   pair full = {a, b, xa, xb, false};
   epa_out r;
-  epa_run(&full, &g.s, scale, &r);
+  lcp__epa_run(&full, &g.s, scale, &r);
   out->depth = fmax(r.depth, 0.0);
   out->normal = r.normal;
   out->point_a = r.pa;

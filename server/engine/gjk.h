@@ -1,5 +1,5 @@
 /* Distance and penetration of two convex shapes: GJK and EPA (gjk.c). The
- * contact manifold built on them is collide_convex (collide.h). */
+ * contact manifold built on them is lcp__collide_convex (collide.h). */
 #ifndef LCP_GJK_H
 #define LCP_GJK_H
 
@@ -20,7 +20,8 @@ typedef struct gjk_result {
 /* Distance between two convex shapes by GJK on their cores (sphere: point,
  * capsule: segment) with the radii added afterwards, so that rounded shapes
  * converge exactly. */
-int gjk_distance(const shape *a, const xform *xa, const shape *b, const xform *xb, gjk_result *out);
+int lcp__gjk_distance(const shape *a, const xform *xa, const shape *b, const xform *xb,
+                      gjk_result *out);
 
 typedef struct epa_result {
   double depth; /* ≥ 0 penetration depth */
@@ -31,7 +32,7 @@ typedef struct epa_result {
 
 /* Penetration depth and direction of two overlapping convex shapes by EPA.
  * Returns LCP_OK, or LCP_ERR_STATE when they do not overlap. */
-int epa_penetration(const shape *a, const xform *xa, const shape *b, const xform *xb,
-                    epa_result *out);
+int lcp__epa_penetration(const shape *a, const xform *xa, const shape *b, const xform *xb,
+                         epa_result *out);
 
 #endif

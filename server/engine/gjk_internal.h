@@ -87,11 +87,11 @@ static inline double pair_scale(const shape *a, const xform *xa, const shape *b,
 
 /* GJK from the pair's centres: its simplex, closest point and whether the
  * origin is inside (within rounding). */
-void gjk_run(const pair *p, double scale, gjk_state *g);
+void lcp__gjk_run(const pair *p, double scale, gjk_state *g);
 /* The closest points on A and on B of a finished run. */
-void gjk_witnesses(const gjk_state *g, vec3 *pa, vec3 *pb);
+void lcp__gjk_witnesses(const gjk_state *g, vec3 *pa, vec3 *pb);
 /* EPA on the full shapes from a GJK simplex holding the origin. The depth
  * may come out slightly negative when the shapes only touch. */
-void epa_run(const pair *full, const simplex *start, double scale, epa_out *out);
+void lcp__epa_run(const pair *full, const simplex *start, double scale, epa_out *out);
 
 #endif

@@ -491,7 +491,7 @@ static int qh_run(qh *q) {
   return QH_OK;
 }
 
-void hull_free(hull *h) {
+void lcp__hull_free(hull *h) {
   if (!h)
     return;
   free(h->vertices);
@@ -539,7 +539,7 @@ static int hull_attempt(const vec3 *points, int32_t count, double eps, double ch
   }
   if (rc == LCP_OK) {
     memset(out, 0, sizeof *out);
-    rc = hull_build_faces(&q, out);
+    rc = lcp__hull_build_faces(&q, out);
     if (rc == LCP_ERR_DEGENERATE)
       rc = LCP_ERR_NUMERIC;
   }
@@ -558,11 +558,11 @@ static int hull_attempt(const vec3 *points, int32_t count, double eps, double ch
         break;
       }
   if (rc != LCP_OK)
-    hull_free(out);
+    lcp__hull_free(out);
   return rc;
 }
 
-int hull_build(const vec3 *points, int32_t count, hull *out) {
+int lcp__hull_build(const vec3 *points, int32_t count, hull *out) {
   if (!out || count < 0 || (count > 0 && !points))
     return LCP_ERR_INVALID_ARGUMENT;
   memset(out, 0, sizeof *out);

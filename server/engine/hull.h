@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-/* A convex polyhedron built by hull_build(). Faces are convex polygons with
+/* A convex polyhedron built by lcp__hull_build(). Faces are convex polygons with
  * their vertices counter-clockwise seen from outside; coplanar triangles are
  * merged into one face. */
 typedef struct hull_face {
@@ -41,7 +41,7 @@ typedef struct hull {
  * LCP_ERR_DEGENERATE when the points do not span a volume (fewer than 4
  * non-coplanar, within a relative tolerance), LCP_ERR_INVALID_ARGUMENT for
  * non-finite input, LCP_ERR_NO_MEMORY. On success *out owns its arrays. */
-int hull_build(const vec3 *points, int32_t count, hull *out);
-void hull_free(hull *h);
+int lcp__hull_build(const vec3 *points, int32_t count, hull *out);
+void lcp__hull_free(hull *h);
 
 #endif

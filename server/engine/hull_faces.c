@@ -554,7 +554,7 @@ static int build_faces(const qh *q, hb *b, hull *out) {
   return hb_output(q, b, out);
 }
 
-int hull_build_faces(const qh *q, hull *out) {
+int lcp__hull_build_faces(const qh *q, hull *out) {
   hb b;
   memset(&b, 0, sizeof b);
   int rc = build_faces(q, &b, out);

@@ -67,6 +67,6 @@ static inline vec3 tri_normal(vec3 a, vec3 b, vec3 c) { return tri_normal_err(a,
 /* Phase 2: the polygonal hull (faces, edges, mass properties) from the
  * triangulation. LCP_ERR_DEGENERATE when the faces do not close up (the
  * caller retries with a larger eps), LCP_ERR_NO_MEMORY, LCP_OK. */
-int hull_build_faces(const qh *q, hull *out);
+int lcp__hull_build_faces(const qh *q, hull *out);
 
 #endif

@@ -49,15 +49,15 @@
  *
  * Contract details (multibody.h):
  *  - A fixed base sits at links[0].parent_from_joint, its world pose
- *    (identity after mb_model_init; the owner sets it). For a floating base
+ *    (identity after lcp__mb_model_init; the owner sets it). For a floating base
  *    that field is unused: q holds the pose.
- *  - mb_kinematics accepts qd = NULL (zero velocities).
- *  - mb_forward_dynamics, mb_mass_matrix and mb_inverse_dynamics run the
- *    kinematics themselves (mb_mass_matrix with zero velocities), so d holds
- *    their state afterwards. mb_mass_matrix and mb_inverse_dynamics leave the
- *    factors of the last mb_forward_dynamics alone: responses stay valid for
+ *  - lcp__mb_kinematics accepts qd = NULL (zero velocities).
+ *  - lcp__mb_forward_dynamics, lcp__mb_mass_matrix and lcp__mb_inverse_dynamics run the
+ *    kinematics themselves (lcp__mb_mass_matrix with zero velocities), so d holds
+ *    their state afterwards. lcp__mb_mass_matrix and lcp__mb_inverse_dynamics leave the
+ *    factors of the last lcp__mb_forward_dynamics alone: responses stay valid for
  *    that q.
- *  - mb_model_init accepts massless links on fixed joints (their inertia
+ *  - lcp__mb_model_init accepts massless links on fixed joints (their inertia
  *    must be positive semidefinite); a moving link, the floating base
  *    included, needs mass > 0 and a positive definite inertia. */
 #include "multibody_internal.h"
@@ -170,11 +170,11 @@ MB_INLINE void kinematics_pass(const mb_model *restrict m, const double *restric
   }
 }
 
-void mb_kinematics(const mb_model *m, const double *q, const double *qd, mb_data *d) {
+void lcp__mb_kinematics(const mb_model *m, const double *q, const double *qd, mb_data *d) {
   kinematics_pass(m, q, qd, d, false, NULL, false);
 }
 
-void mb_link_kinematics(const mb_model *m, const double *q, const double *qd, mb_data *d) {
+void lcp__mb_link_kinematics(const mb_model *m, const double *q, const double *qd, mb_data *d) {
   kinematics_pass(m, q, qd, d, false, NULL, true);
 }
 
@@ -286,8 +286,9 @@ MB_INLINE void forward_dofs(mb_work *restrict w, bool impulse, double *restrict 
   }
 }
 
-void mb_forward_dynamics(const mb_model *m, const double *q, const double *qd, const double *tau,
-                         const double *link_wrench, vec3 gravity, mb_data *d, double *qdd) {
+void lcp__mb_forward_dynamics(const mb_model *m, const double *q, const double *qd,
+                              const double *tau, const double *link_wrench, vec3 gravity,
+                              mb_data *d, double *qdd) {
   kinematics_pass(m, q, qd, d, true, link_wrench, false);
   mb_work *w = d->work;
   mb_lw *restrict lw = w->lw;
@@ -359,8 +360,8 @@ MB_INLINE sv impulse_force(vec3 O, vec3 point, vec3 dir, vec3 ang_dir) {
   return (sv){dir, v3_add(v3_cross(v3_sub(point, O), dir), ang_dir)};
 }
 
-void mb_point_jacobian_row(const mb_model *m, const mb_data *d, int32_t link, vec3 point, vec3 dir,
-                           vec3 ang_dir, double *J) {
+void lcp__mb_point_jacobian_row(const mb_model *m, const mb_data *d, int32_t link, vec3 point,
+                                vec3 dir, vec3 ang_dir, double *J) {
   const mb_work *w = d->work;
   const mb_dof *dof = w->dof;
   const sv f = impulse_force(w->origin, point, dir, ang_dir);
@@ -407,16 +408,16 @@ static void response_pass(const mb_model *m, mb_data *d, int32_t j, sv p, double
   forward_dofs(w, true, dqd);
 }
 
-void mb_response_point(const mb_model *m, mb_data *d, int32_t link, vec3 point, vec3 dir,
-                       vec3 ang_dir, double *dqd) {
+void lcp__mb_response_point(const mb_model *m, mb_data *d, int32_t link, vec3 point, vec3 dir,
+                            vec3 ang_dir, double *dqd) {
   const mb_work *w = d->work;
   /* an applied force enters the bias with a minus sign */
   const sv f = impulse_force(w->origin, point, dir, ang_dir);
   response_pass(m, d, w->lw[link].mdof, sv_scale(f, -1.0), dqd);
 }
 
-void mb_response_point3(const mb_model *m, mb_data *d, int32_t link, vec3 point, const vec3 dirs[3],
-                        double *dqd) {
+void lcp__mb_response_point3(const mb_model *m, mb_data *d, int32_t link, vec3 point,
+                             const vec3 dirs[3], double *dqd) {
   mb_work *w = d->work;
   const mb_dof *restrict dof = w->dof;
   const int32_t nd = w->ndof, nv = m->nv;
@@ -455,7 +456,7 @@ void mb_response_point3(const mb_model *m, mb_data *d, int32_t link, vec3 point,
   }
 }
 
-void mb_response_dof(const mb_model *m, mb_data *d, int32_t v_index, double *dqd) {
+void lcp__mb_response_dof(const mb_model *m, mb_data *d, int32_t v_index, double *dqd) {
   mb_work *w = d->work;
   const int32_t j = v_index - w->v0;
   if (j < 0) {
@@ -471,7 +472,7 @@ void mb_response_dof(const mb_model *m, mb_data *d, int32_t v_index, double *dqd
 
 /* ---- composite-rigid-body algorithm (RBDA section 6.2) ---- */
 
-void mb_mass_matrix(const mb_model *m, const double *q, mb_data *d, double *M) {
+void lcp__mb_mass_matrix(const mb_model *m, const double *q, mb_data *d, double *M) {
   kinematics_pass(m, q, NULL, d, false, NULL, false);
   mb_work *w = d->work;
   mb_lw *restrict lw = w->lw;
@@ -511,8 +512,8 @@ void mb_mass_matrix(const mb_model *m, const double *q, mb_data *d, double *M) {
 
 /* ---- recursive Newton–Euler (RBDA section 5.3) ---- */
 
-void mb_inverse_dynamics(const mb_model *m, const double *q, const double *qd, const double *qdd,
-                         vec3 gravity, mb_data *d, double *tau) {
+void lcp__mb_inverse_dynamics(const mb_model *m, const double *q, const double *qd,
+                              const double *qdd, vec3 gravity, mb_data *d, double *tau) {
   kinematics_pass(m, q, qd, d, false, NULL, false);
   mb_work *w = d->work;
   mb_lw *restrict lw = w->lw;
@@ -554,7 +555,7 @@ void mb_inverse_dynamics(const mb_model *m, const double *q, const double *qd, c
 
 /* ---- integration, energy, momentum ---- */
 
-void mb_integrate_positions(const mb_model *m, double *q, const double *qd, double h) {
+void lcp__mb_integrate_positions(const mb_model *m, double *q, const double *qd, double h) {
   int32_t oq = 0, ov = 0;
   if (m->floating) {
     for (int k = 0; k < 3; ++k)
@@ -567,7 +568,7 @@ void mb_integrate_positions(const mb_model *m, double *q, const double *qd, doub
     q[oq + j] += h * qd[ov + j];
 }
 
-double mb_kinetic_energy(const mb_model *m, const mb_data *d) {
+double lcp__mb_kinetic_energy(const mb_model *m, const mb_data *d) {
   const mb_lw *lw = ((const mb_work *)d->work)->lw;
   double e = 0.0;
   for (int32_t i = m->floating ? 0 : 1; i < m->link_count; ++i)
@@ -575,7 +576,7 @@ double mb_kinetic_energy(const mb_model *m, const mb_data *d) {
   return 0.5 * e;
 }
 
-double mb_potential_energy(const mb_model *m, const mb_data *d, vec3 gravity) {
+double lcp__mb_potential_energy(const mb_model *m, const mb_data *d, vec3 gravity) {
   const mb_work *w = d->work;
   double e = 0.0, mass = 0.0;
   for (int32_t i = 0; i < m->link_count; ++i) {
@@ -586,7 +587,7 @@ double mb_potential_energy(const mb_model *m, const mb_data *d, vec3 gravity) {
   return e - mass * v3_dot(gravity, w->origin);
 }
 
-void mb_momentum(const mb_model *m, const mb_data *d, vec3 *linear, vec3 *angular) {
+void lcp__mb_momentum(const mb_model *m, const mb_data *d, vec3 *linear, vec3 *angular) {
   const mb_work *w = d->work;
   sv s = sv_zero;
   for (int32_t i = m->floating ? 0 : 1; i < m->link_count; ++i)
@@ -598,7 +599,7 @@ void mb_momentum(const mb_model *m, const mb_data *d, vec3 *linear, vec3 *angula
     *angular = v3_add(s.a, v3_cross(w->origin, s.l));
 }
 
-void mb_center_of_mass(const mb_model *m, const mb_data *d, double *mass, vec3 *com) {
+void lcp__mb_center_of_mass(const mb_model *m, const mb_data *d, double *mass, vec3 *com) {
   const mb_work *w = d->work;
   double total = 0.0;
   vec3 first = v3_zero();
@@ -611,8 +612,8 @@ void mb_center_of_mass(const mb_model *m, const mb_data *d, double *mass, vec3 *
   *com = total > 0.0 ? v3_add(w->origin, v3_scale(first, 1.0 / total)) : w->origin;
 }
 
-void mb_set_base_velocity_for_momentum(const mb_model *m, const double *q, double *qd, vec3 linear,
-                                       vec3 angular, mb_data *d) {
+void lcp__mb_set_base_velocity_for_momentum(const mb_model *m, const double *q, double *qd,
+                                            vec3 linear, vec3 angular, mb_data *d) {
   if (!m->floating)
     return;
   /* Momentum is linear in qd: with the base still, the joint rates carry
@@ -627,7 +628,7 @@ void mb_set_base_velocity_for_momentum(const mb_model *m, const double *q, doubl
     base[k] = qd[k];
     qd[k] = 0.0;
   }
-  mb_kinematics(m, q, qd, d);
+  lcp__mb_kinematics(m, q, qd, d);
   const mb_work *w = d->work;
   rigid6 C = {0};
   sv held = sv_zero;
@@ -649,12 +650,12 @@ void mb_set_base_velocity_for_momentum(const mb_model *m, const double *q, doubl
   mat3 Ic_inv;
   if (!m3_inverse(&Ic, &Ic_inv, 0.0)) { /* no rotational inertia: keep the twist */
     memcpy(qd, base, sizeof base);
-    mb_kinematics(m, q, qd, d);
+    lcp__mb_kinematics(m, q, qd, d);
     return;
   }
   vec3 omega = m3_mulv(&Ic_inv, v3_sub(dL, v3_scale(v3_cross(c1, dP), inv_m)));
   vec3 v = v3_scale(v3_sub(dP, v3_cross(omega, c1)), inv_m);
   v3_store(v, qd);
   v3_store(omega, qd + 3);
-  mb_kinematics(m, q, qd, d);
+  lcp__mb_kinematics(m, q, qd, d);
 }

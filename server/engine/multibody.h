@@ -16,9 +16,9 @@
  * are linear part first. Gravity is a world vector.
  *
  * A fixed base sits at links[0].parent_from_joint (its world pose; identity
- * after mb_model_init, set by the owner). mb_kinematics accepts qd = NULL
- * (zero velocities). mb_forward_dynamics, mb_mass_matrix (with zero
- * velocities) and mb_inverse_dynamics run the kinematics themselves, so d
+ * after lcp__mb_model_init, set by the owner). lcp__mb_kinematics accepts qd = NULL
+ * (zero velocities). lcp__mb_forward_dynamics, lcp__mb_mass_matrix (with zero
+ * velocities) and lcp__mb_inverse_dynamics run the kinematics themselves, so d
  * holds their poses afterwards; the last two leave the forward-dynamics
  * factors intact. Massless links are accepted on fixed joints only.
  */
@@ -56,8 +56,8 @@ typedef struct mb_model {
  * unit-normalisable axes and quaternions, finite numbers. On error returns
  * LCP_ERR_INVALID_ARGUMENT with a message in err (naming the link) and leaves
  * *out empty. */
-int mb_model_init(mb_model *out, const lcp_robot_def_t *def, char *err, size_t err_size);
-void mb_model_free(mb_model *m);
+int lcp__mb_model_init(mb_model *out, const lcp_robot_def_t *def, char *err, size_t err_size);
+void lcp__mb_model_free(mb_model *m);
 
 /* Derived quantities of one state; opaque beyond what is listed. */
 typedef struct mb_data {
@@ -68,73 +68,74 @@ typedef struct mb_data {
   size_t work_size;
 } mb_data;
 
-int mb_data_init(mb_data *d, const mb_model *m);
-void mb_data_free(mb_data *d);
+int lcp__mb_data_init(mb_data *d, const mb_model *m);
+void lcp__mb_data_free(mb_data *d);
 
 /* Link poses and velocities from (q, qd). */
-void mb_kinematics(const mb_model *m, const double *q, const double *qd, mb_data *d);
-/* Only link_x, link_v and link_w of mb_kinematics (bit for bit), for
+void lcp__mb_kinematics(const mb_model *m, const double *q, const double *qd, mb_data *d);
+/* Only link_x, link_v and link_w of lcp__mb_kinematics (bit for bit), for
  * reading a state's poses: the rest of d is left as it was, so the
- * functions below that use "the last mb_kinematics" need a full pass. */
-void mb_link_kinematics(const mb_model *m, const double *q, const double *qd, mb_data *d);
+ * functions below that use "the last lcp__mb_kinematics" need a full pass. */
+void lcp__mb_link_kinematics(const mb_model *m, const double *q, const double *qd, mb_data *d);
 
 /* Articulated-body algorithm: joint accelerations qdd [nv] for generalised
  * forces tau [nv] (NULL = 0), world wrenches on links link_wrench
  * [link_count × 6] (force, then torque about the link frame origin, world
- * axes; NULL = none), and gravity. Calls mb_kinematics itself. Keeps the
+ * axes; NULL = none), and gravity. Calls lcp__mb_kinematics itself. Keeps the
  * articulated inertias and their factors in d for mb_response_*. */
-void mb_forward_dynamics(const mb_model *m, const double *q, const double *qd, const double *tau,
-                         const double *link_wrench, vec3 gravity, mb_data *d, double *qdd);
+void lcp__mb_forward_dynamics(const mb_model *m, const double *q, const double *qd,
+                              const double *tau, const double *link_wrench, vec3 gravity,
+                              mb_data *d, double *qdd);
 
 /* The Jacobian row J [nv] of a point on a link: J·qd = dir·v(point) +
  * ang_dir·ω(link), for world vectors dir and ang_dir (either may be zero).
- * Uses the poses of the last mb_kinematics. O(depth of the link). */
-void mb_point_jacobian_row(const mb_model *m, const mb_data *d, int32_t link, vec3 point, vec3 dir,
-                           vec3 ang_dir, double *J);
+ * Uses the poses of the last lcp__mb_kinematics. O(depth of the link). */
+void lcp__mb_point_jacobian_row(const mb_model *m, const mb_data *d, int32_t link, vec3 point,
+                                vec3 dir, vec3 ang_dir, double *J);
 
 /* Response dqd = M⁻¹ Jᵀ of a unit world impulse: the linear impulse dir at
  * point plus the angular impulse ang_dir, applied to link. Uses the factors
- * of the last mb_forward_dynamics (same q): O(n), no velocity or gravity
- * terms. Equals M⁻¹ · mb_point_jacobian_row(...)ᵀ. */
-void mb_response_point(const mb_model *m, mb_data *d, int32_t link, vec3 point, vec3 dir,
-                       vec3 ang_dir, double *dqd);
+ * of the last lcp__mb_forward_dynamics (same q): O(n), no velocity or gravity
+ * terms. Equals M⁻¹ · lcp__mb_point_jacobian_row(...)ᵀ. */
+void lcp__mb_response_point(const mb_model *m, mb_data *d, int32_t link, vec3 point, vec3 dir,
+                            vec3 ang_dir, double *dqd);
 
-/* mb_response_point for three linear impulses dirs[0..2] at one point (no
+/* lcp__mb_response_point for three linear impulses dirs[0..2] at one point (no
  * angular part), into dqd[k nv .. (k + 1) nv): one pass for the three. */
-void mb_response_point3(const mb_model *m, mb_data *d, int32_t link, vec3 point, const vec3 dirs[3],
-                        double *dqd);
+void lcp__mb_response_point3(const mb_model *m, mb_data *d, int32_t link, vec3 point,
+                             const vec3 dirs[3], double *dqd);
 
 /* Response dqd = M⁻¹ e_k of a unit generalised impulse on velocity index k
  * (a joint, or a base coordinate): column k of M⁻¹. O(n). */
-void mb_response_dof(const mb_model *m, mb_data *d, int32_t v_index, double *dqd);
+void lcp__mb_response_dof(const mb_model *m, mb_data *d, int32_t v_index, double *dqd);
 
 /* Composite-rigid-body algorithm: M(q) [nv × nv], row-major, symmetric. */
-void mb_mass_matrix(const mb_model *m, const double *q, mb_data *d, double *M);
+void lcp__mb_mass_matrix(const mb_model *m, const double *q, mb_data *d, double *M);
 
 /* Recursive Newton–Euler: tau [nv] = M qdd + C qd + g for the given qdd
  * (NULL = 0) and gravity. */
-void mb_inverse_dynamics(const mb_model *m, const double *q, const double *qd, const double *qdd,
-                         vec3 gravity, mb_data *d, double *tau);
+void lcp__mb_inverse_dynamics(const mb_model *m, const double *q, const double *qd,
+                              const double *qdd, vec3 gravity, mb_data *d, double *tau);
 
 /* q ← q ⊕ h qd: joints and base position add; the base quaternion is
  * integrated with the world angular velocity and renormalised. */
-void mb_integrate_positions(const mb_model *m, double *q, const double *qd, double h);
+void lcp__mb_integrate_positions(const mb_model *m, double *q, const double *qd, double h);
 
 /* Kinetic energy ½ qdᵀ M qd, potential energy −Σ m g·c, and total momentum
  * (linear, and angular about the world origin) of the links at (q, qd), from
- * the last mb_kinematics. */
-double mb_kinetic_energy(const mb_model *m, const mb_data *d);
-double mb_potential_energy(const mb_model *m, const mb_data *d, vec3 gravity);
-void mb_momentum(const mb_model *m, const mb_data *d, vec3 *linear, vec3 *angular);
+ * the last lcp__mb_kinematics. */
+double lcp__mb_kinetic_energy(const mb_model *m, const mb_data *d);
+double lcp__mb_potential_energy(const mb_model *m, const mb_data *d, vec3 gravity);
+void lcp__mb_momentum(const mb_model *m, const mb_data *d, vec3 *linear, vec3 *angular);
 
-/* Total mass and world centre of mass from the last mb_kinematics. */
-void mb_center_of_mass(const mb_model *m, const mb_data *d, double *mass, vec3 *com);
+/* Total mass and world centre of mass from the last lcp__mb_kinematics. */
+void lcp__mb_center_of_mass(const mb_model *m, const mb_data *d, double *mass, vec3 *com);
 
 /* Floating base only: sets the base twist qd[0..6) at configuration q so
  * that the total momentum (linear, and angular about the world origin) with
  * the joint rates in qd equals the given one, then runs the kinematics.
  * O(n): two kinematics passes and a 3×3 solve. */
-void mb_set_base_velocity_for_momentum(const mb_model *m, const double *q, double *qd, vec3 linear,
-                                       vec3 angular, mb_data *d);
+void lcp__mb_set_base_velocity_for_momentum(const mb_model *m, const double *q, double *qd,
+                                            vec3 linear, vec3 angular, mb_data *d);
 
 #endif

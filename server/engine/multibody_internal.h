@@ -211,15 +211,15 @@ typedef struct mb_dof {
 } mb_dof;
 
 typedef struct mb_work {
-  vec3 origin;  /* O: the base origin of the last mb_kinematics */
+  vec3 origin;  /* O: the base origin of the last lcp__mb_kinematics */
   sm root_inv;  /* inverse of the root's articulated inertia (floating base) */
   sv root_ra;   /* the root's ã or velocity change in the forward passes */
   int32_t ndof; /* movable joints */
   int32_t v0;   /* velocity index of dof 0: 6 for a floating base, else 0 */
   mb_lw *lw;
   mb_dof *dof;
-  double (*ru3)[3]; /* [ndof] per-direction u of mb_response_point3 */
-  sv (*ra3)[3];     /* [ndof] per-direction velocity change of mb_response_point3 */
+  double (*ru3)[3]; /* [ndof] per-direction u of lcp__mb_response_point3 */
+  sv (*ra3)[3];     /* [ndof] per-direction velocity change of lcp__mb_response_point3 */
 } mb_work;
 
 #endif

@@ -61,7 +61,7 @@ static bool inertia_ok(const double *I, bool strict) {
   return det >= -t3;
 }
 
-int mb_model_init(mb_model *out, const lcp_robot_def_t *def, char *err, size_t err_size) {
+int lcp__mb_model_init(mb_model *out, const lcp_robot_def_t *def, char *err, size_t err_size) {
   if (err && err_size > 0)
     err[0] = '\0';
   if (!out)
@@ -167,7 +167,7 @@ int mb_model_init(mb_model *out, const lcp_robot_def_t *def, char *err, size_t e
   return LCP_OK;
 }
 
-void mb_model_free(mb_model *m) {
+void lcp__mb_model_free(mb_model *m) {
   if (!m)
     return;
   free(m->links);
@@ -176,7 +176,7 @@ void mb_model_free(mb_model *m) {
 
 /* ---- data ---- */
 
-int mb_data_init(mb_data *d, const mb_model *m) {
+int lcp__mb_data_init(mb_data *d, const mb_model *m) {
   if (!d || !m || m->link_count < 1 || !m->links)
     return LCP_ERR_INVALID_ARGUMENT;
   memset(d, 0, sizeof *d);
@@ -193,7 +193,7 @@ int mb_data_init(mb_data *d, const mb_model *m) {
   d->link_w = calloc(n, sizeof(vec3));
   if (!block || !d->link_x || !d->link_v || !d->link_w) {
     free(block);
-    mb_data_free(d);
+    lcp__mb_data_free(d);
     return LCP_ERR_NO_MEMORY;
   }
   memset(block, 0, size);
@@ -227,7 +227,7 @@ int mb_data_init(mb_data *d, const mb_model *m) {
   return LCP_OK;
 }
 
-void mb_data_free(mb_data *d) {
+void lcp__mb_data_free(mb_data *d) {
   if (!d)
     return;
   free(d->link_x);

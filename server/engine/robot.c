@@ -11,7 +11,7 @@
 static int find_robot(lcp_world_t *world, lcp_robot_id id, int32_t *slot) {
   *slot = world_robot_slot(world, id);
   if (*slot < 0)
-    return world_fail(world, LCP_ERR_NOT_FOUND, "no robot with id %d", (int)id);
+    return lcp__world_fail(world, LCP_ERR_NOT_FOUND, "no robot with id %d", (int)id);
   return LCP_OK;
 }
 
@@ -47,7 +47,7 @@ static int reserve_robot(lcp_world_t *world) {
 int lcp_robot_add(lcp_world_t *world, const lcp_robot_def_t *def, const double base_position[3],
                   const double base_orientation[4], lcp_robot_id *out_id) {
   if (!def || !def->links || def->link_count < 1)
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "robot definition is empty");
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "robot definition is empty");
   double zero[3] = {0, 0, 0}, identity[4] = {1, 0, 0, 0};
   if (!base_position)
     base_position = zero;
@@ -55,30 +55,30 @@ int lcp_robot_add(lcp_world_t *world, const lcp_robot_def_t *def, const double b
     base_orientation = identity;
   if (!finite_array(base_position, 3) || !finite_array(base_orientation, 4) ||
       !(q_norm(q_from(base_orientation)) > 1e-12))
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT,
-                      "robot base pose must be finite with a non-zero quaternion");
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT,
+                           "robot base pose must be finite with a non-zero quaternion");
   if (def->name[0] == '\0' || memchr(def->name, '\0', LCP_NAME_MAX) == NULL)
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "robot needs a name");
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "robot needs a name");
   lcp_robot_id existing;
   if (lcp_robot_find(world, def->name, &existing) == LCP_OK)
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "a robot named '%s' exists already",
-                      def->name);
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "a robot named '%s' exists already",
+                           def->name);
   for (int32_t i = 0; i < def->link_count; ++i) {
     const lcp_link_def_t *l = &def->links[i];
     if (l->first_geom < 0 || l->geom_count < 0 || l->first_geom + l->geom_count > def->geom_count)
-      return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "link '%s': geom range out of bounds",
-                        l->name);
+      return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "link '%s': geom range out of bounds",
+                             l->name);
   }
   if (reserve_robot(world) != LCP_OK)
-    return world_fail(world, LCP_ERR_NO_MEMORY, "out of memory adding a robot");
+    return lcp__world_fail(world, LCP_ERR_NO_MEMORY, "out of memory adding a robot");
 
   robot_model model = {.self_collision = def->self_collision};
   robot_state state = {0};
   mb_data data = {0};
   char err[200] = "";
-  int rc = mb_model_init(&model.mb, def, err, sizeof err);
+  int rc = lcp__mb_model_init(&model.mb, def, err, sizeof err);
   if (rc != LCP_OK)
-    return world_fail(world, rc, "robot '%s': %s", def->name, err);
+    return lcp__world_fail(world, rc, "robot '%s': %s", def->name, err);
   const mb_model *mb = &model.mb;
   model.link_names = calloc((size_t)mb->link_count, sizeof *model.link_names);
   model.joints = calloc((size_t)(mb->joint_count > 0 ? mb->joint_count : 1), sizeof *model.joints);
@@ -93,9 +93,9 @@ int lcp_robot_add(lcp_world_t *world, const lcp_robot_def_t *def, const double b
   state.velocity_synchronized = true;
   if (!model.link_names || !model.joints || !state.q || !state.qd || !state.force ||
       !state.link_wrench || !state.applied_torque || !state.joint_impulse || !state.control ||
-      mb_data_init(&data, mb) != LCP_OK) {
-    world_free_robot(&model, &state, &data);
-    return world_fail(world, LCP_ERR_NO_MEMORY, "out of memory adding a robot");
+      lcp__mb_data_init(&data, mb) != LCP_OK) {
+    lcp__world_free_robot(&model, &state, &data);
+    return lcp__world_fail(world, LCP_ERR_NO_MEMORY, "out of memory adding a robot");
   }
   memcpy(model.name, def->name, LCP_NAME_MAX);
   int32_t j = 0;
@@ -144,18 +144,18 @@ int lcp_robot_add(lcp_world_t *world, const lcp_robot_def_t *def, const double b
   world->robot_data[slot] = data;
   world->model.robot_count++;
   world->layout_hash_valid = false;
-  mb_kinematics(&world->model.robots[slot].mb, state.q, state.qd, &world->robot_data[slot]);
+  lcp__mb_kinematics(&world->model.robots[slot].mb, state.q, state.qd, &world->robot_data[slot]);
   /* Geoms, owned by their links. */
   for (int32_t i = 0; i < def->link_count; ++i) {
     const lcp_link_def_t *l = &def->links[i];
     for (int32_t g = l->first_geom; g < l->first_geom + l->geom_count; ++g) {
-      rc = world_add_geom(world, &def->geoms[g], LCP_NULL_ID, model.id, i, NULL);
+      rc = lcp__world_add_geom(world, &def->geoms[g], LCP_NULL_ID, model.id, i, NULL);
       if (rc != LCP_OK) {
         char why[256];
         snprintf(why, sizeof why, "%s", world->last_error);
         world->model.next_robot_id++;
         lcp_robot_remove(world, model.id);
-        return world_fail(world, rc, "robot '%s', link '%s': %s", def->name, l->name, why);
+        return lcp__world_fail(world, rc, "robot '%s', link '%s': %s", def->name, l->name, why);
       }
     }
   }
@@ -173,8 +173,8 @@ int lcp_robot_remove(lcp_world_t *world, lcp_robot_id id) {
   world_model *m = &world->model;
   for (int32_t g = m->geom_count - 1; g >= 0; --g)
     if (m->geoms[g].robot == id)
-      world_remove_geom_slot(world, g);
-  world_free_robot(&m->robots[slot], &world->state.robots[slot], &world->robot_data[slot]);
+      lcp__world_remove_geom_slot(world, g);
+  lcp__world_free_robot(&m->robots[slot], &world->state.robots[slot], &world->robot_data[slot]);
   int32_t tail = m->robot_count - slot - 1;
   memmove(&m->robots[slot], &m->robots[slot + 1], (size_t)tail * sizeof *m->robots);
   memmove(&world->state.robots[slot], &world->state.robots[slot + 1],
@@ -311,17 +311,17 @@ int lcp_robot_set_q(lcp_world_t *world, lcp_robot_id id, const double *q, int32_
     return rc;
   const mb_model *mb = &world->model.robots[slot].mb;
   if (!q || nq != mb->nq)
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "q has %d values, robot '%s' needs %d",
-                      (int)nq, world->model.robots[slot].name, (int)mb->nq);
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "q has %d values, robot '%s' needs %d",
+                           (int)nq, world->model.robots[slot].name, (int)mb->nq);
   if (!finite_array(q, nq))
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "q must be finite");
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "q must be finite");
   if (mb->floating && !(q_norm(q_from(&q[3])) > 1e-12))
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "base quaternion must be non-zero");
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "base quaternion must be non-zero");
   double *dst = world->state.robots[slot].q;
   memcpy(dst, q, (size_t)nq * sizeof(double));
   if (mb->floating)
     q_store(q_normalize(q_from(&dst[3])), &dst[3]);
-  mb_kinematics(mb, dst, world->state.robots[slot].qd, &world->robot_data[slot]);
+  lcp__mb_kinematics(mb, dst, world->state.robots[slot].qd, &world->robot_data[slot]);
   return LCP_OK;
 }
 
@@ -332,13 +332,13 @@ int lcp_robot_set_qd(lcp_world_t *world, lcp_robot_id id, const double *qd, int3
     return rc;
   const mb_model *mb = &world->model.robots[slot].mb;
   if (!qd || nv != mb->nv)
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "qd has %d values, robot '%s' needs %d",
-                      (int)nv, world->model.robots[slot].name, (int)mb->nv);
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "qd has %d values, robot '%s' needs %d",
+                           (int)nv, world->model.robots[slot].name, (int)mb->nv);
   if (!finite_array(qd, nv))
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "qd must be finite");
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "qd must be finite");
   memcpy(world->state.robots[slot].qd, qd, (size_t)nv * sizeof(double));
   world->state.robots[slot].velocity_synchronized = true;
-  mb_kinematics(mb, world->state.robots[slot].q, qd, &world->robot_data[slot]);
+  lcp__mb_kinematics(mb, world->state.robots[slot].q, qd, &world->robot_data[slot]);
   return LCP_OK;
 }
 
@@ -348,7 +348,7 @@ int lcp_robot_get_link_pose(const lcp_world_t *world, lcp_robot_id id, int32_t l
   const robot_model *r = robot_at(world, id, &slot);
   if (!r || link < 0 || link >= r->mb.link_count)
     return LCP_ERR_NOT_FOUND;
-  world_ensure_robot_kinematics(world);
+  lcp__world_ensure_robot_kinematics(world);
   const xform *x = &world->robot_data[slot].link_x[link];
   if (position)
     v3_store(x->p, position);
@@ -363,7 +363,7 @@ int lcp_robot_get_link_velocity(const lcp_world_t *world, lcp_robot_id id, int32
   const robot_model *r = robot_at(world, id, &slot);
   if (!r || link < 0 || link >= r->mb.link_count)
     return LCP_ERR_NOT_FOUND;
-  world_ensure_robot_kinematics(world);
+  lcp__world_ensure_robot_kinematics(world);
   if (linear)
     v3_store(world->robot_data[slot].link_v[link], linear);
   if (angular)
@@ -379,8 +379,8 @@ int lcp_robot_apply_generalized_force(lcp_world_t *world, lcp_robot_id id, const
     return rc;
   const mb_model *mb = &world->model.robots[slot].mb;
   if (!f || nv != mb->nv || !finite_array(f, nv))
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT,
-                      "generalised force must have %d finite values", (int)mb->nv);
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT,
+                           "generalised force must have %d finite values", (int)mb->nv);
   double *acc = world->state.robots[slot].force;
   for (int32_t i = 0; i < nv; ++i)
     acc[i] += f[i];
@@ -394,11 +394,11 @@ int lcp_robot_apply_link_force(lcp_world_t *world, lcp_robot_id id, int32_t link
   if (rc != LCP_OK)
     return rc;
   if (link < 0 || link >= world->model.robots[slot].mb.link_count)
-    return world_fail(world, LCP_ERR_NOT_FOUND, "robot '%s' has no link %d",
-                      world->model.robots[slot].name, (int)link);
+    return lcp__world_fail(world, LCP_ERR_NOT_FOUND, "robot '%s' has no link %d",
+                           world->model.robots[slot].name, (int)link);
   if (!force || !point || !finite_array(force, 3) || !finite_array(point, 3))
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "force and point must be finite");
-  world_ensure_robot_kinematics(world);
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "force and point must be finite");
+  lcp__world_ensure_robot_kinematics(world);
   vec3 f = v3_from(force);
   vec3 r = v3_sub(v3_from(point), world->robot_data[slot].link_x[link].p);
   vec3 t = v3_cross(r, f);
@@ -419,22 +419,22 @@ typedef enum robot_query {
 static int robot_dynamics_query(const lcp_world_t *world, const robot_model *r, int32_t slot,
                                 robot_query query, const double *in, double *out) {
   mb_data d;
-  if (mb_data_init(&d, &r->mb) != LCP_OK)
+  if (lcp__mb_data_init(&d, &r->mb) != LCP_OK)
     return LCP_ERR_NO_MEMORY;
   const robot_state *s = &world->state.robots[slot];
   vec3 g = v3_from(world->model.settings.gravity);
   switch (query) {
   case QUERY_MASS_MATRIX:
-    mb_mass_matrix(&r->mb, s->q, &d, out);
+    lcp__mb_mass_matrix(&r->mb, s->q, &d, out);
     break;
   case QUERY_INVERSE_DYNAMICS:
-    mb_inverse_dynamics(&r->mb, s->q, s->qd, in, g, &d, out);
+    lcp__mb_inverse_dynamics(&r->mb, s->q, s->qd, in, g, &d, out);
     break;
   case QUERY_FORWARD_DYNAMICS:
-    mb_forward_dynamics(&r->mb, s->q, s->qd, in, NULL, g, &d, out);
+    lcp__mb_forward_dynamics(&r->mb, s->q, s->qd, in, NULL, g, &d, out);
     break;
   }
-  mb_data_free(&d);
+  lcp__mb_data_free(&d);
   return LCP_OK;
 }
 
@@ -504,14 +504,15 @@ int lcp_robot_set_controls(lcp_world_t *world, lcp_robot_id id, const lcp_joint_
     return rc;
   const robot_model *r = &world->model.robots[slot];
   if (!controls)
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "controls is NULL");
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "controls is NULL");
   if (joint_count != r->mb.joint_count)
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "robot '%s' has %d joints, not %d", r->name,
-                      (int)r->mb.joint_count, (int)joint_count);
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "robot '%s' has %d joints, not %d",
+                           r->name, (int)r->mb.joint_count, (int)joint_count);
   for (int32_t j = 0; j < joint_count; ++j) {
     const char *why = control_problem(&controls[j]);
     if (why)
-      return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "joint '%s': %s", r->joints[j].name, why);
+      return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "joint '%s': %s", r->joints[j].name,
+                             why);
   }
   memcpy(world->state.robots[slot].control, controls,
          (size_t)joint_count * sizeof(lcp_joint_control_t));
@@ -526,11 +527,12 @@ int lcp_robot_set_joint_control(lcp_world_t *world, lcp_robot_id id, int32_t joi
     return rc;
   const robot_model *r = &world->model.robots[slot];
   if (joint < 0 || joint >= r->mb.joint_count)
-    return world_fail(world, LCP_ERR_NOT_FOUND, "robot '%s' has no joint %d", r->name, (int)joint);
+    return lcp__world_fail(world, LCP_ERR_NOT_FOUND, "robot '%s' has no joint %d", r->name,
+                           (int)joint);
   const char *why = control_problem(control);
   if (why)
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "joint '%s': %s", r->joints[joint].name,
-                      why);
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "joint '%s': %s", r->joints[joint].name,
+                           why);
   world->state.robots[slot].control[joint] = *control;
   return LCP_OK;
 }
@@ -542,8 +544,8 @@ int lcp_robot_set_joint_control_by_name(lcp_world_t *world, lcp_robot_id id, con
   if (rc != LCP_OK)
     return rc;
   if (lcp_robot_find_joint(world, id, joint, &index) != LCP_OK)
-    return world_fail(world, LCP_ERR_NOT_FOUND, "robot '%s' has no joint named '%s'",
-                      world->model.robots[slot].name, joint ? joint : "(null)");
+    return lcp__world_fail(world, LCP_ERR_NOT_FOUND, "robot '%s' has no joint named '%s'",
+                           world->model.robots[slot].name, joint ? joint : "(null)");
   return lcp_robot_set_joint_control(world, id, index, control);
 }
 
@@ -580,6 +582,6 @@ int lcp_robot_set_gravity_compensation(lcp_world_t *world, lcp_robot_id id, bool
   return LCP_OK;
 }
 
-bool robot_control_valid(const lcp_joint_control_t *control) {
+bool lcp__robot_control_valid(const lcp_joint_control_t *control) {
   return control_problem(control) == NULL;
 }

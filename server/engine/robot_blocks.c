@@ -16,7 +16,7 @@
  *     r_i = J_i·v − target_i + cfm_i λ_i (the rows' current w + cfm λ),
  *
  * by x = λ_b − K⁻¹ r (Cholesky factor of K, made once per solve) when that
- * is inside the bounds, else by Dantzig's method on K (dantzig_solve). Then
+ * is inside the bounds, else by Dantzig's method on K (lcp__dantzig_solve). Then
  * v += Σ_i M⁻¹J_iᵀ (x_i − λ_i). Block Gauss–Seidel with exact block solves
  * converges for positive definite A like PGS with ω = 1; ω does not apply
  * to blocks. A block whose K is not clearly positive definite (redundant
@@ -34,7 +34,7 @@ static int only_side(const solver_row *r) {
   return s0 == s1 ? -1 : (s0 ? 0 : 1);
 }
 
-int32_t robot_block_rows(const solver_problem *p, int32_t i, int32_t end, double *diag) {
+int32_t lcp__robot_block_rows(const solver_problem *p, int32_t i, int32_t end, double *diag) {
   const solver_row *r0 = &p->rows[i];
   int s0 = only_side(r0);
   if (s0 < 0)
@@ -46,7 +46,7 @@ int32_t robot_block_rows(const solver_problem *p, int32_t i, int32_t end, double
     if (s < 0 || is_friction(r->kind) || r->dof_offset[s] != r0->dof_offset[s0] ||
         r->dof_count[s] != r0->dof_count[s0])
       break;
-    double d = solver_row_diag(p, r);
+    double d = lcp__solver_row_diag(p, r);
     if (!(d > 0.0))
       break;
     diag[m++] = d;
@@ -160,21 +160,21 @@ static void block_gs_pass(const row_block *b, const double *lb, double *x) {
   }
 }
 
-void robot_block_sweep(const row_block *b, dantzig_work *dz, double *lam, double *res_io,
-                       double *sum_io) {
+void lcp__robot_block_sweep(const row_block *b, dantzig_work *dz, double *lam, double *res_io,
+                            double *sum_io) {
   const int32_t m = b->m, w = b->width;
   double *lb = lam + b->first, *x = b->x;
   bool inside = true;
   for (int32_t k = 0; k < m; ++k)
     b->r[k] = (side_dot(b->J[k], b->v, w) - b->target[k]) + b->cfm[k] * lb[k];
   memcpy(x, b->r, sizeof(double) * (size_t)m);
-  dantzig_cholesky_solve(b->L, m, m, x);
+  lcp__dantzig_cholesky_solve(b->L, m, m, x);
   for (int32_t k = 0; k < m; ++k) {
     x[k] = lb[k] - x[k];
     inside &= x[k] >= b->lo[k] && x[k] <= b->hi[k];
   }
   if (!inside) {
-    /* Dantzig on x = x0 + y with x0 = clamp(0, lo, hi), as solver_direct
+    /* Dantzig on x = x0 + y with x0 = clamp(0, lo, hi), as lcp__solver_direct
      * shifts bounds that exclude 0: K y + q' ⟂ lo − x0 ≤ y ≤ hi − x0 with
      * q' = r + K (x0 − λ_b). */
     for (int32_t k = 0; k < m; ++k) {
@@ -189,7 +189,7 @@ void robot_block_sweep(const row_block *b, dantzig_work *dz, double *lam, double
         qk += row[l] * (b->x0[l] - lb[l]);
       b->q[k] = qk;
     }
-    if (dantzig_solve(dz, m, b->K, b->q, b->blo, b->bhi, x) == LCP_OK) {
+    if (lcp__dantzig_solve(dz, m, b->K, b->q, b->blo, b->bhi, x) == LCP_OK) {
       for (int32_t k = 0; k < m; ++k)
         x[k] = clampd(b->x0[k] + x[k], b->lo[k], b->hi[k]);
     } else {
@@ -212,8 +212,8 @@ void robot_block_sweep(const row_block *b, dantzig_work *dz, double *lam, double
   *sum_io = acc;
 }
 
-int robot_block_init(row_block *b, solver_problem *p, int32_t i, int32_t m, const double *diag,
-                     double *lam, arena *scratch) {
+int lcp__robot_block_init(row_block *b, solver_problem *p, int32_t i, int32_t m, const double *diag,
+                          double *lam, arena *scratch) {
   int rc = block_layout(b, p, i, m, scratch);
   return rc == LCP_OK ? block_values(b, p, diag, lam) : rc;
 }

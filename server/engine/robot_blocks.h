@@ -22,19 +22,20 @@ typedef struct row_block {
  * only side is the same range of velocity entries, none a friction row,
  * none degenerate, at most BLOCK_MAX; 0 when fewer than 2. diag gets their
  * A_ii + cfm_i. */
-int32_t robot_block_rows(const solver_problem *p, int32_t i, int32_t end, double *diag);
-/* Block b for rows [i, i + m) (robot_block_rows' m and diag): its K and
+int32_t lcp__robot_block_rows(const solver_problem *p, int32_t i, int32_t end, double *diag);
+/* Block b for rows [i, i + m) (lcp__robot_block_rows' m and diag): its K and
  * the Cholesky factor of K, its rows' bounds, targets and cfm, and its
  * warm start (the rows' impulses clamped into their bounds, into lam and
  * applied to velocity). LCP_ERR_STATE when K is not clearly positive
  * definite (nothing was written to lam or velocity: the rows are then
  * swept one by one), LCP_ERR_NO_MEMORY, or LCP_OK. */
-int robot_block_init(row_block *b, solver_problem *p, int32_t i, int32_t m, const double *diag,
-                     double *lam, arena *scratch);
+int lcp__robot_block_init(row_block *b, solver_problem *p, int32_t i, int32_t m, const double *diag,
+                          double *lam, arena *scratch);
 /* One block Gauss–Seidel update of b (its exact boxed LCP with the other
  * impulses fixed), λ in lam. Folds the residual into *res (the largest
  * |Δλ_i|·(A_ii + cfm_i)) and *sum (their sum). dz: Dantzig's work space for
  * the largest block. */
-void robot_block_sweep(const row_block *b, dantzig_work *dz, double *lam, double *res, double *sum);
+void lcp__robot_block_sweep(const row_block *b, dantzig_work *dz, double *lam, double *res,
+                            double *sum);
 
 #endif

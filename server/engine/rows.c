@@ -104,7 +104,7 @@ static int32_t side_width(const lcp_world_t *world, const step_context *ctx, int
  * Jacobian row of the contact point along dir, and its response M⁻¹Jᵀ from
  * the articulated-body factors, O(n) (Featherstone, "Rigid Body Dynamics
  * Algorithms") — or copied from response when it was computed already
- * (mb_response_point3). When other_link ≥ 0 the row is a self-contact and
+ * (lcp__mb_response_point3). When other_link ≥ 0 the row is a self-contact and
  * the side carries J_link − J_other (both links move the same velocities),
  * with scratch holding 2 nv doubles. */
 static void write_link_side(solver_row *row, int side, const lcp_world_t *world,
@@ -115,14 +115,14 @@ static void write_link_side(solver_row *row, int side, const lcp_world_t *world,
   mb_data *d = &world->robot_data[r];
   int32_t nv = mb->nv;
   double *j = J + coef, *t = MinvJt + coef;
-  mb_point_jacobian_row(mb, d, link, point, dir, v3_zero(), j);
+  lcp__mb_point_jacobian_row(mb, d, link, point, dir, v3_zero(), j);
   if (response)
     memcpy(t, response, sizeof(double) * (size_t)nv);
   else
-    mb_response_point(mb, d, link, point, dir, v3_zero(), t);
+    lcp__mb_response_point(mb, d, link, point, dir, v3_zero(), t);
   if (other_link >= 0) {
-    mb_point_jacobian_row(mb, d, other_link, point, dir, v3_zero(), scratch);
-    mb_response_point(mb, d, other_link, point, dir, v3_zero(), scratch + nv);
+    lcp__mb_point_jacobian_row(mb, d, other_link, point, dir, v3_zero(), scratch);
+    lcp__mb_response_point(mb, d, other_link, point, dir, v3_zero(), scratch + nv);
     for (int32_t k = 0; k < nv; ++k) {
       j[k] -= scratch[k];
       t[k] -= scratch[nv + k];
@@ -293,14 +293,14 @@ static bool contact_point_rows(const lcp_world_t *world, const step_context *ctx
   /* a link side's three responses (normal, tangents) in one pass */
   const double *response_a = NULL, *response_b = NULL;
   if (!mr->self_contact && mr->wa > 0 && mr->ra >= 0) {
-    mb_response_point3(&model->robots[mr->ra].mb, &world->robot_data[mr->ra],
-                       ctx->geom_link[mr->pair->a], cp->position, mr->dir, w->responses);
+    lcp__mb_response_point3(&model->robots[mr->ra].mb, &world->robot_data[mr->ra],
+                            ctx->geom_link[mr->pair->a], cp->position, mr->dir, w->responses);
     response_a = w->responses;
   }
   if (!mr->self_contact && mr->wb > 0 && mr->rb >= 0) {
-    mb_response_point3(&model->robots[mr->rb].mb, &world->robot_data[mr->rb],
-                       ctx->geom_link[mr->pair->b], cp->position, mr->dir,
-                       w->responses + 3 * mr->wa);
+    lcp__mb_response_point3(&model->robots[mr->rb].mb, &world->robot_data[mr->rb],
+                            ctx->geom_link[mr->pair->b], cp->position, mr->dir,
+                            w->responses + 3 * mr->wa);
     response_b = w->responses + 3 * mr->wa;
   }
   const int32_t normal_row = w->row;
@@ -343,7 +343,7 @@ static int32_t manifold_rows_build(const lcp_world_t *world, step_context *ctx, 
 /* ---- joint rows ----
  *
  * Every row of a movable joint acts on its velocity qd_v alone: with
- * J = ±e_v its response M⁻¹Jᵀ = ±column v of M⁻¹ (mb_response_dof), which
+ * J = ±e_v its response M⁻¹Jᵀ = ±column v of M⁻¹ (lcp__mb_response_dof), which
  * the joint's rows share (the upper limit's is the negation). */
 
 /* Limit rows are made this close to a limit (rad or m) and also when the
@@ -360,7 +360,7 @@ static int joint_limits_near(const joint_model *joint, double q, double u, doubl
   return (q - joint->lower < reach ? 1 : 0) | (joint->upper - q < reach ? 2 : 0);
 }
 
-bool rows_robot_touched(const lcp_world_t *world, const step_context *ctx, int32_t r) {
+bool lcp__rows_robot_touched(const lcp_world_t *world, const step_context *ctx, int32_t r) {
   for (int32_t k = 0; k < ctx->manifold_count; ++k) {
     const sap_pair *pair = &ctx->pairs[ctx->manifold_pair[k]];
     if (ctx->geom_robot[pair->a] == r || ctx->geom_robot[pair->b] == r)
@@ -514,7 +514,7 @@ static int32_t joint_rows(lcp_world_t *world, step_context *ctx, int32_t robot, 
     double *J = p->J + at.plus, *T = p->MinvJt + at.plus;
     memset(J, 0, sizeof(double) * (size_t)nv);
     J[v] = 1.0;
-    mb_response_dof(mb, d, v, T);
+    lcp__mb_response_dof(mb, d, v, T);
     for (int32_t k = 0; k < nv; ++k) {
       p->J[at.minus + k] = -J[k];
       p->MinvJt[at.minus + k] = -T[k];
@@ -582,7 +582,7 @@ static int rows_allocate(lcp_world_t *world, step_context *ctx, row_writer *w) {
   return LCP_OK;
 }
 
-int rows_build(lcp_world_t *world, step_context *ctx) {
+int lcp__rows_build(lcp_world_t *world, step_context *ctx) {
   solver_problem *p = &ctx->problem;
   row_writer w = {.p = p};
   int rc = rows_allocate(world, ctx, &w);

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <stdint.h>
 
-vec3 shape_support_local(const shape *s, vec3 d) {
+vec3 lcp__shape_support_local(const shape *s, vec3 d) {
   switch (s->type) {
   case LCP_SHAPE_SPHERE: {
     vec3 u;
@@ -51,7 +51,7 @@ vec3 shape_support_local(const shape *s, vec3 d) {
   }
 }
 
-void shape_aabb(const shape *s, const xform *x, vec3 *lo, vec3 *hi) {
+void lcp__shape_aabb(const shape *s, const xform *x, vec3 *lo, vec3 *hi) {
   vec3 e;
   switch (s->type) {
   case LCP_SHAPE_SPHERE:

@@ -22,9 +22,9 @@ static inline double sgn_pos(double x) { return x >= 0.0 ? 1.0 : -1.0; }
 
 /* Support point of the shape (its full extent, radius included) in local
  * direction d: argmax over the shape of dot(x, d). d need not be unit. */
-vec3 shape_support_local(const shape *s, vec3 d);
+vec3 lcp__shape_support_local(const shape *s, vec3 d);
 
 /* World AABB of the shape at transform x. Planes get an infinite box. */
-void shape_aabb(const shape *s, const xform *x, vec3 *lo, vec3 *hi);
+void lcp__shape_aabb(const shape *s, const xform *x, vec3 *lo, vec3 *hi);
 
 #endif

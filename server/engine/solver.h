@@ -130,21 +130,21 @@ typedef struct solver_result {
  * box model, and projected together onto the disc of radius μλn in the cone
  * model. Return LCP_OK, LCP_ERR_NO_MEMORY, or LCP_ERR_NUMERIC when a
  * non-finite value appears. */
-int solver_pgs(const solver_settings *settings, solver_problem *problem, solver_result *result,
-               arena *scratch);
-int solver_jacobi(const solver_settings *settings, solver_problem *problem, solver_result *result,
-                  arena *scratch);
+int lcp__solver_pgs(const solver_settings *settings, solver_problem *problem, solver_result *result,
+                    arena *scratch);
+int lcp__solver_jacobi(const solver_settings *settings, solver_problem *problem,
+                       solver_result *result, arena *scratch);
 /* Forms the dense A and b from the rows and solves the boxed LCP exactly by
  * Dantzig's principal pivoting (friction bounds by an outer fixed-point loop
  * on the normal impulses). LCP_ERR_STATE when row_count exceeds max_rows. */
-int solver_direct(const solver_settings *settings, solver_problem *problem, solver_result *result,
-                  arena *scratch, int32_t max_rows);
+int lcp__solver_direct(const solver_settings *settings, solver_problem *problem,
+                       solver_result *result, arena *scratch, int32_t max_rows);
 
 /* Dense boxed LCP by Dantzig's algorithm: finds λ with lo ≤ λ ≤ hi and
  * w = Aλ + b complementary to the bounds. A is n×n
  * row-major, symmetric positive semidefinite with a positive diagonal;
  * requires lo_i ≤ 0 ≤ hi_i. lambda is output only. */
-int lcp_dense_dantzig(int32_t n, const double *A, const double *b, const double *lo,
-                      const double *hi, double *lambda, arena *scratch);
+int lcp__dantzig_dense(int32_t n, const double *A, const double *b, const double *lo,
+                       const double *hi, double *lambda, arena *scratch);
 
 #endif

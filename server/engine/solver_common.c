@@ -35,7 +35,7 @@ static double overlap_dot(const double *a, int32_t a_off, int32_t a_n, const dou
 /* J_i · M⁻¹J_jᵀ = A_ij: every side of row i against every side of row j,
  * also two sides on overlapping ranges of velocity entries (a contact of
  * two links of one robot), which give their cross terms too. */
-double solver_row_cross(const solver_problem *p, const solver_row *ri, const solver_row *rj) {
+double lcp__solver_row_cross(const solver_problem *p, const solver_row *ri, const solver_row *rj) {
   double sum = 0.0;
   for (int a = 0; a < 2; ++a) {
     if (ri->dof_count[a] <= 0)
@@ -54,7 +54,7 @@ double solver_row_cross(const solver_problem *p, const solver_row *ri, const sol
   return sum;
 }
 
-double solver_row_velocity(const solver_problem *p, const solver_row *r, const double *v) {
+double lcp__solver_row_velocity(const solver_problem *p, const solver_row *r, const double *v) {
   double sum = -r->target;
   for (int a = 0; a < 2; ++a)
     for (int32_t k = 0; k < r->dof_count[a]; ++k)
@@ -62,7 +62,7 @@ double solver_row_velocity(const solver_problem *p, const solver_row *r, const d
   return sum;
 }
 
-void solver_row_apply(const solver_problem *p, const solver_row *r, double *v, double s) {
+void lcp__solver_row_apply(const solver_problem *p, const solver_row *r, double *v, double s) {
   for (int a = 0; a < 2; ++a)
     for (int32_t k = 0; k < r->dof_count[a]; ++k)
       v[r->dof_offset[a] + k] += p->MinvJt[r->coef_offset[a] + k] * s;
@@ -86,7 +86,7 @@ static int check_row_values(const solver_row *r, bool bounded, bool *numeric) {
   return LCP_OK;
 }
 
-int solver_check_problem(const solver_problem *p) {
+int lcp__solver_check_problem(const solver_problem *p) {
   if (!p || p->row_count < 0 || p->dof_count < 0)
     return LCP_ERR_INVALID_ARGUMENT;
   if (p->row_count > 0 && (!p->rows || !p->J || !p->MinvJt))
@@ -147,16 +147,16 @@ int solver_check_problem(const solver_problem *p) {
   return numeric ? LCP_ERR_NUMERIC : LCP_OK;
 }
 
-int solver_check_iterative(const solver_settings *settings, const solver_problem *p,
-                           const arena *scratch) {
+int lcp__solver_check_iterative(const solver_settings *settings, const solver_problem *p,
+                                const arena *scratch) {
   if (!settings || !scratch)
     return LCP_ERR_INVALID_ARGUMENT;
   if (!(settings->omega > 0.0) || !isfinite(settings->omega))
     return LCP_ERR_INVALID_ARGUMENT;
-  return solver_check_problem(p);
+  return lcp__solver_check_problem(p);
 }
 
-void solver_contact_expand(const solver_problem *p, const solver_contact *c) {
+void lcp__solver_contact_expand(const solver_problem *p, const solver_contact *c) {
   for (int m = 0; m < 3; ++m) {
     const solver_row *r = &p->rows[c->row + m];
     vec3 d = v3_from(c->dir[m]);
@@ -179,9 +179,9 @@ void solver_contact_expand(const solver_problem *p, const solver_contact *c) {
   }
 }
 
-void solver_contacts_expand_all(const solver_problem *p) {
+void lcp__solver_contacts_expand_all(const solver_problem *p) {
   for (int32_t k = 0; k < p->contact_count; ++k)
-    solver_contact_expand(p, &p->contacts[k]);
+    lcp__solver_contact_expand(p, &p->contacts[k]);
 }
 
 /* Σ a_k b_k and Σ |a_k b_k| over the overlap of two segments (as overlap_dot). */
@@ -236,25 +236,26 @@ static double diag_of(double a, double cfm) {
   return d > 0.0 ? d : 0.0;
 }
 
-double solver_row_diag(const solver_problem *p, const solver_row *r) {
+double lcp__solver_row_diag(const solver_problem *p, const solver_row *r) {
   return diag_of(row_a(p, r), r->cfm);
 }
 
-double solver_pair_lambda_max(const solver_problem *p, int32_t i, double d1, double d2) {
+double lcp__solver_pair_lambda_max(const solver_problem *p, int32_t i, double d1, double d2) {
   const solver_row *r = p->rows;
-  double a = 0.5 * (solver_row_cross(p, &r[i], &r[i + 1]) + solver_row_cross(p, &r[i + 1], &r[i]));
+  double a = 0.5 * (lcp__solver_row_cross(p, &r[i], &r[i + 1]) +
+                    lcp__solver_row_cross(p, &r[i + 1], &r[i]));
   double h = 0.5 * (d1 - d2);
   return 0.5 * (d1 + d2) + sqrt(h * h + a * a);
 }
 
-void solver_set_result(solver_result *result, int32_t iterations, double residual) {
+void lcp__solver_set_result(solver_result *result, int32_t iterations, double residual) {
   if (result) {
     result->iterations = iterations;
     result->residual = residual;
   }
 }
 
-int solver_check_finite_output(const solver_problem *p) {
+int lcp__solver_check_finite_output(const solver_problem *p) {
   for (int32_t i = 0; i < p->dof_count; ++i)
     if (!isfinite(p->velocity[i]))
       return LCP_ERR_NUMERIC;
@@ -268,12 +269,12 @@ int solver_check_finite_output(const solver_problem *p) {
 
 static const double zeros6[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
 
-int solver_items_init(solver_items *s, int32_t row_count, arena *scratch) {
+int lcp__solver_items_init(solver_items *s, int32_t row_count, arena *scratch) {
   size_t rows = row_count > 0 ? (size_t)row_count : 1;
   s->count = 0;
   s->lam = ARENA_NEW(scratch, double, rows);
   s->items = ARENA_NEW(scratch, pgs_item, rows);
-  s->dummy_v = arena_calloc(scratch, 6, sizeof(double));
+  s->dummy_v = lcp__arena_calloc(scratch, 6, sizeof(double));
   return s->lam && s->items && s->dummy_v ? LCP_OK : LCP_ERR_NO_MEMORY;
 }
 
@@ -330,23 +331,23 @@ static double item_warm(const solver_problem *p, int32_t i, double diag) {
   if (!is_friction(r->kind))
     return clampd(r->lambda, r->lo, r->hi);
   const solver_row *nr = &p->rows[r->normal_row];
-  double n = solver_row_diag(p, nr) > 0.0 ? clampd(nr->lambda, nr->lo, nr->hi) : 0.0;
+  double n = lcp__solver_row_diag(p, nr) > 0.0 ? clampd(nr->lambda, nr->lo, nr->hi) : 0.0;
   double bound = r->mu * (n > 0.0 ? n : 0.0);
   return clampd(r->lambda, -bound, bound);
 }
 
-void solver_items_skip(solver_items *s, solver_problem *p, int32_t i) {
+void lcp__solver_items_skip(solver_items *s, solver_problem *p, int32_t i) {
   s->lam[i] = 0.0;
   p->rows[i].lambda = 0.0;
 }
 
-int solver_items_add(solver_items *s, solver_problem *p, int32_t i, double d0, double omega,
-                     bool cone) {
+int lcp__solver_items_add(solver_items *s, solver_problem *p, int32_t i, double d0, double omega,
+                          bool cone) {
   const int32_t first = s->count;
   double d1 = -1.0;
   if (cone && i + 1 < p->row_count && p->rows[i].kind == ROW_FRICTION_1 &&
       p->rows[i + 1].kind == ROW_FRICTION_2 && p->rows[i + 1].normal_row == p->rows[i].normal_row) {
-    d1 = solver_row_diag(p, &p->rows[i + 1]);
+    d1 = lcp__solver_row_diag(p, &p->rows[i + 1]);
     if (d1 < 0.0)
       return LCP_ERR_NUMERIC;
   }
@@ -355,7 +356,7 @@ int solver_items_add(solver_items *s, solver_problem *p, int32_t i, double d0, d
     pgs_item *a = &s->items[s->count], *b = &s->items[s->count + 1];
     fill_item(a, p, i, d0, omega, s->dummy_v);
     fill_item(b, p, i + 1, d1, omega, s->dummy_v);
-    double step = omega / solver_pair_lambda_max(p, i, d0, d1);
+    double step = omega / lcp__solver_pair_lambda_max(p, i, d0, d1);
     item_set_step(a, step, &p->rows[i]);
     item_set_step(b, step, &p->rows[i + 1]);
     bool fused =
@@ -364,7 +365,7 @@ int solver_items_add(solver_items *s, solver_problem *p, int32_t i, double d0, d
     /* the pair's warm start onto the disc of radius μλn, λn the normal's
      * clamped warm start */
     const solver_row *nr = &p->rows[p->rows[i].normal_row];
-    double ln = solver_row_diag(p, nr) > 0.0 ? clampd(nr->lambda, nr->lo, nr->hi) : 0.0;
+    double ln = lcp__solver_row_diag(p, nr) > 0.0 ? clampd(nr->lambda, nr->lo, nr->hi) : 0.0;
     double bound = p->rows[i].mu * (ln > 0.0 ? ln : 0.0);
     double l1 = p->rows[i].lambda, l2 = p->rows[i + 1].lambda;
     double len = sqrt(l1 * l1 + l2 * l2);
@@ -387,7 +388,7 @@ int solver_items_add(solver_items *s, solver_problem *p, int32_t i, double d0, d
   return taken;
 }
 
-void solver_items_finish(const solver_items *s, solver_problem *p) {
+void lcp__solver_items_finish(const solver_items *s, solver_problem *p) {
   for (int32_t k = 0; k < s->count; ++k)
     p->rows[s->items[k].row].lambda = s->lam[s->items[k].row];
 }

@@ -1,5 +1,5 @@
 /* The reference solvers: Dantzig's principal pivoting for the dense boxed
- * LCP (lcp_dense_dantzig; also the exact solves of PGS's robot blocks), and
+ * LCP (lcp__dantzig_dense; also the exact solves of PGS's robot blocks), and
  * the direct solver, which forms the dense A of a problem's rows and solves
  * it by Dantzig's method, with the friction bounds from an outer fixed-point
  * loop on the normal impulses. */
@@ -79,7 +79,7 @@ static int dz_alloc(dz_work *ws, int32_t n, arena *a) {
   return LCP_OK;
 }
 
-dantzig_work *dantzig_work_new(int32_t n, arena *a) {
+dantzig_work *lcp__dantzig_work_new(int32_t n, arena *a) {
   dz_work *ws = ARENA_NEW(a, dz_work, 1);
   return ws && dz_alloc(ws, n, a) == LCP_OK ? ws : NULL;
 }
@@ -94,7 +94,7 @@ static double dz_row_dot(const double *A, int32_t n, int32_t i, const double *x,
 }
 
 /* y ← A_FF⁻¹ y with A_FF = L Lᵀ (m×m, row stride n). */
-void dantzig_cholesky_solve(const double *L, int32_t n, int32_t m, double *y) {
+void lcp__dantzig_cholesky_solve(const double *L, int32_t n, int32_t m, double *y) {
   for (int32_t p = 0; p < m; ++p) {
     const double *row = L + (size_t)p * (size_t)n;
     double s = y[p];
@@ -185,13 +185,13 @@ static void dz_refresh(dz_work *ws, int32_t n, int32_t m, const double *A, const
         s -= a[k] * x[k];
     ws->y[p] = s;
   }
-  dantzig_cholesky_solve(ws->L, n, m, ws->y);
+  lcp__dantzig_cholesky_solve(ws->L, n, m, ws->y);
   for (int32_t p = 0; p < m; ++p)
     x[ws->fidx[p]] = ws->y[p];
   for (int refine = 0; refine < 2; ++refine) {
     for (int32_t p = 0; p < m; ++p)
       ws->y[p] = -(dz_row_dot(A, n, ws->fidx[p], x, reg) + b[ws->fidx[p]]);
-    dantzig_cholesky_solve(ws->L, n, m, ws->y);
+    lcp__dantzig_cholesky_solve(ws->L, n, m, ws->y);
     for (int32_t p = 0; p < m; ++p)
       x[ws->fidx[p]] += ws->y[p];
   }
@@ -281,7 +281,7 @@ static int dz_drive(dz_work *ws, dz_problem *q, int32_t d) {
     /* Direction: Δλ_F = −s A_FF⁻¹ A_Fd. */
     for (int32_t p = 0; p < m; ++p)
       ws->y[p] = A[(size_t)ws->fidx[p] * (size_t)n + d];
-    dantzig_cholesky_solve(ws->L, n, m, ws->y);
+    lcp__dantzig_cholesky_solve(ws->L, n, m, ws->y);
     double size = 1.0, dwd = s * add;
     for (int32_t p = 0; p < m; ++p) {
       ws->dlf[p] = -s * ws->y[p];
@@ -467,8 +467,8 @@ static int dz_solve(dz_work *ws, int32_t n, const double *A, const double *b, co
 }
 
 /* Exact solve of A (pre-checked), regularised only when the plain one fails. */
-int dantzig_solve(dz_work *ws, int32_t n, const double *A, const double *b, const double *lo,
-                  const double *hi, double *x) {
+int lcp__dantzig_solve(dz_work *ws, int32_t n, const double *A, const double *b, const double *lo,
+                       const double *hi, double *x) {
   static const double regs[] = {0.0, 1e-10, 1e-8};
   for (size_t r = 0; r < sizeof regs / sizeof regs[0]; ++r) {
     int rc = dz_solve(ws, n, A, b, lo, hi, x, regs[r]);
@@ -480,8 +480,8 @@ int dantzig_solve(dz_work *ws, int32_t n, const double *A, const double *b, cons
   return LCP_ERR_NUMERIC;
 }
 
-int lcp_dense_dantzig(int32_t n, const double *A, const double *b, const double *lo,
-                      const double *hi, double *lambda, arena *scratch) {
+int lcp__dantzig_dense(int32_t n, const double *A, const double *b, const double *lo,
+                       const double *hi, double *lambda, arena *scratch) {
   if (n < 0 || !scratch || (n > 0 && (!A || !b || !lo || !hi || !lambda)))
     return LCP_ERR_INVALID_ARGUMENT;
   if (n == 0)
@@ -499,15 +499,15 @@ int lcp_dense_dantzig(int32_t n, const double *A, const double *b, const double 
   dz_work ws;
   if (dz_alloc(&ws, n, scratch) != LCP_OK)
     return LCP_ERR_NO_MEMORY;
-  return dantzig_solve(&ws, n, A, b, lo, hi, lambda);
+  return lcp__dantzig_solve(&ws, n, A, b, lo, hi, lambda);
 }
 
 /* ---- the direct solver's view of the rows ---- */
 
-/* diag[i] for every row; see solver_row_diag (−1 there: a non-finite A_ii). */
+/* diag[i] for every row; see lcp__solver_row_diag (−1 there: a non-finite A_ii). */
 static int compute_diagonal(const solver_problem *p, double *diag) {
   for (int32_t i = 0; i < p->row_count; ++i) {
-    diag[i] = solver_row_diag(p, &p->rows[i]);
+    diag[i] = lcp__solver_row_diag(p, &p->rows[i]);
     if (diag[i] < 0.0)
       return LCP_ERR_NUMERIC;
   }
@@ -522,7 +522,7 @@ static bool is_cone_pair(const solver_problem *p, const double *diag, int32_t i)
 }
 
 static double pair_lambda_max(const solver_problem *p, const double *diag, int32_t i) {
-  return solver_pair_lambda_max(p, i, diag[i], diag[i + 1]);
+  return lcp__solver_pair_lambda_max(p, i, diag[i], diag[i + 1]);
 }
 
 /* Warm start: the rows' lambda, clamped into the bounds
@@ -635,12 +635,13 @@ static void direct_fill(direct_problem *d, const solver_problem *problem, const 
     const solver_row *rk = &rows[d->act[k]];
     for (int32_t l = 0; l <= k; ++l) {
       const solver_row *rl = &rows[d->act[l]];
-      double a = 0.5 * (solver_row_cross(problem, rk, rl) + solver_row_cross(problem, rl, rk));
+      double a =
+          0.5 * (lcp__solver_row_cross(problem, rk, rl) + lcp__solver_row_cross(problem, rl, rk));
       d->A[(size_t)k * ms + (size_t)l] = a;
       d->A[(size_t)l * ms + (size_t)k] = a;
     }
     d->A[(size_t)k * ms + (size_t)k] = diag[d->act[k]];
-    d->b[k] = solver_row_velocity(problem, rk, problem->velocity);
+    d->b[k] = lcp__solver_row_velocity(problem, rk, problem->velocity);
     d->prev[k] = warm[d->act[k]];
     d->pair[k] = -1;
     d->cdir[k] = 1.0;
@@ -765,20 +766,20 @@ static void direct_finish(direct_problem *d, solver_problem *problem) {
     problem->rows[i].lambda = d->pos[i] >= 0 ? lam[d->pos[i]] : 0.0;
   for (int32_t i = 0; i < n; ++i)
     if (problem->rows[i].lambda != 0.0)
-      solver_row_apply(problem, &rows[i], problem->velocity, problem->rows[i].lambda);
+      lcp__solver_row_apply(problem, &rows[i], problem->velocity, problem->rows[i].lambda);
 }
 
-int solver_direct(const solver_settings *settings, solver_problem *problem, solver_result *result,
-                  arena *scratch, int32_t max_rows) {
-  solver_set_result(result, 0, 0.0);
+int lcp__solver_direct(const solver_settings *settings, solver_problem *problem,
+                       solver_result *result, arena *scratch, int32_t max_rows) {
+  lcp__solver_set_result(result, 0, 0.0);
   if (!settings || !problem || !scratch)
     return LCP_ERR_INVALID_ARGUMENT;
   if (problem->row_count > max_rows)
     return LCP_ERR_STATE;
-  int rc = solver_check_problem(problem);
+  int rc = lcp__solver_check_problem(problem);
   if (rc != LCP_OK)
     return rc;
-  solver_contacts_expand_all(problem);
+  lcp__solver_contacts_expand_all(problem);
   const int32_t n = problem->row_count;
   if (n == 0)
     return LCP_OK;
@@ -802,10 +803,10 @@ int solver_direct(const solver_settings *settings, solver_problem *problem, solv
   double change = 0.0;
   for (;;) {
     direct_bounds(&d, problem->rows);
-    rc = dantzig_solve(&d.ws, d.m, d.A, d.bs, d.lo, d.hi, d.x);
+    rc = lcp__dantzig_solve(&d.ws, d.m, d.A, d.bs, d.lo, d.hi, d.x);
     ++loops;
     if (rc != LCP_OK) {
-      solver_set_result(result, loops, change);
+      lcp__solver_set_result(result, loops, change);
       return rc;
     }
     double scale;
@@ -818,6 +819,6 @@ int solver_direct(const solver_settings *settings, solver_problem *problem, solv
       break;
   }
   direct_finish(&d, problem);
-  solver_set_result(result, loops, d.has_friction ? change : 0.0);
-  return solver_check_finite_output(problem);
+  lcp__solver_set_result(result, loops, d.has_friction ? change : 0.0);
+  return lcp__solver_check_finite_output(problem);
 }

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 /* A_ii below this fraction of Σ_k |J_ik (M⁻¹J_iᵀ)_k| is rounding noise: the
- * row cannot move its own w (solver_row_diag). */
+ * row cannot move its own w (lcp__solver_row_diag). */
 #define DEGENERATE_RATIO 1e-13
 
 static inline bool is_friction(row_kind k) { return k == ROW_FRICTION_1 || k == ROW_FRICTION_2; }
@@ -77,26 +77,26 @@ static inline void side_axpy(double *y, const double *x, int32_t n, double s) {
 /* LCP_ERR_INVALID_ARGUMENT for a malformed problem (indices out of range, a
  * friction row without a valid normal row, cfm < 0, μ < 0, lo > hi),
  * LCP_ERR_NUMERIC for a non-finite input. */
-int solver_check_problem(const solver_problem *p);
+int lcp__solver_check_problem(const solver_problem *p);
 /* The iterative solvers' checks: settings and scratch given, 0 < ω finite,
- * and solver_check_problem. */
-int solver_check_iterative(const solver_settings *settings, const solver_problem *p,
-                           const arena *scratch);
+ * and lcp__solver_check_problem. */
+int lcp__solver_check_iterative(const solver_settings *settings, const solver_problem *p,
+                                const arena *scratch);
 /* A_ii + cfm_i of row r, or 0 for a degenerate row (its impulse stays 0),
  * or −1 when not finite. A_ii = Σ_k J_k (M⁻¹Jᵀ)_k is taken as zero when
  * it is below DEGENERATE_RATIO of Σ_k |J_k (M⁻¹Jᵀ)_k|, the rounding level of
  * its own terms (J_i in the null space of M⁻¹). */
-double solver_row_diag(const solver_problem *p, const solver_row *r);
+double lcp__solver_row_diag(const solver_problem *p, const solver_row *r);
 /* A_ij = J_i · M⁻¹J_jᵀ */
-double solver_row_cross(const solver_problem *p, const solver_row *ri, const solver_row *rj);
+double lcp__solver_row_cross(const solver_problem *p, const solver_row *ri, const solver_row *rj);
 /* J_i · v − target_i: the row's constraint velocity w_i */
-double solver_row_velocity(const solver_problem *p, const solver_row *r, const double *v);
+double lcp__solver_row_velocity(const solver_problem *p, const solver_row *r, const double *v);
 /* v += M⁻¹J_iᵀ s */
-void solver_row_apply(const solver_problem *p, const solver_row *r, double *v, double s);
+void lcp__solver_row_apply(const solver_problem *p, const solver_row *r, double *v, double s);
 /* Writes the J and M⁻¹Jᵀ coefficients of a contact point's rows (the
  * formulas at solver_contact), for the code that works from coefficients. */
-void solver_contact_expand(const solver_problem *p, const solver_contact *c);
-void solver_contacts_expand_all(const solver_problem *p);
+void lcp__solver_contact_expand(const solver_problem *p, const solver_contact *c);
+void lcp__solver_contacts_expand_all(const solver_problem *p);
 /* The largest eigenvalue of a friction pair's 2×2 block [[d1, a], [a, d2]]
  * of A + diag(cfm), rows i and i + 1 with diagonals d1 and d2. Both
  * tangents take the common step 1/λmax: with a common scalar step the
@@ -104,10 +104,10 @@ void solver_contacts_expand_all(const solver_problem *p);
  * (maximal dissipation, isotropic Coulomb friction), which per-row steps
  * 1/d1 ≠ 1/d2 would skew; and a step ≤ 1/λmax keeps the pair's
  * projected-gradient update a contraction for ω < 2. */
-double solver_pair_lambda_max(const solver_problem *p, int32_t i, double d1, double d2);
-void solver_set_result(solver_result *result, int32_t iterations, double residual);
+double lcp__solver_pair_lambda_max(const solver_problem *p, int32_t i, double d1, double d2);
+void lcp__solver_set_result(solver_result *result, int32_t iterations, double residual);
 /* LCP_ERR_NUMERIC when a velocity or an impulse is not finite */
-int solver_check_finite_output(const solver_problem *p);
+int lcp__solver_check_finite_output(const solver_problem *p);
 
 /* ---- generic rows as items ---- */
 
@@ -197,29 +197,29 @@ typedef struct solver_items {
 } solver_items;
 
 /* Room for an item per row. LCP_ERR_NO_MEMORY or LCP_OK. */
-int solver_items_init(solver_items *s, int32_t row_count, arena *scratch);
+int lcp__solver_items_init(solver_items *s, int32_t row_count, arena *scratch);
 /* A row the items skip: degenerate (A_ii + cfm_i = 0), its impulse 0. */
-void solver_items_skip(solver_items *s, solver_problem *p, int32_t i);
+void lcp__solver_items_skip(solver_items *s, solver_problem *p, int32_t i);
 /* Row i, whose A_ii + cfm_i is diag > 0, as an item, or with row i + 1 as a
  * cone pair (cone model, a ROW_FRICTION_1/2 pair of one normal, both not
  * degenerate); the warm start, clamped into the bounds (friction: from the
  * normal's clamped warm start), is applied to velocity. Returns the rows
  * taken (1 or 2), or LCP_ERR_NUMERIC for a non-finite A_ii of row i + 1. */
-int solver_items_add(solver_items *s, solver_problem *p, int32_t i, double diag, double omega,
-                     bool cone);
+int lcp__solver_items_add(solver_items *s, solver_problem *p, int32_t i, double diag, double omega,
+                          bool cone);
 /* The items' impulses into their rows. */
-void solver_items_finish(const solver_items *s, solver_problem *p);
+void lcp__solver_items_finish(const solver_items *s, solver_problem *p);
 
 /* ---- the dense boxed LCP (solver_direct.c) ---- */
 
 typedef struct dantzig_work dantzig_work;
 /* Work space for problems of up to n rows; NULL when out of memory. */
-dantzig_work *dantzig_work_new(int32_t n, arena *a);
-/* lcp_dense_dantzig without its checks: A finite, symmetric, positive
+dantzig_work *lcp__dantzig_work_new(int32_t n, arena *a);
+/* lcp__dantzig_dense without its checks: A finite, symmetric, positive
  * diagonal; lo ≤ 0 ≤ hi. Regularises A only when the plain solve fails. */
-int dantzig_solve(dantzig_work *ws, int32_t n, const double *A, const double *b, const double *lo,
-                  const double *hi, double *x);
+int lcp__dantzig_solve(dantzig_work *ws, int32_t n, const double *A, const double *b,
+                       const double *lo, const double *hi, double *x);
 /* y ← K⁻¹ y with K = L Lᵀ (m×m, row stride n) */
-void dantzig_cholesky_solve(const double *L, int32_t n, int32_t m, double *y);
+void lcp__dantzig_cholesky_solve(const double *L, int32_t n, int32_t m, double *y);
 
 #endif

@@ -42,22 +42,22 @@ static double jacobi_sweep(const pgs_item *items, int32_t count, double *lam, do
 /* Every row as an item, its warm start applied to velocity. */
 static int jacobi_setup(const solver_settings *settings, solver_problem *p, arena *scratch,
                         solver_items *s) {
-  int rc = solver_check_iterative(settings, p, scratch);
+  int rc = lcp__solver_check_iterative(settings, p, scratch);
   if (rc != LCP_OK)
     return rc;
-  if (solver_items_init(s, p->row_count, scratch) != LCP_OK)
+  if (lcp__solver_items_init(s, p->row_count, scratch) != LCP_OK)
     return LCP_ERR_NO_MEMORY;
-  solver_contacts_expand_all(p);
+  lcp__solver_contacts_expand_all(p);
   const bool cone = settings->friction_model == LCP_FRICTION_CONE;
   for (int32_t i = 0; i < p->row_count;) {
-    double d = solver_row_diag(p, &p->rows[i]);
+    double d = lcp__solver_row_diag(p, &p->rows[i]);
     if (d < 0.0)
       return LCP_ERR_NUMERIC;
     if (!(d > 0.0)) {
-      solver_items_skip(s, p, i++);
+      lcp__solver_items_skip(s, p, i++);
       continue;
     }
-    int taken = solver_items_add(s, p, i, d, settings->omega, cone);
+    int taken = lcp__solver_items_add(s, p, i, d, settings->omega, cone);
     if (taken < 0)
       return taken;
     i += taken;
@@ -65,9 +65,9 @@ static int jacobi_setup(const solver_settings *settings, solver_problem *p, aren
   return LCP_OK;
 }
 
-int solver_jacobi(const solver_settings *settings, solver_problem *problem, solver_result *result,
-                  arena *scratch) {
-  solver_set_result(result, 0, 0.0);
+int lcp__solver_jacobi(const solver_settings *settings, solver_problem *problem,
+                       solver_result *result, arena *scratch) {
+  lcp__solver_set_result(result, 0, 0.0);
   solver_items s;
   int rc = jacobi_setup(settings, problem, scratch, &s);
   if (rc != LCP_OK)
@@ -82,14 +82,14 @@ int solver_jacobi(const solver_settings *settings, solver_problem *problem, solv
     res = jacobi_sweep(s.items, s.count, s.lam, next, &sum);
     ++it;
     if (!isfinite(sum)) {
-      solver_items_finish(&s, problem);
-      solver_set_result(result, it, res);
+      lcp__solver_items_finish(&s, problem);
+      lcp__solver_set_result(result, it, res);
       return LCP_ERR_NUMERIC;
     }
     if (res < settings->tolerance)
       break;
   }
-  solver_items_finish(&s, problem);
-  solver_set_result(result, it, res);
-  return solver_check_finite_output(problem);
+  lcp__solver_items_finish(&s, problem);
+  lcp__solver_set_result(result, it, res);
+  return lcp__solver_check_finite_output(problem);
 }

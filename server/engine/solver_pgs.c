@@ -102,7 +102,7 @@ static lane_group *unit_slot(unit_staging *st, arena *scratch, int32_t color, in
   lane_group *g = &st->groups[k];
   g->rec = g->lam = NULL;
   if (form == FORM_COEFS || !st->point_units) {
-    g->rec = ARENA_NEW(scratch, double, LANES *contact_unit_fields(form, points));
+    g->rec = ARENA_NEW(scratch, double, LANES *lcp__contact_unit_fields(form, points));
     g->lam = ARENA_NEW(scratch, double, LANES * 3 * points);
     if (!g->rec || !g->lam)
       return NULL;
@@ -213,7 +213,7 @@ static int run_end(pgs_builder *b) {
     for (int32_t bucket = KINDS * color; bucket < KINDS * (color + 1); ++bucket) {
       for (int32_t k = st->head[bucket]; k >= 0; k = st->next[k]) {
         lane_group *g = &st->groups[k];
-        int32_t fields = contact_unit_fields(g->form, g->points);
+        int32_t fields = lcp__contact_unit_fields(g->form, g->points);
         if (!g->rec) {
           g->rec = ARENA_NEW(b->scratch, double, LANES *fields);
           g->lam = ARENA_NEW(b->scratch, double, LANES * 3 * g->points);
@@ -262,7 +262,7 @@ static lane_group *unit_place(pgs_builder *b, const side_layout *l, int32_t form
 /* Checks, and the setup's and the pass's memory. */
 static int builder_init(pgs_builder *b, const solver_settings *settings, solver_problem *p,
                         arena *scratch, pgs_points points, pgs_setup *out) {
-  int rc = solver_check_iterative(settings, p, scratch);
+  int rc = lcp__solver_check_iterative(settings, p, scratch);
   if (rc != LCP_OK)
     return rc;
   const int32_t n = p->row_count;
@@ -275,10 +275,10 @@ static int builder_init(pgs_builder *b, const solver_settings *settings, solver_
       .omega = settings->omega,
       .cone = settings->friction_model == LCP_FRICTION_CONE,
       .use_blocks = settings->pgs_mode != PGS_MODE_NO_BLOCKS,
-      .fill = contact_pick_point_fill(baseline_only),
+      .fill = lcp__contact_pick_point_fill(baseline_only),
   };
-  *out = (pgs_setup){.sweep_groups = contact_pick_sweep(b->cone, baseline_only, false)};
-  if (solver_items_init(&out->items, n, scratch) != LCP_OK)
+  *out = (pgs_setup){.sweep_groups = lcp__contact_pick_sweep(b->cone, baseline_only, false)};
+  if (lcp__solver_items_init(&out->items, n, scratch) != LCP_OK)
     return LCP_ERR_NO_MEMORY;
   out->ops = ARENA_NEW(scratch, sweep_op, rows);
   out->blocks = b->use_blocks ? ARENA_NEW(scratch, row_block, rows / 2 + 1) : NULL;
@@ -289,8 +289,9 @@ static int builder_init(pgs_builder *b, const solver_settings *settings, solver_
   st->next = ARENA_NEW(scratch, int32_t, max_units);
   st->dof_list = ARENA_NEW(scratch, int32_t, 2 * max_units);
   st->point_units = points == POINTS_AS_UNITS;
-  b->refs = arena_calloc(scratch, rows, 1);
-  b->used = arena_calloc(scratch, p->dof_count > 0 ? (size_t)p->dof_count : 1, sizeof(uint64_t));
+  b->refs = lcp__arena_calloc(scratch, rows, 1);
+  b->used =
+      lcp__arena_calloc(scratch, p->dof_count > 0 ? (size_t)p->dof_count : 1, sizeof(uint64_t));
   if (!out->ops || (b->use_blocks && (!out->blocks || !b->bdiag)) || !out->groups || !st->groups ||
       !st->next || !st->dof_list || !b->refs || !b->used)
     return LCP_ERR_NO_MEMORY;
@@ -315,11 +316,11 @@ static int builder_expand_contacts(pgs_builder *b) {
       return LCP_ERR_NO_MEMORY;
   }
   for (int32_t k = 0; k < p->contact_count; ++k) {
-    bool unit = b->st.point_units && contact_point_unit_placeable(p, b->refs, &p->contacts[k]);
+    bool unit = b->st.point_units && lcp__contact_point_unit_placeable(p, b->refs, &p->contacts[k]);
     if (b->placeable)
       b->placeable[k] = unit;
     if (!unit)
-      solver_contact_expand(p, &p->contacts[k]);
+      lcp__solver_contact_expand(p, &p->contacts[k]);
   }
   return LCP_OK;
 }
@@ -370,18 +371,18 @@ static int place_coefficient_unit(pgs_builder *b, int32_t i, int32_t *taken) {
   solver_problem *p = b->p;
   side_layout l[UNIT_MAX_POINTS][3];
   double ud[3 * UNIT_MAX_POINTS], ul[3 * UNIT_MAX_POINTS];
-  if (!contact_unit_point_at(p, b->refs, i, l[0], ud))
+  if (!lcp__contact_unit_point_at(p, b->refs, i, l[0], ud))
     return LCP_OK;
   int32_t points = 1;
-  if (next_contact_row(b) != i + 3 && contact_unit_point_at(p, b->refs, i + 3, l[1], ud + 3) &&
-      contact_same_sides(&l[0][0], &l[1][0]) && contact_same_linear(p, l[0], l[1]))
+  if (next_contact_row(b) != i + 3 && lcp__contact_unit_point_at(p, b->refs, i + 3, l[1], ud + 3) &&
+      lcp__contact_same_sides(&l[0][0], &l[1][0]) && lcp__contact_same_linear(p, l[0], l[1]))
     points = 2;
   int32_t lane;
   lane_group *g = unit_place(b, &l[0][0], FORM_COEFS, points, &lane);
   if (!g)
     return LCP_ERR_NO_MEMORY;
   for (int32_t q = 0; q < points; ++q) {
-    contact_unit_warm(&p->rows[i + 3 * q], b->cone, ul + 3 * q);
+    lcp__contact_unit_warm(&p->rows[i + 3 * q], b->cone, ul + 3 * q);
     for (int32_t m = 0; m < 3; ++m) {
       double x = ul[3 * q + m];
       if (x == 0.0)
@@ -390,8 +391,8 @@ static int place_coefficient_unit(pgs_builder *b, int32_t i, int32_t *taken) {
         axpy6(p->velocity + l[q][m].dof[s], p->MinvJt + l[q][m].coef[s], x);
     }
   }
-  contact_unit_fill(p, ud, ul, b->omega, b->cone, i, points, l, g, g->rec, lane,
-                    b->out->items.dummy_v);
+  lcp__contact_unit_fill(p, ud, ul, b->omega, b->cone, i, points, l, g, g->rec, lane,
+                         b->out->items.dummy_v);
   *taken = 3 * points;
   return LCP_OK;
 }
@@ -402,11 +403,11 @@ static int place_coefficient_unit(pgs_builder *b, int32_t i, int32_t *taken) {
 static int place_block(pgs_builder *b, int32_t i, int32_t *taken) {
   *taken = 0;
   pgs_setup *s = b->out;
-  int32_t m = b->use_blocks ? robot_block_rows(b->p, i, next_contact_row(b), b->bdiag) : 0;
+  int32_t m = b->use_blocks ? lcp__robot_block_rows(b->p, i, next_contact_row(b), b->bdiag) : 0;
   if (m == 0)
     return LCP_OK;
   row_block *block = &s->blocks[s->block_count];
-  int rc = robot_block_init(block, b->p, i, m, b->bdiag, s->items.lam, b->scratch);
+  int rc = lcp__robot_block_init(block, b->p, i, m, b->bdiag, s->items.lam, b->scratch);
   if (rc == LCP_ERR_STATE)
     return LCP_OK;
   if (rc != LCP_OK || (rc = run_end_if_open(b)) != LCP_OK)
@@ -419,11 +420,11 @@ static int place_block(pgs_builder *b, int32_t i, int32_t *taken) {
 /* Row i (and, for a cone pair, i + 1) as items, or skipped when degenerate. */
 static int place_items(pgs_builder *b, int32_t i, int32_t *taken) {
   pgs_setup *s = b->out;
-  double d = solver_row_diag(b->p, &b->p->rows[i]);
+  double d = lcp__solver_row_diag(b->p, &b->p->rows[i]);
   if (d < 0.0)
     return LCP_ERR_NUMERIC;
   if (!(d > 0.0)) {
-    solver_items_skip(&s->items, b->p, i);
+    lcp__solver_items_skip(&s->items, b->p, i);
     *taken = 1;
     return LCP_OK;
   }
@@ -431,7 +432,7 @@ static int place_items(pgs_builder *b, int32_t i, int32_t *taken) {
   if (rc != LCP_OK)
     return rc;
   const int32_t first = s->items.count;
-  int n = solver_items_add(&s->items, b->p, i, d, b->omega, b->cone);
+  int n = lcp__solver_items_add(&s->items, b->p, i, d, b->omega, b->cone);
   if (n < 0)
     return n;
   for (int32_t k = first; k < s->items.count; ++k)
@@ -476,15 +477,15 @@ static int setup_pass(const solver_settings *settings, solver_problem *p, arena 
   size_t record_bytes = 0;
   for (int32_t k = 0; k < out->group_count; ++k)
     record_bytes += sizeof(double) * LANES *
-                    (size_t)contact_unit_fields(out->groups[k].form, out->groups[k].points);
+                    (size_t)lcp__contact_unit_fields(out->groups[k].form, out->groups[k].points);
   if (record_bytes > CONTACT_PREFETCH_BYTES)
     out->sweep_groups =
-        contact_pick_sweep(b.cone, settings->pgs_mode == PGS_MODE_BASELINE_VECTORS, true);
+        lcp__contact_pick_sweep(b.cone, settings->pgs_mode == PGS_MODE_BASELINE_VECTORS, true);
   if (out->block_count > 0) {
     int32_t largest = 0;
     for (int32_t k = 0; k < out->block_count; ++k)
       largest = out->blocks[k].m > largest ? out->blocks[k].m : largest;
-    out->dz = dantzig_work_new(largest, scratch);
+    out->dz = lcp__dantzig_work_new(largest, scratch);
     if (!out->dz)
       return LCP_ERR_NO_MEMORY;
   }
@@ -494,7 +495,7 @@ static int setup_pass(const solver_settings *settings, solver_problem *p, arena 
 /* Sets the problem up with the point groups filled four lanes at a time,
  * or, when one of their points turns out degenerate (RUN_REDO), again from
  * the velocity as it was, every contact from its coefficients
- * (solver_row_diag then finds such a row degenerate and keeps its impulse
+ * (lcp__solver_row_diag then finds such a row degenerate and keeps its impulse
  * 0). Without contact points, only the second way applies. */
 static int pgs_prepare(const solver_settings *settings, solver_problem *p, arena *scratch,
                        pgs_setup *out) {
@@ -520,7 +521,7 @@ static void pgs_finish(solver_problem *p, const pgs_setup *s) {
       for (int32_t r = 0; r < 3 * g->count[lane]; ++r)
         p->rows[g->row[lane] + r].lambda = g->lam[LANES * r + lane];
   }
-  solver_items_finish(&s->items, p);
+  lcp__solver_items_finish(&s->items, p);
   for (int32_t k = 0; k < s->block_count; ++k)
     for (int32_t r = 0; r < s->blocks[k].m; ++r)
       p->rows[s->blocks[k].first + r].lambda = s->items.lam[s->blocks[k].first + r];
@@ -612,7 +613,7 @@ static double pgs_sweep(const pgs_setup *s, double *sum) {
       break;
     case OP_BLOCKS:
       for (int32_t b = op->begin; b < op->end; ++b)
-        robot_block_sweep(&s->blocks[b], s->dz, s->items.lam, &res, &acc);
+        lcp__robot_block_sweep(&s->blocks[b], s->dz, s->items.lam, &res, &acc);
       break;
     default: /* OP_GROUPS */
       s->sweep_groups(s->groups + op->begin, op->end - op->begin, &res, &acc);
@@ -623,9 +624,9 @@ static double pgs_sweep(const pgs_setup *s, double *sum) {
   return res;
 }
 
-int solver_pgs(const solver_settings *settings, solver_problem *problem, solver_result *result,
-               arena *scratch) {
-  solver_set_result(result, 0, 0.0);
+int lcp__solver_pgs(const solver_settings *settings, solver_problem *problem, solver_result *result,
+                    arena *scratch) {
+  lcp__solver_set_result(result, 0, 0.0);
   if (!settings || !problem || !scratch)
     return LCP_ERR_INVALID_ARGUMENT;
   pgs_setup s;
@@ -640,13 +641,13 @@ int solver_pgs(const solver_settings *settings, solver_problem *problem, solver_
     ++it;
     if (!isfinite(sum)) {
       pgs_finish(problem, &s);
-      solver_set_result(result, it, res);
+      lcp__solver_set_result(result, it, res);
       return LCP_ERR_NUMERIC;
     }
     if (res < settings->tolerance)
       break;
   }
   pgs_finish(problem, &s);
-  solver_set_result(result, it, res);
-  return solver_check_finite_output(problem);
+  lcp__solver_set_result(result, it, res);
+  return lcp__solver_check_finite_output(problem);
 }

@@ -57,7 +57,7 @@ static void robot_external_wrench(const mb_model *mb, const robot_state *st, con
                                   vec3 g, double out[6]) {
   vec3 com;
   double mass;
-  mb_center_of_mass(mb, d, &mass, &com);
+  lcp__mb_center_of_mass(mb, d, &mass, &com);
   for (int k = 0; k < 6; ++k)
     out[k] = 0.0;
   add_wrench_about_origin(out, v3_scale(g, mass), v3_zero(), com);
@@ -105,21 +105,21 @@ static int robot_dynamics(lcp_world_t *world, step_context *ctx, int32_t r) {
   if (st->gravity_compensation) {
     /* g(q) by Newton–Euler at rest; only the joints' part is applied: the
      * base is not actuated. */
-    double *rest = arena_calloc(a, (size_t)nv, sizeof(double));
+    double *rest = lcp__arena_calloc(a, (size_t)nv, sizeof(double));
     gravity_torque = STEP_NEW(a, double, nv);
     if (!rest || !gravity_torque)
       return LCP_ERR_NO_MEMORY;
-    mb_inverse_dynamics(mb, st->q, rest, NULL, g, d, gravity_torque);
+    lcp__mb_inverse_dynamics(mb, st->q, rest, NULL, g, d, gravity_torque);
   }
   for (int32_t j = 0; j < nj; ++j) {
     int32_t v = mb->links[rm->joints[j].link].v_index;
     applied[j] = joint_feedforward(&rm->joints[j], &st->control[j], gravity_torque, v);
     tau[v] += applied[j];
   }
-  mb_forward_dynamics(mb, st->q, st->qd, tau, st->link_wrench, g, d, qdd);
+  lcp__mb_forward_dynamics(mb, st->q, st->qd, tau, st->link_wrench, g, d, qdd);
   if (mb->floating) {
     vec3 linear, angular;
-    mb_momentum(mb, d, &linear, &angular);
+    lcp__mb_momentum(mb, d, &linear, &angular);
     double *due = ctx->robot_momentum[r];
     due[0] = linear.x, due[1] = linear.y, due[2] = linear.z;
     due[3] = angular.x, due[4] = angular.y, due[5] = angular.z;
@@ -209,7 +209,7 @@ static int stage_kinematics(lcp_world_t *world, step_context *ctx) {
       ctx->geom_x[g] = xf_mul(&ctx->body_x[slot], &geom->local);
     }
     vec3 lo, hi;
-    shape_aabb(&geom->shape, &ctx->geom_x[g], &lo, &hi);
+    lcp__shape_aabb(&geom->shape, &ctx->geom_x[g], &lo, &hi);
     ctx->geom_lo[g] = v3_sub(lo, inflate);
     ctx->geom_hi[g] = v3_add(hi, inflate);
   }
@@ -277,9 +277,9 @@ static bool proxies_may_pair(const lcp_world_t *world, const step_context *ctx,
  * more. */
 #define BROADPHASE_DIRECT_MAX 24
 
-/* sap_update's result by brute force: every pair overlapping on all three
+/* lcp__sap_update's result by brute force: every pair overlapping on all three
  * axes (closed intervals), a < b, sorted by (a, b), no pair of two skipped
- * proxies. The sap's endpoint list is left as it is: sap_update refreshes
+ * proxies. The sap's endpoint list is left as it is: lcp__sap_update refreshes
  * every endpoint from the boxes it is given, so a later sweep stays exact. */
 static int direct_pairs(int32_t count, const vec3 *lo, const vec3 *hi, const uint8_t *skip,
                         arena *a, sap_pair **out, int32_t *out_count) {
@@ -327,9 +327,10 @@ static int stage_broadphase(lcp_world_t *world, step_context *ctx) {
   sap_pair *found = NULL;
   int32_t found_count = 0;
   if (proxies_may_pair(world, ctx, proxy_geom, proxies)) {
-    int rc = proxies <= BROADPHASE_DIRECT_MAX
-                 ? direct_pairs(proxies, lo, hi, skip, a, &found, &found_count)
-                 : sap_update(&world->broadphase, proxies, lo, hi, skip, a, &found, &found_count);
+    int rc =
+        proxies <= BROADPHASE_DIRECT_MAX
+            ? direct_pairs(proxies, lo, hi, skip, a, &found, &found_count)
+            : lcp__sap_update(&world->broadphase, proxies, lo, hi, skip, a, &found, &found_count);
     if (rc != LCP_OK)
       return rc;
   }
@@ -397,8 +398,8 @@ static int stage_narrowphase(lcp_world_t *world, step_context *ctx) {
       simd_prefetch_read(&ctx->geom_x[ahead->b]);
     }
     manifold *m = &ctx->manifolds[n];
-    int32_t count = collide_shapes(&world->model.geoms[ga].shape, &ctx->geom_x[ga],
-                                   &world->model.geoms[gb].shape, &ctx->geom_x[gb], margin, m);
+    int32_t count = lcp__collide_shapes(&world->model.geoms[ga].shape, &ctx->geom_x[ga],
+                                        &world->model.geoms[gb].shape, &ctx->geom_x[gb], margin, m);
     if (count <= 0)
       continue;
     m->point_count = count;
@@ -448,7 +449,7 @@ static int robot_free_velocities(lcp_world_t *world, step_context *ctx) {
   for (int32_t r = 0; r < ctx->robot_count; ++r) {
     const mb_model *mb = &world->model.robots[r].mb;
     const robot_state *st = &world->state.robots[r];
-    ctx->robot_free[r] = !rows_robot_touched(world, ctx, r);
+    ctx->robot_free[r] = !lcp__rows_robot_touched(world, ctx, r);
     double kick = ctx->robot_free[r] && st->velocity_synchronized ? 0.5 * h : h;
     double *u = &ctx->u_free[ctx->robot_dof[r]];
     double *qdd = ctx->robot_qdd[r];
@@ -463,8 +464,8 @@ static int robot_free_velocities(lcp_world_t *world, step_context *ctx) {
       if (!mid_qdd)
         return LCP_ERR_NO_MEMORY;
       for (int pass = 0; pass < MID_VELOCITY_PASSES; ++pass) {
-        mb_forward_dynamics(mb, st->q, u, ctx->robot_tau[r], st->link_wrench, g,
-                            &world->robot_data[r], mid_qdd);
+        lcp__mb_forward_dynamics(mb, st->q, u, ctx->robot_tau[r], st->link_wrench, g,
+                                 &world->robot_data[r], mid_qdd);
         for (int32_t k = 0; k < mb->nv; ++k)
           u[k] = st->qd[k] + kick * mid_qdd[k];
       }
@@ -483,7 +484,7 @@ static int robot_free_velocities(lcp_world_t *world, step_context *ctx) {
 static int stage_rows(lcp_world_t *world, step_context *ctx) {
   body_free_velocities(world, ctx);
   int rc = robot_free_velocities(world, ctx);
-  return rc == LCP_OK ? rows_build(world, ctx) : rc;
+  return rc == LCP_OK ? lcp__rows_build(world, ctx) : rc;
 }
 
 /* ---- 5. solve ---- */
@@ -504,14 +505,14 @@ static int stage_solve(lcp_world_t *world, step_context *ctx) {
   if (ctx->problem.row_count > 0) {
     switch (s->solver) {
     case LCP_SOLVER_JACOBI:
-      rc = solver_jacobi(&ss, &ctx->problem, &result, &world->scratch);
+      rc = lcp__solver_jacobi(&ss, &ctx->problem, &result, &world->scratch);
       break;
     case LCP_SOLVER_DIRECT:
-      rc = solver_direct(&ss, &ctx->problem, &result, &world->scratch, s->direct_max_rows);
+      rc = lcp__solver_direct(&ss, &ctx->problem, &result, &world->scratch, s->direct_max_rows);
       break;
     case LCP_SOLVER_PGS:
     default:
-      rc = solver_pgs(&ss, &ctx->problem, &result, &world->scratch);
+      rc = lcp__solver_pgs(&ss, &ctx->problem, &result, &world->scratch);
       break;
     }
   }
@@ -602,13 +603,13 @@ static void integrate_robots(lcp_world_t *world, step_context *ctx) {
     const mb_model *mb = &rm->mb;
     mb_data *d = &world->robot_data[r];
     memcpy(st->qd, &p->velocity[ctx->robot_dof[r]], sizeof(double) * (size_t)mb->nv);
-    mb_integrate_positions(mb, st->q, st->qd, h);
+    lcp__mb_integrate_positions(mb, st->q, st->qd, h);
     st->velocity_synchronized = ctx->robot_free[r];
     if (ctx->robot_free[r]) {
       /* velocity Verlet's second half kick, at the new positions */
       double *qdd = ctx->robot_qdd[r];
       vec3 g = v3_from(ctx->settings->gravity);
-      mb_forward_dynamics(mb, st->q, st->qd, ctx->robot_tau[r], st->link_wrench, g, d, qdd);
+      lcp__mb_forward_dynamics(mb, st->q, st->qd, ctx->robot_tau[r], st->link_wrench, g, d, qdd);
       for (int32_t k = 0; k < mb->nv; ++k)
         st->qd[k] += 0.5 * h * qdd[k];
       if (mb->floating)
@@ -616,7 +617,7 @@ static void integrate_robots(lcp_world_t *world, step_context *ctx) {
     }
     if (mb->floating) {
       const double *due = ctx->robot_momentum[r];
-      mb_set_base_velocity_for_momentum(mb, st->q, st->qd, v3_from(due), v3_from(due + 3), d);
+      lcp__mb_set_base_velocity_for_momentum(mb, st->q, st->qd, v3_from(due), v3_from(due + 3), d);
     }
     memset(st->force, 0, sizeof(double) * (size_t)mb->nv);
     memset(st->link_wrench, 0, 6 * sizeof(double) * (size_t)mb->link_count);
@@ -641,10 +642,10 @@ static void integrate_robots(lcp_world_t *world, step_context *ctx) {
 static int store_contacts(lcp_world_t *world, step_context *ctx) {
   world_state *state = &world->state;
   const world_model *model = &world->model;
-  if (world_reserve((void **)&state->cache, &state->cache_capacity, ctx->manifold_count,
-                    sizeof(cached_manifold)) != LCP_OK ||
-      world_reserve((void **)&world->contacts, &world->contact_capacity, ctx->contact_count,
-                    sizeof(lcp_contact_info_t)) != LCP_OK)
+  if (lcp__world_reserve((void **)&state->cache, &state->cache_capacity, ctx->manifold_count,
+                         sizeof(cached_manifold)) != LCP_OK ||
+      lcp__world_reserve((void **)&world->contacts, &world->contact_capacity, ctx->contact_count,
+                         sizeof(lcp_contact_info_t)) != LCP_OK)
     return LCP_ERR_NO_MEMORY;
   int32_t n = 0;
   const solver_row *rows = ctx->problem.rows;
@@ -700,7 +701,7 @@ static int store_contacts(lcp_world_t *world, step_context *ctx) {
  * writes anything). */
 static int stage_integrate(lcp_world_t *world, step_context *ctx) {
   ctx->pushed =
-      arena_calloc(&world->scratch, (size_t)(ctx->body_count > 0 ? ctx->body_count : 1), 1);
+      lcp__arena_calloc(&world->scratch, (size_t)(ctx->body_count > 0 ? ctx->body_count : 1), 1);
   if (!ctx->pushed)
     return LCP_ERR_NO_MEMORY;
   int rc = store_contacts(world, ctx);
@@ -743,12 +744,12 @@ int lcp_world_step(lcp_world_t *world) {
     stats.stage_seconds[stage] = t_next - t;
     t = t_next;
   }
-  arena_reset(&world->scratch);
+  lcp__arena_reset(&world->scratch);
   if (rc != LCP_OK) {
     if (rc == LCP_ERR_NUMERIC)
-      world_log(world, LCP_LOG_ERROR, "step %llu: the solver produced a non-finite value",
-                (unsigned long long)world->state.step_count);
-    return world_fail(world, rc, "step failed: %s", lcp_status_string(rc));
+      lcp__world_log(world, LCP_LOG_ERROR, "step %llu: the solver produced a non-finite value",
+                     (unsigned long long)world->state.step_count);
+    return lcp__world_fail(world, rc, "step failed: %s", lcp_status_string(rc));
   }
   world->state.time += world->model.settings.timestep;
   world->state.step_count++;

@@ -68,10 +68,10 @@ static inline double joint_effort_limit(const joint_model *joint,
 
 /* Does any row touch robot r this step: a contact on one of its links, or
  * a joint row (limit, damping, friction, controller)? */
-bool rows_robot_touched(const lcp_world_t *world, const step_context *ctx, int32_t r);
+bool lcp__rows_robot_touched(const lcp_world_t *world, const step_context *ctx, int32_t r);
 /* The LCP of the step into ctx->problem, from the free velocities in
  * ctx->u_free: a contact point's normal and friction rows, each joint's
  * limit, damping, friction and controller rows, their warm starts. */
-int rows_build(lcp_world_t *world, step_context *ctx);
+int lcp__rows_build(lcp_world_t *world, step_context *ctx);
 
 #endif

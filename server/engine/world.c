@@ -35,7 +35,7 @@ const char *lcp_status_string(int status) {
   }
 }
 
-int world_fail(lcp_world_t *world, int code, const char *fmt, ...) {
+int lcp__world_fail(lcp_world_t *world, int code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(world->last_error, sizeof world->last_error, fmt, ap);
@@ -43,7 +43,7 @@ int world_fail(lcp_world_t *world, int code, const char *fmt, ...) {
   return code;
 }
 
-void world_log(const lcp_world_t *world, lcp_log_level_t level, const char *fmt, ...) {
+void lcp__world_log(const lcp_world_t *world, lcp_log_level_t level, const char *fmt, ...) {
   if (!world->log_fn)
     return;
   char line[512];
@@ -54,7 +54,7 @@ void world_log(const lcp_world_t *world, lcp_log_level_t level, const char *fmt,
   world->log_fn(world->log_user, level, line);
 }
 
-int world_reserve(void **array, int32_t *capacity, int32_t need, size_t element_size) {
+int lcp__world_reserve(void **array, int32_t *capacity, int32_t need, size_t element_size) {
   if (need <= *capacity)
     return LCP_OK;
   int32_t cap = *capacity > 0 ? *capacity : 8;
@@ -83,9 +83,9 @@ int32_t world_robot_slot(const lcp_world_t *world, lcp_robot_id id) {
 
 /* ---- what the world keeps of its robots: storage and kinematics ---- */
 
-xform world_geom_pose(const lcp_world_t *world, const geom_model *g) {
+xform lcp__world_geom_pose(const lcp_world_t *world, const geom_model *g) {
   if (g->robot != LCP_NULL_ID) {
-    world_ensure_robot_kinematics(world);
+    lcp__world_ensure_robot_kinematics(world);
     int32_t r = world_robot_slot(world, g->robot);
     return xf_mul(&world->robot_data[r].link_x[g->link], &g->local);
   }
@@ -94,24 +94,24 @@ xform world_geom_pose(const lcp_world_t *world, const geom_model *g) {
   return xf_mul(&body_x, &g->local);
 }
 
-void world_refresh_robot_kinematics(lcp_world_t *world) {
+void lcp__world_refresh_robot_kinematics(lcp_world_t *world) {
   /* Poses and velocities only: what the queries that refresh them read
    * (a step's passes recompute the rest from the state). */
   for (int32_t i = 0; i < world->model.robot_count; ++i)
-    mb_link_kinematics(&world->model.robots[i].mb, world->state.robots[i].q,
-                       world->state.robots[i].qd, &world->robot_data[i]);
+    lcp__mb_link_kinematics(&world->model.robots[i].mb, world->state.robots[i].q,
+                            world->state.robots[i].qd, &world->robot_data[i]);
   world->robot_kinematics_stale = false;
 }
 
-void world_ensure_robot_kinematics(const lcp_world_t *world) {
+void lcp__world_ensure_robot_kinematics(const lcp_world_t *world) {
   /* The kinematics are a cache of the state, not part of it: refreshing
    * them leaves the world as it was, so const queries may do it. */
   if (world->robot_kinematics_stale)
-    world_refresh_robot_kinematics((lcp_world_t *)world);
+    lcp__world_refresh_robot_kinematics((lcp_world_t *)world);
 }
 
-void world_free_robot(robot_model *model, robot_state *state, mb_data *data) {
-  mb_model_free(&model->mb);
+void lcp__world_free_robot(robot_model *model, robot_state *state, mb_data *data) {
+  lcp__mb_model_free(&model->mb);
   free(model->link_names);
   free(model->joints);
   free(state->q);
@@ -121,7 +121,7 @@ void world_free_robot(robot_model *model, robot_state *state, mb_data *data) {
   free(state->applied_torque);
   free(state->joint_impulse);
   free(state->control);
-  mb_data_free(data);
+  lcp__mb_data_free(data);
   memset(model, 0, sizeof *model);
   memset(state, 0, sizeof *state);
 }
@@ -146,8 +146,8 @@ int lcp_world_create(const lcp_world_settings_t *settings, lcp_world_t **out_wor
   if (!world)
     return LCP_ERR_NO_MEMORY;
   world->model.settings = s;
-  sap_init(&world->broadphase, 0);
-  arena_init(&world->scratch);
+  lcp__sap_init(&world->broadphase, 0);
+  lcp__arena_init(&world->scratch);
   int rc = add_world_body(world);
   if (rc != LCP_OK) {
     lcp_world_destroy(&world);
@@ -162,11 +162,11 @@ void lcp_world_destroy(lcp_world_t **world_ptr) {
     return;
   lcp_world_t *world = *world_ptr;
   for (int32_t i = 0; i < world->model.geom_count; ++i) {
-    hull_free(world->model.geoms[i].hull);
+    lcp__hull_free(world->model.geoms[i].hull);
     free(world->model.geoms[i].hull);
   }
   for (int32_t i = 0; i < world->model.robot_count; ++i)
-    world_free_robot(&world->model.robots[i], &world->state.robots[i], &world->robot_data[i]);
+    lcp__world_free_robot(&world->model.robots[i], &world->state.robots[i], &world->robot_data[i]);
   free(world->model.robots);
   free(world->state.robots);
   free(world->robot_data);
@@ -176,8 +176,8 @@ void lcp_world_destroy(lcp_world_t **world_ptr) {
   free(world->state.bodies);
   free(world->state.cache);
   free(world->contacts);
-  sap_destroy(&world->broadphase);
-  arena_destroy(&world->scratch);
+  lcp__sap_destroy(&world->broadphase);
+  lcp__arena_destroy(&world->scratch);
   free(world);
   *world_ptr = NULL;
 }
@@ -185,7 +185,7 @@ void lcp_world_destroy(lcp_world_t **world_ptr) {
 int lcp_world_set_settings(lcp_world_t *world, const lcp_world_settings_t *settings) {
   char why[128];
   if (lcp_world_settings_validate(settings, why, sizeof why) != LCP_OK)
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "settings: %s", why);
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "settings: %s", why);
   world->model.settings = *settings;
   return LCP_OK;
 }
@@ -256,53 +256,53 @@ static bool inertia_is_spd(const mat3 *I) {
 static int validate_pose(lcp_world_t *world, const double position[3],
                          const double orientation[4]) {
   if (!all_finite(position, 3))
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "position must be finite");
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "position must be finite");
   if (!all_finite(orientation, 4) || !(q_norm(q_from(orientation)) > 1e-12))
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT,
-                      "orientation must be a finite non-zero quaternion");
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT,
+                           "orientation must be a finite non-zero quaternion");
   return LCP_OK;
 }
 
 int lcp_body_add(lcp_world_t *world, const lcp_body_def_t *def, lcp_body_id *out_id) {
   if (!def)
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "body def is NULL");
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "body def is NULL");
   if (def->type != LCP_BODY_STATIC && def->type != LCP_BODY_DYNAMIC)
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "body type must be static or dynamic");
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "body type must be static or dynamic");
   int rc = validate_pose(world, def->position, def->orientation);
   if (rc != LCP_OK)
     return rc;
   if (!all_finite(def->linear_velocity, 3) || !all_finite(def->angular_velocity, 3))
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "velocity must be finite");
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "velocity must be finite");
   body_model m = {.type = def->type};
   if (def->type == LCP_BODY_DYNAMIC) {
     if (!(isfinite(def->mass) && def->mass > 0.0))
-      return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "mass must be finite and > 0 (got %g)",
-                        def->mass);
+      return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT,
+                             "mass must be finite and > 0 (got %g)", def->mass);
     if (!all_finite(def->inertia, 9))
-      return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "inertia must be finite");
+      return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "inertia must be finite");
     m.mass = def->mass;
     m.inv_mass = 1.0 / def->mass;
     m.inertia_local = m3_from(def->inertia);
     if (!inertia_is_spd(&m.inertia_local) ||
         !m3_inverse(&m.inertia_local, &m.inv_inertia_local, 1e-300))
-      return world_fail(world, LCP_ERR_INVALID_ARGUMENT,
-                        "inertia must be symmetric positive definite");
+      return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT,
+                             "inertia must be symmetric positive definite");
   }
   world_model *model = &world->model;
   int32_t need = model->body_count + 1;
   int32_t cap = model->body_capacity;
-  if (world_reserve((void **)&model->bodies, &cap, need, sizeof(body_model)) != LCP_OK)
-    return world_fail(world, LCP_ERR_NO_MEMORY, "out of memory adding a body");
+  if (lcp__world_reserve((void **)&model->bodies, &cap, need, sizeof(body_model)) != LCP_OK)
+    return lcp__world_fail(world, LCP_ERR_NO_MEMORY, "out of memory adding a body");
   if (cap != model->body_capacity) {
     body_state *grown = realloc(world->state.bodies, (size_t)cap * sizeof(body_state));
     if (!grown)
-      return world_fail(world, LCP_ERR_NO_MEMORY, "out of memory adding a body");
+      return lcp__world_fail(world, LCP_ERR_NO_MEMORY, "out of memory adding a body");
     world->state.bodies = grown;
     model->body_capacity = cap;
   }
-  if (world_reserve((void **)&model->body_slot_of_id, &model->body_slot_capacity,
-                    model->next_body_id + 1, sizeof(int32_t)) != LCP_OK)
-    return world_fail(world, LCP_ERR_NO_MEMORY, "out of memory adding a body");
+  if (lcp__world_reserve((void **)&model->body_slot_of_id, &model->body_slot_capacity,
+                         model->next_body_id + 1, sizeof(int32_t)) != LCP_OK)
+    return lcp__world_fail(world, LCP_ERR_NO_MEMORY, "out of memory adding a body");
 
   m.id = model->next_body_id++;
   int32_t slot = model->body_count++;
@@ -324,7 +324,7 @@ int lcp_body_add(lcp_world_t *world, const lcp_body_def_t *def, lcp_body_id *out
 static int find_body(lcp_world_t *world, lcp_body_id id, int32_t *slot) {
   *slot = world_body_slot(world, id);
   if (*slot < 0)
-    return world_fail(world, LCP_ERR_NOT_FOUND, "no body with id %d", (int)id);
+    return lcp__world_fail(world, LCP_ERR_NOT_FOUND, "no body with id %d", (int)id);
   return LCP_OK;
 }
 
@@ -337,11 +337,11 @@ static void cache_forget_geom(world_state *state, lcp_geom_id geom) {
   state->cache_count = kept;
 }
 
-void world_remove_geom_slot(lcp_world_t *world, int32_t slot) {
+void lcp__world_remove_geom_slot(lcp_world_t *world, int32_t slot) {
   world_model *model = &world->model;
   geom_model *g = &model->geoms[slot];
   cache_forget_geom(&world->state, g->id);
-  hull_free(g->hull);
+  lcp__hull_free(g->hull);
   free(g->hull);
   memmove(&model->geoms[slot], &model->geoms[slot + 1],
           (size_t)(model->geom_count - slot - 1) * sizeof(geom_model));
@@ -355,11 +355,11 @@ int lcp_body_remove(lcp_world_t *world, lcp_body_id id) {
   if (rc != LCP_OK)
     return rc;
   if (id == LCP_WORLD_BODY)
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "the world body cannot be removed");
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "the world body cannot be removed");
   world_model *model = &world->model;
   for (int32_t g = model->geom_count - 1; g >= 0; --g)
     if (model->geoms[g].body == id)
-      world_remove_geom_slot(world, g);
+      lcp__world_remove_geom_slot(world, g);
   /* Keep creation order: slots after the removed one move down by one. */
   int32_t tail = model->body_count - slot - 1;
   memmove(&model->bodies[slot], &model->bodies[slot + 1], (size_t)tail * sizeof(body_model));
@@ -402,7 +402,7 @@ int lcp_body_set_pose(lcp_world_t *world, lcp_body_id id, const double position[
   if (rc != LCP_OK)
     return rc;
   if (id == LCP_WORLD_BODY)
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "the world body cannot be moved");
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "the world body cannot be moved");
   if ((rc = validate_pose(world, position, orientation)) != LCP_OK)
     return rc;
   body_state *b = &world->state.bodies[slot];
@@ -431,9 +431,9 @@ int lcp_body_set_velocity(lcp_world_t *world, lcp_body_id id, const double linea
   if (rc != LCP_OK)
     return rc;
   if (!all_finite(linear, 3) || !all_finite(angular, 3))
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "velocity must be finite");
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "velocity must be finite");
   if (world->model.bodies[slot].type != LCP_BODY_DYNAMIC)
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "body %d is static", (int)id);
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "body %d is static", (int)id);
   body_state *b = &world->state.bodies[slot];
   b->linear_velocity = v3_from(linear);
   b->angular_velocity = v3_from(angular);
@@ -468,7 +468,7 @@ static int find_dynamic_for_force(lcp_world_t *world, lcp_body_id id, const doub
   if (rc != LCP_OK)
     return rc;
   if (!v || !all_finite(v, 3))
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "force and torque must be finite");
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "force and torque must be finite");
   return LCP_OK;
 }
 
@@ -479,7 +479,7 @@ int lcp_body_apply_force(lcp_world_t *world, lcp_body_id id, const double force[
   if (rc != LCP_OK)
     return rc;
   if (!point || !all_finite(point, 3))
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "application point must be finite");
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "application point must be finite");
   body_state *b = &world->state.bodies[slot];
   vec3 f = v3_from(force);
   b->force = v3_add(b->force, f);
@@ -529,74 +529,76 @@ static int make_shape(lcp_world_t *world, const lcp_geom_def_t *def, shape *out,
     return LCP_OK;
   case LCP_SHAPE_SPHERE:
     if (!positive(def->radius))
-      return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "sphere radius must be > 0");
+      return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "sphere radius must be > 0");
     out->radius = def->radius;
     return LCP_OK;
   case LCP_SHAPE_BOX:
     if (!positive(def->half_extents[0]) || !positive(def->half_extents[1]) ||
         !positive(def->half_extents[2]))
-      return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "box half extents must be > 0");
+      return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "box half extents must be > 0");
     out->half_extents = v3_from(def->half_extents);
     return LCP_OK;
   case LCP_SHAPE_CAPSULE:
   case LCP_SHAPE_CYLINDER:
     if (!positive(def->radius) || !positive(def->half_length))
-      return world_fail(world, LCP_ERR_INVALID_ARGUMENT,
-                        "capsule and cylinder need radius > 0 and half_length > 0");
+      return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT,
+                             "capsule and cylinder need radius > 0 and half_length > 0");
     out->radius = def->radius;
     out->half_length = def->half_length;
     return LCP_OK;
   case LCP_SHAPE_HULL: {
     if (!def->hull_points || def->hull_point_count < 4)
-      return world_fail(world, LCP_ERR_DEGENERATE, "a hull needs at least 4 points (got %d)",
-                        (int)def->hull_point_count);
+      return lcp__world_fail(world, LCP_ERR_DEGENERATE, "a hull needs at least 4 points (got %d)",
+                             (int)def->hull_point_count);
     if (!all_finite(def->hull_points, 3 * def->hull_point_count))
-      return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "hull points must be finite");
+      return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "hull points must be finite");
     vec3 *points = malloc((size_t)def->hull_point_count * sizeof(vec3));
     hull *h = calloc(1, sizeof(hull));
     if (!points || !h) {
       free(points);
       free(h);
-      return world_fail(world, LCP_ERR_NO_MEMORY, "out of memory building a hull");
+      return lcp__world_fail(world, LCP_ERR_NO_MEMORY, "out of memory building a hull");
     }
     for (int32_t i = 0; i < def->hull_point_count; ++i)
       points[i] = v3_from(&def->hull_points[3 * i]);
-    int rc = hull_build(points, def->hull_point_count, h);
+    int rc = lcp__hull_build(points, def->hull_point_count, h);
     free(points);
     if (rc != LCP_OK) {
       free(h);
       if (rc == LCP_ERR_DEGENERATE)
-        return world_fail(world, rc,
-                          "degenerate hull: the points do not span a volume "
-                          "(need 4 non-coplanar points)");
-      return world_fail(world, rc, "hull: %s", lcp_status_string(rc));
+        return lcp__world_fail(world, rc,
+                               "degenerate hull: the points do not span a volume "
+                               "(need 4 non-coplanar points)");
+      return lcp__world_fail(world, rc, "hull: %s", lcp_status_string(rc));
     }
     out->hull = h;
     *out_hull = h;
     return LCP_OK;
   }
   default:
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "unknown shape type %d", (int)def->type);
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "unknown shape type %d",
+                           (int)def->type);
   }
 }
 
-int world_add_geom(lcp_world_t *world, const lcp_geom_def_t *def, lcp_body_id body,
-                   lcp_robot_id robot, int32_t link, lcp_geom_id *out_id) {
+int lcp__world_add_geom(lcp_world_t *world, const lcp_geom_def_t *def, lcp_body_id body,
+                        lcp_robot_id robot, int32_t link, lcp_geom_id *out_id) {
   if (!def)
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "geom def is NULL");
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "geom def is NULL");
   int rc = validate_pose(world, def->local_position, def->local_orientation);
   if (rc != LCP_OK)
     return rc;
   if (!(isfinite(def->friction) && def->friction >= 0.0))
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "friction must be finite and >= 0");
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "friction must be finite and >= 0");
   bool static_owner = robot == LCP_NULL_ID &&
                       world->model.bodies[world_body_slot(world, body)].type == LCP_BODY_STATIC;
   if (def->type == LCP_SHAPE_PLANE && !static_owner)
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "planes can only belong to static bodies");
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT,
+                           "planes can only belong to static bodies");
   world_model *model = &world->model;
-  if (world_reserve((void **)&model->geoms, &model->geom_capacity, model->geom_count + 1,
-                    sizeof(geom_model)) != LCP_OK)
-    return world_fail(world, LCP_ERR_NO_MEMORY, "out of memory adding a geom");
+  if (lcp__world_reserve((void **)&model->geoms, &model->geom_capacity, model->geom_count + 1,
+                         sizeof(geom_model)) != LCP_OK)
+    return lcp__world_fail(world, LCP_ERR_NO_MEMORY, "out of memory adding a geom");
   geom_model g = {
       .body = robot == LCP_NULL_ID ? body : LCP_NULL_ID,
       .robot = robot,
@@ -622,7 +624,7 @@ int lcp_geom_add(lcp_world_t *world, lcp_body_id body, const lcp_geom_def_t *def
   int rc = find_body(world, body, &slot);
   if (rc != LCP_OK)
     return rc;
-  return world_add_geom(world, def, body, LCP_NULL_ID, -1, out_id);
+  return lcp__world_add_geom(world, def, body, LCP_NULL_ID, -1, out_id);
 }
 
 int32_t world_geom_slot(const lcp_world_t *world, lcp_geom_id id) {
@@ -644,8 +646,8 @@ int32_t world_geom_slot(const lcp_world_t *world, lcp_geom_id id) {
 int lcp_geom_remove(lcp_world_t *world, lcp_geom_id id) {
   int32_t slot = world_geom_slot(world, id);
   if (slot < 0)
-    return world_fail(world, LCP_ERR_NOT_FOUND, "no geom with id %d", (int)id);
-  world_remove_geom_slot(world, slot);
+    return lcp__world_fail(world, LCP_ERR_NOT_FOUND, "no geom with id %d", (int)id);
+  lcp__world_remove_geom_slot(world, slot);
   return LCP_OK;
 }
 
@@ -662,9 +664,9 @@ int lcp_geom_get_aabb(const lcp_world_t *world, lcp_geom_id id, double lo[3], do
   if (slot < 0)
     return LCP_ERR_NOT_FOUND;
   const geom_model *g = &world->model.geoms[slot];
-  xform x = world_geom_pose(world, g);
+  xform x = lcp__world_geom_pose(world, g);
   vec3 l, h;
-  shape_aabb(&g->shape, &x, &l, &h);
+  lcp__shape_aabb(&g->shape, &x, &l, &h);
   v3_store(l, lo);
   v3_store(h, hi);
   return LCP_OK;
@@ -731,7 +733,7 @@ int lcp_geom_def_mass_properties(const lcp_geom_def_t *def, double density, doub
     for (int32_t i = 0; i < def->hull_point_count; ++i)
       points[i] = v3_from(&def->hull_points[3 * i]);
     hull h;
-    int rc = hull_build(points, def->hull_point_count, &h);
+    int rc = lcp__hull_build(points, def->hull_point_count, &h);
     free(points);
     if (rc != LCP_OK)
       return rc;
@@ -739,7 +741,7 @@ int lcp_geom_def_mass_properties(const lcp_geom_def_t *def, double density, doub
     full = m3_scale(&h.inertia_unit_density, density);
     c = h.centroid;
     use_full = true;
-    hull_free(&h);
+    lcp__hull_free(&h);
     break;
   }
   default:

@@ -1,7 +1,7 @@
 /* The world's internal layout, shared by world.c (API, bodies, geoms, and
  * the services below), world_snapshot.c (state snapshots), robot.c
  * (robots), and step.c and rows.c (the step pipeline). Every function
- * declared here is defined in world.c, but robot_control_valid (robot.c).
+ * declared here is defined in world.c, but lcp__robot_control_valid (robot.c).
  *
  * Model / state split: `model` is what the world is — bodies'
  * mass properties, geoms, settings; `state` is what it is doing — poses,
@@ -159,30 +159,30 @@ struct lcp_world {
 };
 
 /* Records a formatted error message for lcp_world_last_error and returns code. */
-int world_fail(lcp_world_t *world, int code, const char *fmt, ...)
+int lcp__world_fail(lcp_world_t *world, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-void world_log(const lcp_world_t *world, lcp_log_level_t level, const char *fmt, ...)
+void lcp__world_log(const lcp_world_t *world, lcp_log_level_t level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 int32_t world_body_slot(const lcp_world_t *world, lcp_body_id id);
 int32_t world_robot_slot(const lcp_world_t *world, lcp_robot_id id);
 int32_t world_geom_slot(const lcp_world_t *world, lcp_geom_id id);
-void world_remove_geom_slot(lcp_world_t *world, int32_t slot);
+void lcp__world_remove_geom_slot(lcp_world_t *world, int32_t slot);
 /* Frees a robot's model and state arrays. */
-void world_free_robot(robot_model *model, robot_state *state, mb_data *data);
+void lcp__world_free_robot(robot_model *model, robot_state *state, mb_data *data);
 /* Adds a geom owned by a free body (robot = LCP_NULL_ID) or by a robot link. */
-int world_add_geom(lcp_world_t *world, const lcp_geom_def_t *def, lcp_body_id body,
-                   lcp_robot_id robot, int32_t link, lcp_geom_id *out_id);
+int lcp__world_add_geom(lcp_world_t *world, const lcp_geom_def_t *def, lcp_body_id body,
+                        lcp_robot_id robot, int32_t link, lcp_geom_id *out_id);
 /* Would lcp_robot_set_joint_control accept this control? */
-bool robot_control_valid(const lcp_joint_control_t *control);
+bool lcp__robot_control_valid(const lcp_joint_control_t *control);
 /* Recomputes every robot's link poses and velocities from its q, qd. */
-void world_refresh_robot_kinematics(lcp_world_t *world);
+void lcp__world_refresh_robot_kinematics(lcp_world_t *world);
 /* Refreshes them when a step left them stale; every read of robot_data's
  * poses and velocities outside the step goes through it. */
-void world_ensure_robot_kinematics(const lcp_world_t *world);
+void lcp__world_ensure_robot_kinematics(const lcp_world_t *world);
 /* World pose of a geom for the current state (robots: from their kinematics). */
-xform world_geom_pose(const lcp_world_t *world, const geom_model *g);
+xform lcp__world_geom_pose(const lcp_world_t *world, const geom_model *g);
 /* Grows a heap array to hold at least need elements (geometric growth). */
-int world_reserve(void **array, int32_t *capacity, int32_t need, size_t element_size);
+int lcp__world_reserve(void **array, int32_t *capacity, int32_t need, size_t element_size);
 
 #endif

@@ -141,7 +141,7 @@ static bool robots_controls_valid(const lcp_world_t *world, const unsigned char 
       lcp_joint_control_t c;
       memcpy(&c, flat, sizeof c);
       flat += sizeof c;
-      if (!robot_control_valid(&c))
+      if (!lcp__robot_control_valid(&c))
         return false;
     }
     flat += sizeof(int32_t);
@@ -187,17 +187,18 @@ int lcp_world_save_state(const lcp_world_t *world, void *buffer, size_t capacity
 int lcp_world_restore_state(lcp_world_t *world, const void *buffer, size_t size) {
   snapshot_header h;
   if (!buffer || size < sizeof h)
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "snapshot too short (%zu bytes)", size);
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "snapshot too short (%zu bytes)", size);
   memcpy(&h, buffer, sizeof h);
   if (h.magic != SNAPSHOT_MAGIC || h.version != SNAPSHOT_VERSION)
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "not an lcpsim state snapshot");
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "not an lcpsim state snapshot");
   if (h.layout != layout_signature(world) || h.body_count != world->model.body_count)
-    return world_fail(world, LCP_ERR_MISMATCH,
-                      "snapshot belongs to another world (different bodies or geoms)");
+    return lcp__world_fail(world, LCP_ERR_MISMATCH,
+                           "snapshot belongs to another world (different bodies or geoms)");
   if (h.cache_count < 0 || size != sizeof h + (size_t)h.body_count * sizeof(body_state) +
                                        (size_t)h.cache_count * sizeof(cached_manifold) +
                                        robots_state_bytes(world))
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "snapshot size does not match its header");
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT,
+                           "snapshot size does not match its header");
   const unsigned char *p = (const unsigned char *)buffer + sizeof h;
   const body_state *states = (const body_state *)(const void *)p;
   for (int32_t i = 0; i < h.body_count; ++i) {
@@ -205,11 +206,11 @@ int lcp_world_restore_state(lcp_world_t *world, const void *buffer, size_t size)
     memcpy(&s, &states[i], sizeof s);
     if (!v3_is_finite(s.position) || !q_is_finite(s.orientation) ||
         !v3_is_finite(s.linear_velocity) || !v3_is_finite(s.angular_velocity))
-      return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "snapshot holds non-finite values");
+      return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "snapshot holds non-finite values");
   }
-  if (world_reserve((void **)&world->state.cache, &world->state.cache_capacity, h.cache_count,
-                    sizeof(cached_manifold)) != LCP_OK)
-    return world_fail(world, LCP_ERR_NO_MEMORY, "out of memory restoring a snapshot");
+  if (lcp__world_reserve((void **)&world->state.cache, &world->state.cache_capacity, h.cache_count,
+                         sizeof(cached_manifold)) != LCP_OK)
+    return lcp__world_fail(world, LCP_ERR_NO_MEMORY, "out of memory restoring a snapshot");
   const unsigned char *robot_bytes = p + (size_t)h.body_count * sizeof(body_state) +
                                      (size_t)h.cache_count * sizeof(cached_manifold);
   size_t robot_doubles = robots_double_bytes(world) / sizeof(double);
@@ -217,10 +218,11 @@ int lcp_world_restore_state(lcp_world_t *world, const void *buffer, size_t size)
     double x;
     memcpy(&x, robot_bytes + i * sizeof x, sizeof x);
     if (!isfinite(x))
-      return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "snapshot holds non-finite values");
+      return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "snapshot holds non-finite values");
   }
   if (!robots_controls_valid(world, robot_bytes + robot_doubles * sizeof(double)))
-    return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "snapshot holds invalid joint controls");
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT,
+                           "snapshot holds invalid joint controls");
   size_t bodies = (size_t)h.body_count * sizeof(body_state);
   memcpy(world->state.bodies, p, bodies);
   p += bodies;
@@ -228,7 +230,7 @@ int lcp_world_restore_state(lcp_world_t *world, const void *buffer, size_t size)
     memcpy(world->state.cache, p, (size_t)h.cache_count * sizeof(cached_manifold));
   p += (size_t)h.cache_count * sizeof(cached_manifold);
   robots_state_copy(&world->model, world->state.robots, (unsigned char *)(uintptr_t)p, false);
-  world_refresh_robot_kinematics(world);
+  lcp__world_refresh_robot_kinematics(world);
   world->state.cache_count = h.cache_count;
   world->state.time = h.time;
   world->state.step_count = h.step_count;
