@@ -12,7 +12,7 @@
  * doubles: a snapshot is for the same build on the same machine kind. */
 
 #define SNAPSHOT_MAGIC 0x4c435053u /* "LCPS" */
-#define SNAPSHOT_VERSION 2u
+#define SNAPSHOT_VERSION 3u
 
 typedef struct snapshot_header {
   uint32_t magic;
