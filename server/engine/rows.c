@@ -329,8 +329,9 @@ static int32_t manifold_rows_build(const lcp_world_t *world, step_context *ctx, 
   mr.self_contact = mr.ra >= 0 && mr.ra == mr.rb;
   mr.on_bodies = !mr.self_contact && mr.ra < 0 && mr.rb < 0;
   mr.mu = sqrt(ga->friction * gb->friction);
-  mr.cached =
-      ctx->settings->warm_start ? cache_find(&world->state, mr.pair->a, mr.pair->b, cache_cursor) : NULL;
+  mr.cached = ctx->settings->warm_start
+                  ? cache_find(&world->state, mr.pair->a, mr.pair->b, cache_cursor)
+                  : NULL;
   mr.dir[0] = mr.m->normal;
   v3_tangent_basis(mr.m->normal, &mr.dir[1], &mr.dir[2]);
   ctx->manifold_row[k] = w->row;

@@ -538,8 +538,9 @@ int world_add_geom(lcp_world_t *world, const lcp_geom_def_t *def, lcp_body_id bo
     return rc;
   if (!(isfinite(def->friction) && def->friction >= 0.0))
     return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "friction must be finite and >= 0");
-  bool static_owner = robot == LCP_NULL_ID &&
-                      world->model.bodies[id_pool_slot(&world->model.body_ids, body)].type == LCP_BODY_STATIC;
+  bool static_owner =
+      robot == LCP_NULL_ID &&
+      world->model.bodies[id_pool_slot(&world->model.body_ids, body)].type == LCP_BODY_STATIC;
   if (def->type == LCP_SHAPE_PLANE && !static_owner)
     return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "planes can only belong to static bodies");
   world_model *model = &world->model;
