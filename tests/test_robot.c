@@ -111,7 +111,7 @@ static void test_arm_in_world(void **state) {
 }
 
 /* A removed robot's id is refused by every call taking a robot, even once a
- * new robot sits in its slot (the low bits id_pool.h gives the slot); the
+ * new robot has its index (the low bits of an id, id_pool.h); the
  * new robot's id works, and the stale id touches nothing of it. */
 static void test_stale_robot_id_refused(void **state) {
   (void)state;

@@ -209,7 +209,7 @@ static void test_bad_input_is_refused(void **state) {
   lcp_world_destroy(&w);
 }
 
-/* Ids are never reused (c takes a's slot, not its id); removing a body
+/* Ids are never reused (c takes a's index, not its id); removing a body
  * removes its geoms and contacts. */
 static void test_bodies_and_geoms(void **state) {
   (void)state;
@@ -262,12 +262,12 @@ static void test_bodies_and_geoms(void **state) {
   lcp_world_destroy(&w); /* destroying twice through the NULLed pointer is harmless */
 }
 
-/* The slot of an id (the part id_pool.h packs in the low bits): the tests
- * look inside ids only to know that a slot was reused. */
-static uint32_t slot_of(int32_t id) { return (uint32_t)id & ID_INDEX_MASK; }
+/* The index of an id (the part id_pool.h packs in the low bits): the tests
+ * look inside ids only to know that an index was reused. */
+static uint32_t index_of(int32_t id) { return (uint32_t)id & ID_INDEX_MASK; }
 
 /* Ids no live object has, refused by body and geom calls alike: garbage,
- * and the slot of a live object's id (a body's or a geom's) under other
+ * and the index of a live object's id (a body's or a geom's) under other
  * generations. */
 static void assert_bad_ids_refused(lcp_world_t *w, int32_t live) {
   const int32_t generation_step = (int32_t)(UINT32_C(1) << ID_INDEX_BITS);
@@ -291,7 +291,7 @@ static void assert_bad_ids_refused(lcp_world_t *w, int32_t live) {
 }
 
 /* A removed body's id is refused by every call taking a body, even once a
- * new body sits in its slot; the new body's id works, and the stale id
+ * new body has its index; the new body's id works, and the stale id
  * touches nothing of it. */
 static void test_stale_body_id_refused(void **state) {
   (void)state;
@@ -306,7 +306,7 @@ static void test_stale_body_id_refused(void **state) {
   assert_int_equal(lcp_body_remove(w, old), LCP_OK);
   lcp_body_id fresh = test_add_solid(w, &box, 3.0, (double[]){3, 0, 0}, NULL);
   assert_true(fresh != LCP_NULL_ID && fresh != old && fresh != keep);
-  assert_int_equal(slot_of(fresh), slot_of(old)); /* the slot was reused */
+  assert_int_equal(index_of(fresh), index_of(old)); /* the index was reused */
 
   uint64_t hash = lcp_world_state_hash(w);
   double p[3], v[3], m;
@@ -346,7 +346,7 @@ static void test_stale_body_id_refused(void **state) {
 }
 
 /* The same for geoms: a removed geom's id is refused once a new geom has
- * its slot, and removing through the stale id leaves the new geom alone. */
+ * its index, and removing through the stale id leaves the new geom alone. */
 static void test_stale_geom_id_refused(void **state) {
   (void)state;
   lcp_world_t *w = NULL;
@@ -361,7 +361,7 @@ static void test_stale_geom_id_refused(void **state) {
   assert_int_equal(lcp_geom_remove(w, old), LCP_OK);
   assert_int_equal(lcp_geom_add(w, LCP_WORLD_BODY, &sphere, &fresh), LCP_OK);
   assert_true(fresh != old);
-  assert_int_equal(slot_of(fresh), slot_of(old));
+  assert_int_equal(index_of(fresh), index_of(old));
 
   double lo[3], hi[3];
   lcp_body_id owner = 12345;
@@ -427,8 +427,8 @@ static void test_ids_are_deterministic(void **state) {
   lcp_world_destroy(&b);
 }
 
-/* A snapshot taken before a body was removed and another added in its slot
- * is refused after: the new body has another id. */
+/* A snapshot taken before a body was removed and another added under its
+ * index is refused after: the new body has another id. */
 static void test_snapshot_refused_after_body_replaced(void **state) {
   (void)state;
   lcp_world_t *w = NULL;
@@ -440,7 +440,7 @@ static void test_snapshot_refused_after_body_replaced(void **state) {
   assert_int_equal(lcp_world_save_state(w, snap, size, NULL), LCP_OK);
   assert_int_equal(lcp_body_remove(w, old), LCP_OK);
   lcp_body_id fresh = test_add_solid(w, &box, 1.0, (double[]){0, 0, 1}, NULL);
-  assert_int_equal(slot_of(fresh), slot_of(old));
+  assert_int_equal(index_of(fresh), index_of(old));
   assert_int_equal(lcp_world_state_size(w), size);
   uint64_t before = lcp_world_state_hash(w);
   assert_int_equal(lcp_world_restore_state(w, snap, size), LCP_ERR_MISMATCH);

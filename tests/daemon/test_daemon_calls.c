@@ -350,7 +350,7 @@ static uint32_t body_id_in_state(void *client, uint64_t id, const char *name) {
 }
 
 /* A body removed and spawned again under its name is a new body: a new id
- * on the wire (the engine reuses the slot, not the id), and a snapshot of
+ * on the wire (the engine reuses the index, not the id), and a snapshot of
  * the world with the old body is refused. */
 static void test_respawn_gets_a_new_id(void **state) {
   fixture *f = *state;

@@ -129,13 +129,13 @@ const char *lcp_world_last_error(const lcp_world_t *world);
  * them or compute with them. Each is a non-negative int32 (it fits a uint32
  * on the wire), never LCP_NULL_ID.
  *
- * What the 32 bits hold, for reading logs rather than for use: bits 0-19 a
- * slot index, bits 20-30 that slot's generation, bit 31 clear. Removing an
- * object frees its slot for a later object of the same kind under the next
+ * What the 32 bits hold, for reading logs rather than for use: bits 0-19 an
+ * index, bits 20-30 that index's generation, bit 31 clear. Removing an
+ * object frees its index for a later object of the same kind under the next
  * generation, so a removed object's id is refused (LCP_ERR_NOT_FOUND) even
- * after its slot holds another object; a slot whose generation is exhausted
- * is retired, so an id is never reused within a world. A world holds up to
- * 2^20 live objects of each kind.
+ * after its index names another object; an index whose generation is
+ * exhausted is retired, so an id is never reused within a world. A world
+ * holds up to 2^20 live objects of each kind.
  *
  * Ids are assigned deterministically: the same sequence of calls on a new
  * world gives the same ids, removals included. */
