@@ -11,6 +11,7 @@
 #include "lcpsim/lcpsim.h"
 #include "lcpsim/scenes.h"
 #include "test_util.h"
+#include "world_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -449,6 +450,45 @@ static void test_snapshot_refused_after_body_replaced(void **state) {
   lcp_world_destroy(&w);
 }
 
+/* A snapshot whose warm-start cache names geom slots the world does not have,
+ * or more points than a manifold holds, is refused, and nothing changes. In
+ * a world without robots the cache is the snapshot's last bytes. */
+static void test_snapshot_with_bad_contact_refused(void **state) {
+  (void)state;
+  lcp_world_t *w = NULL;
+  assert_int_equal(lcp_world_create(NULL, &w), LCP_OK);
+  assert_int_equal(test_add_plane(w, 0.5, NULL), LCP_OK);
+  lcp_geom_def_t box = test_box_def(0.1, 0.1, 0.1, 0.5);
+  assert_true(test_add_solid(w, &box, 1.0, (double[]){0, 0, 0.1}, NULL) != LCP_NULL_ID);
+  step_n(w, 10);
+  size_t size = lcp_world_state_size(w);
+  unsigned char *snap = malloc(size);
+  assert_int_equal(lcp_world_save_state(w, snap, size, NULL), LCP_OK);
+  unsigned char *last = snap + size - sizeof(cached_manifold);
+  cached_manifold good;
+  memcpy(&good, last, sizeof good);
+  assert_int_equal(good.slot_a, 0); /* the plane */
+  assert_int_equal(good.slot_b, 1); /* the box */
+  assert_int_equal(good.point_count, 4);
+  step_n(w, 1);
+  uint64_t before = lcp_world_state_hash(w);
+  const cached_manifold bad[] = {
+      {.slot_a = 0, .slot_b = 2, .point_count = 4},  /* no geom at slot 2 */
+      {.slot_a = 1, .slot_b = 0, .point_count = 4},  /* out of order */
+      {.slot_a = -1, .slot_b = 1, .point_count = 4}, /* no slot -1 */
+      {.slot_a = 0, .slot_b = 1, .point_count = MANIFOLD_MAX_POINTS + 1},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+    memcpy(last, &bad[i], sizeof bad[i]);
+    assert_int_equal(lcp_world_restore_state(w, snap, size), LCP_ERR_INVALID_ARGUMENT);
+    assert_true(lcp_world_state_hash(w) == before);
+  }
+  memcpy(last, &good, sizeof good);
+  assert_int_equal(lcp_world_restore_state(w, snap, size), LCP_OK);
+  free(snap);
+  lcp_world_destroy(&w);
+}
+
 /* Removing a geom made before the others moves their slots down; the warm
  * start, kept per pair of geom slots, follows them. A static body far from
  * the rest changes nothing in the physics, so a world that loses it
@@ -539,6 +579,7 @@ int main(void) {
       cmocka_unit_test(test_stale_geom_id_refused),
       cmocka_unit_test(test_ids_are_deterministic),
       cmocka_unit_test(test_snapshot_refused_after_body_replaced),
+      cmocka_unit_test(test_snapshot_with_bad_contact_refused),
       cmocka_unit_test(test_warm_start_survives_earlier_removal),
       cmocka_unit_test(test_solvers_agree_on_resting_box),
   };

@@ -207,6 +207,16 @@ int lcp_world_restore_state(lcp_world_t *world, const void *buffer, size_t size)
         !v3_is_finite(s.linear_velocity) || !v3_is_finite(s.angular_velocity))
       return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "snapshot holds non-finite values");
   }
+  /* The cache names geoms by slot and is searched in (slot_a, slot_b)
+   * order; each manifold holds at most MANIFOLD_MAX_POINTS points. */
+  const unsigned char *cache_bytes = p + (size_t)h.body_count * sizeof(body_state);
+  for (int32_t i = 0; i < h.cache_count; ++i) {
+    cached_manifold c;
+    memcpy(&c, cache_bytes + (size_t)i * sizeof c, sizeof c);
+    if (!(0 <= c.slot_a && c.slot_a < c.slot_b && c.slot_b < world->model.geom_count) ||
+        c.point_count < 0 || c.point_count > MANIFOLD_MAX_POINTS)
+      return world_fail(world, LCP_ERR_INVALID_ARGUMENT, "snapshot holds an invalid contact");
+  }
   if (world_reserve((void **)&world->state.cache, &world->state.cache_capacity, h.cache_count,
                     sizeof(cached_manifold)) != LCP_OK)
     return world_fail(world, LCP_ERR_NO_MEMORY, "out of memory restoring a snapshot");
