@@ -7,20 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-int32_t world_robot_slot(const lcp_world_t *world, lcp_robot_id id) {
-  for (int32_t i = 0; i < world->model.robot_count; ++i)
-    if (world->model.robots[i].id == id)
-      return i;
-  return -1;
-}
-
 xform world_geom_pose(const lcp_world_t *world, const geom_model *g) {
   if (g->robot != LCP_NULL_ID) {
     world_ensure_robot_kinematics(world);
-    int32_t r = world_robot_slot(world, g->robot);
+    int32_t r = id_pool_slot(&world->model.robot_ids, g->robot);
     return xf_mul(&world->robot_data[r].link_x[g->link], &g->local);
   }
-  const body_state *b = &world->state.bodies[world_body_slot(world, g->body)];
+  const body_state *b = &world->state.bodies[id_pool_slot(&world->model.body_ids, g->body)];
   xform body_x = xf_make(b->position, b->orientation);
   return xf_mul(&body_x, &g->local);
 }
@@ -58,7 +51,7 @@ void world_free_robot(robot_model *model, robot_state *state, mb_data *data) {
 }
 
 static int find_robot(lcp_world_t *world, lcp_robot_id id, int32_t *slot) {
-  *slot = world_robot_slot(world, id);
+  *slot = id_pool_slot(&world->model.robot_ids, id);
   if (*slot < 0)
     return world_fail(world, LCP_ERR_NOT_FOUND, "no robot with id %d", (int)id);
   return LCP_OK;
@@ -186,8 +179,11 @@ int lcp_robot_add(lcp_world_t *world, const lcp_robot_def_t *def, const double b
     xform base = xf_make(v3_from(base_position), q_normalize(q_from(base_orientation)));
     model.mb.links[0].parent_from_joint = xf_mul(&base, &model.mb.links[0].parent_from_joint);
   }
-  model.id = world->model.next_robot_id;
   int32_t slot = world->model.robot_count;
+  if (id_pool_add(&world->model.robot_ids, slot, &model.id) != LCP_OK) {
+    world_free_robot(&model, &state, &data);
+    return world_fail(world, LCP_ERR_NO_MEMORY, "no room for another robot (memory or ids)");
+  }
   world->model.robots[slot] = model;
   world->state.robots[slot] = state;
   world->robot_data[slot] = data;
@@ -202,13 +198,11 @@ int lcp_robot_add(lcp_world_t *world, const lcp_robot_def_t *def, const double b
       if (rc != LCP_OK) {
         char why[256];
         snprintf(why, sizeof why, "%s", world->last_error);
-        world->model.next_robot_id++;
         lcp_robot_remove(world, model.id);
         return world_fail(world, rc, "robot '%s', link '%s': %s", def->name, l->name, why);
       }
     }
   }
-  world->model.next_robot_id++;
   if (out_id)
     *out_id = model.id;
   return LCP_OK;
@@ -232,6 +226,9 @@ int lcp_robot_remove(lcp_world_t *world, lcp_robot_id id) {
           (size_t)tail * sizeof *world->robot_data);
   m->robot_count--;
   world->layout_hash_valid = false;
+  id_pool_remove(&m->robot_ids, id);
+  for (int32_t s = slot; s < m->robot_count; ++s)
+    id_pool_move(&m->robot_ids, m->robots[s].id, s);
   return LCP_OK;
 }
 
@@ -258,7 +255,7 @@ int32_t lcp_world_robot_ids(const lcp_world_t *world, lcp_robot_id *out, int32_t
 
 /* The robot at slot, or NULL; for the const queries. */
 static const robot_model *robot_at(const lcp_world_t *world, lcp_robot_id id, int32_t *slot) {
-  *slot = world_robot_slot(world, id);
+  *slot = id_pool_slot(&world->model.robot_ids, id);
   return *slot < 0 ? NULL : &world->model.robots[*slot];
 }
 
