@@ -12,9 +12,6 @@
 # Prints what is wrong and exits 1, or prints a summary and exits 0.
 set -eu
 
-# Names still without the prefix, tolerated (the id lookups, which
-# generation-checked ids replace); this list is to become empty.
-unprefixed_allowed='world_body_slot world_geom_slot world_robot_slot'
 
 archives=''
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
@@ -40,11 +37,7 @@ export LC_ALL=C
 "${NM:-nm}" -A -u $archives | awk 'NF >= 2 && $(NF - 1) ~ /^[A-Za-z]$/ { split($1, where, ":"); print $NF, where[2] }' | sort >"$tmp/needed"
 
 failed=0
-for allowed in $unprefixed_allowed; do
-  echo "$allowed"
-done | sort >"$tmp/allowed"
-
-awk '$1 !~ /^lcp_/ {print $1}' "$tmp/defined" | sort -u | comm -23 - "$tmp/allowed" >"$tmp/bad"
+awk '$1 !~ /^lcp_/ {print $1}' "$tmp/defined" | sort -u >"$tmp/bad"
 if [ -s "$tmp/bad" ]; then
   echo "defined without the lcp_ prefix:"
   sed 's/^/  /' "$tmp/bad"

@@ -8,10 +8,12 @@
 
 #include <cmocka.h>
 
+#include "id_pool.h"
 #include "lcpsim/robot.h"
 #include "lcpsim/urdf.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static lcp_robot_def_t *load_arm(void) {
@@ -108,7 +110,75 @@ static void test_arm_in_world(void **state) {
   lcp_world_destroy(&w);
 }
 
+/* A removed robot's id is refused by every call taking a robot, even once a
+ * new robot has its index (the low bits of an id, id_pool.h); the
+ * new robot's id works, and the stale id touches nothing of it. */
+static void test_stale_robot_id_refused(void **state) {
+  (void)state;
+  lcp_world_t *w = NULL;
+  assert_int_equal(lcp_world_create(NULL, &w), LCP_OK);
+  lcp_robot_def_t *def = load_arm();
+  lcp_robot_id old, other, fresh;
+  assert_int_equal(lcp_robot_add(w, def, (double[]){0, 0, 0}, NULL, &old), LCP_OK);
+  char name[LCP_NAME_MAX];
+  memcpy(name, def->name, LCP_NAME_MAX);
+  snprintf(def->name, LCP_NAME_MAX, "other");
+  assert_int_equal(lcp_robot_add(w, def, (double[]){2, 0, 0}, NULL, &other), LCP_OK);
+  assert_int_equal(lcp_robot_remove(w, old), LCP_OK);
+  memcpy(def->name, name, LCP_NAME_MAX); /* the name is free again */
+  const double base[3] = {0, 3, 0};
+  assert_int_equal(lcp_robot_add(w, def, base, NULL, &fresh), LCP_OK);
+  assert_true(fresh != old && fresh != other && fresh != LCP_NULL_ID);
+  assert_int_equal((uint32_t)fresh & ID_INDEX_MASK, (uint32_t)old & ID_INDEX_MASK);
+
+  uint64_t hash = lcp_world_state_hash(w);
+  lcp_robot_info_t info;
+  double q[7] = {0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3}, M[49], p[3];
+  int32_t index;
+  lcp_joint_control_t c = lcp_joint_control_default();
+  c.mode = LCP_CONTROL_VELOCITY;
+  c.kd = 1.0;
+  const int32_t generation_step = (int32_t)(UINT32_C(1) << ID_INDEX_BITS);
+  const lcp_robot_id bad[] = {
+      old, LCP_NULL_ID, -3, INT32_MIN, INT32_MAX, 4242, fresh + generation_step};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+    lcp_robot_id id = bad[i];
+    assert_int_equal(lcp_robot_get_info(w, id, &info), LCP_ERR_NOT_FOUND);
+    assert_int_equal(lcp_robot_find_link(w, id, "link0", &index), LCP_ERR_NOT_FOUND);
+    assert_int_equal(lcp_robot_get_q(w, id, q, 7), LCP_ERR_NOT_FOUND);
+    assert_int_equal(lcp_robot_set_q(w, id, q, 7), LCP_ERR_NOT_FOUND);
+    assert_int_equal(lcp_robot_set_qd(w, id, q, 7), LCP_ERR_NOT_FOUND);
+    assert_int_equal(lcp_robot_get_link_pose(w, id, 0, p, NULL), LCP_ERR_NOT_FOUND);
+    assert_int_equal(lcp_robot_apply_generalized_force(w, id, q, 7), LCP_ERR_NOT_FOUND);
+    assert_int_equal(lcp_robot_set_joint_control(w, id, 0, &c), LCP_ERR_NOT_FOUND);
+    assert_int_equal(lcp_robot_mass_matrix(w, id, M, 7), LCP_ERR_NOT_FOUND);
+    assert_int_equal(lcp_robot_remove(w, id), LCP_ERR_NOT_FOUND);
+  }
+  assert_true(lcp_world_state_hash(w) == hash); /* nothing reached the new robot */
+  assert_int_equal(lcp_world_robot_count(w), 2);
+
+  lcp_robot_id found;
+  assert_int_equal(lcp_robot_find(w, name, &found), LCP_OK);
+  assert_int_equal(found, fresh);
+  lcp_robot_id ids[2];
+  assert_int_equal(lcp_world_robot_ids(w, ids, 2), 2);
+  assert_int_equal(ids[0], other); /* creation order */
+  assert_int_equal(ids[1], fresh);
+  assert_int_equal(lcp_robot_get_link_pose(w, fresh, 0, p, NULL), LCP_OK);
+  for (int k = 0; k < 3; ++k)
+    assert_true(p[k] == base[k]);
+  assert_int_equal(lcp_robot_set_q(w, fresh, q, 7), LCP_OK);
+  assert_int_equal(lcp_robot_remove(w, fresh), LCP_OK);
+  assert_int_equal(lcp_robot_get_info(w, fresh, &info), LCP_ERR_NOT_FOUND);
+  /* other moved down to the first slot and is still itself */
+  assert_int_equal(lcp_robot_get_link_pose(w, other, 0, p, NULL), LCP_OK);
+  assert_true(p[0] == 2.0 && p[1] == 0.0 && p[2] == 0.0);
+  lcp_robot_def_free(&def);
+  lcp_world_destroy(&w);
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_arm_in_world)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_arm_in_world),
+                                     cmocka_unit_test(test_stale_robot_id_refused)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

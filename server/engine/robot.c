@@ -9,7 +9,7 @@
 #include <string.h>
 
 static int find_robot(lcp_world_t *world, lcp_robot_id id, int32_t *slot) {
-  *slot = world_robot_slot(world, id);
+  *slot = id_pool_slot(&world->model.robot_ids, id);
   if (*slot < 0)
     return lcp__world_fail(world, LCP_ERR_NOT_FOUND, "no robot with id %d", (int)id);
   return LCP_OK;
@@ -137,8 +137,11 @@ int lcp_robot_add(lcp_world_t *world, const lcp_robot_def_t *def, const double b
     xform base = xf_make(v3_from(base_position), q_normalize(q_from(base_orientation)));
     model.mb.links[0].parent_from_joint = xf_mul(&base, &model.mb.links[0].parent_from_joint);
   }
-  model.id = world->model.next_robot_id;
   int32_t slot = world->model.robot_count;
+  if (lcp__id_pool_add(&world->model.robot_ids, slot, &model.id) != LCP_OK) {
+    lcp__world_free_robot(&model, &state, &data);
+    return lcp__world_fail(world, LCP_ERR_NO_MEMORY, "no room for another robot (memory or ids)");
+  }
   world->model.robots[slot] = model;
   world->state.robots[slot] = state;
   world->robot_data[slot] = data;
@@ -153,13 +156,11 @@ int lcp_robot_add(lcp_world_t *world, const lcp_robot_def_t *def, const double b
       if (rc != LCP_OK) {
         char why[256];
         snprintf(why, sizeof why, "%s", world->last_error);
-        world->model.next_robot_id++;
         lcp_robot_remove(world, model.id);
         return lcp__world_fail(world, rc, "robot '%s', link '%s': %s", def->name, l->name, why);
       }
     }
   }
-  world->model.next_robot_id++;
   if (out_id)
     *out_id = model.id;
   return LCP_OK;
@@ -183,6 +184,9 @@ int lcp_robot_remove(lcp_world_t *world, lcp_robot_id id) {
           (size_t)tail * sizeof *world->robot_data);
   m->robot_count--;
   world->layout_hash_valid = false;
+  lcp__id_pool_remove(&m->robot_ids, id);
+  for (int32_t s = slot; s < m->robot_count; ++s)
+    id_pool_move(&m->robot_ids, m->robots[s].id, s);
   return LCP_OK;
 }
 
@@ -209,7 +213,7 @@ int32_t lcp_world_robot_ids(const lcp_world_t *world, lcp_robot_id *out, int32_t
 
 /* The robot at slot, or NULL; for the const queries. */
 static const robot_model *robot_at(const lcp_world_t *world, lcp_robot_id id, int32_t *slot) {
-  *slot = world_robot_slot(world, id);
+  *slot = id_pool_slot(&world->model.robot_ids, id);
   return *slot < 0 ? NULL : &world->model.robots[*slot];
 }
 

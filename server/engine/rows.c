@@ -19,21 +19,21 @@
 
 /* ---- warm starts ---- */
 
-/* The last step's manifold of geoms (a, b), or NULL. The manifolds of a
+/* The last step's manifold of the geoms at slots (a, b), or NULL. The manifolds of a
  * step come in the cache's order (store_contacts in step.c), so the search
  * starts where the previous one ended (*cursor): in a large world a binary
  * search per manifold reads the cache from all over memory. */
-static const cached_manifold *cache_find(const world_state *state, lcp_geom_id a, lcp_geom_id b,
+static const cached_manifold *cache_find(const world_state *state, int32_t a, int32_t b,
                                          int32_t *cursor) {
   int32_t lo = *cursor, hi = state->cache_count - 1;
   /* the next few entries first: the one sought, or one past it */
   for (int32_t end = lo + 4 < state->cache_count ? lo + 4 : state->cache_count; lo < end; ++lo) {
     const cached_manifold *c = &state->cache[lo];
-    if (c->geom_a == a && c->geom_b == b) {
+    if (c->slot_a == a && c->slot_b == b) {
       *cursor = lo + 1;
       return c;
     }
-    if (c->geom_a > a || (c->geom_a == a && c->geom_b > b)) {
+    if (c->slot_a > a || (c->slot_a == a && c->slot_b > b)) {
       *cursor = lo;
       return NULL;
     }
@@ -41,11 +41,11 @@ static const cached_manifold *cache_find(const world_state *state, lcp_geom_id a
   while (lo <= hi) {
     int32_t mid = lo + (hi - lo) / 2;
     const cached_manifold *c = &state->cache[mid];
-    if (c->geom_a == a && c->geom_b == b) {
+    if (c->slot_a == a && c->slot_b == b) {
       *cursor = mid + 1;
       return c;
     }
-    if (c->geom_a < a || (c->geom_a == a && c->geom_b < b))
+    if (c->slot_a < a || (c->slot_a == a && c->slot_b < b))
       lo = mid + 1;
     else
       hi = mid - 1;
@@ -329,8 +329,9 @@ static int32_t manifold_rows_build(const lcp_world_t *world, step_context *ctx, 
   mr.self_contact = mr.ra >= 0 && mr.ra == mr.rb;
   mr.on_bodies = !mr.self_contact && mr.ra < 0 && mr.rb < 0;
   mr.mu = sqrt(ga->friction * gb->friction);
-  mr.cached =
-      ctx->settings->warm_start ? cache_find(&world->state, ga->id, gb->id, cache_cursor) : NULL;
+  mr.cached = ctx->settings->warm_start
+                  ? cache_find(&world->state, mr.pair->a, mr.pair->b, cache_cursor)
+                  : NULL;
   mr.dir[0] = mr.m->normal;
   v3_tangent_basis(mr.m->normal, &mr.dir[1], &mr.dir[2]);
   ctx->manifold_row[k] = w->row;

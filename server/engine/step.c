@@ -194,14 +194,14 @@ static int stage_kinematics(lcp_world_t *world, step_context *ctx) {
   for (int32_t g = 0; g < ng; ++g) {
     const geom_model *geom = &model->geoms[g];
     if (geom->robot != LCP_NULL_ID) {
-      int32_t r = world_robot_slot(world, geom->robot);
+      int32_t r = id_pool_slot(&model->robot_ids, geom->robot);
       ctx->geom_body[g] = -1;
       ctx->geom_robot[g] = r;
       ctx->geom_link[g] = geom->link;
       ctx->geom_static[g] = !ctx->link_moves[r][geom->link];
       ctx->geom_x[g] = xf_mul(&world->robot_data[r].link_x[geom->link], &geom->local);
     } else {
-      int32_t slot = world_body_slot(world, geom->body);
+      int32_t slot = id_pool_slot(&model->body_ids, geom->body);
       ctx->geom_body[g] = slot;
       ctx->geom_robot[g] = -1;
       ctx->geom_link[g] = -1;
@@ -352,7 +352,7 @@ static int stage_broadphase(lcp_world_t *world, step_context *ctx) {
   if (plane_count > 1)
     qsort(plane_pairs, (size_t)plane_pair_count, sizeof(sap_pair), compare_pairs);
   /* Merge the two sorted lists: the pairs, and so the manifolds and the
-   * warm-start cache built from them, are sorted by geom slot, i.e. by id. */
+   * warm-start cache built from them, are sorted by geom slot. */
   int32_t n = 0, i = 0, j = 0;
   while (i < found_count || j < plane_pair_count) {
     sap_pair next;
@@ -655,8 +655,8 @@ static int store_contacts(lcp_world_t *world, step_context *ctx) {
     const geom_model *ga = &model->geoms[pair->a], *gb = &model->geoms[pair->b];
     cached_manifold *c = &state->cache[k];
     memset(c, 0, sizeof *c);
-    c->geom_a = ga->id;
-    c->geom_b = gb->id;
+    c->slot_a = pair->a;
+    c->slot_b = pair->b;
     c->point_count = m->point_count;
     bool pushing = false;
     for (int32_t q = 0; q < m->point_count; ++q) {
@@ -689,8 +689,8 @@ static int store_contacts(lcp_world_t *world, step_context *ctx) {
         ctx->pushed[ctx->geom_body[pair->b]] = 1;
     }
   }
-  /* Manifolds come in pair order, which sorts by geom slot and so by id
-   * (slots keep creation order): the cache stays sorted for cache_find. */
+  /* Manifolds come in pair order, which sorts by geom slot: the cache
+   * stays sorted for cache_find. */
   state->cache_count = ctx->manifold_count;
   world->contact_count = n;
   return LCP_OK;

@@ -1,6 +1,6 @@
 /* The world: creation, settings, bodies, geoms and their queries, and the
  * services every other part of the world uses (errors, log, growing arrays,
- * id lookups, geom poses, the robots' storage and kinematics cache).
+ * geom poses, the robots' storage and kinematics cache).
  *
  * This file calls no other part of the world: the robot API (robot.c), the
  * state snapshots (world_snapshot.c) and the step (step.c) are built on it,
@@ -68,28 +68,15 @@ int lcp__world_reserve(void **array, int32_t *capacity, int32_t need, size_t ele
   return LCP_OK;
 }
 
-int32_t world_body_slot(const lcp_world_t *world, lcp_body_id id) {
-  if (id < 0 || id >= world->model.next_body_id)
-    return -1;
-  return world->model.body_slot_of_id[id];
-}
-
-int32_t world_robot_slot(const lcp_world_t *world, lcp_robot_id id) {
-  for (int32_t i = 0; i < world->model.robot_count; ++i)
-    if (world->model.robots[i].id == id)
-      return i;
-  return -1;
-}
-
 /* ---- what the world keeps of its robots: storage and kinematics ---- */
 
 xform lcp__world_geom_pose(const lcp_world_t *world, const geom_model *g) {
   if (g->robot != LCP_NULL_ID) {
     lcp__world_ensure_robot_kinematics(world);
-    int32_t r = world_robot_slot(world, g->robot);
+    int32_t r = id_pool_slot(&world->model.robot_ids, g->robot);
     return xf_mul(&world->robot_data[r].link_x[g->link], &g->local);
   }
-  const body_state *b = &world->state.bodies[world_body_slot(world, g->body)];
+  const body_state *b = &world->state.bodies[id_pool_slot(&world->model.body_ids, g->body)];
   xform body_x = xf_make(b->position, b->orientation);
   return xf_mul(&body_x, &g->local);
 }
@@ -146,6 +133,9 @@ int lcp_world_create(const lcp_world_settings_t *settings, lcp_world_t **out_wor
   if (!world)
     return LCP_ERR_NO_MEMORY;
   world->model.settings = s;
+  lcp__id_pool_init(&world->model.body_ids);
+  lcp__id_pool_init(&world->model.geom_ids);
+  lcp__id_pool_init(&world->model.robot_ids);
   lcp__sap_init(&world->broadphase, 0);
   lcp__arena_init(&world->scratch);
   int rc = add_world_body(world);
@@ -172,7 +162,9 @@ void lcp_world_destroy(lcp_world_t **world_ptr) {
   free(world->robot_data);
   free(world->model.bodies);
   free(world->model.geoms);
-  free(world->model.body_slot_of_id);
+  lcp__id_pool_destroy(&world->model.body_ids);
+  lcp__id_pool_destroy(&world->model.geom_ids);
+  lcp__id_pool_destroy(&world->model.robot_ids);
   free(world->state.bodies);
   free(world->state.cache);
   free(world->contacts);
@@ -300,15 +292,12 @@ int lcp_body_add(lcp_world_t *world, const lcp_body_def_t *def, lcp_body_id *out
     world->state.bodies = grown;
     model->body_capacity = cap;
   }
-  if (lcp__world_reserve((void **)&model->body_slot_of_id, &model->body_slot_capacity,
-                         model->next_body_id + 1, sizeof(int32_t)) != LCP_OK)
-    return lcp__world_fail(world, LCP_ERR_NO_MEMORY, "out of memory adding a body");
-
-  m.id = model->next_body_id++;
-  int32_t slot = model->body_count++;
+  int32_t slot = model->body_count;
+  if (lcp__id_pool_add(&model->body_ids, slot, &m.id) != LCP_OK)
+    return lcp__world_fail(world, LCP_ERR_NO_MEMORY, "no room for another body (memory or ids)");
+  model->body_count++;
   world->layout_hash_valid = false;
   model->bodies[slot] = m;
-  model->body_slot_of_id[m.id] = slot;
   world->state.bodies[slot] = (body_state){
       .position = v3_from(def->position),
       .orientation = q_normalize(q_from(def->orientation)),
@@ -322,30 +311,40 @@ int lcp_body_add(lcp_world_t *world, const lcp_body_def_t *def, lcp_body_id *out
 }
 
 static int find_body(lcp_world_t *world, lcp_body_id id, int32_t *slot) {
-  *slot = world_body_slot(world, id);
+  *slot = id_pool_slot(&world->model.body_ids, id);
   if (*slot < 0)
     return lcp__world_fail(world, LCP_ERR_NOT_FOUND, "no body with id %d", (int)id);
   return LCP_OK;
 }
 
-/* Removes the warm-start entries that mention a geom. */
-static void cache_forget_geom(world_state *state, lcp_geom_id geom) {
+/* Removes the warm-start entries that mention the geom at slot, and moves
+ * the later geoms' slots down by one as the geoms themselves move (the
+ * order, and so the cache's sorting, is kept). */
+static void cache_forget_geom(world_state *state, int32_t slot) {
   int32_t kept = 0;
-  for (int32_t i = 0; i < state->cache_count; ++i)
-    if (state->cache[i].geom_a != geom && state->cache[i].geom_b != geom)
-      state->cache[kept++] = state->cache[i];
+  for (int32_t i = 0; i < state->cache_count; ++i) {
+    cached_manifold *c = &state->cache[i];
+    if (c->slot_a == slot || c->slot_b == slot)
+      continue;
+    c->slot_a -= c->slot_a > slot;
+    c->slot_b -= c->slot_b > slot;
+    state->cache[kept++] = *c;
+  }
   state->cache_count = kept;
 }
 
 void lcp__world_remove_geom_slot(lcp_world_t *world, int32_t slot) {
   world_model *model = &world->model;
   geom_model *g = &model->geoms[slot];
-  cache_forget_geom(&world->state, g->id);
+  cache_forget_geom(&world->state, slot);
+  lcp__id_pool_remove(&model->geom_ids, g->id);
   lcp__hull_free(g->hull);
   free(g->hull);
   memmove(&model->geoms[slot], &model->geoms[slot + 1],
           (size_t)(model->geom_count - slot - 1) * sizeof(geom_model));
   model->geom_count--;
+  for (int32_t s = slot; s < model->geom_count; ++s)
+    id_pool_move(&model->geom_ids, model->geoms[s].id, s);
   world->layout_hash_valid = false;
 }
 
@@ -367,9 +366,9 @@ int lcp_body_remove(lcp_world_t *world, lcp_body_id id) {
           (size_t)tail * sizeof(body_state));
   model->body_count--;
   world->layout_hash_valid = false;
-  model->body_slot_of_id[id] = -1;
+  lcp__id_pool_remove(&model->body_ids, id);
   for (int32_t s = slot; s < model->body_count; ++s)
-    model->body_slot_of_id[model->bodies[s].id] = s;
+    id_pool_move(&model->body_ids, model->bodies[s].id, s);
   return LCP_OK;
 }
 
@@ -384,7 +383,7 @@ int32_t lcp_world_body_ids(const lcp_world_t *world, lcp_body_id *out_ids, int32
 
 int lcp_body_get_pose(const lcp_world_t *world, lcp_body_id id, double position[3],
                       double orientation[4]) {
-  int32_t slot = world_body_slot(world, id);
+  int32_t slot = id_pool_slot(&world->model.body_ids, id);
   if (slot < 0)
     return LCP_ERR_NOT_FOUND;
   const body_state *b = &world->state.bodies[slot];
@@ -413,7 +412,7 @@ int lcp_body_set_pose(lcp_world_t *world, lcp_body_id id, const double position[
 
 int lcp_body_get_velocity(const lcp_world_t *world, lcp_body_id id, double linear[3],
                           double angular[3]) {
-  int32_t slot = world_body_slot(world, id);
+  int32_t slot = id_pool_slot(&world->model.body_ids, id);
   if (slot < 0)
     return LCP_ERR_NOT_FOUND;
   const body_state *b = &world->state.bodies[slot];
@@ -441,7 +440,7 @@ int lcp_body_set_velocity(lcp_world_t *world, lcp_body_id id, const double linea
 }
 
 int lcp_body_get_mass(const lcp_world_t *world, lcp_body_id id, double *mass, double inertia[9]) {
-  int32_t slot = world_body_slot(world, id);
+  int32_t slot = id_pool_slot(&world->model.body_ids, id);
   if (slot < 0)
     return LCP_ERR_NOT_FOUND;
   const body_model *m = &world->model.bodies[slot];
@@ -455,7 +454,7 @@ int lcp_body_get_mass(const lcp_world_t *world, lcp_body_id id, double *mass, do
 }
 
 int lcp_body_get_type(const lcp_world_t *world, lcp_body_id id, lcp_body_type_t *type) {
-  int32_t slot = world_body_slot(world, id);
+  int32_t slot = id_pool_slot(&world->model.body_ids, id);
   if (slot < 0)
     return LCP_ERR_NOT_FOUND;
   *type = world->model.bodies[slot].type;
@@ -590,8 +589,9 @@ int lcp__world_add_geom(lcp_world_t *world, const lcp_geom_def_t *def, lcp_body_
     return rc;
   if (!(isfinite(def->friction) && def->friction >= 0.0))
     return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "friction must be finite and >= 0");
-  bool static_owner = robot == LCP_NULL_ID &&
-                      world->model.bodies[world_body_slot(world, body)].type == LCP_BODY_STATIC;
+  bool static_owner =
+      robot == LCP_NULL_ID &&
+      world->model.bodies[id_pool_slot(&world->model.body_ids, body)].type == LCP_BODY_STATIC;
   if (def->type == LCP_SHAPE_PLANE && !static_owner)
     return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT,
                            "planes can only belong to static bodies");
@@ -610,7 +610,11 @@ int lcp__world_add_geom(lcp_world_t *world, const lcp_geom_def_t *def, lcp_body_
   };
   if ((rc = make_shape(world, def, &g.shape, &g.hull)) != LCP_OK)
     return rc;
-  g.id = model->next_geom_id++;
+  if (lcp__id_pool_add(&model->geom_ids, model->geom_count, &g.id) != LCP_OK) {
+    lcp__hull_free(g.hull);
+    free(g.hull);
+    return lcp__world_fail(world, LCP_ERR_NO_MEMORY, "no room for another geom (memory or ids)");
+  }
   model->geoms[model->geom_count++] = g;
   world->layout_hash_valid = false;
   if (out_id)
@@ -627,24 +631,8 @@ int lcp_geom_add(lcp_world_t *world, lcp_body_id body, const lcp_geom_def_t *def
   return lcp__world_add_geom(world, def, body, LCP_NULL_ID, -1, out_id);
 }
 
-int32_t world_geom_slot(const lcp_world_t *world, lcp_geom_id id) {
-  /* Geoms are kept in creation order, so ids increase with the slot. */
-  int32_t lo = 0, hi = world->model.geom_count - 1;
-  while (lo <= hi) {
-    int32_t mid = lo + (hi - lo) / 2;
-    lcp_geom_id g = world->model.geoms[mid].id;
-    if (g == id)
-      return mid;
-    if (g < id)
-      lo = mid + 1;
-    else
-      hi = mid - 1;
-  }
-  return -1;
-}
-
 int lcp_geom_remove(lcp_world_t *world, lcp_geom_id id) {
-  int32_t slot = world_geom_slot(world, id);
+  int32_t slot = id_pool_slot(&world->model.geom_ids, id);
   if (slot < 0)
     return lcp__world_fail(world, LCP_ERR_NOT_FOUND, "no geom with id %d", (int)id);
   lcp__world_remove_geom_slot(world, slot);
@@ -652,7 +640,7 @@ int lcp_geom_remove(lcp_world_t *world, lcp_geom_id id) {
 }
 
 int lcp_geom_get_body(const lcp_world_t *world, lcp_geom_id id, lcp_body_id *out_body) {
-  int32_t slot = world_geom_slot(world, id);
+  int32_t slot = id_pool_slot(&world->model.geom_ids, id);
   if (slot < 0)
     return LCP_ERR_NOT_FOUND;
   *out_body = world->model.geoms[slot].body;
@@ -660,7 +648,7 @@ int lcp_geom_get_body(const lcp_world_t *world, lcp_geom_id id, lcp_body_id *out
 }
 
 int lcp_geom_get_aabb(const lcp_world_t *world, lcp_geom_id id, double lo[3], double hi[3]) {
-  int32_t slot = world_geom_slot(world, id);
+  int32_t slot = id_pool_slot(&world->model.geom_ids, id);
   if (slot < 0)
     return LCP_ERR_NOT_FOUND;
   const geom_model *g = &world->model.geoms[slot];

@@ -15,6 +15,7 @@
 #include "arena.h"
 #include "broadphase.h"
 #include "collide.h"
+#include "id_pool.h"
 #include "lcp_math.h"
 #include "lcpsim/lcpsim.h"
 #include "lcpsim/robot.h"
@@ -104,7 +105,10 @@ typedef struct cached_point {
 } cached_point;
 
 typedef struct cached_manifold {
-  lcp_geom_id geom_a, geom_b; /* geom_a < geom_b; the cache is sorted by (a, b) */
+  /* The geoms' slots, not their ids: slots keep creation order, as the
+   * step's pairs do, so slot_a < slot_b and the cache is sorted by (a, b).
+   * Removing a geom renumbers the slots after it (lcp__world_remove_geom_slot). */
+  int32_t slot_a, slot_b;
   int32_t point_count;
   cached_point points[MANIFOLD_MAX_POINTS];
 } cached_manifold;
@@ -117,14 +121,13 @@ typedef struct world_model {
   int32_t geom_count; /* creation order */
   int32_t geom_capacity;
   geom_model *geoms;
-  lcp_body_id next_body_id;
-  lcp_geom_id next_geom_id;
-  int32_t body_slot_capacity;
-  int32_t *body_slot_of_id; /* id → slot, -1 once removed */
-  int32_t robot_count;      /* creation order */
+  int32_t robot_count; /* creation order */
   int32_t robot_capacity;
   robot_model *robots;
-  lcp_robot_id next_robot_id;
+  /* id → slot in the arrays above, one pool per kind */
+  id_pool body_ids;
+  id_pool geom_ids;
+  id_pool robot_ids;
 } world_model;
 
 typedef struct world_state {
@@ -164,9 +167,6 @@ int lcp__world_fail(lcp_world_t *world, int code, const char *fmt, ...)
 void lcp__world_log(const lcp_world_t *world, lcp_log_level_t level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-int32_t world_body_slot(const lcp_world_t *world, lcp_body_id id);
-int32_t world_robot_slot(const lcp_world_t *world, lcp_robot_id id);
-int32_t world_geom_slot(const lcp_world_t *world, lcp_geom_id id);
 void lcp__world_remove_geom_slot(lcp_world_t *world, int32_t slot);
 /* Frees a robot's model and state arrays. */
 void lcp__world_free_robot(robot_model *model, robot_state *state, mb_data *data);

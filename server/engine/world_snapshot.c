@@ -12,7 +12,7 @@
  * doubles: a snapshot is for the same build on the same machine kind. */
 
 #define SNAPSHOT_MAGIC 0x4c435053u /* "LCPS" */
-#define SNAPSHOT_VERSION 2u
+#define SNAPSHOT_VERSION 3u
 
 typedef struct snapshot_header {
   uint32_t magic;
@@ -207,6 +207,16 @@ int lcp_world_restore_state(lcp_world_t *world, const void *buffer, size_t size)
     if (!v3_is_finite(s.position) || !q_is_finite(s.orientation) ||
         !v3_is_finite(s.linear_velocity) || !v3_is_finite(s.angular_velocity))
       return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "snapshot holds non-finite values");
+  }
+  /* The cache names geoms by slot and is searched in (slot_a, slot_b)
+   * order; each manifold holds at most MANIFOLD_MAX_POINTS points. */
+  const unsigned char *cache_bytes = p + (size_t)h.body_count * sizeof(body_state);
+  for (int32_t i = 0; i < h.cache_count; ++i) {
+    cached_manifold c;
+    memcpy(&c, cache_bytes + (size_t)i * sizeof c, sizeof c);
+    if (!(0 <= c.slot_a && c.slot_a < c.slot_b && c.slot_b < world->model.geom_count) ||
+        c.point_count < 0 || c.point_count > MANIFOLD_MAX_POINTS)
+      return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "snapshot holds an invalid contact");
   }
   if (lcp__world_reserve((void **)&world->state.cache, &world->state.cache_capacity, h.cache_count,
                          sizeof(cached_manifold)) != LCP_OK)

@@ -333,6 +333,60 @@ static void test_spawn_falls_and_remove_takes_away(void **state) {
   reply_free(&reply);
 }
 
+/* The id State gives the body of this name, or 0 and a failure when none. */
+static uint32_t body_id_in_state(void *client, uint64_t id, const char *name) {
+  Lcpsim__V1__Reply *reply = call_get_state(client, id, false);
+  const Lcpsim__V1__State *s = reply->get_state->state;
+  uint32_t found = 0;
+  bool seen = false;
+  for (size_t i = 0; i < s->n_bodies; ++i)
+    if (strcmp(s->bodies[i]->name, name) == 0) {
+      found = s->bodies[i]->id;
+      seen = true;
+    }
+  reply_free(&reply);
+  assert_true(seen);
+  return found;
+}
+
+/* A body removed and spawned again under its name is a new body: a new id
+ * on the wire (the engine reuses the index, not the id), and a snapshot of
+ * the world with the old body is refused. */
+static void test_respawn_gets_a_new_id(void **state) {
+  fixture *f = *state;
+  Lcpsim__V1__Reply *reply = spawn_sphere(f->client, 40, "ball", 1.0);
+  assert_ok(reply, 40, LCPSIM__V1__REPLY__RESULT_SPAWN);
+  uint32_t first = reply->spawn->id;
+  reply_free(&reply);
+  assert_int_equal(body_id_in_state(f->client, 41, "ball"), first);
+  Lcpsim__V1__SaveStateRequest save = LCPSIM__V1__SAVE_STATE_REQUEST__INIT;
+  Lcpsim__V1__Request r = request_of(42, LCPSIM__V1__REQUEST__CALL_SAVE_STATE, &save);
+  Lcpsim__V1__Reply *saved = rpc(f->client, &r);
+  assert_ok(saved, 42, LCPSIM__V1__REPLY__RESULT_SAVE_STATE);
+
+  Lcpsim__V1__RemoveRequest remove = LCPSIM__V1__REMOVE_REQUEST__INIT;
+  remove.name = (char *)"ball";
+  r = request_of(43, LCPSIM__V1__REQUEST__CALL_REMOVE, &remove);
+  reply = rpc(f->client, &r);
+  assert_ok(reply, 43, LCPSIM__V1__REPLY__RESULT_REMOVE);
+  reply_free(&reply);
+  reply = spawn_sphere(f->client, 44, "ball", 1.0);
+  assert_ok(reply, 44, LCPSIM__V1__REPLY__RESULT_SPAWN);
+  uint32_t second = reply->spawn->id;
+  reply_free(&reply);
+  assert_true(second != first);
+  assert_int_equal(body_id_in_state(f->client, 45, "ball"), second);
+
+  Lcpsim__V1__RestoreStateRequest restore = LCPSIM__V1__RESTORE_STATE_REQUEST__INIT;
+  restore.source_case = LCPSIM__V1__RESTORE_STATE_REQUEST__SOURCE_SNAPSHOT;
+  restore.snapshot = saved->save_state->snapshot;
+  r = request_of(46, LCPSIM__V1__REQUEST__CALL_RESTORE_STATE, &restore);
+  reply = rpc(f->client, &r);
+  assert_error(reply, 46, LCPSIM__V1__STATUS__CODE__FAILED_PRECONDITION, "of another world");
+  reply_free(&reply);
+  reply_free(&saved);
+}
+
 static void test_reset_returns_to_the_world_as_loaded(void **state) {
   fixture *f = *state;
   uint64_t initial = world_hash(f->client);
@@ -449,6 +503,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_step_applies_targets_first, setup, teardown),
       cmocka_unit_test_setup_teardown(test_load_model_by_path_and_by_text, setup, teardown),
       cmocka_unit_test_setup_teardown(test_spawn_falls_and_remove_takes_away, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_respawn_gets_a_new_id, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reset_returns_to_the_world_as_loaded, setup, teardown),
       cmocka_unit_test_setup_teardown(test_save_and_restore_by_bytes_and_by_slot, setup, teardown),
       cmocka_unit_test_setup_teardown(test_set_settings_changes_only_what_is_set, setup, teardown),

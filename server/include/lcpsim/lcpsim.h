@@ -33,7 +33,7 @@ LCP_API_BEGIN
 typedef enum lcp_status {
   LCP_OK = 0,
   LCP_ERR_INVALID_ARGUMENT = -1, /* a bad value: NaN, negative mass, ... */
-  LCP_ERR_NOT_FOUND = -2,        /* no body / geom with that id */
+  LCP_ERR_NOT_FOUND = -2,        /* no live body, geom or robot with that id */
   LCP_ERR_NO_MEMORY = -3,
   LCP_ERR_MISMATCH = -4,   /* a snapshot of another world, or of another layout */
   LCP_ERR_DEGENERATE = -5, /* a hull with fewer than 4 non-coplanar points */
@@ -127,13 +127,27 @@ const char *lcp_world_last_error(const lcp_world_t *world);
 
 /* ---- bodies ---- */
 
-/* Ids are never reused within a world. */
+/* Ids of bodies, geoms and robots (lcp_robot_id, lcpsim/robot.h) are opaque
+ * handles: compare them for equality, store them, send them; do not order
+ * them or compute with them. Each is a non-negative int32 (it fits a uint32
+ * on the wire), never LCP_NULL_ID.
+ *
+ * What the 32 bits hold, for reading logs rather than for use: bits 0-19 an
+ * index, bits 20-30 that index's generation, bit 31 clear. Removing an
+ * object frees its index for a later object of the same kind under the next
+ * generation, so a removed object's id is refused (LCP_ERR_NOT_FOUND) even
+ * after its index names another object; an index whose generation is
+ * exhausted is retired, so an id is never reused within a world. A world
+ * holds up to 2^20 live objects of each kind.
+ *
+ * Ids are assigned deterministically: the same sequence of calls on a new
+ * world gives the same ids, removals included. */
 typedef int32_t lcp_body_id;
 typedef int32_t lcp_geom_id;
 #define LCP_NULL_ID (-1)
 
-/* Every world has one static body, id 0, fixed at the origin: attach the
- * ground plane and other fixed scenery to it. */
+/* Every world has one static body, fixed at the origin, whose id is 0 in
+ * every world: attach the ground plane and other fixed scenery to it. */
 #define LCP_WORLD_BODY 0
 
 typedef enum lcp_body_type {

@@ -69,6 +69,7 @@ void lcp_robot_def_free(lcp_robot_def_t **def);
  * default: fixed joint, identity origin, axis z, 1 kg, unit inertia). */
 int lcp_robot_def_alloc(int32_t link_count, int32_t geom_count, lcp_robot_def_t **out);
 
+/* An opaque, generation-checked id like a body's (lcp_body_id, lcpsim.h). */
 typedef int32_t lcp_robot_id;
 
 /* Adds a robot with its base at the given pose (ignored parts of a fixed base
