@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # compare.sh SCENE [RUNS] [BUILD_DIR] [-- ARGS...]: runs lcpsim-bench SCENE and
 # the same scene in each peer engine that was built (bench/peers, cmake
 # -DLCP_BENCH_PEERS=ON) and runs it, one run of each in turn, RUNS rounds

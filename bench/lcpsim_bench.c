@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lcpsim-bench SCENE [options]: runs a benchmark scene (README.md, "Performance") and
  * prints one line of key=value pairs per run. */
 #include "lcpsim/lcpsim.h"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Build settings and helpers shared by every CMakeLists.txt of lcpsim. They act on lcpsim's own
 # targets only (no add_compile_options), so a project that adds lcpsim with add_subdirectory()
 # keeps its own flags.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # docker/smoke.sh — builds the lcpsim image from docker/Dockerfile and checks it
 # end to end: the daemon started from the image (its own ENTRYPOINT and CMD)
 # becomes healthy, the host's C `ping` and Python `arm_sine.py` talk to it, and

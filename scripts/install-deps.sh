@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages lcpsim needs to build and test, when they are
 # missing. Run as root (or with sudo available). Does nothing when all are there.
 # Usage: install-deps.sh [--build-only] [--bench-peers]

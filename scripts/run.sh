@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The main job: installs what is missing, builds, starts lcpsimd with its
 # built-in world (ground, the 7-dof arm, a table, a box) on free ports, runs
 # the Python arm_sine.py example against it — the arm follows sine targets

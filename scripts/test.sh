@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The whole test suite, twice: a normal build and an AddressSanitizer +
 # UndefinedBehaviorSanitizer build, both with warnings as errors (LCP_WERROR).
 # Installs what is missing first.

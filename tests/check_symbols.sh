@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Names and layers of the engine and model libraries, read off their object
 # files with nm:
 #

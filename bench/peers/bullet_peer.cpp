@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lcpsim-bench-bullet SCENE [options]: lcpsim-bench's scenes in Bullet
  * (Debian's libbullet, 3.24), one key=value line per run like lcpsim-bench's.
  * pyramid and pile are btRigidBody bodies under the sequential impulse

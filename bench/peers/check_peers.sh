@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # check_peers.sh BUILD_DIR: the peers build lcpsim-bench's robots as lcpsim
 # does. Where two engines share the physics a figure depends on, they must
 # agree with lcpsim within the stated tolerance:

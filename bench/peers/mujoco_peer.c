@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lcpsim-bench-mujoco SCENE [options]: lcpsim-bench's pyramid, chain, arm
  * and quadruped in MuJoCo (the C API of Debian's libmujoco, 2.2), one
  * key=value line per run like lcpsim-bench's.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lcpsim-bench-ode SCENE [options]: lcpsim-bench's pyramid, pile and chain
  * in ODE (Debian's libode, 0.16, double precision) with its quickstep
  * solver, one key=value line per run like lcpsim-bench's.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The benchmark scenes of lcpsim-bench, described for other engines, and the
  * measuring loop every peer program shares.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The measuring loop of the peer programs: the options, steps, timing and
  * key=value line of lcpsim-bench, around another engine's world. */
 #include "peer.h"

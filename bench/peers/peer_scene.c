@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The benchmark scenes for other engines, read out of lcpsim's scene builders
  * (see peer.h for what is read and what is restated). */
 #include "peer.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The peers' scene descriptions are lcpsim-bench's scenes: each description,
  * rebuilt in lcpsim from nothing but what the peers read, steps bit for bit
  * like the world lcpsim's own scene builder makes (same state hash), and its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lcpsim_client: see lcpsim_client.h. */
 #include "lcpsim_client.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lcpsim_client: a small blocking C client for lcpsimd (proto/lcpsim/v1/lcpsim.proto).
  *
  * One function per call of the protocol. Every call waits for its reply at most the client's

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 'use strict';
 // arm_sine.js: drives the daemon's arm in lockstep along
 // q*_i(t) = 0.5 sin(2π·0.5·t + i) with the in-engine PD controllers

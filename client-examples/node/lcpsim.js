@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 'use strict';
 // lcpsim.js: the Node.js client for lcpsimd (the package lcpsim; protocol
 // lcpsim.v1, proto/lcpsim/v1/lcpsim.proto).

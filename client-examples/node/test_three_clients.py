@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Three clients in three languages drive one lcpsimd world at the same time.
 
 The C arm_sine, the Python arm_sine.py and the Node arm_sine.js each drive an

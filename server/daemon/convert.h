@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Between the engine and the protocol: status codes, checks of decoded
  * numbers, and the protocol messages that describe the world, built in an
  * arena. A builder returns NULL when the arena refuses an allocation (the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The daemon's one error convention. A function that can fail takes an
  * lcpd_error_t * (its last argument; NULL when the caller wants no message),
  * fills it and returns its code, a negative lcp_status_t; it returns LCP_OK

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The calls of lcpsim.v1: one request in, one reply out. A request is
  * decoded by protobuf-c within a byte budget, checked whole (every number
  * finite, every name and index resolved, every count in range) and only then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The daemon's log: one line per event on stderr,
  * "2025-01-31T12:00:00.123Z info  message". */
 #ifndef LCPD_LOG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lcpsimd: the lcpsim simulation daemon. Parses the command
  * line, builds the world, serves it until SIGINT or SIGTERM. */
 #include "handlers.h"

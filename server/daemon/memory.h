@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The daemon's bump allocator: the memory of one request's decoded tree and
  * of one reply's tree, each in an arena freed whole when the request is
  * done.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lcpsim-rpc-bench: the cost of one request to a running lcpsimd, next to a
  * bare ZeroMQ REQ/REP echo with the same request and reply sizes on the same
  * machine. Starts no daemon: point it at one (the built-in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What a world is made of, as loaded at start-up: the settings, the ground,
  * robots (loaded URDF definitions with their base poses) and free bodies.
  * The daemon builds its world from one at start and again on Reset. It comes

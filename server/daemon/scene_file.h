@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Scene files (--world FILE): settings, ground, robots by URDF path with
  * poses, and primitive bodies, in a small XML format read with libxml2.
  * The format is described in README.md, "Scene files". */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The daemon's event loop (libuv) and sockets (ZeroMQ): a ROUTER for
  * requests, read through its ZMQ_FD in a uv_poll_t; a PUB for the state
  * stream; uv_signal for SIGINT and SIGTERM; a uv_timer for realtime mode. */

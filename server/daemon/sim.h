@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The daemon's world: the engine world, the names of what is in it, the
  * scene it was built from (for Reset), snapshot slots, the state stream's
  * settings and the stepping mode. Knows nothing of sockets or protobuf. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Per-step scratch memory: allocations are bump pointers into
  * one block and are all released at once by lcp__arena_reset() at the end of the
  * step. When a step needs more than the block holds, extra blocks are taken

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Broad phase: sweep and prune along one axis (Baraff,
  * "Dynamic simulation of non-penetrating rigid bodies"; the step's second stage).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Broad phase: sweep and prune along one axis (the step's second stage).
  *
  * The sorted list of box endpoints is kept from one step to the next; the

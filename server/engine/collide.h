@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Narrow phase (the step's third stage): the contact manifold of any two shapes.
  *
  * Conventions for every routine here:

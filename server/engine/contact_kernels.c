@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Contact units: which rows make one, their records, and the 4-lane
  * kernels that set them up and sweep them (contact_kernels.h). The vectors
  * are simd.h's; the kernels are compiled twice, for the baseline and for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Contact units and the 4-lane kernels that set them up and sweep them
  * (contact_kernels.c); PGS (solver_pgs.c) decides which rows make units and
  * in which groups and order they are swept.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The general convex narrow phase, part two: the contact manifold of any
  * convex pair (lcp__collide_convex), from GJK's or EPA's normal (gjk.c).
  *

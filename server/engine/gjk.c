@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The general convex narrow phase, part one: support mappings and boxes of
  * every shape, GJK distance and EPA penetration (the clipped contact
  * manifold of a convex pair is in convex_contact.c).

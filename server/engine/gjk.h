@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Distance and penetration of two convex shapes: GJK and EPA (gjk.c). The
  * contact manifold built on them is lcp__collide_convex (collide.h). */
 #ifndef LCP_GJK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What GJK and EPA (gjk.c) give the contact manifold of a convex pair
  * (convex_contact.c). */
 #ifndef LCP_GJK_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* FNV-1a: for each byte, h = (h xor byte) × 1099511628211 (mod 2^64), from
  * the offset basis LCP_HASH_SEED (Fowler, Noll and Vo's 64-bit constants). */
 #include "lcpsim/lcpsim.h"

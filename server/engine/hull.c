@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Convex hulls of point sets for LCP_SHAPE_HULL.
  *
  * Two phases:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Convex hulls of point sets: the polyhedron behind LCP_SHAPE_HULL, built by
  * quickhull (hull.c) with merged coplanar faces (hull_faces.c). */
 #ifndef LCP_HULL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Phase 2 of the hull construction (hull.c): faces, edges and mass
  * properties from quickhull's triangulation. */
 #include "hull_internal.h"

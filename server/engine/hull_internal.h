@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the two phases of the hull construction share: quickhull's
  * triangulation (hull.c) and the faces built from it (hull_faces.c). */
 #ifndef LCP_HULL_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Generation-checked ids (id_pool.h). */
 #include "id_pool.h"
 

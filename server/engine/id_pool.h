@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Ids of one kind of object (a world's bodies, geoms or robots): the one
  * mechanism by which an id is handed out, resolved to the object's slot in
  * its dense array, and refused once the object is gone.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Small fixed-size linear algebra for the engine: 3-vectors, quaternions
  * (w, x, y, z), 3x3 matrices (row-major) and rigid transforms.
  * Everything is static inline so the compiler can keep it in registers in the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Contact manifolds: the points two touching shapes share, and their
  * reduction to at most MANIFOLD_MAX_POINTS (used by the pair routines of
  * collide.c and by the convex-pair manifold of convex_contact.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Featherstone multibody kernel (multibody.h): the recursive algorithms.
  * The spatial algebra and the workspace are in multibody_internal.h, the
  * model's checks and the data's allocation in multibody_model.c.

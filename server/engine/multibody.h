@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Featherstone multibody kernel (R. Featherstone, "Rigid Body Dynamics Algorithms"):
  * a tree of links in reduced coordinates, with the articulated-body algorithm
  * (forward dynamics, O(n)), the composite-rigid-body algorithm (joint-space

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The multibody kernel's spatial algebra and workspace, shared by the
  * algorithms (multibody.c) and the model and data setup (multibody_model.c).
  * Conventions: multibody.c. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The multibody model (multibody.h) built from a robot definition, with its
  * checks, and the data a state's algorithms work in (multibody.c). */
 #include "multibody_internal.h"

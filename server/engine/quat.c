@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The engine's quaternion maths (lcp_math.h) offered to programs built on
  * it, so that the model loader and the daemon do not keep copies of it. */
 #include "lcp_math.h"

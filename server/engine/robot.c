@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Robots in a world (lcpsim/robot.h): adding and removing them, their state
  * in joint space, queries, and the multibody algorithms at the current state.
  * The step that moves them is in step.c; what the world keeps of its robots

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Blocks of generic rows on one range of velocity entries: a robot's
  * joint rows, for PGS (robot_blocks.h).
  *

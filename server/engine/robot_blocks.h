@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Robot blocks for PGS: a robot's coupled joint rows solved together
  * (robot_blocks.c). */
 #ifndef LCP_ROBOT_BLOCKS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Allocation of robot definitions (lcpsim/robot.h). */
 #include "lcpsim/robot.h"
 

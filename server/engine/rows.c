@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The rows of a step's LCP (step_context.h): for each contact point a
  * normal row and two friction rows, for each movable joint its limit,
  * damping, friction and controller rows, side by side, each with its

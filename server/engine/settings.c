@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* World settings: the defaults and the one place their rules are checked.
  * Every program that takes settings from outside (the daemon's command line,
  * its scene files and its SetSettings call) asks lcp_world_settings_validate,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Support mappings and world boxes of every shape: the one place that knows
  * each shape's extent, for the broad phase (boxes) and for GJK, EPA and the
  * feature clipping of convex pairs (support points). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The collision shapes in their own frames, their support mappings and their
  * world boxes (shape.c): what the broad phase, GJK/EPA and the pair routines
  * all start from. */

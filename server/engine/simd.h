@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Small vectors of doubles for the solver's kernels: two lanes (a body's
  * six velocities as three pairs) and four lanes (four contact units swept
  * at once, contact_kernels.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The boxed LCP solvers: their interface. PGS (solver_pgs.c) is the
  * step's; Jacobi (solver_jacobi.c) and the direct solver (solver_direct.c,
  * Dantzig's method: the reference) are the others.

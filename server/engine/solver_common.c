@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What every solver reads off a problem: its checks, the entries of
  * A = J M⁻¹ Jᵀ it needs (A_ii with the degenerate test, A_ij), the contact
  * points' coefficients, and the generic rows as items.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The reference solvers: Dantzig's principal pivoting for the dense boxed
  * LCP (lcp__dantzig_dense; also the exact solves of PGS's robot blocks), and
  * the direct solver, which forms the dense A of a problem's rows and solves

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the solvers share (solver.h is their interface): the checks and
  * per-row facts of a problem (solver_common.c), the 6-wide body kernels,
  * the generic rows as items (one row's projected update, used by PGS and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Projected Jacobi: the PGS update of every row from one velocity,
  *
  *     λ ← clamp(λ − ω D⁻¹(A λ + b + cfm λ), lo, hi)  (D = diag(A) + cfm),

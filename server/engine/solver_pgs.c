@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Projected Gauss–Seidel with over-relaxation (SOR): the driver.
  *
  * The matrix splitting A = B + C with B = L + ω⁻¹D iterates

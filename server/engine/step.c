@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The step: one function, lcp_world_step, runs the stages of the pipeline
  * in order (the table `pipeline` below, indexed by lcp_stage_t), each a
  * function of the world and the step's context (step_context.h), each

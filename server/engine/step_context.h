@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What a step derives from the world, shared by the step's stages
  * (step.c) and the row construction (rows.c). All of it lives in the
  * scratch arena and is gone when the step returns. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The world: creation, settings, bodies, geoms and their queries, and the
  * services every other part of the world uses (errors, log, growing arrays,
  * geom poses, the robots' storage and kinematics cache).

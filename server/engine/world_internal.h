@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The world's internal layout, shared by world.c (API, bodies, geoms, and
  * the services below), world_snapshot.c (state snapshots), robot.c
  * (robots), and step.c and rows.c (the step pipeline). Every function

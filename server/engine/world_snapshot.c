@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* State snapshots (lcpsim.h): a world's state as bytes, restored bitwise,
  * and the state's hash. The model is not in a snapshot; a signature of its
  * layout is, so that a snapshot is refused by a world of another layout. */

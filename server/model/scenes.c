@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The benchmark scenes (scenes.h). */
 #include "scenes.h"
 #include "lcpsim/urdf.h"

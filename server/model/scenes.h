@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The benchmark scenes (lcpsim-bench), also used by the physics tests and by
  * the daemon (its ground plane). Internal: the library lcpsim_scenes is built
  * from them but not installed. Each adds its bodies to an existing world (it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Where the shipped robots are, found at run time (urdf.h). The places and
  * their order are documented at lcp_shipped_robots_dir; the build sets:
  *   LCP_BINDIR_TO_DATADIR     the install's datadir relative to its bindir ("../share")

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* STL reading for URDF collision meshes (lcpsim/urdf.h): binary and ASCII.
  *
  * A collision mesh becomes a convex hull of its vertices, so only the

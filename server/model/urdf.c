@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* URDF loading with libxml2 (lcpsim/urdf.h).
  *
  * Three passes: read the document into flat tables of links, joints and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Integration-test harness: starts a real lcpsimd on ephemeral ports and
  * talks to it over real ZeroMQ sockets. */
 #ifndef LCPD_TEST_HARNESS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The lockstep reference run: the daemon's built-in world built in-process
  * with the daemon's own scene code (lcpsimd_world), its arm driven by
  * position targets q*_i(t) = 0.5 sin(2π·0.5·t + i) with kp 100, kd 10, set

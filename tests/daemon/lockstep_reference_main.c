@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lcpd-lockstep-reference STEPS: prints the in-process reference run's
  * final state (lockstep_reference.h), for tests of clients in other
  * languages:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lcpsimd: every kind of bad input gets a precise error reply (or, over the
  * size limit, the transport's disconnect), leaves the world bit for bit as it
  * was (the bytes of a SaveState snapshot, which hold poses, velocities,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lcpsimd: the happy path of every call of lcpsim.v1, against a real
  * daemon serving the built-in world (ground, arm7, table, box). */
 #include "daemon_harness.h"

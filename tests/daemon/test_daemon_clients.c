@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lcpsimd with many clients at once: REQ and DEALER clients interleave,
  * every reply carries its request's id and reaches its own client, requests
  * apply whole and in arrival order, and a client that goes away mid-request

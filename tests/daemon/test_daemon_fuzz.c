@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lcpsimd against damaged requests: valid requests of every call, with
  * bytes flipped, cut, repeated or inserted by a fixed-seed generator. Every
  * one gets a reply that decodes, with its status set, and the daemon keeps

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lcpsimd under load: 16 clients at once (8 REQ, 8 DEALER, each in its own
  * thread) sending 1000 requests each, and a state subscriber that stops
  * reading while the daemon publishes every step. */

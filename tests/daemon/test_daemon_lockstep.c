@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Lockstep equivalence: a control loop of 1000 Step(1, targets) calls with
  * the state returned, against the daemon over a REQ socket and through the C
  * client library, ends in exactly the state (bit for bit) of the same world

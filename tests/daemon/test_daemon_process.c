@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lcpsimd as a process: command line, scene files, clean exit on SIGINT and
  * SIGTERM (also mid-Step and under a flood), realtime mode. */
 #include "daemon_harness.h"

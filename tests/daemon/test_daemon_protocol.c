@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The daemon's protocol memory (server/daemon/memory.c, convert.c), in
  * process: the arena refuses past its limit with an error rather than a
  * jump, and is whole again after a reset; protobuf-c decodes a request into

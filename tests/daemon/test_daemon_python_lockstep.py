@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Lockstep equivalence through the Python client: 1000 Step(1, targets) calls with the state
 returned end in exactly (bit for bit) the final q and state of the same world stepped in-process
 through the engine API, as printed by lcpd-lockstep-reference (tests/daemon/lockstep_reference.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lcpsim-rpc-bench runs against a live daemon and prints its line, and
  * `lcpsim-bench rpc` does the same with a daemon it starts and stops (no
  * timing is asserted: performance belongs to benchmarks, not tests). */

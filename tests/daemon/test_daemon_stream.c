@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lcpsimd's state stream: one frame per state, "state" then a serialized
  * State, every k steps, with a sequence number that grows by one. */
 #include "daemon_harness.h"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # install_consumer (ctest): installs the build into a temporary prefix and uses it as another
 # project would.
 #   1. cmake --install into $LCP_WORK_DIR/prefix; every header, library, package file, robot

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* arm_sine: drives the daemon's arm in lockstep along q*_i(t) = 0.5 sin(2π·0.5·t + i) with the
  * in-engine PD controllers (by default kp = 100, kd = 10, the arm scene's gains), one
  * Step-with-targets round trip per control tick, and prints a line of state every 100 steps.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ping: one Ping round trip to lcpsimd within a timeout. Exit status 0 when the daemon answered,
  * 1 when it did not (it serves as a Docker HEALTHCHECK), 2 for a wrong command line.
  *

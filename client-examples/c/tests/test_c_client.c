@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The C client library against a live lcpsimd (each test starts its own on ephemeral ports), and
  * against a fake daemon for what a real one does not do on demand: late, wrong and undecodable
  * replies.

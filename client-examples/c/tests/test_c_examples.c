@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The C examples run against a live lcpsimd and do what they say.
  *
  *   test_c_examples PATH_TO_LCPSIMD PATH_TO_ARM_SINE PATH_TO_PING

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Test support: a live lcpsimd of the test's own on ephemeral ports, and an endpoint where
  * nothing listens. */
 #ifndef LCPSIM_TEST_DAEMON_H

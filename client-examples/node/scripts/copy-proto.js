@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 'use strict';
 // The package carries its own copy of the protocol, proto/lcpsim/v1/lcpsim.proto, which
 // lcpsim.js loads at run time. npm runs this script as "prepare": before `npm pack` and

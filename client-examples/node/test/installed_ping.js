@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 'use strict';
 // Run by test_package.js in an empty project that has installed the lcpsim
 // tarball, beside a copy of live_daemon.js: requires the package by name,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 'use strict';
 // Test support: an lcpsimd of the test's own on ephemeral loopback ports.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 'use strict';
 // The Node.js client and arm_sine.js against a live lcpsimd on ephemeral
 // ports. LCPSIMD names the daemon binary (the ctest sets it); NODE_PATH may

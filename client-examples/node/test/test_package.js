@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 'use strict';
 // The package as a user gets it: `npm pack` of this folder, the tarball
 // installed into an empty project, and installed_ping.js run there against a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """lcpsim: the Python client of lcpsimd, the lcpsim simulation server.
 
     from lcpsim import Client, target

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """lcpsim.client: a small blocking Python client for lcpsimd.
 
 One method per call of the protocol (lcpsim/v1/lcpsim.proto). Each call waits

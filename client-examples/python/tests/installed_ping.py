@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Run by the python of a venv that has lcpsim-client installed (test_python_package.py): imports
 lcpsim, checks that it is the venv's copy with the distribution's version, and pings a live
 lcpsimd (LCPSIMD) through it, then steps it once. Prints "lcpsim VERSION from VENV" and exits 0,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Test support: a live lcpsimd of the test's own on ephemeral ports (its path in the LCPSIMD
 environment variable), and an endpoint where nothing listens."""
 

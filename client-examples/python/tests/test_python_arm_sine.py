@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """arm_sine.py against a live lcpsimd: it exits 0, moves the arm, and tracks the sine."""
 
 import os

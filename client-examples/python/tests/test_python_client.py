@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The Python client against a live lcpsimd (each test starts its own), and against a fake
 daemon for late and wrong replies. Run with /usr/bin/python3, the package lcpsim importable
 (installed, or PYTHONPATH holding client-examples/python), LCPSIMD the daemon's path."""

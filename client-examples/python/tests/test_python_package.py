@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The package as a user installs it, offline, with Debian's pip: a venv that sees Debian's
 python3-zmq and python3-protobuf (--system-site-packages), `pip install --no-index
 --no-build-isolation` of client-examples/python, then installed_ping.py run by the venv's python

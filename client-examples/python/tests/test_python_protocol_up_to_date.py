@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The shipped lcpsim/v1/lcpsim_pb2.py describes proto/lcpsim/v1/lcpsim.proto as it is: the file
 descriptor it registers equals the one protoc makes from the .proto now (every message, field,
 enum and option). Compared as descriptors, not as text, so that a protoc of another version,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Which of lcpsim's functions a shared library exports.
  *
  * The libraries are built with hidden visibility (-fvisibility=hidden): a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lcpsim engine public API.
  *
  * A world holds rigid bodies and their collision geoms. Each step detects

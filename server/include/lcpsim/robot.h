@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Articulated robots: trees of links joined by revolute,
  * continuous, prismatic and fixed joints, on a fixed or floating base, in
  * reduced (joint-space) coordinates, simulated by Featherstone's algorithms

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* URDF loading, with libxml2.
  *
  * What a loaded robot is:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A program of another project, built against an installed lcpsim (the
  * install_consumer test builds it with find_package(lcpsim) and with
  * pkg-config, and installs it beside lcpsimd).
