@@ -10,6 +10,7 @@
 
 #include "collide.h"
 #include "gjk.h"
+#include "test_util.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -32,16 +33,6 @@
 
 static const double SQRT2 = 1.41421356237309504880;
 static const double SQRT3 = 1.73205080756887729353;
-
-static uint64_t rng_next(uint64_t *s) {
-  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-static double rng_range(uint64_t *s, double lo, double hi) {
-  return lo + (hi - lo) * ((double)(rng_next(s) >> 11) * 0x1.0p-53);
-}
 
 static shape sphere(double r) { return (shape){.type = LCP_SHAPE_SPHERE, .radius = r}; }
 static shape box(double x, double y, double z) {
@@ -113,9 +104,9 @@ static void test_support_closed_forms(void **state) {
   build_octahedron(&oct, 0.7);
   shape s[5] = {sphere(0.3), box(0.1, 0.2, 0.3), capsule(0.2, 0.5), cylinder(0.4, 0.25),
                 hull_shape(&oct)};
-  uint64_t seed = 3;
+  rng seed = {3};
   for (int k = 0; k < 200; ++k) {
-    vec3 d = v3(rng_range(&seed, -2, 2), rng_range(&seed, -2, 2), rng_range(&seed, -2, 2));
+    vec3 d = rng_vec3(&seed, -2, 2);
     double l = v3_len(d), rho = sqrt(d.x * d.x + d.y * d.y);
     double want[5] = {0.3 * l, 0.1 * fabs(d.x) + 0.2 * fabs(d.y) + 0.3 * fabs(d.z),
                       0.5 * fabs(d.z) + 0.2 * l, 0.25 * fabs(d.z) + 0.4 * rho,
@@ -269,6 +260,15 @@ static void capsule_segment(const shape *s, const xform *x, vec3 *p0, vec3 *p1) 
   *p1 = xf_point(x, v3(0, 0, s->half_length));
 }
 
+/* A position in [−reach, reach)³, then a turn of 0 to 3 rad about an axis
+ * drawn from [−1, 1)³. */
+static xform random_axis_angle_pose(rng *r, double reach) {
+  vec3 p = rng_vec3(r, -reach, reach);
+  vec3 axis = rng_vec3(r, -1, 1);
+  double angle = rng_range(r, 0, 3);
+  return at_rot(p, axis, angle);
+}
+
 static void test_capsule_capsule(void **state) {
   (void)state;
   shape a = capsule(0.2, 1.0), b = capsule(0.3, 0.5);
@@ -289,14 +289,10 @@ static void test_capsule_capsule(void **state) {
   ASSERT_NEAR(gjk_dist(&a, &xa, &b, &xb, &r), 1.0, 1e-12);
   check_witnesses(&a, &xa, &b, &xb, &r, 1e-12);
   /* random skew placements against the independent segment distance */
-  uint64_t seed = 17;
+  rng seed = {17};
   for (int k = 0; k < 200; ++k) {
-    xa = at_rot(v3(rng_range(&seed, -1, 1), rng_range(&seed, -1, 1), rng_range(&seed, -1, 1)),
-                v3(rng_range(&seed, -1, 1), rng_range(&seed, -1, 1), rng_range(&seed, -1, 1)),
-                rng_range(&seed, 0, 3));
-    xb = at_rot(v3(rng_range(&seed, -3, 3), rng_range(&seed, -3, 3), rng_range(&seed, -3, 3)),
-                v3(rng_range(&seed, -1, 1), rng_range(&seed, -1, 1), rng_range(&seed, -1, 1)),
-                rng_range(&seed, 0, 3));
+    xa = random_axis_angle_pose(&seed, 1);
+    xb = random_axis_angle_pose(&seed, 3);
     vec3 p0, p1, q0, q1;
     capsule_segment(&a, &xa, &p0, &p1);
     capsule_segment(&b, &xb, &q0, &q1);
@@ -783,19 +779,14 @@ static void test_reference_corner_ids(void **state) {
 
 /* ---- randomised certificates ---- */
 
-static quat random_quat(uint64_t *seed) {
-  return q_normalize((quat){rng_range(seed, -1, 1), rng_range(seed, -1, 1), rng_range(seed, -1, 1),
-                            rng_range(seed, -1, 1)});
-}
-
 /* A random hull of 4–24 points in a box of half size s. */
-static void random_hull(hull *h, uint64_t *seed, double s) {
+static void random_hull(hull *h, rng *seed, double s) {
   vec3 p[24];
   int n;
   do {
-    n = 4 + (int)(rng_next(seed) % 21);
+    n = 4 + rng_int(seed, 21);
     for (int i = 0; i < n; ++i)
-      p[i] = v3(rng_range(seed, -s, s), rng_range(seed, -s, s), rng_range(seed, -s, s));
+      p[i] = rng_vec3(seed, -s, s);
   } while (lcp__hull_build(p, n, h) != LCP_OK);
 }
 
@@ -873,18 +864,17 @@ static double sat_depth(const hull *ha, const xform *xa, const hull *hb, const x
 
 static void test_random_hull_pairs(void **state) {
   (void)state;
-  uint64_t seed = 2024;
+  rng seed = {2024};
   int apart = 0, overlapping = 0;
   for (int trial = 0; trial < 300; ++trial) {
     hull ha, hb;
     random_hull(&ha, &seed, 1.0);
     random_hull(&hb, &seed, 0.7);
     shape a = hull_shape(&ha), b = hull_shape(&hb);
-    xform xa = xf_make(v3(rng_range(&seed, -0.5, 0.5), rng_range(&seed, -0.5, 0.5), 0),
-                       random_quat(&seed));
-    xform xb =
-        xf_make(v3(rng_range(&seed, -2, 2), rng_range(&seed, -2, 2), rng_range(&seed, -2, 2)),
-                random_quat(&seed));
+    double xa_x = rng_range(&seed, -0.5, 0.5);
+    double xa_y = rng_range(&seed, -0.5, 0.5);
+    xform xa = xf_make(v3(xa_x, xa_y, 0), rng_quat(&seed));
+    xform xb = rng_pose(&seed, -1.5, 1.5); /* about 2 in 5 overlap A */
     gjk_result r;
     gjk_dist(&a, &xa, &b, &xb, &r);
     epa_result e;
@@ -916,8 +906,8 @@ static void test_random_hull_pairs(void **state) {
     lcp__hull_free(&ha);
     lcp__hull_free(&hb);
   }
-  /* both branches were exercised */
-  assert_true(apart > 50 && overlapping > 50);
+  /* both branches were exercised, each in at least a third of the trials */
+  assert_true(apart > 100 && overlapping > 100);
 }
 
 /* Every pair of shape types at random poses: GJK's answer must carry its
@@ -925,16 +915,15 @@ static void test_random_hull_pairs(void **state) {
 static void test_random_mixed_pairs(void **state) {
   (void)state;
   hull h;
-  uint64_t seed = 77;
+  rng seed = {77};
   random_hull(&h, &seed, 0.6);
   shape s[5] = {sphere(0.3), box(0.4, 0.2, 0.3), capsule(0.15, 0.4), cylinder(0.3, 0.25),
                 hull_shape(&h)};
   for (int trial = 0; trial < 400; ++trial) {
-    int i = (int)(rng_next(&seed) % 5), j = (int)(rng_next(&seed) % 5);
-    xform xa = xf_make(v3_zero(), random_quat(&seed));
-    xform xb = xf_make(
-        v3(rng_range(&seed, -1.5, 1.5), rng_range(&seed, -1.5, 1.5), rng_range(&seed, -1.5, 1.5)),
-        random_quat(&seed));
+    int i = rng_int(&seed, 5);
+    int j = rng_int(&seed, 5);
+    xform xa = xf_make(v3_zero(), rng_quat(&seed));
+    xform xb = rng_pose(&seed, -1.5, 1.5);
     gjk_result r;
     gjk_dist(&s[i], &xa, &s[j], &xb, &r);
     bool curved = s[i].type == LCP_SHAPE_CYLINDER || s[j].type == LCP_SHAPE_CYLINDER;

@@ -8,6 +8,7 @@
 // clang-format on
 
 #include "hull.h"
+#include "test_util.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -20,22 +21,11 @@
       fail_msg("%s = %.17g, expected %.17g (tol %g)", #a, a_, b_, t_);                             \
   } while (0)
 
-/* splitmix64: a deterministic generator for the random clouds. */
-static uint64_t rng_next(uint64_t *s) {
-  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-static double rng_uniform(uint64_t *s) { return (double)(rng_next(s) >> 11) * 0x1.0p-53; }
-static double rng_range(uint64_t *s, double lo, double hi) {
-  return lo + (hi - lo) * rng_uniform(s);
-}
-
 /* Deterministic Fisher–Yates shuffle, so coplanar points are met in any order. */
 static void shuffle(vec3 *p, int32_t n, uint64_t seed) {
+  rng r = {seed};
   for (int32_t i = n - 1; i > 0; --i) {
-    int32_t j = (int32_t)(rng_next(&seed) % (uint64_t)(i + 1));
+    int32_t j = rng_int(&r, i + 1);
     vec3 t = p[i];
     p[i] = p[j];
     p[j] = t;
@@ -109,19 +99,18 @@ static void check_hull(const hull *h, const vec3 *pts, int32_t n, double tol) {
 
 /* Box corners, then points inside, on the faces, on the edges and duplicated. */
 static int32_t box_cloud(vec3 *p, vec3 he, vec3 c, const mat3 *R, uint64_t seed) {
+  rng gen = {seed};
   int32_t n = 0;
   for (int i = 0; i < 8; ++i)
     p[n++] = v3((i & 1) ? he.x : -he.x, (i & 2) ? he.y : -he.y, (i & 4) ? he.z : -he.z);
   for (int i = 0; i < 8; ++i)
     p[n++] = p[i]; /* duplicates */
   for (int i = 0; i < 30; ++i)
-    p[n++] = v3(rng_range(&seed, -he.x, he.x), rng_range(&seed, -he.y, he.y),
-                rng_range(&seed, -he.z, he.z));
+    p[n++] = rng_box(&gen, v3_neg(he), he);
   for (int axis = 0; axis < 3; ++axis)
     for (int s = -1; s <= 1; s += 2)
       for (int i = 0; i < 6; ++i) {
-        vec3 q = v3(rng_range(&seed, -he.x, he.x), rng_range(&seed, -he.y, he.y),
-                    rng_range(&seed, -he.z, he.z));
+        vec3 q = rng_box(&gen, v3_neg(he), he);
         v3_set(&q, axis, s * v3_get(he, axis));
         p[n++] = q;
       }
@@ -281,9 +270,12 @@ static void test_prism(void **state) {
     pts[n++] = v3(r * cos(a), r * sin(a), -hl);
     pts[n++] = v3(r * cos(a), r * sin(a), 0.3 * hl); /* on a side edge */
   }
-  uint64_t seed = 5;
-  for (int k = 0; k < 40; ++k)
-    pts[n++] = v3(rng_range(&seed, -0.2, 0.2), rng_range(&seed, -0.2, 0.2), k % 2 ? hl : -hl);
+  rng gen = {5};
+  for (int k = 0; k < 40; ++k) {
+    double x = rng_range(&gen, -0.2, 0.2);
+    double y = rng_range(&gen, -0.2, 0.2);
+    pts[n++] = v3(x, y, k % 2 ? hl : -hl);
+  }
   shuffle(pts, n, 3);
   hull h;
   assert_int_equal(lcp__hull_build(pts, n, &h), LCP_OK);
@@ -363,19 +355,19 @@ static void test_random_clouds(void **state) {
   enum { N = 400 };
   vec3 *pts = malloc(sizeof(vec3) * N);
   for (uint64_t seed = 1; seed <= 20; ++seed) {
-    uint64_t s = seed * 1000;
-    int32_t n = 4 + (int32_t)(rng_next(&s) % (N - 4));
+    rng s = {seed * 1000};
+    int32_t n = 4 + rng_int(&s, N - 4);
     for (int32_t i = 0; i < n; ++i)
-      pts[i] = v3(rng_range(&s, -1, 1), rng_range(&s, -2, 2), rng_range(&s, -0.5, 0.5));
+      pts[i] = rng_box(&s, v3(-1, -2, -0.5), v3(1, 2, 0.5));
     check_random_cloud(pts, n);
   }
   /* on a sphere: every point is a vertex */
   for (uint64_t seed = 1; seed <= 5; ++seed) {
-    uint64_t s = seed;
+    rng s = {seed};
     for (int32_t i = 0; i < N; ++i) {
       vec3 d;
       do
-        d = v3(rng_range(&s, -1, 1), rng_range(&s, -1, 1), rng_range(&s, -1, 1));
+        d = rng_vec3(&s, -1, 1);
       while (v3_len2(d) > 1.0 || v3_len2(d) < 0.01);
       v3_normalize(d, &pts[i], 0.0);
     }
@@ -416,9 +408,9 @@ static void test_degenerate_inputs(void **state) {
   assert_int_equal(lcp__hull_build(pts, 3, &h), LCP_ERR_DEGENERATE);
   assert_int_equal(lcp__hull_build(pts, 0, &h), LCP_ERR_DEGENERATE);
   /* coplanar, including within the relative tolerance */
-  uint64_t s = 42;
+  rng s = {42};
   for (int i = 0; i < 50; ++i)
-    pts[i] = v3(rng_range(&s, -1, 1), rng_range(&s, -1, 1), 1e-11 * rng_range(&s, -1, 1));
+    pts[i] = v3_mul(rng_vec3(&s, -1, 1), v3(1, 1, 1e-11));
   assert_int_equal(lcp__hull_build(pts, 50, &h), LCP_ERR_DEGENERATE);
   /* ... but not when the thickness is above it */
   pts[7].z = 1e-6;

@@ -26,39 +26,12 @@
 #include "lcp_math.h"
 #include "lcpsim/robot.h"
 #include "multibody.h"
+#include "test_util.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- deterministic random numbers (splitmix64) ---- */
-
-typedef struct rng {
-  uint64_t s;
-} rng;
-
-static uint64_t rng_next(rng *r) {
-  uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-static double rng_unit(rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
-static double rng_range(rng *r, double a, double b) { return a + (b - a) * rng_unit(r); }
-static int rng_int(rng *r, int n) { return (int)(rng_next(r) % (uint64_t)n); }
-static vec3 rng_vec(rng *r, double s) {
-  return v3(rng_range(r, -s, s), rng_range(r, -s, s), rng_range(r, -s, s));
-}
-static quat rng_quat(rng *r) {
-  quat q;
-  double n;
-  do {
-    q = (quat){rng_range(r, -1, 1), rng_range(r, -1, 1), rng_range(r, -1, 1), rng_range(r, -1, 1)};
-    n = q_norm(q);
-  } while (n < 0.1 || n > 1.0);
-  return q_normalize(q);
-}
 
 static void *xcalloc(size_t count, size_t size) {
   void *p = calloc(count ? count : 1, size);
@@ -155,9 +128,9 @@ typedef struct robot {
 static mat3 random_inertia(rng *r, double mass) {
   mat3 Q = q_to_mat3(rng_quat(r));
   /* principal moments of a random box, so the triangle inequality holds */
-  double a = rng_range(r, 0.05, 0.6), b = rng_range(r, 0.05, 0.6), c = rng_range(r, 0.05, 0.6);
-  vec3 d =
-      v3(mass * (b * b + c * c) / 12, mass * (a * a + c * c) / 12, mass * (a * a + b * b) / 12);
+  vec3 s = rng_vec3(r, 0.05, 0.6); /* the box's sides */
+  vec3 d = v3(mass * (s.y * s.y + s.z * s.z) / 12, mass * (s.x * s.x + s.z * s.z) / 12,
+              mass * (s.x * s.x + s.y * s.y) / 12);
   mat3 D = m3_diag(d);
   return m3_rotate_tensor(&Q, &D);
 }
@@ -180,17 +153,17 @@ static void robot_random(rng *r, int n, bool floating, robot *out) {
                       : t < 0.3  ? LCP_JOINT_PRISMATIC
                       : t < 0.45 ? LCP_JOINT_CONTINUOUS
                                  : LCP_JOINT_REVOLUTE;
-      v3_store(rng_vec(r, 0.5), L->origin_position);
+      v3_store(rng_vec3(r, -0.5, 0.5), L->origin_position);
       q_store(rng_quat(r), L->origin_orientation);
       vec3 ax;
       do
-        ax = rng_vec(r, 1.0);
+        ax = rng_vec3(r, -1.0, 1.0);
       while (v3_len(ax) < 0.3);
       v3_store(v3_scale(ax, rng_range(r, 0.5, 2.0)), L->axis); /* not unit: normalised */
       L->lower = -1.0;
       L->upper = 1.0;
     }
-    v3_store(rng_vec(r, 0.2), L->com);
+    v3_store(rng_vec3(r, -0.2, 0.2), L->com);
     if (i > 0 && L->joint_type == LCP_JOINT_FIXED && rng_unit(r) < 0.3) {
       L->mass = 0.0; /* a massless frame (sensor, tool point) */
       memset(L->inertia, 0, sizeof L->inertia);
@@ -205,7 +178,7 @@ static void robot_random(rng *r, int n, bool floating, robot *out) {
   assert_int_equal(lcp__mb_model_init(&out->m, def, err, sizeof err), LCP_OK);
   assert_int_equal(lcp__mb_data_init(&out->d, &out->m), LCP_OK);
   if (!floating) /* a fixed base somewhere in the world */
-    out->m.links[0].parent_from_joint = xf_make(rng_vec(r, 2.0), rng_quat(r));
+    out->m.links[0].parent_from_joint = rng_pose(r, -2.0, 2.0);
   out->nq = out->m.nq;
   out->nv = out->m.nv;
   out->n = out->m.link_count;
@@ -220,7 +193,7 @@ static void robot_free(robot *rb) {
 static void random_state(rng *r, const robot *rb, double *q, double *qd, double pos_scale) {
   const mb_model *m = &rb->m;
   if (m->floating) {
-    v3_store(rng_vec(r, pos_scale), q);
+    v3_store(rng_vec3(r, -pos_scale, pos_scale), q);
     q_store(rng_quat(r), q + 3);
   }
   for (int i = 1; i < m->link_count; ++i) {
@@ -278,7 +251,7 @@ static void check_aba_against_dense(bool floating, bool wrenches, uint64_t seed)
     if (wrenches)
       for (int k = 0; k < 6 * n; ++k)
         wrench[k] = rng_range(&r, -5.0, 5.0);
-    vec3 g = trial % 3 == 0 ? rng_vec(&r, 10.0) : v3(0.0, 0.0, -9.81);
+    vec3 g = trial % 3 == 0 ? rng_vec3(&r, -10.0, 10.0) : v3(0.0, 0.0, -9.81);
 
     lcp__mb_forward_dynamics(&rb.m, q, qd, tau, wrenches ? wrench : NULL, g, &rb.d, qdd);
     lcp__mb_inverse_dynamics(&rb.m, q, qd, NULL, g, &rb.d, bias);
@@ -375,8 +348,9 @@ static void test_responses(void **state) {
       assert_true(dense_cholesky(nv, M));
     for (int row = 0; row < 8; ++row) {
       int link = rng_int(&r, n);
-      vec3 point = xf_point(&rb.d.link_x[link], rng_vec(&r, 0.5));
-      vec3 dir = rng_vec(&r, 1.0), ang_dir = row % 2 ? rng_vec(&r, 1.0) : v3_zero();
+      vec3 point = xf_point(&rb.d.link_x[link], rng_vec3(&r, -0.5, 0.5));
+      vec3 dir = rng_vec3(&r, -1.0, 1.0);
+      vec3 ang_dir = row % 2 ? rng_vec3(&r, -1.0, 1.0) : v3_zero();
       if (row == 3)
         dir = v3_zero();
       lcp__mb_point_jacobian_row(&rb.m, &rb.d, link, point, dir, ang_dir, J);
@@ -394,8 +368,10 @@ static void test_responses(void **state) {
     /* three directions at one point in one pass: each equals M⁻¹Jᵀ */
     {
       int link = rng_int(&r, n);
-      vec3 point = xf_point(&rb.d.link_x[link], rng_vec(&r, 0.5));
-      vec3 dirs[3] = {rng_vec(&r, 1.0), rng_vec(&r, 1.0), rng_vec(&r, 1.0)};
+      vec3 point = xf_point(&rb.d.link_x[link], rng_vec3(&r, -0.5, 0.5));
+      vec3 dirs[3];
+      for (int k = 0; k < 3; ++k)
+        dirs[k] = rng_vec3(&r, -1.0, 1.0);
       double *three = xcalloc((size_t)(3 * nv + 1), sizeof(double));
       lcp__mb_response_point3(&rb.m, &rb.d, link, point, dirs, three);
       for (int k = 0; k < 3; ++k) {
@@ -453,13 +429,14 @@ static void test_jacobian(void **state) {
     double *J = xcalloc((size_t)nv, sizeof(double));
     random_state(&r, &rb, q, qd, 1.0);
     int link = rng_int(&r, n);
-    vec3 local = rng_vec(&r, 0.5);
+    vec3 local = rng_vec3(&r, -0.5, 0.5);
     lcp__mb_kinematics(&rb.m, q, qd, &rb.d);
     xform X = rb.d.link_x[link];
     vec3 point = xf_point(&X, local);
 
     /* J·q̇ = dir·v(point) + ang_dir·ω, from the velocities of lcp__mb_kinematics */
-    vec3 dir = rng_vec(&r, 1.0), ang_dir = rng_vec(&r, 1.0);
+    vec3 dir = rng_vec3(&r, -1.0, 1.0);
+    vec3 ang_dir = rng_vec3(&r, -1.0, 1.0);
     lcp__mb_point_jacobian_row(&rb.m, &rb.d, link, point, dir, ang_dir, J);
     double jv = 0.0, mag = 0.0;
     for (int k = 0; k < nv; ++k) {
@@ -542,7 +519,7 @@ static void test_energy(void **state) {
       fail_msg("trial %d: kinetic energy %.17g, ½q̇ᵀMq̇ %.17g", trial, ke, ref);
 
     /* generalised gravity force (RNEA at rest) = ∂V/∂q along each velocity coordinate */
-    vec3 g = rng_vec(&r, 10.0);
+    vec3 g = rng_vec3(&r, -10.0, 10.0);
     lcp__mb_inverse_dynamics(&rb.m, q, zero, NULL, g, &rb.d, gq);
     for (int k = 0; k < nv; ++k) {
       memset(e, 0, (size_t)nv * sizeof(double));
@@ -630,7 +607,7 @@ static void test_free_body(void **state) {
     random_state(&r, &rb, q, qd, 3.0);
     for (int k = 0; k < 6; ++k)
       tau[k] = rng_range(&r, -3, 3);
-    vec3 g = rng_vec(&r, 10.0);
+    vec3 g = rng_vec3(&r, -10.0, 10.0);
     lcp__mb_forward_dynamics(&rb.m, q, qd, tau, NULL, g, &rb.d, qdd);
     const mb_link *L = &rb.m.links[0];
     const xform *X = &rb.d.link_x[0];

@@ -15,27 +15,12 @@
 #include "arena.h"
 #include "lcp_math.h"
 #include "solver.h"
+#include "test_util.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- deterministic random numbers (splitmix64) ---- */
-
-typedef struct rng {
-  uint64_t s;
-} rng;
-
-static uint64_t rng_next(rng *r) {
-  uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-static double rng_unit(rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
-static double rng_range(rng *r, double a, double b) { return a + (b - a) * rng_unit(r); }
-static int rng_int(rng *r, int n) { return (int)(rng_next(r) % (uint64_t)n); }
 
 static void *xcalloc(size_t count, size_t size) {
   void *p = calloc(count ? count : 1, size);
@@ -174,7 +159,8 @@ static void case_make(lcp_case *c, rng *r, int n, bool split) {
         j0[k] = t0[k] = ji[k];
     } else {
       /* side 0 covers [0, a), side 1 covers [s, n), s ≤ a */
-      int a = 1 + rng_int(r, n), s = rng_int(r, a + 1);
+      int a = 1 + rng_int(r, n);
+      int s = rng_int(r, a + 1);
       row->dof_offset[0] = 0;
       row->dof_count[0] = a;
       row->dof_offset[1] = s;
@@ -1184,15 +1170,18 @@ static void big_make(big_problem *bp, rng *r) {
     if (a < 0)
       b = m;
     vec3 n;
-    v3_normalize(v3(rng_range(r, -0.3, 0.3), rng_range(r, -0.3, 0.3), 1.0), &n, 1e-12);
+    double nx = rng_range(r, -0.3, 0.3);
+    double ny = rng_range(r, -0.3, 0.3);
+    v3_normalize(v3(nx, ny, 1.0), &n, 1e-12);
     vec3 t[2];
     v3_tangent_basis(n, &t[0], &t[1]);
     int points = 1 + (int)(rng_next(r) % 4);
     for (int q = 0; q < points; ++q) {
       /* the points of a manifold lie in the contact plane */
+      double s0 = rng_range(r, -0.5, 0.5);
+      double s1 = rng_range(r, -0.5, 0.5);
       vec3 point =
-          v3_add(v3(0.3 * m, 0.2, 0.1 * b), v3_add(v3_scale(t[0], rng_range(r, -0.5, 0.5)),
-                                                   v3_scale(t[1], rng_range(r, -0.5, 0.5))));
+          v3_add(v3(0.3 * m, 0.2, 0.1 * b), v3_add(v3_scale(t[0], s0), v3_scale(t[1], s1)));
       double mu = 0.3 + 0.1 * (m % 5);
       solver_contact *c = &bp->contacts[bp->contact_count++];
       c->row = i;
@@ -1650,7 +1639,9 @@ static void rb_make(robot_problem *rp, rng *r, bool contacts) {
   rp->joint_first = i;
   for (int v = 0; v < RB_NV; ++v) {
     double bound = rng_range(r, 0.02, 0.5);
-    rb_joint_row(rp, i++, v, 1.0, rng_range(r, -1.0, 1.0), rng_range(r, 0.05, 0.5), -bound, bound);
+    double target = rng_range(r, -1.0, 1.0);
+    double cfm = rng_range(r, 0.05, 0.5);
+    rb_joint_row(rp, i++, v, 1.0, target, cfm, -bound, bound);
     if (v % 2 == 0) /* an upper limit: w = −qd ≥ target */
       rb_joint_row(rp, i++, v, -1.0, rng_range(r, -0.5, 0.5), 1e-3, 0.0, INFINITY);
     if (v == 3) /* viscous damping */

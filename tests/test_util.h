@@ -1,14 +1,91 @@
-/* Helpers shared by the engine tests: building small worlds through the
- * public API. Header-only so each test stays one executable. */
+/* Helpers shared by the unit tests: deterministic random numbers and small
+ * worlds built through the public API. Header-only so each test stays one
+ * executable. */
 #ifndef LCP_TEST_UTIL_H
 #define LCP_TEST_UTIL_H
 
+#include "lcp_math.h"
 #include "lcpsim/lcpsim.h"
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #define TEST_PI 3.14159265358979323846
+
+/* ---- deterministic random numbers ----
+ *
+ * splitmix64 (G. Steele, D. Lea, C. Flood, "Fast splittable pseudorandom
+ * number generators"): every test seeds its own generator, so every run sees
+ * the same scenes. C leaves unspecified the order in which the arguments of a
+ * call, the members of an initialiser list and the operands of + or * are
+ * evaluated (GCC and clang differ), so two draws in one of them would give
+ * each compiler its own scene: draw each number in its own statement, or
+ * through rng_vec3, rng_box, rng_quat and rng_pose, which draw their
+ * components in order. */
+
+typedef struct rng {
+  uint64_t state;
+} rng;
+
+static inline uint64_t rng_next(rng *r) {
+  uint64_t z = (r->state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* Uniform in [0, 1), from the top 53 bits. */
+static inline double rng_unit(rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
+
+/* Uniform in [lo, hi). */
+static inline double rng_range(rng *r, double lo, double hi) {
+  return lo + (hi - lo) * rng_unit(r);
+}
+
+/* Uniform in 0 .. n − 1 (n > 0). */
+static inline int rng_int(rng *r, int n) { return (int)(rng_next(r) % (uint64_t)n); }
+
+/* Each coordinate uniform in [lo, hi), drawn x, then y, then z. */
+static inline vec3 rng_vec3(rng *r, double lo, double hi) {
+  double x = rng_range(r, lo, hi);
+  double y = rng_range(r, lo, hi);
+  double z = rng_range(r, lo, hi);
+  return v3(x, y, z);
+}
+
+/* Uniform in the box [lo, hi), drawn x, then y, then z. */
+static inline vec3 rng_box(rng *r, vec3 lo, vec3 hi) {
+  double x = rng_range(r, lo.x, hi.x);
+  double y = rng_range(r, lo.y, hi.y);
+  double z = rng_range(r, lo.z, hi.z);
+  return v3(x, y, z);
+}
+
+/* A uniformly distributed rotation: a point of the unit 4-ball, drawn w, x,
+ * y, z by rejection from the cube (and away from the centre, where
+ * normalising would magnify rounding), normalised. */
+static inline quat rng_quat(rng *r) {
+  quat q;
+  double n;
+  do {
+    q.w = rng_range(r, -1, 1);
+    q.x = rng_range(r, -1, 1);
+    q.y = rng_range(r, -1, 1);
+    q.z = rng_range(r, -1, 1);
+    n = q_norm(q);
+  } while (n < 0.1 || n > 1.0);
+  return q_normalize(q);
+}
+
+/* A position in [lo, hi)³, then a rotation by rng_quat. */
+static inline xform rng_pose(rng *r, double lo, double hi) {
+  vec3 p = rng_vec3(r, lo, hi);
+  quat q = rng_quat(r);
+  return xf_make(p, q);
+}
+
+/* ---- small worlds through the public API ---- */
 
 /* A dynamic body of uniform density carrying one geom, with the given mass. */
 static inline lcp_body_id test_add_solid(lcp_world_t *world, const lcp_geom_def_t *geom,
