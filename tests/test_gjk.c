@@ -16,35 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ASSERT_NEAR(a, b, tol)                                                                     \
-  do {                                                                                             \
-    double a_ = (a), b_ = (b), t_ = (tol);                                                         \
-    if (!(fabs(a_ - b_) <= t_))                                                                    \
-      fail_msg("%s = %.17g, expected %.17g (tol %g)", #a, a_, b_, t_);                             \
-  } while (0)
-
-#define ASSERT_VEC_NEAR(a, b, tol)                                                                 \
-  do {                                                                                             \
-    vec3 va_ = (a), vb_ = (b);                                                                     \
-    ASSERT_NEAR(va_.x, vb_.x, tol);                                                                \
-    ASSERT_NEAR(va_.y, vb_.y, tol);                                                                \
-    ASSERT_NEAR(va_.z, vb_.z, tol);                                                                \
-  } while (0)
-
 static const double SQRT2 = 1.41421356237309504880;
 static const double SQRT3 = 1.73205080756887729353;
-
-static shape sphere(double r) { return (shape){.type = LCP_SHAPE_SPHERE, .radius = r}; }
-static shape box(double x, double y, double z) {
-  return (shape){.type = LCP_SHAPE_BOX, .half_extents = {x, y, z}};
-}
-static shape capsule(double r, double hl) {
-  return (shape){.type = LCP_SHAPE_CAPSULE, .radius = r, .half_length = hl};
-}
-static shape cylinder(double r, double hl) {
-  return (shape){.type = LCP_SHAPE_CYLINDER, .radius = r, .half_length = hl};
-}
-static shape hull_shape(const hull *h) { return (shape){.type = LCP_SHAPE_HULL, .hull = h}; }
 
 static xform at(double x, double y, double z) { return xf_make(v3(x, y, z), q_identity()); }
 static xform at_rot(vec3 p, vec3 axis, double angle) {
@@ -102,8 +75,8 @@ static void test_support_closed_forms(void **state) {
   (void)state;
   hull oct;
   build_octahedron(&oct, 0.7);
-  shape s[5] = {sphere(0.3), box(0.1, 0.2, 0.3), capsule(0.2, 0.5), cylinder(0.4, 0.25),
-                hull_shape(&oct)};
+  shape s[5] = {shape_sphere(0.3), shape_box(0.1, 0.2, 0.3), shape_capsule(0.2, 0.5),
+                shape_cylinder(0.4, 0.25), shape_hull(&oct)};
   rng seed = {3};
   for (int k = 0; k < 200; ++k) {
     vec3 d = rng_vec3(&seed, -2, 2);
@@ -125,8 +98,8 @@ static void test_aabb(void **state) {
   (void)state;
   hull tet;
   build_tetra(&tet, false);
-  shape s[5] = {sphere(0.3), box(0.1, 0.2, 0.3), capsule(0.2, 0.5), cylinder(0.4, 0.25),
-                hull_shape(&tet)};
+  shape s[5] = {shape_sphere(0.3), shape_box(0.1, 0.2, 0.3), shape_capsule(0.2, 0.5),
+                shape_cylinder(0.4, 0.25), shape_hull(&tet)};
   xform x = at_rot(v3(1, -2, 3), v3(0.3, 1, -0.2), 0.7);
   for (int i = 0; i < 5; ++i) {
     vec3 lo, hi;
@@ -141,7 +114,7 @@ static void test_aabb(void **state) {
       ASSERT_NEAR(v3_get(lo, a), v3_get(pl, a), 1e-14);
     }
   }
-  shape plane = {.type = LCP_SHAPE_PLANE};
+  shape plane = shape_plane();
   vec3 lo, hi;
   lcp__shape_aabb(&plane, &x, &lo, &hi);
   assert_true(isinf(lo.x) && lo.x < 0 && isinf(hi.z) && hi.z > 0);
@@ -152,7 +125,7 @@ static void test_aabb(void **state) {
 
 static void test_sphere_sphere(void **state) {
   (void)state;
-  shape a = sphere(0.5), b = sphere(0.3);
+  shape a = shape_sphere(0.5), b = shape_sphere(0.3);
   xform xa = at(0, 0, 0), xb = at(1, 2, 2);
   gjk_result r;
   ASSERT_NEAR(gjk_dist(&a, &xa, &b, &xb, &r), 2.2, 1e-12);
@@ -172,7 +145,7 @@ static void test_sphere_sphere(void **state) {
 
 static void test_sphere_box(void **state) {
   (void)state;
-  shape a = box(1, 2, 3), b = sphere(0.25);
+  shape a = shape_box(1, 2, 3), b = shape_sphere(0.25);
   xform xa = at_rot(v3(0.5, -1, 2), v3(1, 2, 0.5), 0.9);
   struct {
     vec3 local;
@@ -199,7 +172,7 @@ static void test_sphere_box(void **state) {
 
 static void test_box_box(void **state) {
   (void)state;
-  shape a = box(1, 1, 1), b = box(0.5, 0.5, 0.5);
+  shape a = shape_box(1, 1, 1), b = shape_box(0.5, 0.5, 0.5);
   gjk_result r;
   /* face–face: B turned about the common vertical, above A's top face */
   xform xa = at(0, 0, 0), xb = at_rot(v3(0.2, -0.1, 2.7), v3(0, 0, 1), 0.5);
@@ -214,7 +187,7 @@ static void test_box_box(void **state) {
   /* edge–edge: A turned 45° about x has a top edge along x at z = √2; B turned
    * 45° about y has a bottom edge along y at its centre − √2. The edges
    * cross, so the distance is the height difference. */
-  shape c = box(1, 1, 1);
+  shape c = shape_box(1, 1, 1);
   const double g = 0.37;
   xform ea = at_rot(v3(0, 0, 0), v3(1, 0, 0), LCP_PI / 4);
   xform eb = at_rot(v3(0.3, 0.2, 2 * SQRT2 + g), v3(0, 1, 0), LCP_PI / 4);
@@ -271,7 +244,7 @@ static xform random_axis_angle_pose(rng *r, double reach) {
 
 static void test_capsule_capsule(void **state) {
   (void)state;
-  shape a = capsule(0.2, 1.0), b = capsule(0.3, 0.5);
+  shape a = shape_capsule(0.2, 1.0), b = shape_capsule(0.3, 0.5);
   gjk_result r;
   /* parallel, overlapping in z */
   xform xa = at(0, 0, 0), xb = at(1, 0, 0.7);
@@ -311,7 +284,7 @@ static void test_sphere_hull(void **state) {
   (void)state;
   hull oct;
   build_octahedron(&oct, 1.0);
-  shape a = hull_shape(&oct), b = sphere(0.2);
+  shape a = shape_hull(&oct), b = shape_sphere(0.2);
   xform xa = at_rot(v3(1, 2, -1), v3(0.2, -0.4, 1), 1.1);
   gjk_result r;
   /* off the face x + y + z = 1 along its normal */
@@ -342,7 +315,7 @@ static void test_hull_hull(void **state) {
   build_octahedron(&oct, 1.0);
   build_tetra(&tet, false);
   build_tetra(&tetf, true);
-  shape o = hull_shape(&oct), t = hull_shape(&tet), tf = hull_shape(&tetf);
+  shape o = shape_hull(&oct), t = shape_hull(&tet), tf = shape_hull(&tetf);
   gjk_result r;
   /* octahedra vertex to vertex along x; B spun about x keeps its vertex */
   xform xa = at(0, 0, 0), xb = at_rot(v3(3, 0, 0), v3(1, 0, 0), 0.3);
@@ -386,7 +359,7 @@ static void test_hull_hull(void **state) {
  * terminating, so its tolerance is looser. */
 static void test_cylinder_sphere(void **state) {
   (void)state;
-  shape a = cylinder(0.5, 1.0), b = sphere(0.25);
+  shape a = shape_cylinder(0.5, 1.0), b = shape_sphere(0.25);
   xform xa = at_rot(v3(0.3, 0.1, -0.2), v3(1, 1, 1), 0.8);
   struct {
     vec3 local;
@@ -404,8 +377,8 @@ static void test_cylinder_sphere(void **state) {
 
 static void test_invalid_arguments(void **state) {
   (void)state;
-  shape a = sphere(1), p = {.type = LCP_SHAPE_PLANE};
-  shape h = {.type = LCP_SHAPE_HULL, .hull = NULL};
+  shape a = shape_sphere(1), p = shape_plane();
+  shape h = shape_hull(NULL);
   xform x = xf_identity();
   gjk_result r;
   epa_result e;
@@ -429,7 +402,7 @@ static void check_epa(const epa_result *e, double depth, vec3 normal, double tol
 
 static void test_epa_boxes(void **state) {
   (void)state;
-  shape a = box(1, 1, 1), b = box(0.5, 0.5, 0.5);
+  shape a = shape_box(1, 1, 1), b = shape_box(0.5, 0.5, 0.5);
   epa_result e;
   /* axis aligned: overlaps 1.3 in x, 1.4 in y, 0.2 in z */
   xform xa = at(0, 0, 0), xb = at(0.2, 0.1, 1.3);
@@ -465,7 +438,7 @@ static void test_epa_sphere_hull(void **state) {
   (void)state;
   hull oct;
   build_octahedron(&oct, 1.0);
-  shape h = hull_shape(&oct), s = sphere(0.3);
+  shape h = shape_hull(&oct), s = shape_sphere(0.3);
   xform xh = at_rot(v3(-1, 0.5, 2), v3(2, -1, 0.5), 0.7);
   vec3 n = xf_vector(&xh, v3(1 / SQRT3, 1 / SQRT3, 1 / SQRT3));
   epa_result e;
@@ -492,20 +465,20 @@ static void test_epa_sphere_hull(void **state) {
 static void test_epa_rounded(void **state) {
   (void)state;
   /* a capsule whose segment lies inside a box: it leaves upwards */
-  shape a = box(1, 1, 1), c = capsule(0.2, 0.5);
+  shape a = shape_box(1, 1, 1), c = shape_capsule(0.2, 0.5);
   xform xa = at(0, 0, 0), xc = at_rot(v3(0.1, 0.2, 0.9), v3(0, 1, 0), LCP_PI / 2);
   epa_result e;
   assert_int_equal(lcp__epa_penetration(&a, &xa, &c, &xc, &e), LCP_OK);
   check_epa(&e, 0.3, v3(0, 0, 1), 1e-9);
   /* concentric spheres: any direction, depth = sum of radii. EPA's polytope
    * never reaches a ball; the support bound along its best normal does. */
-  shape s = sphere(0.5);
+  shape s = shape_sphere(0.5);
   xform xs = at(1, 1, 1);
   assert_int_equal(lcp__epa_penetration(&s, &xs, &s, &xs, &e), LCP_OK);
   ASSERT_NEAR(e.depth, 1.0, 1e-12);
   ASSERT_NEAR(v3_len(e.normal), 1.0, 1e-12);
   /* crossing capsules: cores intersect, the depth is the sum of radii */
-  shape k = capsule(0.1, 1.0);
+  shape k = shape_capsule(0.1, 1.0);
   xform k1 = at_rot(v3(0, 0, 0), v3(0, 1, 0), LCP_PI / 2),
         k2 = at_rot(v3(0, 0, 0), v3(1, 0, 0), LCP_PI / 2);
   assert_int_equal(lcp__epa_penetration(&k, &k1, &k, &k2, &e), LCP_OK);
@@ -534,7 +507,7 @@ static void test_cube_on_box(void **state) {
   hull big, cube;
   build_box_hull(&big, v3(2, 2, 0.5));
   build_box_hull(&cube, v3(0.5, 0.5, 0.5));
-  shape a = hull_shape(&big), b = hull_shape(&cube);
+  shape a = shape_hull(&big), b = shape_hull(&cube);
   xform xa = at(0, 0, 0);
   const double pen = 0.01, yaw = 0.35;
   xform xb = at_rot(v3(0.3, -0.2, 1.0 - pen), v3(0, 0, 1), yaw);
@@ -586,7 +559,7 @@ static void test_cube_over_edge(void **state) {
   hull big, cube;
   build_box_hull(&big, v3(2, 2, 0.5));
   build_box_hull(&cube, v3(0.5, 0.5, 0.5));
-  shape a = hull_shape(&big), b = hull_shape(&cube);
+  shape a = shape_hull(&big), b = shape_hull(&cube);
   xform xa = at(0, 0, 0);
   const double pen = 0.004;
   xform xb = at_rot(v3(1.8, 0.4, 1.0 - pen), v3(0, 0, 1), 0.2);
@@ -612,7 +585,7 @@ static void test_cube_over_edge(void **state) {
 
 static void test_cylinder_on_box(void **state) {
   (void)state;
-  shape a = box(2, 2, 0.5), c = cylinder(0.3, 0.4);
+  shape a = shape_box(2, 2, 0.5), c = shape_cylinder(0.3, 0.4);
   xform xa = at(0, 0, 0);
   const double pen = 0.02;
   xform xc = at_rot(v3(0.5, 0.2, 0.5 + 0.4 - pen), v3(0, 0, 1), 0.3);
@@ -646,7 +619,7 @@ static void test_normal_direction(void **state) {
   (void)state;
   hull big;
   build_box_hull(&big, v3(1, 1, 1));
-  shape s = sphere(0.3), h = hull_shape(&big);
+  shape s = shape_sphere(0.3), h = shape_hull(&big);
   xform xs = at(0.2, 0.1, 1.2), xh = at(0, 0, 0);
   manifold m;
   assert_int_equal(lcp__collide_convex(&s, &xs, &h, &xh, 0.0, &m), 1);
@@ -671,7 +644,7 @@ static void test_vertex_and_edge_contacts(void **state) {
   hull big, cube;
   build_box_hull(&big, v3(2, 2, 0.5));
   build_box_hull(&cube, v3(0.5, 0.5, 0.5));
-  shape a = hull_shape(&big), b = hull_shape(&cube);
+  shape a = shape_hull(&big), b = shape_hull(&cube);
   xform xa = at(0, 0, 0);
   quat q = q_mul(q_from_axis_angle(v3(1, 0, 0), 0.6), q_from_axis_angle(v3(0, 1, 0), 0.5));
   mat3 R = q_to_mat3(q);
@@ -696,7 +669,7 @@ static void test_vertex_and_edge_contacts(void **state) {
     ASSERT_NEAR(fabs(m.points[i].position.x - 0.1), 0.5, 1e-9);
   }
   /* a capsule lying on the box: two points at its ends */
-  shape c = capsule(0.1, 0.6);
+  shape c = shape_capsule(0.1, 0.6);
   xform xc = at_rot(v3(0.2, 0.3, 0.5 + 0.1 - pen), v3(0, 1, 0), LCP_PI / 2);
   assert_int_equal(lcp__collide_convex(&a, &xa, &c, &xc, 0.001, &m), 2);
   for (int i = 0; i < 2; ++i) {
@@ -710,7 +683,7 @@ static void test_vertex_and_edge_contacts(void **state) {
 /* Two parallel capsules side by side: the fallback gives their common stretch. */
 static void test_parallel_capsules(void **state) {
   (void)state;
-  shape c = capsule(0.1, 0.5);
+  shape c = shape_capsule(0.1, 0.5);
   xform x1 = at(0, 0, 0), x2 = at(0.19, 0, 0.3);
   manifold m;
   assert_int_equal(lcp__collide_convex(&c, &x1, &c, &x2, 0.0, &m), 2);
@@ -731,7 +704,7 @@ static void test_reference_is_the_better_aligned_face(void **state) {
   hull big, cube;
   build_box_hull(&big, v3(2, 2, 0.5));
   build_box_hull(&cube, v3(0.5, 0.5, 0.5));
-  shape a = hull_shape(&cube), b = hull_shape(&big);
+  shape a = shape_hull(&cube), b = shape_hull(&big);
   const double tilt = 2.0 * LCP_PI / 180.0, pen = 0.002;
   double low = 0.5 * cos(tilt) + 0.5 * sin(tilt);
   xform xa = at_rot(v3(0.2, 0.1, 0.5 + low - pen), v3(0, 1, 0), tilt), xb = at(0, 0, 0);
@@ -754,7 +727,7 @@ static void test_reference_corner_ids(void **state) {
   hull big, cube;
   build_box_hull(&big, v3(2, 2, 0.5));
   build_box_hull(&cube, v3(0.5, 0.5, 0.5));
-  shape a = hull_shape(&cube), b = hull_shape(&big);
+  shape a = shape_hull(&cube), b = shape_hull(&big);
   xform xb = at(0, 0, 0);
   uint32_t first[4], ids[4];
   const double yaws[4] = {0.35, 1.2, -0.7, 2.9};
@@ -836,7 +809,7 @@ static void certify_distance(const shape *a, const xform *xa, const shape *b, co
 /* Penetration depth of two polytopes by the separating axis theorem: the
  * smallest overlap over face normals and edge–edge cross products. */
 static double sat_depth(const hull *ha, const xform *xa, const hull *hb, const xform *xb) {
-  shape a = hull_shape(ha), b = hull_shape(hb);
+  shape a = shape_hull(ha), b = shape_hull(hb);
   double best = INFINITY;
   size_t cap = (size_t)(ha->face_count + hb->face_count + ha->edge_count * hb->edge_count);
   vec3 *axes = malloc(sizeof(vec3) * cap);
@@ -870,7 +843,7 @@ static void test_random_hull_pairs(void **state) {
     hull ha, hb;
     random_hull(&ha, &seed, 1.0);
     random_hull(&hb, &seed, 0.7);
-    shape a = hull_shape(&ha), b = hull_shape(&hb);
+    shape a = shape_hull(&ha), b = shape_hull(&hb);
     double xa_x = rng_range(&seed, -0.5, 0.5);
     double xa_y = rng_range(&seed, -0.5, 0.5);
     xform xa = xf_make(v3(xa_x, xa_y, 0), rng_quat(&seed));
@@ -917,8 +890,8 @@ static void test_random_mixed_pairs(void **state) {
   hull h;
   rng seed = {77};
   random_hull(&h, &seed, 0.6);
-  shape s[5] = {sphere(0.3), box(0.4, 0.2, 0.3), capsule(0.15, 0.4), cylinder(0.3, 0.25),
-                hull_shape(&h)};
+  shape s[5] = {shape_sphere(0.3), shape_box(0.4, 0.2, 0.3), shape_capsule(0.15, 0.4),
+                shape_cylinder(0.3, 0.25), shape_hull(&h)};
   for (int trial = 0; trial < 400; ++trial) {
     int i = rng_int(&seed, 5);
     int j = rng_int(&seed, 5);

@@ -14,13 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ASSERT_NEAR(a, b, tol)                                                                     \
-  do {                                                                                             \
-    double a_ = (a), b_ = (b), t_ = (tol);                                                         \
-    if (!(fabs(a_ - b_) <= t_))                                                                    \
-      fail_msg("%s = %.17g, expected %.17g (tol %g)", #a, a_, b_, t_);                             \
-  } while (0)
-
 /* Deterministic Fisher–Yates shuffle, so coplanar points are met in any order. */
 static void shuffle(vec3 *p, int32_t n, uint64_t seed) {
   rng r = {seed};

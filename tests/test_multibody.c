@@ -33,33 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void *xcalloc(size_t count, size_t size) {
-  void *p = calloc(count ? count : 1, size);
-  assert_non_null(p);
-  return p;
-}
-
-static double max_abs(int n, const double *a) {
-  double m = 0.0;
-  for (int i = 0; i < n; ++i)
-    m = fmax(m, fabs(a[i]));
-  return m;
-}
-static double max_abs_diff(int n, const double *a, const double *b) {
-  double d = 0.0;
-  for (int i = 0; i < n; ++i)
-    d = fmax(d, fabs(a[i] - b[i]));
-  return d;
-}
-
-/* |a − b| ≤ tol (this cmocka has no assert_double_equal) */
-#define assert_close(a, b, tol)                                                                    \
-  do {                                                                                             \
-    double a_ = (a), b_ = (b);                                                                     \
-    if (!(fabs(a_ - b_) <= (tol)))                                                                 \
-      fail_msg("%s = %.17g but %s = %.17g (tolerance %g)", #a, a_, #b, b_, (double)(tol));         \
-  } while (0)
-
 /* ---- dense linear algebra (reference) ---- */
 
 /* Cholesky factor in place (lower), n×n row-major; false if not SPD. */
@@ -101,8 +74,8 @@ static void dense_solve(int n, const double *L, const double *b, double *x) {
  * joints, identity origins, axis z, 1 kg, unit inertia), built here so the
  * test does not depend on the allocator; freed by lcp_robot_def_free. */
 static lcp_robot_def_t *def_alloc(int n) {
-  lcp_robot_def_t *def = xcalloc(1, sizeof *def);
-  def->links = xcalloc((size_t)n, sizeof(lcp_link_def_t));
+  lcp_robot_def_t *def = test_alloc(1, sizeof *def);
+  def->links = test_alloc((size_t)n, sizeof(lcp_link_def_t));
   def->link_count = n;
   for (int i = 0; i < n; ++i) {
     lcp_link_def_t *l = &def->links[i];
@@ -210,7 +183,7 @@ static void random_state(rng *r, const robot *rb, double *q, double *qd, double 
  * origin) by Jᵀf, from Jacobian rows at the poses of the last kinematics. */
 static void wrench_to_generalized(const robot *rb, const double *wrench, double *tau_ext) {
   int nv = rb->nv;
-  double *J = xcalloc((size_t)nv, sizeof(double));
+  double *J = test_doubles(nv);
   memset(tau_ext, 0, (size_t)nv * sizeof(double));
   for (int i = 0; i < rb->n; ++i) {
     vec3 p = rb->d.link_x[i].p;
@@ -238,13 +211,12 @@ static void check_aba_against_dense(bool floating, bool wrenches, uint64_t seed)
     robot rb;
     robot_random(&r, n, floating, &rb);
     int nq = rb.nq, nv = rb.nv;
-    double *q = xcalloc((size_t)nq, sizeof(double)), *qd = xcalloc((size_t)nv, sizeof(double));
-    double *tau = xcalloc((size_t)nv, sizeof(double)), *qdd = xcalloc((size_t)nv, sizeof(double));
-    double *bias = xcalloc((size_t)nv, sizeof(double)), *rhs = xcalloc((size_t)nv, sizeof(double));
-    double *M = xcalloc((size_t)(nv * nv), sizeof(double)),
-           *x = xcalloc((size_t)nv, sizeof(double));
-    double *wrench = xcalloc((size_t)(6 * n), sizeof(double));
-    double *tau_ext = xcalloc((size_t)nv, sizeof(double));
+    double *q = test_doubles(nq), *qd = test_doubles(nv);
+    double *tau = test_doubles(nv), *qdd = test_doubles(nv);
+    double *bias = test_doubles(nv), *rhs = test_doubles(nv);
+    double *M = test_doubles(nv * nv), *x = test_doubles(nv);
+    double *wrench = test_doubles(6 * n);
+    double *tau_ext = test_doubles(nv);
     random_state(&r, &rb, q, qd, trial % 5 == 0 ? 100.0 : 1.0);
     for (int k = 0; k < nv; ++k)
       tau[k] = rng_range(&r, -5.0, 5.0);
@@ -264,7 +236,7 @@ static void check_aba_against_dense(bool floating, bool wrenches, uint64_t seed)
       assert_true(dense_cholesky(nv, M));
       dense_solve(nv, M, rhs, x);
     }
-    double err = max_abs_diff(nv, qdd, x) / fmax(1.0, max_abs(nv, x));
+    double err = test_max_abs_diff(nv, qdd, x) / fmax(1.0, test_max_abs(nv, x));
     worst = fmax(worst, err);
     if (err > 1e-9)
       fail_msg("trial %d (%d links, %s): ABA differs from M⁻¹(τ − h) by %g", trial, n,
@@ -304,16 +276,16 @@ static void test_rnea_inverts_aba(void **state) {
     robot rb;
     robot_random(&r, n, floating, &rb);
     int nq = rb.nq, nv = rb.nv;
-    double *q = xcalloc((size_t)nq, sizeof(double)), *qd = xcalloc((size_t)nv, sizeof(double));
-    double *tau = xcalloc((size_t)nv, sizeof(double)), *qdd = xcalloc((size_t)nv, sizeof(double));
-    double *tau2 = xcalloc((size_t)nv, sizeof(double));
+    double *q = test_doubles(nq), *qd = test_doubles(nv);
+    double *tau = test_doubles(nv), *qdd = test_doubles(nv);
+    double *tau2 = test_doubles(nv);
     random_state(&r, &rb, q, qd, 1.0);
     for (int k = 0; k < nv; ++k)
       tau[k] = rng_range(&r, -5.0, 5.0);
     vec3 g = v3(0.0, 0.0, -9.81);
     lcp__mb_forward_dynamics(&rb.m, q, qd, tau, NULL, g, &rb.d, qdd);
     lcp__mb_inverse_dynamics(&rb.m, q, qd, qdd, g, &rb.d, tau2);
-    double err = max_abs_diff(nv, tau, tau2) / fmax(1.0, max_abs(nv, tau));
+    double err = test_max_abs_diff(nv, tau, tau2) / fmax(1.0, test_max_abs(nv, tau));
     worst = fmax(worst, err);
     if (err > 1e-9)
       fail_msg("trial %d (%d links): RNEA(ABA(τ)) differs from τ by %g", trial, n, err);
@@ -335,10 +307,10 @@ static void test_responses(void **state) {
     robot rb;
     robot_random(&r, n, floating, &rb);
     int nq = rb.nq, nv = rb.nv;
-    double *q = xcalloc((size_t)nq, sizeof(double)), *qd = xcalloc((size_t)nv, sizeof(double));
-    double *qdd = xcalloc((size_t)nv, sizeof(double)), *M = xcalloc((size_t)(nv * nv), 8);
-    double *J = xcalloc((size_t)nv, sizeof(double)), *x = xcalloc((size_t)nv, sizeof(double));
-    double *y = xcalloc((size_t)nv, sizeof(double)), *e = xcalloc((size_t)nv, sizeof(double));
+    double *q = test_doubles(nq), *qd = test_doubles(nv);
+    double *qdd = test_doubles(nv), *M = test_doubles(nv * nv);
+    double *J = test_doubles(nv), *x = test_doubles(nv);
+    double *y = test_doubles(nv), *e = test_doubles(nv);
     random_state(&r, &rb, q, qd, trial % 7 == 0 ? 50.0 : 1.0);
     /* factors from a forward pass with velocities, gravity and torques: the
      * responses must ignore all of them */
@@ -356,10 +328,10 @@ static void test_responses(void **state) {
       lcp__mb_point_jacobian_row(&rb.m, &rb.d, link, point, dir, ang_dir, J);
       dense_solve(nv, M, J, x);
       lcp__mb_response_point(&rb.m, &rb.d, link, point, dir, ang_dir, y);
-      double scale = max_abs(nv, x);
-      double err = max_abs_diff(nv, x, y) / fmax(scale, 1e-300);
+      double scale = test_max_abs(nv, x);
+      double err = test_max_abs_diff(nv, x, y) / fmax(scale, 1e-300);
       if (scale == 0.0) /* e.g. a link welded to a fixed base */
-        err = max_abs(nv, y);
+        err = test_max_abs(nv, y);
       worst = fmax(worst, err);
       if (err > 1e-9)
         fail_msg("trial %d (%d links) row %d on link %d: response differs by %g", trial, n, row,
@@ -372,14 +344,14 @@ static void test_responses(void **state) {
       vec3 dirs[3];
       for (int k = 0; k < 3; ++k)
         dirs[k] = rng_vec3(&r, -1.0, 1.0);
-      double *three = xcalloc((size_t)(3 * nv + 1), sizeof(double));
+      double *three = test_doubles(3 * nv + 1);
       lcp__mb_response_point3(&rb.m, &rb.d, link, point, dirs, three);
       for (int k = 0; k < 3; ++k) {
         lcp__mb_point_jacobian_row(&rb.m, &rb.d, link, point, dirs[k], v3_zero(), J);
         dense_solve(nv, M, J, x);
-        double scale = max_abs(nv, x);
-        double err = scale == 0.0 ? max_abs(nv, three + k * nv)
-                                  : max_abs_diff(nv, x, three + k * nv) / scale;
+        double scale = test_max_abs(nv, x);
+        double err = scale == 0.0 ? test_max_abs(nv, three + k * nv)
+                                  : test_max_abs_diff(nv, x, three + k * nv) / scale;
         worst = fmax(worst, err);
         if (err > 1e-9)
           fail_msg("trial %d (%d links) direction %d on link %d: response3 differs by %g", trial, n,
@@ -392,7 +364,7 @@ static void test_responses(void **state) {
       e[k] = 1.0;
       dense_solve(nv, M, e, x);
       lcp__mb_response_dof(&rb.m, &rb.d, k, y);
-      double err = max_abs_diff(nv, x, y) / max_abs(nv, x);
+      double err = test_max_abs_diff(nv, x, y) / test_max_abs(nv, x);
       worst = fmax(worst, err);
       if (err > 1e-9)
         fail_msg("trial %d (%d links) dof %d: response differs by %g", trial, n, k, err);
@@ -421,12 +393,12 @@ static void test_jacobian(void **state) {
     robot rb;
     robot_random(&r, n, floating, &rb);
     int nq = rb.nq, nv = rb.nv;
-    double *q = xcalloc((size_t)nq, sizeof(double)), *qd = xcalloc((size_t)nv, sizeof(double));
-    double *qp = xcalloc((size_t)nq, sizeof(double)), *qm = xcalloc((size_t)nq, sizeof(double));
-    double *e = xcalloc((size_t)nv, sizeof(double));
-    double *Jl = xcalloc((size_t)(3 * nv), sizeof(double));
-    double *Ja = xcalloc((size_t)(3 * nv), sizeof(double));
-    double *J = xcalloc((size_t)nv, sizeof(double));
+    double *q = test_doubles(nq), *qd = test_doubles(nv);
+    double *qp = test_doubles(nq), *qm = test_doubles(nq);
+    double *e = test_doubles(nv);
+    double *Jl = test_doubles(3 * nv);
+    double *Ja = test_doubles(3 * nv);
+    double *J = test_doubles(nv);
     random_state(&r, &rb, q, qd, 1.0);
     int link = rng_int(&r, n);
     vec3 local = rng_vec3(&r, -0.5, 0.5);
@@ -499,10 +471,10 @@ static void test_energy(void **state) {
     robot rb;
     robot_random(&r, n, floating, &rb);
     int nq = rb.nq, nv = rb.nv;
-    double *q = xcalloc((size_t)nq, sizeof(double)), *qd = xcalloc((size_t)nv, sizeof(double));
-    double *qp = xcalloc((size_t)nq, sizeof(double)), *qm = xcalloc((size_t)nq, sizeof(double));
-    double *M = xcalloc((size_t)(nv * nv), sizeof(double)), *gq = xcalloc((size_t)nv, 8);
-    double *zero = xcalloc((size_t)nv, sizeof(double)), *e = xcalloc((size_t)nv, 8);
+    double *q = test_doubles(nq), *qd = test_doubles(nv);
+    double *qp = test_doubles(nq), *qm = test_doubles(nq);
+    double *M = test_doubles(nv * nv), *gq = test_doubles(nv);
+    double *zero = test_doubles(nv), *e = test_doubles(nv);
     random_state(&r, &rb, q, qd, 1.0);
     lcp__mb_kinematics(&rb.m, q, qd, &rb.d);
     double ke = lcp__mb_kinetic_energy(&rb.m, &rb.d);
@@ -572,11 +544,11 @@ static void test_pendulum_and_slider(void **state) {
   double q[2] = {0.4, 0.1}, qd[2] = {1.3, -0.5}, tau[2] = {0.7, 2.0}, qdd[2];
   lcp__mb_forward_dynamics(&mo, q, qd, tau, NULL, v3(0, 0, -g), &d, qdd);
   double th = (tau[0] + m * g * l * cos(q[0])) / (Iyy + m * l * l);
-  assert_close(qdd[0], th, 1e-12);
-  assert_close(qdd[1], tau[1] / 1.5 - g, 1e-12);
+  ASSERT_NEAR(qdd[0], th, 1e-12);
+  ASSERT_NEAR(qdd[1], tau[1] / 1.5 - g, 1e-12);
   /* link frame = joint frame moved by the joint value */
-  assert_close(d.link_x[2].p.z, 0.1, 1e-15);
-  assert_close(d.link_x[1].R.m[0][2], sin(0.4), 1e-15);
+  ASSERT_NEAR(d.link_x[2].p.z, 0.1, 1e-15);
+  ASSERT_NEAR(d.link_x[1].R.m[0][2], sin(0.4), 1e-15);
 
   /* A fixed base turned by R sees gravity Rᵀg in its own frame. */
   quat qb = q_from_axis_angle(v3(1, 2, 3), 0.9);
@@ -587,8 +559,8 @@ static void test_pendulum_and_slider(void **state) {
   mo.links[0].parent_from_joint = xf_identity();
   double qdd3[2];
   lcp__mb_forward_dynamics(&mo, q, qd, tau, NULL, gl, &d, qdd3);
-  assert_close(qdd2[0], qdd3[0], 1e-12);
-  assert_close(qdd2[1], qdd3[1], 1e-12);
+  ASSERT_NEAR(qdd2[0], qdd3[0], 1e-12);
+  ASSERT_NEAR(qdd2[1], qdd3[1], 1e-12);
   lcp__mb_data_free(&d);
   lcp__mb_model_free(&mo);
   lcp_robot_def_free(&def);
@@ -621,8 +593,8 @@ static void test_free_body(void **state) {
     vec3 ac = v3_add(g, v3_scale(f, 1.0 / L->mass));
     vec3 ao = v3_sub(v3_sub(ac, v3_cross(alpha, c)), v3_cross(w, v3_cross(w, c)));
     for (int k = 0; k < 3; ++k) {
-      assert_close(qdd[k], v3_get(ao, k), 1e-10);
-      assert_close(qdd[3 + k], v3_get(alpha, k), 1e-10);
+      ASSERT_NEAR(qdd[k], v3_get(ao, k), 1e-10);
+      ASSERT_NEAR(qdd[3 + k], v3_get(alpha, k), 1e-10);
     }
     robot_free(&rb);
   }
@@ -705,11 +677,11 @@ static void test_momentum_conservation(void **state) {
     robot rb;
     robot_random(&r, n, true, &rb);
     int nq = rb.nq, nv = rb.nv;
-    double *q0 = xcalloc((size_t)nq, sizeof(double)), *qd0 = xcalloc((size_t)nv, 8);
-    double *q = xcalloc((size_t)nq, sizeof(double)), *qd = xcalloc((size_t)nv, 8);
-    double *tau = xcalloc((size_t)nv, sizeof(double)), *qdd = xcalloc((size_t)nv, 8);
-    double *qp = xcalloc((size_t)nq, sizeof(double)), *qdp = xcalloc((size_t)nv, 8);
-    double *buf = xcalloc((size_t)(10 * (nq + nv)), sizeof(double));
+    double *q0 = test_doubles(nq), *qd0 = test_doubles(nv);
+    double *q = test_doubles(nq), *qd = test_doubles(nv);
+    double *tau = test_doubles(nv), *qdd = test_doubles(nv);
+    double *qp = test_doubles(nq), *qdp = test_doubles(nv);
+    double *buf = test_doubles(10 * (nq + nv));
     random_state(&r, &rb, q0, qd0, 1.0);
     /* torques scaled by the joint's own inertia, so accelerations stay O(1)
      * and RK4 resolves the motion */
@@ -804,8 +776,8 @@ static void test_energy_conservation(void **state) {
     robot rb;
     robot_random(&r, n, floating, &rb);
     int nq = rb.nq, nv = rb.nv;
-    double *q = xcalloc((size_t)nq, sizeof(double)), *qd = xcalloc((size_t)nv, 8);
-    double *buf = xcalloc((size_t)(10 * (nq + nv)), sizeof(double));
+    double *q = test_doubles(nq), *qd = test_doubles(nv);
+    double *buf = test_doubles(10 * (nq + nv));
     random_state(&r, &rb, q, qd, 1.0);
     vec3 g = v3(0.0, 0.0, -9.81);
     lcp__mb_kinematics(&rb.m, q, qd, &rb.d);
@@ -838,9 +810,9 @@ static void test_deterministic(void **state) {
   robot rb;
   robot_random(&r, 25, true, &rb);
   int nq = rb.nq, nv = rb.nv;
-  double *q = xcalloc((size_t)nq, sizeof(double)), *qd = xcalloc((size_t)nv, 8);
-  double *a = xcalloc((size_t)nv, sizeof(double)), *b = xcalloc((size_t)nv, 8);
-  double *c = xcalloc((size_t)nv, sizeof(double)), *e = xcalloc((size_t)nv, 8);
+  double *q = test_doubles(nq), *qd = test_doubles(nv);
+  double *a = test_doubles(nv), *b = test_doubles(nv);
+  double *c = test_doubles(nv), *e = test_doubles(nv);
   random_state(&r, &rb, q, qd, 1.0);
   lcp__mb_forward_dynamics(&rb.m, q, qd, NULL, NULL, v3(0, 0, -9.81), &rb.d, a);
   lcp__mb_response_point(&rb.m, &rb.d, 20, v3(0.1, 0.2, 0.3), v3(0, 0, 1), v3_zero(), c);

@@ -15,29 +15,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static lcp_world_t *new_world(double h) {
-  lcp_world_settings_t s = lcp_world_settings_default();
-  s.timestep = h;
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(&s, &w), LCP_OK);
-  return w;
-}
-
-static void step_n(lcp_world_t *w, int n) {
-  for (int i = 0; i < n; ++i)
-    assert_int_equal(lcp_world_step(w), LCP_OK);
-}
-
 /* Free fall before any contact: z(t) = z0 − ½ g t² and v(t) = −g t within
  * 1e-9 at t = 1 s with h = 1 ms. */
 static void test_free_fall_is_exact(void **state) {
   (void)state;
-  lcp_world_t *w = new_world(1e-3);
+  lcp_world_t *w = test_new_world(1e-3, true);
   lcp_geom_def_t ball = test_sphere_def(0.1, 0.5);
   const double z0 = 10.0;
   lcp_body_id id = test_add_solid(w, &ball, 1.0, (double[]){0, 0, z0}, NULL);
   assert_int_not_equal(id, LCP_NULL_ID);
-  step_n(w, 1000);
+  test_step_n(w, 1000);
   double p[3], v[3];
   lcp_body_get_pose(w, id, p, NULL);
   lcp_body_get_velocity(w, id, v, NULL);
@@ -55,14 +42,14 @@ static void test_free_fall_is_exact(void **state) {
  * penetrates more than slop + 1 mm. */
 static void test_drop_comes_to_rest(void **state) {
   (void)state;
-  lcp_world_t *w = new_world(1.0 / 240.0);
+  lcp_world_t *w = test_new_world(1.0 / 240.0, true);
   assert_int_equal(test_add_plane(w, 0.6, NULL), LCP_OK);
   lcp_geom_def_t ball = test_sphere_def(0.2, 0.6);
   lcp_geom_def_t box = test_box_def(0.25, 0.2, 0.15, 0.6);
   const double tilt[4] = {cos(0.2), sin(0.2) / sqrt(2.0), sin(0.2) / sqrt(2.0), 0.0};
   lcp_body_id sphere = test_add_solid(w, &ball, 2.0, (double[]){0, 0, 1.0}, NULL);
   lcp_body_id cube = test_add_solid(w, &box, 3.0, (double[]){2.0, 0, 1.5}, tilt);
-  step_n(w, 480);
+  test_step_n(w, 480);
   lcp_world_settings_t s;
   lcp_world_get_settings(w, &s);
   double v[3], wv[3];
@@ -104,12 +91,12 @@ static void run_incline(lcp_friction_model_t model) {
     double p0[3] = {0.2 * n[0], 0.0, 0.2 * n[2]};
     lcp_body_id id = test_add_solid(w, &box, 1.0, p0, q);
     /* Let the contact form, then measure. */
-    step_n(w, 24);
+    test_step_n(w, 24);
     double a[3], v_a[3], b[3], v_b[3];
     lcp_body_get_pose(w, id, a, NULL);
     lcp_body_get_velocity(w, id, v_a, NULL);
     double t_a = lcp_world_time(w);
-    step_n(w, 480);
+    test_step_n(w, 480);
     lcp_body_get_pose(w, id, b, NULL);
     lcp_body_get_velocity(w, id, v_b, NULL);
     double t_b = lcp_world_time(w);
@@ -158,7 +145,7 @@ static void slide_at_45(lcp_friction_model_t model, double *distance, double *de
   assert_int_equal(test_add_plane(w, mu, NULL), LCP_OK);
   lcp_geom_def_t box = test_box_def(0.25, 0.25, 0.25, mu);
   lcp_body_id id = test_add_solid(w, &box, 1.0, (double[]){0, 0, 0.25}, NULL);
-  step_n(w, 10); /* settle on the ground at rest */
+  test_step_n(w, 10); /* settle on the ground at rest */
   double start[3];
   lcp_body_get_pose(w, id, start, NULL);
   double v_init[3] = {v0 / sqrt(2.0), v0 / sqrt(2.0), 0.0}, zero[3] = {0, 0, 0};
@@ -217,7 +204,7 @@ static void test_stack_of_ten_stands(void **state) {
   assert_int_equal(lcp_world_create(&s, &w), LCP_OK);
   lcp_scene_info_t info;
   assert_int_equal(lcp_scene_stack(w, 10, &info), LCP_OK);
-  step_n(w, 2400);
+  test_step_n(w, 2400);
   double p[3];
   lcp_body_get_pose(w, info.top_body, p, NULL);
   double drift = test_dist3(p, info.top_position);
@@ -235,7 +222,7 @@ static void test_pyramid_stands(void **state) {
   lcp_scene_info_t info;
   assert_int_equal(lcp_scene_pyramid(w, 20, &info), LCP_OK);
   assert_int_equal(info.bodies, 210);
-  step_n(w, 480);
+  test_step_n(w, 480);
   double p[3];
   lcp_body_get_pose(w, info.top_body, p, NULL);
   double drift = test_dist3(p, info.top_position);

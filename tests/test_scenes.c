@@ -180,8 +180,7 @@ static void test_chain_comes_to_rest(void **state) {
   assert_int_equal(lcp_scene_chain(w, &scene), LCP_OK);
   assert_int_equal(scene.bodies, 20);
   assert_int_equal(scene.dofs, 25);
-  for (int step = 0; step < 5000; ++step)
-    assert_int_equal(lcp_world_step(w), LCP_OK);
+  test_step_n(w, 5000);
   double speed = max_link_speed(w, &scene), worst_height = 0.0;
   for (int32_t l = 0; l < scene.bodies; ++l) {
     double p[3];

@@ -22,12 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void *xcalloc(size_t count, size_t size) {
-  void *p = calloc(count ? count : 1, size);
-  assert_non_null(p);
-  return p;
-}
-
 /* ---- dense helpers ---- */
 
 /* The largest violation of the boxed LCP conditions by λ: outside [lo, hi],
@@ -55,13 +49,6 @@ static double lcp_violation(int n, const double *A, const double *b, const doubl
   return worst;
 }
 
-static double max_abs_diff(int n, const double *a, const double *b) {
-  double d = 0.0;
-  for (int i = 0; i < n; ++i)
-    d = fmax(d, fabs(a[i] - b[i]));
-  return d;
-}
-
 /* ---- random boxed LCPs in row form ---- */
 
 typedef struct lcp_case {
@@ -81,20 +68,20 @@ typedef struct lcp_case {
  * forms the cross terms of overlapping sides gets A right. */
 static void case_make(lcp_case *c, rng *r, int n, bool split) {
   c->n = n;
-  c->Jf = xcalloc((size_t)(n * n), sizeof(double));
-  c->A = xcalloc((size_t)(n * n), sizeof(double));
-  c->b = xcalloc((size_t)n, sizeof(double));
-  c->lo = xcalloc((size_t)n, sizeof(double));
-  c->hi = xcalloc((size_t)n, sizeof(double));
-  c->cfm = xcalloc((size_t)n, sizeof(double));
-  c->u = xcalloc((size_t)n, sizeof(double));
-  c->rows = xcalloc((size_t)n, sizeof(solver_row));
-  c->J = xcalloc((size_t)(2 * n * n), sizeof(double));
-  c->T = xcalloc((size_t)(2 * n * n), sizeof(double));
-  c->velocity = xcalloc((size_t)n, sizeof(double));
+  c->Jf = test_doubles(n * n);
+  c->A = test_doubles(n * n);
+  c->b = test_doubles(n);
+  c->lo = test_doubles(n);
+  c->hi = test_doubles(n);
+  c->cfm = test_doubles(n);
+  c->u = test_doubles(n);
+  c->rows = test_alloc((size_t)n, sizeof(solver_row));
+  c->J = test_doubles(2 * n * n);
+  c->T = test_doubles(2 * n * n);
+  c->velocity = test_doubles(n);
 
   /* Q: Gram–Schmidt (twice, for orthogonality to rounding) on random rows. */
-  double *Q = xcalloc((size_t)(n * n), sizeof(double));
+  double *Q = test_doubles(n * n);
   for (int i = 0; i < n * n; ++i)
     Q[i] = rng_range(r, -1.0, 1.0);
   for (int i = 0; i < n; ++i) {
@@ -271,7 +258,7 @@ static void test_dantzig_random(void **state) {
   for (int p = 0; p < CASES; ++p) {
     lcp_case c;
     case_make(&c, &r, case_size(&r), false);
-    double *lambda = xcalloc((size_t)c.n, sizeof(double));
+    double *lambda = test_doubles(c.n);
     assert_int_equal(lcp__dantzig_dense(c.n, c.A, c.b, c.lo, c.hi, lambda, &a), LCP_OK);
     double v = lcp_violation(c.n, c.A, c.b, c.lo, c.hi, lambda);
     worst = fmax(worst, v);
@@ -390,7 +377,7 @@ static void test_direct_matches_dantzig(void **state) {
   for (int p = 0; p < CASES; ++p) {
     lcp_case c;
     case_make(&c, &r, case_size(&r), p % 2 == 1);
-    double *ref = xcalloc((size_t)c.n, sizeof(double)), *got = xcalloc((size_t)c.n, sizeof(double));
+    double *ref = test_doubles(c.n), *got = test_doubles(c.n);
     assert_int_equal(lcp__dantzig_dense(c.n, c.A, c.b, c.lo, c.hi, ref, &a), LCP_OK);
     case_reset(&c);
     solver_settings s = settings_of(20, 1.0, 1e-13, LCP_FRICTION_BOX);
@@ -398,7 +385,7 @@ static void test_direct_matches_dantzig(void **state) {
     assert_int_equal(lcp__solver_direct(&s, &c.problem, &res, &a, c.n), LCP_OK);
     assert_int_equal(res.iterations, 1);
     case_lambda(&c, got);
-    assert_true(max_abs_diff(c.n, ref, got) <= 1e-9);
+    assert_true(test_max_abs_diff(c.n, ref, got) <= 1e-9);
     assert_true(case_velocity_error(&c) <= 1e-9);
     free(ref);
     free(got);
@@ -420,7 +407,7 @@ static void test_pgs_matches_direct(void **state) {
   for (int p = 0; p < CASES; ++p) {
     lcp_case c;
     case_make(&c, &r, case_size(&r), p % 2 == 1);
-    double *ref = xcalloc((size_t)c.n, sizeof(double)), *got = xcalloc((size_t)c.n, sizeof(double));
+    double *ref = test_doubles(c.n), *got = test_doubles(c.n);
     assert_int_equal(lcp__dantzig_dense(c.n, c.A, c.b, c.lo, c.hi, ref, &a), LCP_OK);
     for (int o = 0; o < 2; ++o) {
       case_reset(&c);
@@ -431,7 +418,7 @@ static void test_pgs_matches_direct(void **state) {
       assert_true(res.iterations < 100000);
       sweeps[o] += res.iterations;
       case_lambda(&c, got);
-      assert_true(max_abs_diff(c.n, ref, got) <= 1e-6);
+      assert_true(test_max_abs_diff(c.n, ref, got) <= 1e-6);
       assert_true(case_velocity_error(&c) <= 1e-9);
     }
     free(ref);
@@ -449,9 +436,8 @@ static void test_pgs_matches_direct(void **state) {
  * of the solver's own overlap arithmetic. */
 static double jacobi_radius(const solver_problem *p) {
   int n = p->row_count, d = p->dof_count;
-  double *Jf = xcalloc((size_t)(n * d), sizeof(double)),
-         *Tf = xcalloc((size_t)(n * d), sizeof(double));
-  double *A = xcalloc((size_t)(n * n), sizeof(double));
+  double *Jf = test_doubles(n * d), *Tf = test_doubles(n * d);
+  double *A = test_doubles(n * n);
   for (int i = 0; i < n; ++i) {
     const solver_row *r = &p->rows[i];
     for (int k = 0; k < 2; ++k)
@@ -467,7 +453,7 @@ static double jacobi_radius(const solver_problem *p) {
         s += Jf[i * d + k] * Tf[j * d + k];
       A[i * n + j] = s;
     }
-  double *x = xcalloc((size_t)n, sizeof(double)), *y = xcalloc((size_t)n, sizeof(double));
+  double *x = test_doubles(n), *y = test_doubles(n);
   for (int i = 0; i < n; ++i)
     x[i] = 1.0 + 0.01 * i;
   double rho = 0.0;
@@ -504,7 +490,7 @@ static void test_jacobi_matches_direct(void **state) {
   for (int p = 0; p < CASES; ++p) {
     lcp_case c;
     case_make(&c, &r, case_size(&r), p % 2 == 1);
-    double *ref = xcalloc((size_t)c.n, sizeof(double)), *got = xcalloc((size_t)c.n, sizeof(double));
+    double *ref = test_doubles(c.n), *got = test_doubles(c.n);
     assert_int_equal(lcp__dantzig_dense(c.n, c.A, c.b, c.lo, c.hi, ref, &a), LCP_OK);
     case_reset(&c);
     solver_settings s =
@@ -513,7 +499,7 @@ static void test_jacobi_matches_direct(void **state) {
     assert_int_equal(lcp__solver_jacobi(&s, &c.problem, &res, &a), LCP_OK);
     assert_true(res.residual < 1e-13);
     case_lambda(&c, got);
-    assert_true(max_abs_diff(c.n, ref, got) <= 1e-6);
+    assert_true(test_max_abs_diff(c.n, ref, got) <= 1e-6);
     assert_true(case_velocity_error(&c) <= 1e-9);
     free(ref);
     free(got);
@@ -543,7 +529,7 @@ static void test_sor_converges_in_0_2(void **state) {
     solver_result res;
     assert_int_equal(lcp__solver_pgs(&s, &c.problem, &res, &a), LCP_OK);
     case_lambda(&c, got);
-    assert_true(max_abs_diff(c.n, ref, got) <= 1e-6);
+    assert_true(test_max_abs_diff(c.n, ref, got) <= 1e-6);
   }
   case_free(&c);
   lcp__arena_destroy(&a);
@@ -574,14 +560,14 @@ static void test_sor_diverges_outside_0_2(void **state) {
   solver_result res;
   int rc = lcp__solver_pgs(&s, &c.problem, &res, &a);
   case_lambda(&c, got);
-  assert_true(rc == LCP_ERR_NUMERIC || (rc == LCP_OK && max_abs_diff(c.n, ref, got) > 1.0));
+  assert_true(rc == LCP_ERR_NUMERIC || (rc == LCP_OK && test_max_abs_diff(c.n, ref, got) > 1.0));
   case_reset(&c);
   s.omega = 1.9;
   s.max_iterations = 100000;
   s.tolerance = 1e-13;
   assert_int_equal(lcp__solver_pgs(&s, &c.problem, &res, &a), LCP_OK);
   case_lambda(&c, got);
-  assert_true(max_abs_diff(c.n, ref, got) <= 1e-6);
+  assert_true(test_max_abs_diff(c.n, ref, got) <= 1e-6);
   case_free(&c);
   lcp__arena_destroy(&a);
 }
@@ -1258,7 +1244,7 @@ static void test_contact_units(void **state) {
   arena a;
   lcp__arena_init(&a);
   rng r = {11};
-  big_problem *bp = xcalloc(1, sizeof *bp);
+  big_problem *bp = test_alloc(1, sizeof *bp);
   for (int c = 0; c < 6; ++c) {
     big_make(bp, &r);
     for (int model = 0; model < 2; ++model) {
@@ -1352,7 +1338,7 @@ static void test_contact_points(void **state) {
   arena a;
   lcp__arena_init(&a);
   rng r = {23};
-  big_problem *bp = xcalloc(1, sizeof *bp);
+  big_problem *bp = test_alloc(1, sizeof *bp);
   for (int c = 0; c < 4; ++c) {
     big_make(bp, &r);
     int n = bp->problem.row_count;
@@ -1426,7 +1412,7 @@ static void test_contact_points_degenerate(void **state) {
   (void)state;
   arena a;
   lcp__arena_init(&a);
-  big_problem *bp = xcalloc(1, sizeof *bp);
+  big_problem *bp = test_alloc(1, sizeof *bp);
   for (int problem = 0; problem < 12; ++problem) {
     rng r = {41 + (uint64_t)problem};
     big_make(bp, &r);
@@ -1487,7 +1473,7 @@ static void test_contact_points_non_finite(void **state) {
   arena a;
   lcp__arena_init(&a);
   rng r = {57};
-  big_problem *bp = xcalloc(1, sizeof *bp);
+  big_problem *bp = test_alloc(1, sizeof *bp);
   for (int what = 0; what < 3; ++what) {
     big_make(bp, &r);
     big_set_form(bp, 1);
@@ -1716,7 +1702,7 @@ static void test_robot_blocks(void **state) {
   arena a;
   lcp__arena_init(&a);
   rng r = {21};
-  robot_problem *rp = xcalloc(1, sizeof *rp);
+  robot_problem *rp = test_alloc(1, sizeof *rp);
   double ref[RB_ROWS], got[RB_ROWS];
   long sweeps_block = 0, sweeps_rows = 0;
   int saturated = 0;
@@ -1747,7 +1733,7 @@ static void test_robot_blocks(void **state) {
     assert_int_equal(lcp__solver_direct(&s, &rp->problem, &res, &a, 600), LCP_OK);
     for (int i = 0; i < rp->n; ++i)
       ref[i] = rp->rows[i].lambda;
-    assert_true(max_abs_diff(rp->n, ref, got) <= 1e-7);
+    assert_true(test_max_abs_diff(rp->n, ref, got) <= 1e-7);
     /* row by row */
     s.pgs_mode = PGS_MODE_NO_BLOCKS;
     rb_reset(rp);
@@ -1772,7 +1758,7 @@ static void test_robot_block_singular(void **state) {
   arena a;
   lcp__arena_init(&a);
   rng r = {37};
-  robot_problem *rp = xcalloc(1, sizeof *rp);
+  robot_problem *rp = test_alloc(1, sizeof *rp);
   solver_settings s = settings_of(100000, 1.0, 1e-13, LCP_FRICTION_BOX);
   solver_result res;
   rb_make(rp, &r, false);

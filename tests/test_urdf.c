@@ -10,19 +10,13 @@
 // clang-format on
 
 #include "lcpsim/urdf.h"
+#include "test_util.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#define ASSERT_NEAR(a, b, tol)                                                                     \
-  do {                                                                                             \
-    double a_ = (a), b_ = (b), t_ = (tol);                                                         \
-    if (!(fabs(a_ - b_) <= t_))                                                                    \
-      fail_msg("%s = %.17g, expected %.17g (tol %g)", #a, a_, b_, t_);                             \
-  } while (0)
 
 #define ASSERT_CONTAINS(haystack, needle)                                                          \
   do {                                                                                             \

@@ -1,17 +1,73 @@
-/* Helpers shared by the unit tests: deterministic random numbers and small
+/* Helpers shared by the unit tests: approximate comparisons, checked
+ * allocation, deterministic random numbers, the engine's shapes and small
  * worlds built through the public API. Header-only so each test stays one
  * executable. */
 #ifndef LCP_TEST_UTIL_H
 #define LCP_TEST_UTIL_H
 
+// clang-format off
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+// clang-format on
+
 #include "lcp_math.h"
 #include "lcpsim/lcpsim.h"
+#include "shape.h"
 
 #include <math.h>
 #include <stdbool.h>
-#include <stdint.h>
+#include <stdlib.h>
 
 #define TEST_PI 3.14159265358979323846
+
+/* ---- approximate comparisons ---- */
+
+/* |a − b| ≤ tol, NaN failing; the message names the expression and gives
+ * both values and the tolerance. */
+#define ASSERT_NEAR(a, b, tol)                                                                     \
+  do {                                                                                             \
+    double a_ = (a), b_ = (b), t_ = (tol);                                                         \
+    if (!(fabs(a_ - b_) <= t_))                                                                    \
+      fail_msg("%s = %.17g, expected %.17g (tol %g)", #a, a_, b_, t_);                             \
+  } while (0)
+
+/* ASSERT_NEAR on each coordinate of two vec3. */
+#define ASSERT_VEC_NEAR(a, b, tol)                                                                 \
+  do {                                                                                             \
+    vec3 va_ = (a), vb_ = (b);                                                                     \
+    ASSERT_NEAR(va_.x, vb_.x, tol);                                                                \
+    ASSERT_NEAR(va_.y, vb_.y, tol);                                                                \
+    ASSERT_NEAR(va_.z, vb_.z, tol);                                                                \
+  } while (0)
+
+/* max |a_i| and max |a_i − b_i| over n entries (0 when n is 0). */
+static inline double test_max_abs(int n, const double *a) {
+  double m = 0.0;
+  for (int i = 0; i < n; ++i)
+    m = fmax(m, fabs(a[i]));
+  return m;
+}
+static inline double test_max_abs_diff(int n, const double *a, const double *b) {
+  double d = 0.0;
+  for (int i = 0; i < n; ++i)
+    d = fmax(d, fabs(a[i] - b[i]));
+  return d;
+}
+
+/* ---- checked allocation ---- */
+
+/* Zeroed memory, never NULL (a count of 0 still gets one element). */
+static inline void *test_alloc(size_t count, size_t size) {
+  void *p = calloc(count ? count : 1, size);
+  assert_non_null(p);
+  return p;
+}
+
+/* n zeroed doubles. */
+static inline double *test_doubles(int n) { return test_alloc((size_t)n, sizeof(double)); }
 
 /* ---- deterministic random numbers ----
  *
@@ -85,7 +141,42 @@ static inline xform rng_pose(rng *r, double lo, double hi) {
   return xf_make(p, q);
 }
 
+/* ---- the engine's shapes, in their own frames ---- */
+
+static inline shape shape_plane(void) { return (shape){.type = LCP_SHAPE_PLANE}; }
+static inline shape shape_sphere(double r) {
+  return (shape){.type = LCP_SHAPE_SPHERE, .radius = r};
+}
+static inline shape shape_box(double hx, double hy, double hz) {
+  return (shape){.type = LCP_SHAPE_BOX, .half_extents = {hx, hy, hz}};
+}
+static inline shape shape_capsule(double r, double half_length) {
+  return (shape){.type = LCP_SHAPE_CAPSULE, .radius = r, .half_length = half_length};
+}
+static inline shape shape_cylinder(double r, double half_length) {
+  return (shape){.type = LCP_SHAPE_CYLINDER, .radius = r, .half_length = half_length};
+}
+static inline shape shape_hull(const hull *h) { return (shape){.type = LCP_SHAPE_HULL, .hull = h}; }
+
 /* ---- small worlds through the public API ---- */
+
+/* A world with the default settings but the timestep h, and no gravity
+ * unless asked. */
+static inline lcp_world_t *test_new_world(double h, bool gravity) {
+  lcp_world_settings_t s = lcp_world_settings_default();
+  s.timestep = h;
+  if (!gravity)
+    s.gravity[2] = 0.0;
+  lcp_world_t *w = NULL;
+  assert_int_equal(lcp_world_create(&s, &w), LCP_OK);
+  return w;
+}
+
+/* n steps, each of which must succeed. */
+static inline void test_step_n(lcp_world_t *w, int n) {
+  for (int i = 0; i < n; ++i)
+    assert_int_equal(lcp_world_step(w), LCP_OK);
+}
 
 /* A dynamic body of uniform density carrying one geom, with the given mass. */
 static inline lcp_body_id test_add_solid(lcp_world_t *world, const lcp_geom_def_t *geom,
