@@ -126,16 +126,21 @@ static void scene_bounds(scene *sc) {
   }
 }
 
-static void scene_init(scene *sc, int32_t cap, int32_t n, double side, rng *r) {
+/* Room for cap boxes, all zero; n of them in use. */
+static void scene_alloc(scene *sc, int32_t cap, int32_t n, double side) {
   sc->n = n;
   sc->side = side;
-  sc->c = calloc((size_t)cap, sizeof(vec3));
-  sc->h = calloc((size_t)cap, sizeof(vec3));
-  sc->v = calloc((size_t)cap, sizeof(vec3));
-  sc->lo = calloc((size_t)cap, sizeof(vec3));
-  sc->hi = calloc((size_t)cap, sizeof(vec3));
-  sc->exact = calloc((size_t)cap, sizeof(int32_t));
-  assert_true(sc->c && sc->h && sc->v && sc->lo && sc->hi && sc->exact);
+  sc->c = test_alloc((size_t)cap, sizeof(vec3));
+  sc->h = test_alloc((size_t)cap, sizeof(vec3));
+  sc->v = test_alloc((size_t)cap, sizeof(vec3));
+  sc->lo = test_alloc((size_t)cap, sizeof(vec3));
+  sc->hi = test_alloc((size_t)cap, sizeof(vec3));
+  sc->exact = test_alloc((size_t)cap, sizeof(int32_t));
+}
+
+/* cap random boxes (scene_box) in a cube of the given side. */
+static void scene_init(scene *sc, int32_t cap, int32_t n, double side, rng *r) {
+  scene_alloc(sc, cap, n, side);
   for (int32_t i = 0; i < cap; i++)
     scene_box(sc, i, r);
   scene_bounds(sc);
@@ -591,16 +596,16 @@ static void test_pile_in_bin(void **state) {
 static void test_extreme_coordinates(void **state) {
   (void)state;
   const int32_t n = 600;
-  vec3 *lo = calloc((size_t)n, sizeof(vec3)), *hi = calloc((size_t)n, sizeof(vec3));
-  vec3 *c = calloc((size_t)n, sizeof(vec3)), *h = calloc((size_t)n, sizeof(vec3));
-  assert_true(lo && hi && c && h);
+  scene sc;
+  scene_alloc(&sc, n, n, 0.0);
+  vec3 *c = sc.c, *h = sc.h;
   rng r = {555};
   arena scratch;
   lcp__arena_init(&scratch);
-  for (int scene = 0; scene < 4; scene++) {
+  for (int layout = 0; layout < 4; layout++) {
     for (int32_t i = 0; i < n; i++) {
-      double off = scene == 0 ? 1e12 : (scene == 1 ? -3e15 : 0.0);
-      double span = scene == 3 ? 1e-6 : 20.0;
+      double off = layout == 0 ? 1e12 : (layout == 1 ? -3e15 : 0.0);
+      double span = layout == 3 ? 1e-6 : 20.0;
       c[i] = v3_add(v3(off, off, off), rng_vec3(&r, 0, span));
       double size;
       switch (rng_int(&r, 12)) {
@@ -618,29 +623,23 @@ static void test_extreme_coordinates(void **state) {
         break;
       }
       h[i] = v3(size, size * rng_unit(&r), size);
-      if (scene == 2 && i % 7 == 0)
+      if (layout == 2 && i % 7 == 0)
         c[i] = v3(-0.0, 0.0, -0.0), h[i] = v3(0, 0, 0); /* signed zeros */
     }
     for (int32_t axis = 0; axis < 3; axis++) {
       sap s;
       lcp__sap_init(&s, axis);
       for (int step = 0; step < 4; step++) {
-        for (int32_t i = 0; i < n; i++) {
-          lo[i] = v3_sub(c[i], h[i]);
-          hi[i] = v3_add(c[i], h[i]);
-        }
-        update_and_check(&s, &scratch, n, lo, hi, NULL);
+        scene_bounds(&sc);
+        update_and_check(&s, &scratch, n, sc.lo, sc.hi, NULL);
         for (int32_t i = 0; i < n; i++)
-          c[i].x += (scene == 3 ? 1e-8 : 0.5) * (rng_unit(&r) - 0.5);
+          c[i].x += (layout == 3 ? 1e-8 : 0.5) * (rng_unit(&r) - 0.5);
       }
       lcp__sap_destroy(&s);
     }
   }
   lcp__arena_destroy(&scratch);
-  free(lo);
-  free(hi);
-  free(c);
-  free(h);
+  scene_free(&sc);
 }
 
 /* A dense field of unit boxes with some medium ones (a few unit cells
@@ -651,9 +650,9 @@ static void test_mixed_sizes_dense(void **state) {
   (void)state;
   const int32_t n = 3100;
   const double side = 14.0;
-  vec3 *lo = calloc((size_t)n, sizeof(vec3)), *hi = calloc((size_t)n, sizeof(vec3));
-  vec3 *c = calloc((size_t)n, sizeof(vec3)), *h = calloc((size_t)n, sizeof(vec3));
-  assert_true(lo && hi && c && h);
+  scene sc;
+  scene_alloc(&sc, n, n, side);
+  vec3 *c = sc.c, *h = sc.h;
   rng r = {8080};
   for (int32_t i = 0; i < n; i++) {
     c[i] = rng_vec3(&r, 0, side);
@@ -670,21 +669,15 @@ static void test_mixed_sizes_dense(void **state) {
     sap s;
     lcp__sap_init(&s, axis);
     for (int step = 0; step < 4; step++) {
-      for (int32_t i = 0; i < n; i++) {
-        lo[i] = v3_sub(c[i], h[i]);
-        hi[i] = v3_add(c[i], h[i]);
-      }
-      update_and_check(&s, &scratch, n, lo, hi, NULL);
+      scene_bounds(&sc);
+      update_and_check(&s, &scratch, n, sc.lo, sc.hi, NULL);
       for (int32_t i = 0; i < n; i++)
         c[i] = v3_add(c[i], rng_vec3(&r, -0.05, 0.05));
     }
     lcp__sap_destroy(&s);
   }
   lcp__arena_destroy(&scratch);
-  free(lo);
-  free(hi);
-  free(c);
-  free(h);
+  scene_free(&sc);
 }
 
 /* Edge cases of the contract. */

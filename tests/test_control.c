@@ -132,6 +132,14 @@ static lcp_robot_def_t *load_arm7(void) {
   return def;
 }
 
+/* arm7 on its fixed base, 0.1 m above the world origin. */
+static lcp_robot_id add_arm7(lcp_world_t *w, const lcp_robot_def_t *def) {
+  const double base[3] = {0.0, 0.0, 0.1};
+  lcp_robot_id id;
+  assert_int_equal(lcp_robot_add(w, def, base, NULL, &id), LCP_OK);
+  return id;
+}
+
 /* ---- stability at stiff gains ----
  * I = 1e-4 kg·m², kp = 1e6, kd = 1e3, h = 1 ms: ω = √(kp/I) = 1e5 rad/s,
  * ω h = 100 and h kd / I = 1e4. The implicit row is unconditionally
@@ -356,9 +364,7 @@ static void run_arm_hold(int32_t iterations, int steps, const double *pose, doub
   lcp_world_get_settings(w, &s);
   s.iterations = iterations;
   assert_int_equal(lcp_world_set_settings(w, &s), LCP_OK);
-  const double base[3] = {0.0, 0.0, 0.1};
-  lcp_robot_id id;
-  assert_int_equal(lcp_robot_add(w, def, base, NULL, &id), LCP_OK);
+  lcp_robot_id id = add_arm7(w, def);
   lcp_robot_info_t info;
   assert_int_equal(lcp_robot_get_info(w, id, &info), LCP_OK);
   assert_int_equal(info.joint_count, 7);
@@ -438,9 +444,7 @@ static void test_gravity_compensation_removes_sag(void **state) {
   (void)state;
   lcp_robot_def_t *def = load_arm7();
   lcp_world_t *w = test_new_world(1e-3, true);
-  const double base[3] = {0.0, 0.0, 0.1};
-  lcp_robot_id id;
-  assert_int_equal(lcp_robot_add(w, def, base, NULL, &id), LCP_OK);
+  lcp_robot_id id = add_arm7(w, def);
   const double pose[7] = {0.3, 0.8, 0.5, -0.9, 0.4, 0.6, 0.2};
   lcp_joint_control_t c[7];
   for (int j = 0; j < 7; ++j)
@@ -465,8 +469,22 @@ static void test_gravity_compensation_removes_sag(void **state) {
   lcp_robot_def_free(&def);
 }
 
-/* ---- pressing against contact ----
- * No gravity. A rod (L = 0.5 m) turning about z carries a sphere at its tip
+/* ---- pressing against contact ---- */
+
+/* The rod starts 0.05 rad clear of the box, under PD control towards `inside`. */
+static void start_pressing(lcp_world_t *w, lcp_robot_id id, double inside, double kp, double kd) {
+  double q0 = -0.05;
+  assert_int_equal(lcp_robot_set_q(w, id, &q0, 1), LCP_OK);
+  lcp_joint_control_t c = position_control(inside, kp, kd);
+  assert_int_equal(lcp_robot_set_joint_control(w, id, 0, &c), LCP_OK);
+}
+
+/* Whether the contact touches link 1 (the rod) of the robot. */
+static bool on_link1(const lcp_contact_info_t *ci, lcp_robot_id id) {
+  return (ci->robot_a == id && ci->link_a == 1) || (ci->robot_b == id && ci->link_b == 1);
+}
+
+/* No gravity. A rod (L = 0.5 m) turning about z carries a sphere at its tip
  * that touches a fixed box face (normal along y) at q = 0; the target is
  * 0.1 rad inside the box. At rest kp (q* − q) = F L, so the contact force is
  * kp · 0.1 / L = 20 N (q ≈ 0 at rest). */
@@ -480,10 +498,7 @@ static void test_presses_against_contact(void **state) {
   box.local_position[0] = L;
   box.local_position[1] = r + 0.05; /* its −y face at y = r: the sphere touches at q = 0 */
   assert_int_equal(lcp_geom_add(w, LCP_WORLD_BODY, &box, NULL), LCP_OK);
-  double q0 = -0.05;
-  assert_int_equal(lcp_robot_set_q(w, id, &q0, 1), LCP_OK);
-  lcp_joint_control_t c = position_control(inside, kp, kd);
-  assert_int_equal(lcp_robot_set_joint_control(w, id, 0, &c), LCP_OK);
+  start_pressing(w, id, inside, kp, kd);
   const int steps = 3000;
   double fmin_late = INFINITY, fmax_late = 0.0, force = 0.0, depth = 0.0;
   for (int step = 1; step <= steps; ++step) {
@@ -493,8 +508,7 @@ static void test_presses_against_contact(void **state) {
     assert_true(n <= 8);
     force = 0.0;
     for (int32_t k = 0; k < n; ++k)
-      if ((contacts[k].robot_a == id && contacts[k].link_a == 1) ||
-          (contacts[k].robot_b == id && contacts[k].link_b == 1)) {
+      if (on_link1(&contacts[k], id)) {
         force += contacts[k].normal_impulse / h;
         depth = contacts[k].depth;
       }
@@ -532,10 +546,7 @@ static void test_box_link_presses_box(void **state) {
   box.local_position[0] = L + 0.05;
   box.local_position[1] = 0.04 + 0.05; /* its −y face on the rod's +y face at q = 0 */
   assert_int_equal(lcp_geom_add(w, LCP_WORLD_BODY, &box, NULL), LCP_OK);
-  double q0 = -0.05;
-  assert_int_equal(lcp_robot_set_q(w, id, &q0, 1), LCP_OK);
-  lcp_joint_control_t c = position_control(inside, kp, kd);
-  assert_int_equal(lcp_robot_set_joint_control(w, id, 0, &c), LCP_OK);
+  start_pressing(w, id, inside, kp, kd);
   const int steps = 3000;
   double force = 0.0, torque = 0.0;
   double f_lo = INFINITY, f_hi = 0.0, t_lo = INFINITY, t_hi = 0.0;
@@ -549,7 +560,7 @@ static void test_box_link_presses_box(void **state) {
     points = 0;
     for (int32_t k = 0; k < n; ++k) {
       const lcp_contact_info_t *ci = &contacts[k];
-      if (!((ci->robot_a == id && ci->link_a == 1) || (ci->robot_b == id && ci->link_b == 1)))
+      if (!on_link1(ci, id))
         continue;
       double f = ci->normal_impulse / h;
       ++points;
@@ -753,9 +764,7 @@ static void test_snapshot_with_controllers(void **state) {
   (void)state;
   lcp_robot_def_t *def = load_arm7();
   lcp_world_t *w = test_new_world(1e-3, true);
-  const double base[3] = {0.0, 0.0, 0.1};
-  lcp_robot_id id;
-  assert_int_equal(lcp_robot_add(w, def, base, NULL, &id), LCP_OK);
+  lcp_robot_id id = add_arm7(w, def);
   lcp_joint_control_t c[7];
   for (int j = 0; j < 7; ++j)
     c[j] = position_control(0.4 * sin(1.0 + j), 1e3, 30.0);

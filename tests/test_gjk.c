@@ -501,13 +501,33 @@ static void sorted_ids(const manifold *m, uint32_t *ids) {
     assert_true(ids[i] != ids[i - 1]);
 }
 
+/* The fixture of the manifold tests: a 4 × 4 × 1 box hull and a unit cube
+ * hull, each centred on its own origin. */
+typedef struct box_and_cube {
+  hull big, cube;
+} box_and_cube;
+
+static int box_and_cube_setup(void **state) {
+  box_and_cube *f = test_alloc(1, sizeof *f);
+  build_box_hull(&f->big, v3(2, 2, 0.5));
+  build_box_hull(&f->cube, v3(0.5, 0.5, 0.5));
+  *state = f;
+  return 0;
+}
+static int box_and_cube_teardown(void **state) {
+  box_and_cube *f = *state;
+  lcp__hull_free(&f->big);
+  lcp__hull_free(&f->cube);
+  free(f);
+  return 0;
+}
+#define BOX_AND_CUBE_TEST(f)                                                                       \
+  cmocka_unit_test_setup_teardown(f, box_and_cube_setup, box_and_cube_teardown)
+
 /* A cube hull resting on a larger box hull, sunk by pen. */
 static void test_cube_on_box(void **state) {
-  (void)state;
-  hull big, cube;
-  build_box_hull(&big, v3(2, 2, 0.5));
-  build_box_hull(&cube, v3(0.5, 0.5, 0.5));
-  shape a = shape_hull(&big), b = shape_hull(&cube);
+  const box_and_cube *f = *state;
+  shape a = shape_hull(&f->big), b = shape_hull(&f->cube);
   xform xa = at(0, 0, 0);
   const double pen = 0.01, yaw = 0.35;
   xform xb = at_rot(v3(0.3, -0.2, 1.0 - pen), v3(0, 0, 1), yaw);
@@ -548,18 +568,13 @@ static void test_cube_on_box(void **state) {
   /* beyond the margin: nothing */
   xb = at_rot(v3(0.3, -0.2, 1.0 + 0.003), v3(0, 0, 1), yaw);
   assert_int_equal(lcp__collide_convex(&a, &xa, &b, &xb, 0.002, &m), 0);
-  lcp__hull_free(&big);
-  lcp__hull_free(&cube);
 }
 
 /* The cube hanging over the box's edge: clipped points on the edge keep their
  * ids under a tiny motion too. */
 static void test_cube_over_edge(void **state) {
-  (void)state;
-  hull big, cube;
-  build_box_hull(&big, v3(2, 2, 0.5));
-  build_box_hull(&cube, v3(0.5, 0.5, 0.5));
-  shape a = shape_hull(&big), b = shape_hull(&cube);
+  const box_and_cube *f = *state;
+  shape a = shape_hull(&f->big), b = shape_hull(&f->cube);
   xform xa = at(0, 0, 0);
   const double pen = 0.004;
   xform xb = at_rot(v3(1.8, 0.4, 1.0 - pen), v3(0, 0, 1), 0.2);
@@ -579,8 +594,6 @@ static void test_cube_over_edge(void **state) {
   assert_int_equal(lcp__collide_convex(&a, &xa, &b, &xb2, 0.002, &m), 4);
   sorted_ids(&m, ids2);
   assert_memory_equal(ids, ids2, sizeof ids);
-  lcp__hull_free(&big);
-  lcp__hull_free(&cube);
 }
 
 static void test_cylinder_on_box(void **state) {
@@ -640,11 +653,8 @@ static void test_normal_direction(void **state) {
 /* A cube turned corner-down touches with one vertex; with an edge down it
  * touches along two points. */
 static void test_vertex_and_edge_contacts(void **state) {
-  (void)state;
-  hull big, cube;
-  build_box_hull(&big, v3(2, 2, 0.5));
-  build_box_hull(&cube, v3(0.5, 0.5, 0.5));
-  shape a = shape_hull(&big), b = shape_hull(&cube);
+  const box_and_cube *f = *state;
+  shape a = shape_hull(&f->big), b = shape_hull(&f->cube);
   xform xa = at(0, 0, 0);
   quat q = q_mul(q_from_axis_angle(v3(1, 0, 0), 0.6), q_from_axis_angle(v3(0, 1, 0), 0.5));
   mat3 R = q_to_mat3(q);
@@ -676,8 +686,6 @@ static void test_vertex_and_edge_contacts(void **state) {
     ASSERT_NEAR(m.points[i].depth, pen, 1e-9);
     ASSERT_NEAR(fabs(m.points[i].position.x - 0.2), 0.6, 1e-9);
   }
-  lcp__hull_free(&big);
-  lcp__hull_free(&cube);
 }
 
 /* Two parallel capsules side by side: the fallback gives their common stretch. */
@@ -700,11 +708,8 @@ static void test_parallel_capsules(void **state) {
  * so the normal is exactly the box's face normal and the contact is the
  * cube's lowest edge (the other edge is 35 mm up, beyond the margin). */
 static void test_reference_is_the_better_aligned_face(void **state) {
-  (void)state;
-  hull big, cube;
-  build_box_hull(&big, v3(2, 2, 0.5));
-  build_box_hull(&cube, v3(0.5, 0.5, 0.5));
-  shape a = shape_hull(&cube), b = shape_hull(&big);
+  const box_and_cube *f = *state;
+  shape a = shape_hull(&f->cube), b = shape_hull(&f->big);
   const double tilt = 2.0 * LCP_PI / 180.0, pen = 0.002;
   double low = 0.5 * cos(tilt) + 0.5 * sin(tilt);
   xform xa = at_rot(v3(0.2, 0.1, 0.5 + low - pen), v3(0, 1, 0), tilt), xb = at(0, 0, 0);
@@ -715,19 +720,14 @@ static void test_reference_is_the_better_aligned_face(void **state) {
     ASSERT_NEAR(m.points[i].depth, pen, 1e-9);
     ASSERT_NEAR(m.points[i].position.z, 0.5 - 0.5 * pen, 1e-9);
   }
-  lcp__hull_free(&big);
-  lcp__hull_free(&cube);
 }
 
 /* With the small cube as the reference (A) and the big box's face clipped to
  * it, the contacts are the cube's corners: their ids name the cube's sides
  * that meet there, whatever edges of the big face were cut on the way. */
 static void test_reference_corner_ids(void **state) {
-  (void)state;
-  hull big, cube;
-  build_box_hull(&big, v3(2, 2, 0.5));
-  build_box_hull(&cube, v3(0.5, 0.5, 0.5));
-  shape a = shape_hull(&cube), b = shape_hull(&big);
+  const box_and_cube *f = *state;
+  shape a = shape_hull(&f->cube), b = shape_hull(&f->big);
   xform xb = at(0, 0, 0);
   uint32_t first[4], ids[4];
   const double yaws[4] = {0.35, 1.2, -0.7, 2.9};
@@ -746,8 +746,6 @@ static void test_reference_corner_ids(void **state) {
     if (k > 0)
       assert_memory_equal(first, ids, sizeof ids);
   }
-  lcp__hull_free(&big);
-  lcp__hull_free(&cube);
 }
 
 /* ---- randomised certificates ---- */
@@ -930,14 +928,14 @@ int main(void) {
       cmocka_unit_test(test_epa_boxes),
       cmocka_unit_test(test_epa_sphere_hull),
       cmocka_unit_test(test_epa_rounded),
-      cmocka_unit_test(test_cube_on_box),
-      cmocka_unit_test(test_cube_over_edge),
+      BOX_AND_CUBE_TEST(test_cube_on_box),
+      BOX_AND_CUBE_TEST(test_cube_over_edge),
       cmocka_unit_test(test_cylinder_on_box),
       cmocka_unit_test(test_normal_direction),
-      cmocka_unit_test(test_vertex_and_edge_contacts),
+      BOX_AND_CUBE_TEST(test_vertex_and_edge_contacts),
       cmocka_unit_test(test_parallel_capsules),
-      cmocka_unit_test(test_reference_is_the_better_aligned_face),
-      cmocka_unit_test(test_reference_corner_ids),
+      BOX_AND_CUBE_TEST(test_reference_is_the_better_aligned_face),
+      BOX_AND_CUBE_TEST(test_reference_corner_ids),
       cmocka_unit_test(test_random_hull_pairs),
       cmocka_unit_test(test_random_mixed_pairs),
   };

@@ -90,6 +90,17 @@ static void check_hull(const hull *h, const vec3 *pts, int32_t n, double tol) {
   ASSERT_NEAR(h->bounding_radius, r, 1e-15 * r);
 }
 
+/* The hull of n points: built, with the given numbers of vertices, faces and
+ * edges, and through check_hull at tol. */
+static void build_checked(hull *h, const vec3 *pts, int32_t n, int32_t vertices, int32_t faces,
+                          int32_t edges, double tol) {
+  assert_int_equal(lcp__hull_build(pts, n, h), LCP_OK);
+  assert_int_equal(h->vertex_count, vertices);
+  assert_int_equal(h->face_count, faces);
+  assert_int_equal(h->edge_count, edges);
+  check_hull(h, pts, n, tol);
+}
+
 /* Box corners, then points inside, on the faces, on the edges and duplicated. */
 static int32_t box_cloud(vec3 *p, vec3 he, vec3 c, const mat3 *R, uint64_t seed) {
   rng gen = {seed};
@@ -131,11 +142,7 @@ static void test_box_with_extra_points(void **state) {
     if (order > 0)
       shuffle(pts, n, order);
     hull h;
-    assert_int_equal(lcp__hull_build(pts, n, &h), LCP_OK);
-    assert_int_equal(h.vertex_count, 8);
-    assert_int_equal(h.face_count, 6);
-    assert_int_equal(h.edge_count, 12);
-    check_hull(&h, pts, n, 1e-12);
+    build_checked(&h, pts, n, 8, 6, 12, 1e-12);
     int seen = 0;
     for (int32_t f = 0; f < 6; ++f) {
       assert_int_equal(h.faces[f].vertex_count, 4);
@@ -164,11 +171,7 @@ static void test_rotated_box_with_extra_points(void **state) {
   int32_t n = box_cloud(pts, v3(0.2, 0.05, 0.7), v3(3.0, -1.0, 0.5), &R, 7);
   shuffle(pts, n, 99);
   hull h;
-  assert_int_equal(lcp__hull_build(pts, n, &h), LCP_OK);
-  assert_int_equal(h.vertex_count, 8);
-  assert_int_equal(h.face_count, 6);
-  assert_int_equal(h.edge_count, 12);
-  check_hull(&h, pts, n, 1e-12);
+  build_checked(&h, pts, n, 8, 6, 12, 1e-12);
   ASSERT_NEAR(h.volume, 8 * 0.2 * 0.05 * 0.7, 1e-14);
   lcp__hull_free(&h);
 }
@@ -187,11 +190,7 @@ static void test_lattice(void **state) {
     if (order > 0)
       shuffle(pts, n, order + 100);
     hull h;
-    assert_int_equal(lcp__hull_build(pts, n, &h), LCP_OK);
-    assert_int_equal(h.vertex_count, 8);
-    assert_int_equal(h.face_count, 6);
-    assert_int_equal(h.edge_count, 12);
-    check_hull(&h, pts, n, 1e-12);
+    build_checked(&h, pts, n, 8, 6, 12, 1e-12);
     ASSERT_NEAR(h.volume, 1.0, 1e-15);
     lcp__hull_free(&h);
   }
@@ -229,11 +228,7 @@ static void test_regular_tetrahedron_mass_properties(void **state) {
   for (int i = 0; i < 4; ++i)
     pts[i] = v3_add(m3_mulv(&R, v3_scale(base[i], s)), c);
   hull h;
-  assert_int_equal(lcp__hull_build(pts, 4, &h), LCP_OK);
-  assert_int_equal(h.vertex_count, 4);
-  assert_int_equal(h.face_count, 4);
-  assert_int_equal(h.edge_count, 6);
-  check_hull(&h, pts, 4, 1e-12);
+  build_checked(&h, pts, 4, 4, 4, 6, 1e-12);
   double a = 2.0 * sqrt(2.0) * s; /* edge length */
   double vol = a * a * a / (6.0 * sqrt(2.0));
   ASSERT_NEAR(h.volume, vol, 1e-12 * vol);
@@ -271,11 +266,7 @@ static void test_prism(void **state) {
   }
   shuffle(pts, n, 3);
   hull h;
-  assert_int_equal(lcp__hull_build(pts, n, &h), LCP_OK);
-  assert_int_equal(h.vertex_count, 2 * N);
-  assert_int_equal(h.face_count, N + 2);
-  assert_int_equal(h.edge_count, 3 * N);
-  check_hull(&h, pts, n, 1e-12);
+  build_checked(&h, pts, n, 2 * N, N + 2, 3 * N, 1e-12);
   int caps = 0;
   for (int32_t f = 0; f < h.face_count; ++f)
     if (h.faces[f].vertex_count == N)
@@ -312,11 +303,7 @@ static void test_octahedron_and_duplicates(void **state) {
     pts[n++] = v3(0, 0, -1);
   }
   hull h;
-  assert_int_equal(lcp__hull_build(pts, n, &h), LCP_OK);
-  assert_int_equal(h.vertex_count, 6);
-  assert_int_equal(h.face_count, 8);
-  assert_int_equal(h.edge_count, 12);
-  check_hull(&h, pts, n, 1e-12);
+  build_checked(&h, pts, n, 6, 8, 12, 1e-12);
   ASSERT_NEAR(h.volume, 4.0 / 3.0, 1e-15);
   /* |x|+|y|+|z| ≤ 1: ∫x² dV = 8·(1/60) over the unit simplices, so
    * Ixx = ∫(y² + z²) dV = 4/15 = m/5 */

@@ -96,6 +96,7 @@ typedef struct robot {
   mb_model m;
   mb_data d;
   int nq, nv, n;
+  double *q, *qd; /* a random state (random_state) */
 } robot;
 
 static mat3 random_inertia(rng *r, double mass) {
@@ -108,7 +109,26 @@ static mat3 random_inertia(rng *r, double mass) {
   return m3_rotate_tensor(&Q, &D);
 }
 
-static void robot_random(rng *r, int n, bool floating, robot *out) {
+/* Base position within ±pos_scale, any base orientation, joints within
+ * ±0.5 m (prismatic) or ±π, velocities within ±1. */
+static void random_state(rng *r, const robot *rb, double *q, double *qd, double pos_scale) {
+  const mb_model *m = &rb->m;
+  if (m->floating) {
+    v3_store(rng_vec3(r, -pos_scale, pos_scale), q);
+    q_store(rng_quat(r), q + 3);
+  }
+  for (int i = 1; i < m->link_count; ++i) {
+    const mb_link *L = &m->links[i];
+    if (L->q_index >= 0)
+      q[L->q_index] = L->joint_type == LCP_JOINT_PRISMATIC ? rng_range(r, -0.5, 0.5)
+                                                           : rng_range(r, -LCP_PI, LCP_PI);
+  }
+  for (int k = 0; k < m->nv; ++k)
+    qd[k] = rng_range(r, -1.0, 1.0);
+}
+
+/* A random robot of n links, then a random state of it in out->q, out->qd. */
+static void robot_random(rng *r, int n, bool floating, double pos_scale, robot *out) {
   memset(out, 0, sizeof *out);
   lcp_robot_def_t *def = out->def = def_alloc(n);
   def->floating_base = floating;
@@ -155,28 +175,17 @@ static void robot_random(rng *r, int n, bool floating, robot *out) {
   out->nq = out->m.nq;
   out->nv = out->m.nv;
   out->n = out->m.link_count;
+  out->q = test_doubles(out->nq);
+  out->qd = test_doubles(out->nv);
+  random_state(r, out, out->q, out->qd, pos_scale);
 }
 
 static void robot_free(robot *rb) {
+  free(rb->q);
+  free(rb->qd);
   lcp__mb_data_free(&rb->d);
   lcp__mb_model_free(&rb->m);
   lcp_robot_def_free(&rb->def);
-}
-
-static void random_state(rng *r, const robot *rb, double *q, double *qd, double pos_scale) {
-  const mb_model *m = &rb->m;
-  if (m->floating) {
-    v3_store(rng_vec3(r, -pos_scale, pos_scale), q);
-    q_store(rng_quat(r), q + 3);
-  }
-  for (int i = 1; i < m->link_count; ++i) {
-    const mb_link *L = &m->links[i];
-    if (L->q_index >= 0)
-      q[L->q_index] = L->joint_type == LCP_JOINT_PRISMATIC ? rng_range(r, -0.5, 0.5)
-                                                           : rng_range(r, -LCP_PI, LCP_PI);
-  }
-  for (int k = 0; k < m->nv; ++k)
-    qd[k] = rng_range(r, -1.0, 1.0);
 }
 
 /* Generalised force of world wrenches on links (force, torque about the link
@@ -209,15 +218,14 @@ static void check_aba_against_dense(bool floating, bool wrenches, uint64_t seed)
   for (int trial = 0; trial < 300; ++trial) {
     int n = 1 + (trial < 30 ? trial : rng_int(&r, 30));
     robot rb;
-    robot_random(&r, n, floating, &rb);
-    int nq = rb.nq, nv = rb.nv;
-    double *q = test_doubles(nq), *qd = test_doubles(nv);
+    robot_random(&r, n, floating, trial % 5 == 0 ? 100.0 : 1.0, &rb);
+    int nv = rb.nv;
+    double *q = rb.q, *qd = rb.qd;
     double *tau = test_doubles(nv), *qdd = test_doubles(nv);
     double *bias = test_doubles(nv), *rhs = test_doubles(nv);
     double *M = test_doubles(nv * nv), *x = test_doubles(nv);
     double *wrench = test_doubles(6 * n);
     double *tau_ext = test_doubles(nv);
-    random_state(&r, &rb, q, qd, trial % 5 == 0 ? 100.0 : 1.0);
     for (int k = 0; k < nv; ++k)
       tau[k] = rng_range(&r, -5.0, 5.0);
     if (wrenches)
@@ -241,7 +249,7 @@ static void check_aba_against_dense(bool floating, bool wrenches, uint64_t seed)
     if (err > 1e-9)
       fail_msg("trial %d (%d links, %s): ABA differs from M⁻¹(τ − h) by %g", trial, n,
                floating ? "floating" : "fixed", err);
-    free(q), free(qd), free(tau), free(qdd), free(bias), free(rhs), free(M), free(x);
+    free(tau), free(qdd), free(bias), free(rhs), free(M), free(x);
     free(wrench), free(tau_ext);
     robot_free(&rb);
   }
@@ -274,12 +282,11 @@ static void test_rnea_inverts_aba(void **state) {
     bool floating = trial % 2 == 1;
     int n = 1 + rng_int(&r, 30);
     robot rb;
-    robot_random(&r, n, floating, &rb);
-    int nq = rb.nq, nv = rb.nv;
-    double *q = test_doubles(nq), *qd = test_doubles(nv);
+    robot_random(&r, n, floating, 1.0, &rb);
+    int nv = rb.nv;
+    double *q = rb.q, *qd = rb.qd;
     double *tau = test_doubles(nv), *qdd = test_doubles(nv);
     double *tau2 = test_doubles(nv);
-    random_state(&r, &rb, q, qd, 1.0);
     for (int k = 0; k < nv; ++k)
       tau[k] = rng_range(&r, -5.0, 5.0);
     vec3 g = v3(0.0, 0.0, -9.81);
@@ -289,7 +296,7 @@ static void test_rnea_inverts_aba(void **state) {
     worst = fmax(worst, err);
     if (err > 1e-9)
       fail_msg("trial %d (%d links): RNEA(ABA(τ)) differs from τ by %g", trial, n, err);
-    free(q), free(qd), free(tau), free(qdd), free(tau2);
+    free(tau), free(qdd), free(tau2);
     robot_free(&rb);
   }
   print_message("  worst relative difference %.2e\n", worst);
@@ -305,13 +312,12 @@ static void test_responses(void **state) {
     bool floating = trial % 2 == 0;
     int n = 1 + rng_int(&r, 30);
     robot rb;
-    robot_random(&r, n, floating, &rb);
-    int nq = rb.nq, nv = rb.nv;
-    double *q = test_doubles(nq), *qd = test_doubles(nv);
+    robot_random(&r, n, floating, trial % 7 == 0 ? 50.0 : 1.0, &rb);
+    int nv = rb.nv;
+    double *q = rb.q, *qd = rb.qd;
     double *qdd = test_doubles(nv), *M = test_doubles(nv * nv);
     double *J = test_doubles(nv), *x = test_doubles(nv);
     double *y = test_doubles(nv), *e = test_doubles(nv);
-    random_state(&r, &rb, q, qd, trial % 7 == 0 ? 50.0 : 1.0);
     /* factors from a forward pass with velocities, gravity and torques: the
      * responses must ignore all of them */
     lcp__mb_forward_dynamics(&rb.m, q, qd, NULL, NULL, v3(0.0, 0.0, -9.81), &rb.d, qdd);
@@ -369,13 +375,25 @@ static void test_responses(void **state) {
       if (err > 1e-9)
         fail_msg("trial %d (%d links) dof %d: response differs by %g", trial, n, k, err);
     }
-    free(q), free(qd), free(qdd), free(M), free(J), free(x), free(y), free(e);
+    free(qdd), free(M), free(J), free(x), free(y), free(e);
     robot_free(&rb);
   }
   print_message("  worst relative difference %.2e\n", worst);
 }
 
 /* ---- Jacobian rows against finite differences and link velocities ---- */
+
+/* q ⊕ (±eps e_k) into qp and qm: rb->q moved by ±eps along velocity
+ * coordinate k, for central differences. */
+static void displace(const robot *rb, int k, double eps, double *qp, double *qm) {
+  double *e = test_doubles(rb->nv);
+  e[k] = 1.0;
+  memcpy(qp, rb->q, (size_t)rb->nq * sizeof(double));
+  memcpy(qm, rb->q, (size_t)rb->nq * sizeof(double));
+  lcp__mb_integrate_positions(&rb->m, qp, e, eps);
+  lcp__mb_integrate_positions(&rb->m, qm, e, -eps);
+  free(e);
+}
 
 static vec3 vee_antisym(const mat3 *A) {
   return v3(0.5 * (A->m[2][1] - A->m[1][2]), 0.5 * (A->m[0][2] - A->m[2][0]),
@@ -391,15 +409,13 @@ static void test_jacobian(void **state) {
     bool floating = trial % 2 == 0;
     int n = 1 + rng_int(&r, 20);
     robot rb;
-    robot_random(&r, n, floating, &rb);
+    robot_random(&r, n, floating, 1.0, &rb);
     int nq = rb.nq, nv = rb.nv;
-    double *q = test_doubles(nq), *qd = test_doubles(nv);
+    double *q = rb.q, *qd = rb.qd;
     double *qp = test_doubles(nq), *qm = test_doubles(nq);
-    double *e = test_doubles(nv);
     double *Jl = test_doubles(3 * nv);
     double *Ja = test_doubles(3 * nv);
     double *J = test_doubles(nv);
-    random_state(&r, &rb, q, qd, 1.0);
     int link = rng_int(&r, n);
     vec3 local = rng_vec3(&r, -0.5, 0.5);
     lcp__mb_kinematics(&rb.m, q, qd, &rb.d);
@@ -430,12 +446,7 @@ static void test_jacobian(void **state) {
       lcp__mb_point_jacobian_row(&rb.m, &rb.d, link, point, v3_zero(), ec, Ja + c * nv);
     }
     for (int k = 0; k < nv; ++k) {
-      memset(e, 0, (size_t)nv * sizeof(double));
-      e[k] = 1.0;
-      memcpy(qp, q, (size_t)nq * sizeof(double));
-      memcpy(qm, q, (size_t)nq * sizeof(double));
-      lcp__mb_integrate_positions(&rb.m, qp, e, eps);
-      lcp__mb_integrate_positions(&rb.m, qm, e, -eps);
+      displace(&rb, k, eps, qp, qm);
       lcp__mb_kinematics(&rb.m, qp, NULL, &rb.d);
       xform Xp = rb.d.link_x[link];
       lcp__mb_kinematics(&rb.m, qm, NULL, &rb.d);
@@ -452,7 +463,7 @@ static void test_jacobian(void **state) {
                    trial, link, k, c, Jl[c * nv + k], Ja[c * nv + k], v3_get(dp, c), v3_get(dw, c));
       }
     }
-    free(q), free(qd), free(qp), free(qm), free(e), free(Jl), free(Ja), free(J);
+    free(qp), free(qm), free(Jl), free(Ja), free(J);
     robot_free(&rb);
   }
   print_message("  worst: finite differences %.2e, velocity %.2e\n", worst_fd, worst_v);
@@ -469,13 +480,12 @@ static void test_energy(void **state) {
     bool floating = trial % 2 == 0;
     int n = 1 + rng_int(&r, 30);
     robot rb;
-    robot_random(&r, n, floating, &rb);
+    robot_random(&r, n, floating, 1.0, &rb);
     int nq = rb.nq, nv = rb.nv;
-    double *q = test_doubles(nq), *qd = test_doubles(nv);
+    double *q = rb.q, *qd = rb.qd;
     double *qp = test_doubles(nq), *qm = test_doubles(nq);
     double *M = test_doubles(nv * nv), *gq = test_doubles(nv);
-    double *zero = test_doubles(nv), *e = test_doubles(nv);
-    random_state(&r, &rb, q, qd, 1.0);
+    double *zero = test_doubles(nv);
     lcp__mb_kinematics(&rb.m, q, qd, &rb.d);
     double ke = lcp__mb_kinetic_energy(&rb.m, &rb.d);
     lcp__mb_mass_matrix(&rb.m, q, &rb.d, M);
@@ -494,12 +504,7 @@ static void test_energy(void **state) {
     vec3 g = rng_vec3(&r, -10.0, 10.0);
     lcp__mb_inverse_dynamics(&rb.m, q, zero, NULL, g, &rb.d, gq);
     for (int k = 0; k < nv; ++k) {
-      memset(e, 0, (size_t)nv * sizeof(double));
-      e[k] = 1.0;
-      memcpy(qp, q, (size_t)nq * sizeof(double));
-      memcpy(qm, q, (size_t)nq * sizeof(double));
-      lcp__mb_integrate_positions(&rb.m, qp, e, eps);
-      lcp__mb_integrate_positions(&rb.m, qm, e, -eps);
+      displace(&rb, k, eps, qp, qm);
       lcp__mb_kinematics(&rb.m, qp, NULL, &rb.d);
       double vp = lcp__mb_potential_energy(&rb.m, &rb.d, g);
       lcp__mb_kinematics(&rb.m, qm, NULL, &rb.d);
@@ -510,7 +515,7 @@ static void test_energy(void **state) {
       if (errp > 1e-6)
         fail_msg("trial %d dof %d: gravity force %g, dV/dq %g", trial, k, gq[k], dv);
     }
-    free(q), free(qd), free(qp), free(qm), free(M), free(gq), free(zero), free(e);
+    free(qp), free(qm), free(M), free(gq), free(zero);
     robot_free(&rb);
   }
   print_message("  worst: kinetic %.2e, potential gradient %.2e\n", worst_ke, worst_pe);
@@ -574,9 +579,8 @@ static void test_free_body(void **state) {
   rng r = {9};
   for (int trial = 0; trial < 50; ++trial) {
     robot rb;
-    robot_random(&r, 1, true, &rb);
-    double q[7], qd[6], tau[6], qdd[6];
-    random_state(&r, &rb, q, qd, 3.0);
+    robot_random(&r, 1, true, 3.0, &rb);
+    double *q = rb.q, *qd = rb.qd, tau[6], qdd[6];
     for (int k = 0; k < 6; ++k)
       tau[k] = rng_range(&r, -3, 3);
     vec3 g = rng_vec3(&r, -10.0, 10.0);
@@ -675,14 +679,13 @@ static void test_momentum_conservation(void **state) {
   for (int trial = 0; trial < 12; ++trial) {
     int n = trial < 2 ? 1 + trial : 2 + rng_int(&r, 19);
     robot rb;
-    robot_random(&r, n, true, &rb);
+    robot_random(&r, n, true, 1.0, &rb);
     int nq = rb.nq, nv = rb.nv;
-    double *q0 = test_doubles(nq), *qd0 = test_doubles(nv);
+    double *q0 = rb.q, *qd0 = rb.qd;
     double *q = test_doubles(nq), *qd = test_doubles(nv);
     double *tau = test_doubles(nv), *qdd = test_doubles(nv);
     double *qp = test_doubles(nq), *qdp = test_doubles(nv);
     double *buf = test_doubles(10 * (nq + nv));
-    random_state(&r, &rb, q0, qd0, 1.0);
     /* torques scaled by the joint's own inertia, so accelerations stay O(1)
      * and RK4 resolves the motion */
     lcp__mb_forward_dynamics(&rb.m, q0, qd0, NULL, NULL, v3_zero(), &rb.d, qdd);
@@ -756,7 +759,7 @@ static void test_momentum_conservation(void **state) {
         fail_msg("trial %d: semi-implicit Euler drift %g then %g: not first order", trial, drift[0],
                  drift[1]);
     }
-    free(q0), free(qd0), free(q), free(qd), free(tau), free(qdd), free(qp), free(qdp), free(buf);
+    free(tau), free(qdd), free(qp), free(qdp), free(buf);
     robot_free(&rb);
   }
   print_message("  worst relative: rate %.2e, RK4 drift %.2e, semi-implicit Euler drift %.2e "
@@ -774,11 +777,10 @@ static void test_energy_conservation(void **state) {
     bool floating = trial % 2 == 0;
     int n = 1 + rng_int(&r, 15);
     robot rb;
-    robot_random(&r, n, floating, &rb);
+    robot_random(&r, n, floating, 1.0, &rb);
     int nq = rb.nq, nv = rb.nv;
-    double *q = test_doubles(nq), *qd = test_doubles(nv);
+    double *q = rb.q, *qd = rb.qd;
     double *buf = test_doubles(10 * (nq + nv));
-    random_state(&r, &rb, q, qd, 1.0);
     vec3 g = v3(0.0, 0.0, -9.81);
     lcp__mb_kinematics(&rb.m, q, qd, &rb.d);
     double ke0 = lcp__mb_kinetic_energy(&rb.m, &rb.d),
@@ -796,7 +798,7 @@ static void test_energy_conservation(void **state) {
     if (err > 1e-9)
       fail_msg("trial %d (%d links, %s): energy %.17g → %.17g", trial, n,
                floating ? "floating" : "fixed", e0, e1);
-    free(q), free(qd), free(buf);
+    free(buf);
     robot_free(&rb);
   }
   print_message("  worst relative energy drift %.2e\n", worst);
@@ -808,12 +810,11 @@ static void test_deterministic(void **state) {
   (void)state;
   rng r = {12};
   robot rb;
-  robot_random(&r, 25, true, &rb);
-  int nq = rb.nq, nv = rb.nv;
-  double *q = test_doubles(nq), *qd = test_doubles(nv);
+  robot_random(&r, 25, true, 1.0, &rb);
+  int nv = rb.nv;
+  double *q = rb.q, *qd = rb.qd;
   double *a = test_doubles(nv), *b = test_doubles(nv);
   double *c = test_doubles(nv), *e = test_doubles(nv);
-  random_state(&r, &rb, q, qd, 1.0);
   lcp__mb_forward_dynamics(&rb.m, q, qd, NULL, NULL, v3(0, 0, -9.81), &rb.d, a);
   lcp__mb_response_point(&rb.m, &rb.d, 20, v3(0.1, 0.2, 0.3), v3(0, 0, 1), v3_zero(), c);
   lcp__mb_response_dof(&rb.m, &rb.d, nv - 1, e);
@@ -823,7 +824,7 @@ static void test_deterministic(void **state) {
   assert_memory_equal(c, b, (size_t)nv * sizeof(double));
   lcp__mb_response_dof(&rb.m, &rb.d, nv - 1, b);
   assert_memory_equal(e, b, (size_t)nv * sizeof(double));
-  free(q), free(qd), free(a), free(b), free(c), free(e);
+  free(a), free(b), free(c), free(e);
   robot_free(&rb);
 }
 

@@ -84,8 +84,7 @@ static void run_incline(lcp_friction_model_t model) {
     double mu = tan(theta) + (sliding ? -0.1 : 0.1);
     lcp_world_settings_t s = lcp_world_settings_default();
     s.friction_model = model;
-    lcp_world_t *w = NULL;
-    assert_int_equal(lcp_world_create(&s, &w), LCP_OK);
+    lcp_world_t *w = test_create_world(&s);
     assert_int_equal(test_add_plane(w, mu, q), LCP_OK);
     lcp_geom_def_t box = test_box_def(0.2, 0.2, 0.2, mu);
     double p0[3] = {0.2 * n[0], 0.0, 0.2 * n[2]};
@@ -139,8 +138,7 @@ static void test_incline_box(void **state) {
 static void slide_at_45(lcp_friction_model_t model, double *distance, double *deviation_deg) {
   lcp_world_settings_t s = lcp_world_settings_default();
   s.friction_model = model;
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(&s, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(&s);
   const double mu = 0.5, v0 = 3.0;
   assert_int_equal(test_add_plane(w, mu, NULL), LCP_OK);
   lcp_geom_def_t box = test_box_def(0.25, 0.25, 0.25, mu);
@@ -195,19 +193,23 @@ static void test_box_friction_is_anisotropic(void **state) {
   assert_true(d < expected / sqrt(2.0) * 1.05); /* the √2 too strong friction */
 }
 
+/* How far the scene's top body is from where the scene put it. */
+static double top_drift(const lcp_world_t *w, const lcp_scene_info_t *info) {
+  double p[3];
+  lcp_body_get_pose(w, info->top_body, p, NULL);
+  return test_dist3(p, info->top_position);
+}
+
 /* A stack of 10 cubes (0.5 m, 1 kg) stands 10 s at h = 1/240, 20 iterations,
  * top drift < 1 cm. */
 static void test_stack_of_ten_stands(void **state) {
   (void)state;
   lcp_world_settings_t s = lcp_scene_settings();
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(&s, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(&s);
   lcp_scene_info_t info;
   assert_int_equal(lcp_scene_stack(w, 10, &info), LCP_OK);
   test_step_n(w, 2400);
-  double p[3];
-  lcp_body_get_pose(w, info.top_body, p, NULL);
-  double drift = test_dist3(p, info.top_position);
+  double drift = top_drift(w, &info);
   print_message("stack of 10: top drift %.5f m after 10 s\n", drift);
   assert_true(drift < 0.01);
   lcp_world_destroy(&w);
@@ -217,15 +219,12 @@ static void test_stack_of_ten_stands(void **state) {
 static void test_pyramid_stands(void **state) {
   (void)state;
   lcp_world_settings_t s = lcp_scene_settings();
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(&s, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(&s);
   lcp_scene_info_t info;
   assert_int_equal(lcp_scene_pyramid(w, 20, &info), LCP_OK);
   assert_int_equal(info.bodies, 210);
   test_step_n(w, 480);
-  double p[3];
-  lcp_body_get_pose(w, info.top_body, p, NULL);
-  double drift = test_dist3(p, info.top_position);
+  double drift = top_drift(w, &info);
   print_message("pyramid 20: top drift %.5f m after 2 s\n", drift);
   assert_true(drift < 0.05);
   lcp_world_destroy(&w);
@@ -269,8 +268,7 @@ static void test_collision_conserves_momentum(void **state) {
   lcp_world_settings_t s = lcp_world_settings_default();
   s.gravity[2] = 0.0;
   s.timestep = 1e-3;
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(&s, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(&s);
   lcp_geom_def_t a = test_box_def(0.3, 0.2, 0.1, 0.7);
   lcp_geom_def_t b = test_box_def(0.15, 0.25, 0.2, 0.4);
   const double qa[4] = {0.9, 0.1, 0.3, 0.2}, qb[4] = {0.7, -0.2, 0.1, 0.5};

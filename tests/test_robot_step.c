@@ -456,8 +456,7 @@ static void test_box_moves_robot(void **state) {
 /* The quadruped standing under PD with a box dropped beside it. */
 static lcp_world_t *quadruped_and_box(lcp_robot_scene_t *scene, lcp_body_id *box) {
   lcp_world_settings_t s = lcp_scene_robot_settings();
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(&s, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(&s);
   assert_int_equal(lcp_scene_quadruped(w, 300.0, 10.0, 0.002, scene), LCP_OK);
   lcp_geom_def_t g = test_box_def(0.05, 0.05, 0.05, 0.6);
   const double at[3] = {0.6, 0.0, 0.2};

@@ -22,8 +22,7 @@
 
 static lcp_world_t *robot_world(void) {
   lcp_world_settings_t s = lcp_scene_robot_settings();
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(&s, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(&s);
   return w;
 }
 

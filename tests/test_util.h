@@ -160,6 +160,13 @@ static inline shape shape_hull(const hull *h) { return (shape){.type = LCP_SHAPE
 
 /* ---- small worlds through the public API ---- */
 
+/* A world with the settings s (NULL: the defaults), which must be accepted. */
+static inline lcp_world_t *test_create_world(const lcp_world_settings_t *s) {
+  lcp_world_t *w = NULL;
+  assert_int_equal(lcp_world_create(s, &w), LCP_OK);
+  return w;
+}
+
 /* A world with the default settings but the timestep h, and no gravity
  * unless asked. */
 static inline lcp_world_t *test_new_world(double h, bool gravity) {
@@ -167,9 +174,7 @@ static inline lcp_world_t *test_new_world(double h, bool gravity) {
   s.timestep = h;
   if (!gravity)
     s.gravity[2] = 0.0;
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(&s, &w), LCP_OK);
-  return w;
+  return test_create_world(&s);
 }
 
 /* n steps, each of which must succeed. */

@@ -18,9 +18,8 @@
 #include <string.h>
 
 static lcp_world_t *pile_world(int32_t n) {
-  lcp_world_t *w = NULL;
   lcp_world_settings_t s = lcp_scene_settings();
-  assert_int_equal(lcp_world_create(&s, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(&s);
   assert_int_equal(lcp_scene_pile(w, n, NULL), LCP_OK);
   return w;
 }
@@ -85,8 +84,7 @@ static void test_snapshot_restore_is_bitwise(void **state) {
  * names is recomputed when the model changes, not kept from before). */
 static void test_snapshot_refused_after_geoms_change(void **state) {
   (void)state;
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(NULL, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(NULL);
   lcp_body_def_t def = lcp_body_def_default();
   def.position[2] = 1.0;
   lcp_body_id body;
@@ -117,8 +115,7 @@ static void test_snapshot_refused_after_geoms_change(void **state) {
  * world is unchanged (same bodies, same state hash). */
 static void test_bad_input_is_refused(void **state) {
   (void)state;
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(NULL, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(NULL);
   lcp_geom_def_t box = test_box_def(0.1, 0.1, 0.1, 0.5);
   lcp_body_id good = test_add_solid(w, &box, 1.0, (double[]){0, 0, 1}, NULL);
   assert_int_not_equal(good, LCP_NULL_ID);
@@ -209,8 +206,7 @@ static void test_bad_input_is_refused(void **state) {
  * removes its geoms and contacts. */
 static void test_bodies_and_geoms(void **state) {
   (void)state;
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(NULL, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(NULL);
   assert_int_equal(test_add_plane(w, 0.5, NULL), LCP_OK);
   lcp_geom_def_t box = test_box_def(0.1, 0.1, 0.1, 0.5);
   lcp_body_id a = test_add_solid(w, &box, 1.0, (double[]){0, 0, 0.1}, NULL);
@@ -240,8 +236,7 @@ static void test_bodies_and_geoms(void **state) {
   /* Forces: a force at the centre accelerates without spin; off-centre spins. */
   lcp_world_settings_t s = lcp_world_settings_default();
   s.gravity[2] = 0.0;
-  lcp_world_t *z = NULL;
-  assert_int_equal(lcp_world_create(&s, &z), LCP_OK);
+  lcp_world_t *z = test_create_world(&s);
   lcp_body_id f = test_add_solid(z, &box, 2.0, (double[]){0, 0, 0}, NULL);
   assert_int_equal(lcp_body_apply_force(z, f, (double[]){4, 0, 0}, (double[]){0, 0.1, 0}), LCP_OK);
   test_step_n(z, 1);
@@ -291,8 +286,7 @@ static void assert_bad_ids_refused(lcp_world_t *w, int32_t live) {
  * touches nothing of it. */
 static void test_stale_body_id_refused(void **state) {
   (void)state;
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(NULL, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(NULL);
   lcp_body_id ids[2];
   assert_int_equal(lcp_world_body_ids(w, ids, 2), 1);
   assert_int_equal(ids[0], LCP_WORLD_BODY);
@@ -345,8 +339,7 @@ static void test_stale_body_id_refused(void **state) {
  * its index, and removing through the stale id leaves the new geom alone. */
 static void test_stale_geom_id_refused(void **state) {
   (void)state;
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(NULL, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(NULL);
   lcp_body_def_t def = lcp_body_def_default();
   lcp_body_id body;
   assert_int_equal(lcp_body_add(w, &def, &body), LCP_OK);
@@ -380,8 +373,7 @@ static void test_stale_geom_id_refused(void **state) {
 
 /* Runs one sequence of adds and removes, and stepping in between. */
 static lcp_world_t *churned_world(lcp_body_id out_ids[8], int32_t *out_count) {
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(NULL, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(NULL);
   assert_int_equal(test_add_plane(w, 0.5, NULL), LCP_OK);
   lcp_geom_def_t box = test_box_def(0.1, 0.1, 0.1, 0.5);
   lcp_body_id b[6];
@@ -427,8 +419,7 @@ static void test_ids_are_deterministic(void **state) {
  * index is refused after: the new body has another id. */
 static void test_snapshot_refused_after_body_replaced(void **state) {
   (void)state;
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(NULL, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(NULL);
   lcp_geom_def_t box = test_box_def(0.1, 0.1, 0.1, 0.5);
   lcp_body_id old = test_add_solid(w, &box, 1.0, (double[]){0, 0, 1}, NULL);
   size_t size = lcp_world_state_size(w);
@@ -450,8 +441,7 @@ static void test_snapshot_refused_after_body_replaced(void **state) {
  * a world without robots the cache is the snapshot's last bytes. */
 static void test_snapshot_with_bad_contact_refused(void **state) {
   (void)state;
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(NULL, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(NULL);
   assert_int_equal(test_add_plane(w, 0.5, NULL), LCP_OK);
   lcp_geom_def_t box = test_box_def(0.1, 0.1, 0.1, 0.5);
   assert_true(test_add_solid(w, &box, 1.0, (double[]){0, 0, 0.1}, NULL) != LCP_NULL_ID);
@@ -539,8 +529,7 @@ static void test_solvers_agree_on_resting_box(void **state) {
     s.solver = (lcp_solver_kind_t)k;
     s.iterations = 200;
     s.sor_omega = k == 1 ? 0.3 : 1.0;
-    lcp_world_t *w = NULL;
-    assert_int_equal(lcp_world_create(&s, &w), LCP_OK);
+    lcp_world_t *w = test_create_world(&s);
     assert_int_equal(test_add_plane(w, 0.5, NULL), LCP_OK);
     lcp_geom_def_t box = test_box_def(0.2, 0.2, 0.2, 0.5);
     lcp_body_id id = test_add_solid(w, &box, 1.0, (double[]){0, 0, 0.2}, NULL);
