@@ -591,6 +591,34 @@ static void test_pile_in_bin(void **state) {
   free(skip);
 }
 
+/* Moves every box along x by amount · (u − ½), u uniform in [0, 1). */
+static void jitter_x(scene *sc, rng *r, double amount) {
+  for (int32_t i = 0; i < sc->n; i++)
+    sc->c[i].x += amount * (rng_unit(r) - 0.5);
+}
+
+/* Moves every box by up to ±amount along each axis. */
+static void jitter_xyz(scene *sc, rng *r, double amount) {
+  for (int32_t i = 0; i < sc->n; i++)
+    sc->c[i] = v3_add(sc->c[i], rng_vec3(r, -amount, amount));
+}
+
+/* On each sweep axis a fresh sweep, updated four times and checked against
+ * all pairs each time, the boxes jittered after every update. */
+static void sweep_jittered(scene *sc, arena *scratch, rng *r,
+                           void (*jitter)(scene *, rng *, double), double amount) {
+  for (int32_t axis = 0; axis < 3; axis++) {
+    sap s;
+    lcp__sap_init(&s, axis);
+    for (int step = 0; step < 4; step++) {
+      scene_bounds(sc);
+      update_and_check(&s, scratch, sc->n, sc->lo, sc->hi, NULL);
+      jitter(sc, r, amount);
+    }
+    lcp__sap_destroy(&s);
+  }
+}
+
 /* Coordinates far from the origin, point boxes, boxes of every scale from
  * 1e-9 to 1e300 in one scene, signed zeros: exact all the same. */
 static void test_extreme_coordinates(void **state) {
@@ -626,17 +654,7 @@ static void test_extreme_coordinates(void **state) {
       if (layout == 2 && i % 7 == 0)
         c[i] = v3(-0.0, 0.0, -0.0), h[i] = v3(0, 0, 0); /* signed zeros */
     }
-    for (int32_t axis = 0; axis < 3; axis++) {
-      sap s;
-      lcp__sap_init(&s, axis);
-      for (int step = 0; step < 4; step++) {
-        scene_bounds(&sc);
-        update_and_check(&s, &scratch, n, sc.lo, sc.hi, NULL);
-        for (int32_t i = 0; i < n; i++)
-          c[i].x += (layout == 3 ? 1e-8 : 0.5) * (rng_unit(&r) - 0.5);
-      }
-      lcp__sap_destroy(&s);
-    }
+    sweep_jittered(&sc, &scratch, &r, jitter_x, layout == 3 ? 1e-8 : 0.5);
   }
   lcp__arena_destroy(&scratch);
   scene_free(&sc);
@@ -665,17 +683,7 @@ static void test_mixed_sizes_dense(void **state) {
   }
   arena scratch;
   lcp__arena_init(&scratch);
-  for (int32_t axis = 0; axis < 3; axis++) {
-    sap s;
-    lcp__sap_init(&s, axis);
-    for (int step = 0; step < 4; step++) {
-      scene_bounds(&sc);
-      update_and_check(&s, &scratch, n, sc.lo, sc.hi, NULL);
-      for (int32_t i = 0; i < n; i++)
-        c[i] = v3_add(c[i], rng_vec3(&r, -0.05, 0.05));
-    }
-    lcp__sap_destroy(&s);
-  }
+  sweep_jittered(&sc, &scratch, &r, jitter_xyz, 0.05);
   lcp__arena_destroy(&scratch);
   scene_free(&sc);
 }

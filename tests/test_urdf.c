@@ -24,8 +24,6 @@
       fail_msg("'%s' does not contain '%s'", (haystack), (needle));                                \
   } while (0)
 
-static const double PI = 3.14159265358979323846;
-
 static void path_of(char *buf, size_t size, const char *dir, const char *name) {
   snprintf(buf, size, "%s/%s", dir, name);
 }
@@ -141,9 +139,9 @@ static void test_arm7(void **state) {
     ASSERT_NEAR(l->velocity_limit, 5.0, 0.0);
     ASSERT_NEAR(l->upper, -l->lower, 0.0);
     ASSERT_NEAR(l->upper,
-                i == 7  ? 175.0 * PI / 180.0
-                : i % 2 ? 170.0 * PI / 180.0
-                        : 2.0 * PI / 3.0,
+                i == 7  ? 175.0 * TEST_PI / 180.0
+                : i % 2 ? 170.0 * TEST_PI / 180.0
+                        : 2.0 * TEST_PI / 3.0,
                 1e-12);
     const lcp_geom_def_t *g = &def->geoms[l->first_geom];
     assert_int_equal(l->geom_count, 1);
