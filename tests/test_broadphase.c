@@ -12,30 +12,25 @@
 #include "arena.h"
 #include "broadphase.h"
 #include "lcpsim/lcpsim.h"
+#include "test_util.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- deterministic randomness (splitmix64) ---- */
+/* ---- random boxes on the 1/8 lattice ---- */
 
-typedef struct rng {
-  uint64_t s;
-} rng;
-
-static uint64_t rng_next(rng *r) {
-  uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-/* Uniform in [0, 1). */
-static double rng_unit(rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
-static double rng_range(rng *r, double a, double b) { return a + (b - a) * rng_unit(r); }
 /* A multiple of 1/8 in [0, n/8): exact in binary, so boxes built from such
  * values touch exactly (hi == lo) often. */
 static double rng_eighth(rng *r, uint64_t n) { return (double)(rng_next(r) % n) / 8.0; }
+
+/* Three of them, drawn x, then y, then z, each moved by offset. */
+static vec3 rng_eighths(rng *r, uint64_t n, double offset) {
+  double x = rng_eighth(r, n) + offset;
+  double y = rng_eighth(r, n) + offset;
+  double z = rng_eighth(r, n) + offset;
+  return v3(x, y, z);
+}
 
 /* ---- reference: all pairs ---- */
 
@@ -114,14 +109,13 @@ static void scene_box(scene *sc, int32_t i, rng *r) {
   sc->exact[i] = (rng_next(r) & 1) != 0;
   double m = sc->side * 8.0;
   if (sc->exact[i]) {
-    sc->c[i] =
-        v3(rng_eighth(r, (uint64_t)m), rng_eighth(r, (uint64_t)m), rng_eighth(r, (uint64_t)m));
-    sc->h[i] = v3(rng_eighth(r, 12) + 0.125, rng_eighth(r, 12) + 0.125, rng_eighth(r, 12) + 0.125);
-    sc->v[i] = v3(rng_eighth(r, 5) - 0.25, rng_eighth(r, 5) - 0.25, rng_eighth(r, 5) - 0.25);
+    sc->c[i] = rng_eighths(r, (uint64_t)m, 0.0);
+    sc->h[i] = rng_eighths(r, 12, 0.125);
+    sc->v[i] = rng_eighths(r, 5, -0.25);
   } else {
-    sc->c[i] = v3(rng_range(r, 0, sc->side), rng_range(r, 0, sc->side), rng_range(r, 0, sc->side));
-    sc->h[i] = v3(rng_range(r, 0.05, 1.5), rng_range(r, 0.05, 1.5), rng_range(r, 0.05, 1.5));
-    sc->v[i] = v3(rng_range(r, -0.3, 0.3), rng_range(r, -0.3, 0.3), rng_range(r, -0.3, 0.3));
+    sc->c[i] = rng_vec3(r, 0, sc->side);
+    sc->h[i] = rng_vec3(r, 0.05, 1.5);
+    sc->v[i] = rng_vec3(r, -0.3, 0.3);
   }
 }
 
@@ -132,16 +126,21 @@ static void scene_bounds(scene *sc) {
   }
 }
 
-static void scene_init(scene *sc, int32_t cap, int32_t n, double side, rng *r) {
+/* Room for cap boxes, all zero; n of them in use. */
+static void scene_alloc(scene *sc, int32_t cap, int32_t n, double side) {
   sc->n = n;
   sc->side = side;
-  sc->c = calloc((size_t)cap, sizeof(vec3));
-  sc->h = calloc((size_t)cap, sizeof(vec3));
-  sc->v = calloc((size_t)cap, sizeof(vec3));
-  sc->lo = calloc((size_t)cap, sizeof(vec3));
-  sc->hi = calloc((size_t)cap, sizeof(vec3));
-  sc->exact = calloc((size_t)cap, sizeof(int32_t));
-  assert_true(sc->c && sc->h && sc->v && sc->lo && sc->hi && sc->exact);
+  sc->c = test_alloc((size_t)cap, sizeof(vec3));
+  sc->h = test_alloc((size_t)cap, sizeof(vec3));
+  sc->v = test_alloc((size_t)cap, sizeof(vec3));
+  sc->lo = test_alloc((size_t)cap, sizeof(vec3));
+  sc->hi = test_alloc((size_t)cap, sizeof(vec3));
+  sc->exact = test_alloc((size_t)cap, sizeof(int32_t));
+}
+
+/* cap random boxes (scene_box) in a cube of the given side. */
+static void scene_init(scene *sc, int32_t cap, int32_t n, double side, rng *r) {
+  scene_alloc(sc, cap, n, side);
   for (int32_t i = 0; i < cap; i++)
     scene_box(sc, i, r);
   scene_bounds(sc);
@@ -257,7 +256,7 @@ static void test_skip_flags(void **state) {
   uint8_t *none = calloc((size_t)n, 1);
   assert_true(skip && all && none);
   for (int32_t i = 0; i < n; i++) {
-    skip[i] = (rng_next(&r) % 3 == 0) ? (uint8_t)(1 + rng_next(&r) % 255) : 0;
+    skip[i] = rng_int(&r, 3) == 0 ? (uint8_t)(1 + rng_int(&r, 255)) : 0;
     all[i] = 1;
   }
   sap s_skip, s_plain, s_all, s_none;
@@ -343,8 +342,8 @@ static void test_swaps_follow_motion(void **state) {
   /* Only the non-lattice boxes: distinct endpoint values with a typical gap
    * of 30 / 2000 = 0.015 on the sweep axis. */
   for (int32_t i = 0; i < n; i++) {
-    sc.c[i] = v3(rng_range(&r, 0, 30), rng_range(&r, 0, 30), rng_range(&r, 0, 30));
-    sc.h[i] = v3(rng_range(&r, 0.1, 1), rng_range(&r, 0.1, 1), rng_range(&r, 0.1, 1));
+    sc.c[i] = rng_vec3(&r, 0, 30);
+    sc.h[i] = rng_vec3(&r, 0.1, 1);
   }
   scene_bounds(&sc);
   sap s;
@@ -362,8 +361,7 @@ static void test_swaps_follow_motion(void **state) {
   int64_t swaps = 0;
   for (int step = 0; step < 10; step++) {
     for (int32_t i = 0; i < n; i++)
-      sc.c[i] = v3_add(sc.c[i], v3(rng_range(&r, -1e-4, 1e-4), rng_range(&r, -1e-4, 1e-4),
-                                   rng_range(&r, -1e-4, 1e-4)));
+      sc.c[i] = v3_add(sc.c[i], rng_vec3(&r, -1e-4, 1e-4));
     scene_bounds(&sc);
     swaps += update_with_swaps(&s, &scratch, n, sc.lo, sc.hi);
     assert_true(s.last_swaps < n / 10);
@@ -373,7 +371,7 @@ static void test_swaps_follow_motion(void **state) {
   /* Every box teleported: the list is shuffled (about m²/4 inversions for
    * m = 2000 endpoints), then at rest again. */
   for (int32_t i = 0; i < n; i++)
-    sc.c[i] = v3(rng_range(&r, 0, 30), rng_range(&r, 0, 30), rng_range(&r, 0, 30));
+    sc.c[i] = rng_vec3(&r, 0, 30);
   scene_bounds(&sc);
   assert_true(update_with_swaps(&s, &scratch, n, sc.lo, sc.hi) > 500000);
   assert_int_equal(update_with_swaps(&s, &scratch, n, sc.lo, sc.hi), 0);
@@ -390,8 +388,7 @@ static void test_swaps_follow_motion(void **state) {
   for (int step = 0; step < 5; step++) {
     for (int32_t i = 0; i < n; i++) {
       vec3 c = v3((double)(i % 10), (double)(i / 10 % 10), (double)(i / 100));
-      sc.c[i] = v3_add(c, v3(rng_range(&r, -1e-6, 1e-6), rng_range(&r, -1e-6, 1e-6),
-                             rng_range(&r, -1e-6, 1e-6)));
+      sc.c[i] = v3_add(c, rng_vec3(&r, -1e-6, 1e-6));
     }
     scene_bounds(&sc);
     assert_true(update_with_swaps(&s, &scratch, n, sc.lo, sc.hi) > 0);
@@ -578,7 +575,7 @@ static void test_pile_in_bin(void **state) {
        * coincide up to rounding); later steps: jitter of 1e-3. */
       double j = step == 0 ? 0.0 : 1e-3;
       for (int i = 0; i < BODIES; i++) {
-        vec3 x = v3_add(c[i], v3(rng_range(&r, -j, j), rng_range(&r, -j, j), rng_range(&r, -j, j)));
+        vec3 x = v3_add(c[i], rng_vec3(&r, -j, j));
         lo[i] = v3_sub(x, v3(0.05, 0.05, 0.05));
         hi[i] = v3_add(x, v3(0.05, 0.05, 0.05));
       }
@@ -594,25 +591,52 @@ static void test_pile_in_bin(void **state) {
   free(skip);
 }
 
+/* Moves every box along x by amount · (u − ½), u uniform in [0, 1). */
+static void jitter_x(scene *sc, rng *r, double amount) {
+  for (int32_t i = 0; i < sc->n; i++)
+    sc->c[i].x += amount * (rng_unit(r) - 0.5);
+}
+
+/* Moves every box by up to ±amount along each axis. */
+static void jitter_xyz(scene *sc, rng *r, double amount) {
+  for (int32_t i = 0; i < sc->n; i++)
+    sc->c[i] = v3_add(sc->c[i], rng_vec3(r, -amount, amount));
+}
+
+/* On each sweep axis a fresh sweep, updated four times and checked against
+ * all pairs each time, the boxes jittered after every update. */
+static void sweep_jittered(scene *sc, arena *scratch, rng *r,
+                           void (*jitter)(scene *, rng *, double), double amount) {
+  for (int32_t axis = 0; axis < 3; axis++) {
+    sap s;
+    lcp__sap_init(&s, axis);
+    for (int step = 0; step < 4; step++) {
+      scene_bounds(sc);
+      update_and_check(&s, scratch, sc->n, sc->lo, sc->hi, NULL);
+      jitter(sc, r, amount);
+    }
+    lcp__sap_destroy(&s);
+  }
+}
+
 /* Coordinates far from the origin, point boxes, boxes of every scale from
  * 1e-9 to 1e300 in one scene, signed zeros: exact all the same. */
 static void test_extreme_coordinates(void **state) {
   (void)state;
   const int32_t n = 600;
-  vec3 *lo = calloc((size_t)n, sizeof(vec3)), *hi = calloc((size_t)n, sizeof(vec3));
-  vec3 *c = calloc((size_t)n, sizeof(vec3)), *h = calloc((size_t)n, sizeof(vec3));
-  assert_true(lo && hi && c && h);
+  scene sc;
+  scene_alloc(&sc, n, n, 0.0);
+  vec3 *c = sc.c, *h = sc.h;
   rng r = {555};
   arena scratch;
   lcp__arena_init(&scratch);
-  for (int scene = 0; scene < 4; scene++) {
+  for (int layout = 0; layout < 4; layout++) {
     for (int32_t i = 0; i < n; i++) {
-      double off = scene == 0 ? 1e12 : (scene == 1 ? -3e15 : 0.0);
-      double span = scene == 3 ? 1e-6 : 20.0;
-      c[i] = v3(off + rng_range(&r, 0, span), off + rng_range(&r, 0, span),
-                off + rng_range(&r, 0, span));
+      double off = layout == 0 ? 1e12 : (layout == 1 ? -3e15 : 0.0);
+      double span = layout == 3 ? 1e-6 : 20.0;
+      c[i] = v3_add(v3(off, off, off), rng_vec3(&r, 0, span));
       double size;
-      switch (rng_next(&r) % 12) {
+      switch (rng_int(&r, 12)) {
       case 0:
         size = 0.0; /* a point */
         break;
@@ -627,29 +651,13 @@ static void test_extreme_coordinates(void **state) {
         break;
       }
       h[i] = v3(size, size * rng_unit(&r), size);
-      if (scene == 2 && i % 7 == 0)
+      if (layout == 2 && i % 7 == 0)
         c[i] = v3(-0.0, 0.0, -0.0), h[i] = v3(0, 0, 0); /* signed zeros */
     }
-    for (int32_t axis = 0; axis < 3; axis++) {
-      sap s;
-      lcp__sap_init(&s, axis);
-      for (int step = 0; step < 4; step++) {
-        for (int32_t i = 0; i < n; i++) {
-          lo[i] = v3_sub(c[i], h[i]);
-          hi[i] = v3_add(c[i], h[i]);
-        }
-        update_and_check(&s, &scratch, n, lo, hi, NULL);
-        for (int32_t i = 0; i < n; i++)
-          c[i].x += (scene == 3 ? 1e-8 : 0.5) * (rng_unit(&r) - 0.5);
-      }
-      lcp__sap_destroy(&s);
-    }
+    sweep_jittered(&sc, &scratch, &r, jitter_x, layout == 3 ? 1e-8 : 0.5);
   }
   lcp__arena_destroy(&scratch);
-  free(lo);
-  free(hi);
-  free(c);
-  free(h);
+  scene_free(&sc);
 }
 
 /* A dense field of unit boxes with some medium ones (a few unit cells
@@ -660,41 +668,24 @@ static void test_mixed_sizes_dense(void **state) {
   (void)state;
   const int32_t n = 3100;
   const double side = 14.0;
-  vec3 *lo = calloc((size_t)n, sizeof(vec3)), *hi = calloc((size_t)n, sizeof(vec3));
-  vec3 *c = calloc((size_t)n, sizeof(vec3)), *h = calloc((size_t)n, sizeof(vec3));
-  assert_true(lo && hi && c && h);
+  scene sc;
+  scene_alloc(&sc, n, n, side);
+  vec3 *c = sc.c, *h = sc.h;
   rng r = {8080};
   for (int32_t i = 0; i < n; i++) {
-    c[i] = v3(rng_range(&r, 0, side), rng_range(&r, 0, side), rng_range(&r, 0, side));
+    c[i] = rng_vec3(&r, 0, side);
     if (i % 17 == 0) /* medium */
-      h[i] = v3(rng_range(&r, 0.6, 2.5), rng_range(&r, 0.6, 2.5), rng_range(&r, 0.6, 2.5));
+      h[i] = rng_vec3(&r, 0.6, 2.5);
     else if (i % 97 == 1) /* a rod along some axis */
       h[i] = i % 3 == 0 ? v3(6, 0.2, 0.2) : (i % 3 == 1 ? v3(0.2, 6, 0.2) : v3(0.2, 0.2, 6));
     else
-      h[i] = v3(rng_range(&r, 0.3, 0.5), rng_range(&r, 0.3, 0.5), rng_range(&r, 0.3, 0.5));
+      h[i] = rng_vec3(&r, 0.3, 0.5);
   }
   arena scratch;
   lcp__arena_init(&scratch);
-  for (int32_t axis = 0; axis < 3; axis++) {
-    sap s;
-    lcp__sap_init(&s, axis);
-    for (int step = 0; step < 4; step++) {
-      for (int32_t i = 0; i < n; i++) {
-        lo[i] = v3_sub(c[i], h[i]);
-        hi[i] = v3_add(c[i], h[i]);
-      }
-      update_and_check(&s, &scratch, n, lo, hi, NULL);
-      for (int32_t i = 0; i < n; i++)
-        c[i] = v3_add(c[i], v3(rng_range(&r, -0.05, 0.05), rng_range(&r, -0.05, 0.05),
-                               rng_range(&r, -0.05, 0.05)));
-    }
-    lcp__sap_destroy(&s);
-  }
+  sweep_jittered(&sc, &scratch, &r, jitter_xyz, 0.05);
   lcp__arena_destroy(&scratch);
-  free(lo);
-  free(hi);
-  free(c);
-  free(h);
+  scene_free(&sc);
 }
 
 /* Edge cases of the contract. */

@@ -26,16 +26,6 @@
 
 #define G 9.81
 
-static lcp_world_t *new_world(double h, bool gravity) {
-  lcp_world_settings_t s = lcp_world_settings_default();
-  s.timestep = h;
-  if (!gravity)
-    s.gravity[2] = 0.0;
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(&s, &w), LCP_OK);
-  return w;
-}
-
 /* A fixed base (1 kg cube) and one link on a joint at the base origin. */
 static lcp_robot_def_t *one_link_def(int32_t geom_count) {
   lcp_robot_def_t *def = NULL;
@@ -142,6 +132,14 @@ static lcp_robot_def_t *load_arm7(void) {
   return def;
 }
 
+/* arm7 on its fixed base, 0.1 m above the world origin. */
+static lcp_robot_id add_arm7(lcp_world_t *w, const lcp_robot_def_t *def) {
+  const double base[3] = {0.0, 0.0, 0.1};
+  lcp_robot_id id;
+  assert_int_equal(lcp_robot_add(w, def, base, NULL, &id), LCP_OK);
+  return id;
+}
+
 /* ---- stability at stiff gains ----
  * I = 1e-4 kg·m², kp = 1e6, kd = 1e3, h = 1 ms: ω = √(kp/I) = 1e5 rad/s,
  * ω h = 100 and h kd / I = 1e4. The implicit row is unconditionally
@@ -153,7 +151,7 @@ static void test_stiff_gains_stable_implicit_unstable_explicit(void **state) {
   lcp_robot_def_t *def = spinner_def(inertia);
 
   /* implicit: the controller's row in the LCP */
-  lcp_world_t *w = new_world(h, false);
+  lcp_world_t *w = test_new_world(h, false);
   lcp_robot_id id = add_robot(w, def);
   lcp_joint_control_t c = position_control(target, kp, kd);
   c.effort_limit = 1e12;
@@ -177,7 +175,7 @@ static void test_stiff_gains_stable_implicit_unstable_explicit(void **state) {
   lcp_world_destroy(&w);
 
   /* explicit: the same gains as a torque from the state before the step */
-  w = new_world(h, false);
+  w = test_new_world(h, false);
   id = add_robot(w, def);
   int diverged = -1;
   double q_last = 0.0, first[3] = {NAN, NAN, NAN};
@@ -228,7 +226,7 @@ static double run_against_recurrence(double inertia, double kp, double kd, doubl
                                      double *worst_continuous) {
   const double h = 1e-3;
   lcp_robot_def_t *def = spinner_def(inertia);
-  lcp_world_t *w = new_world(h, false);
+  lcp_world_t *w = test_new_world(h, false);
   lcp_robot_id id = add_robot(w, def);
   assert_int_equal(lcp_robot_set_q(w, id, &q0, 1), LCP_OK);
   assert_int_equal(lcp_robot_set_qd(w, id, &qd0, 1), LCP_OK);
@@ -298,7 +296,7 @@ static void test_effort_limit(void **state) {
     int via_joint = variant == 1;
     lcp_robot_def_t *def = rod_def(L, m, 1, 0.0, 0.0);
     def->links[1].effort_limit = via_joint ? tau_max : 50.0;
-    lcp_world_t *w = new_world(h, true);
+    lcp_world_t *w = test_new_world(h, true);
     lcp_robot_id id = add_robot(w, def);
     lcp_joint_control_t c = position_control(0.0, kp, kd);
     c.effort_limit = via_joint ? 0.0 : tau_max;
@@ -361,14 +359,12 @@ static void run_arm_hold(int32_t iterations, int steps, const double *pose, doub
                          double *residual_max_late) {
   const double kp = 1e4, kd = 100.0;
   lcp_robot_def_t *def = load_arm7();
-  lcp_world_t *w = new_world(1e-3, true);
+  lcp_world_t *w = test_new_world(1e-3, true);
   lcp_world_settings_t s;
   lcp_world_get_settings(w, &s);
   s.iterations = iterations;
   assert_int_equal(lcp_world_set_settings(w, &s), LCP_OK);
-  const double base[3] = {0.0, 0.0, 0.1};
-  lcp_robot_id id;
-  assert_int_equal(lcp_robot_add(w, def, base, NULL, &id), LCP_OK);
+  lcp_robot_id id = add_arm7(w, def);
   lcp_robot_info_t info;
   assert_int_equal(lcp_robot_get_info(w, id, &info), LCP_OK);
   assert_int_equal(info.joint_count, 7);
@@ -447,18 +443,15 @@ static void test_arm7_holds_pose(void **state) {
 static void test_gravity_compensation_removes_sag(void **state) {
   (void)state;
   lcp_robot_def_t *def = load_arm7();
-  lcp_world_t *w = new_world(1e-3, true);
-  const double base[3] = {0.0, 0.0, 0.1};
-  lcp_robot_id id;
-  assert_int_equal(lcp_robot_add(w, def, base, NULL, &id), LCP_OK);
+  lcp_world_t *w = test_new_world(1e-3, true);
+  lcp_robot_id id = add_arm7(w, def);
   const double pose[7] = {0.3, 0.8, 0.5, -0.9, 0.4, 0.6, 0.2};
   lcp_joint_control_t c[7];
   for (int j = 0; j < 7; ++j)
     c[j] = position_control(pose[j], 1e4, 100.0);
   assert_int_equal(lcp_robot_set_controls(w, id, c, 7), LCP_OK);
   assert_int_equal(lcp_robot_set_gravity_compensation(w, id, true), LCP_OK);
-  for (int step = 0; step < 5000; ++step)
-    assert_int_equal(lcp_world_step(w), LCP_OK);
+  test_step_n(w, 5000);
   double q[7], tau[7], gravity[7], worst = 0.0, worst_tau = 0.0;
   assert_int_equal(lcp_robot_get_q(w, id, q, 7), LCP_OK);
   assert_int_equal(lcp_robot_get_applied_torques(w, id, tau, 7), LCP_OK);
@@ -476,8 +469,22 @@ static void test_gravity_compensation_removes_sag(void **state) {
   lcp_robot_def_free(&def);
 }
 
-/* ---- pressing against contact ----
- * No gravity. A rod (L = 0.5 m) turning about z carries a sphere at its tip
+/* ---- pressing against contact ---- */
+
+/* The rod starts 0.05 rad clear of the box, under PD control towards `inside`. */
+static void start_pressing(lcp_world_t *w, lcp_robot_id id, double inside, double kp, double kd) {
+  double q0 = -0.05;
+  assert_int_equal(lcp_robot_set_q(w, id, &q0, 1), LCP_OK);
+  lcp_joint_control_t c = position_control(inside, kp, kd);
+  assert_int_equal(lcp_robot_set_joint_control(w, id, 0, &c), LCP_OK);
+}
+
+/* Whether the contact touches link 1 (the rod) of the robot. */
+static bool on_link1(const lcp_contact_info_t *ci, lcp_robot_id id) {
+  return (ci->robot_a == id && ci->link_a == 1) || (ci->robot_b == id && ci->link_b == 1);
+}
+
+/* No gravity. A rod (L = 0.5 m) turning about z carries a sphere at its tip
  * that touches a fixed box face (normal along y) at q = 0; the target is
  * 0.1 rad inside the box. At rest kp (q* − q) = F L, so the contact force is
  * kp · 0.1 / L = 20 N (q ≈ 0 at rest). */
@@ -485,16 +492,13 @@ static void test_presses_against_contact(void **state) {
   (void)state;
   const double h = 1e-3, L = 0.5, r = 0.05, kp = 100.0, kd = 10.0, inside = 0.1;
   lcp_robot_def_t *def = rod_def(L, 1.0, 2, r, 0.0);
-  lcp_world_t *w = new_world(h, false);
+  lcp_world_t *w = test_new_world(h, false);
   lcp_robot_id id = add_robot(w, def);
   lcp_geom_def_t box = test_box_def(0.1, 0.05, 0.1, 0.0);
   box.local_position[0] = L;
   box.local_position[1] = r + 0.05; /* its −y face at y = r: the sphere touches at q = 0 */
   assert_int_equal(lcp_geom_add(w, LCP_WORLD_BODY, &box, NULL), LCP_OK);
-  double q0 = -0.05;
-  assert_int_equal(lcp_robot_set_q(w, id, &q0, 1), LCP_OK);
-  lcp_joint_control_t c = position_control(inside, kp, kd);
-  assert_int_equal(lcp_robot_set_joint_control(w, id, 0, &c), LCP_OK);
+  start_pressing(w, id, inside, kp, kd);
   const int steps = 3000;
   double fmin_late = INFINITY, fmax_late = 0.0, force = 0.0, depth = 0.0;
   for (int step = 1; step <= steps; ++step) {
@@ -504,8 +508,7 @@ static void test_presses_against_contact(void **state) {
     assert_true(n <= 8);
     force = 0.0;
     for (int32_t k = 0; k < n; ++k)
-      if ((contacts[k].robot_a == id && contacts[k].link_a == 1) ||
-          (contacts[k].robot_b == id && contacts[k].link_b == 1)) {
+      if (on_link1(&contacts[k], id)) {
         force += contacts[k].normal_impulse / h;
         depth = contacts[k].depth;
       }
@@ -537,16 +540,13 @@ static void test_box_link_presses_box(void **state) {
   (void)state;
   const double h = 1e-3, L = 0.5, kp = 100.0, kd = 10.0, inside = 0.1;
   lcp_robot_def_t *def = rod_def(L, 1.0, 2, 0.0, 0.04);
-  lcp_world_t *w = new_world(h, false);
+  lcp_world_t *w = test_new_world(h, false);
   lcp_robot_id id = add_robot(w, def);
   lcp_geom_def_t box = test_box_def(0.1, 0.05, 0.1, 0.0);
   box.local_position[0] = L + 0.05;
   box.local_position[1] = 0.04 + 0.05; /* its −y face on the rod's +y face at q = 0 */
   assert_int_equal(lcp_geom_add(w, LCP_WORLD_BODY, &box, NULL), LCP_OK);
-  double q0 = -0.05;
-  assert_int_equal(lcp_robot_set_q(w, id, &q0, 1), LCP_OK);
-  lcp_joint_control_t c = position_control(inside, kp, kd);
-  assert_int_equal(lcp_robot_set_joint_control(w, id, 0, &c), LCP_OK);
+  start_pressing(w, id, inside, kp, kd);
   const int steps = 3000;
   double force = 0.0, torque = 0.0;
   double f_lo = INFINITY, f_hi = 0.0, t_lo = INFINITY, t_hi = 0.0;
@@ -560,7 +560,7 @@ static void test_box_link_presses_box(void **state) {
     points = 0;
     for (int32_t k = 0; k < n; ++k) {
       const lcp_contact_info_t *ci = &contacts[k];
-      if (!((ci->robot_a == id && ci->link_a == 1) || (ci->robot_b == id && ci->link_b == 1)))
+      if (!on_link1(ci, id))
         continue;
       double f = ci->normal_impulse / h;
       ++points;
@@ -596,7 +596,7 @@ static void test_velocity_mode(void **state) {
   (void)state;
   const double inertia = 0.01, kd = 0.5, target = 3.0;
   lcp_robot_def_t *def = spinner_def(inertia);
-  lcp_world_t *w = new_world(1e-3, false);
+  lcp_world_t *w = test_new_world(1e-3, false);
   lcp_robot_id id = add_robot(w, def);
   lcp_joint_control_t c = lcp_joint_control_default();
   c.mode = LCP_CONTROL_VELOCITY;
@@ -624,7 +624,7 @@ static void test_torque_mode(void **state) {
   (void)state;
   const double inertia = 0.01, h = 1e-3;
   lcp_robot_def_t *def = spinner_def(inertia);
-  lcp_world_t *w = new_world(h, false);
+  lcp_world_t *w = test_new_world(h, false);
   lcp_robot_id id = add_robot(w, def);
   const double torques[2] = {0.3, -0.8}, limits[2] = {0.0, 0.5}, expect[2] = {0.3, -0.5};
   for (int k = 0; k < 2; ++k) {
@@ -670,7 +670,7 @@ static void assert_controls(const lcp_world_t *w, lcp_robot_id id, const lcp_joi
 static void test_bad_input(void **state) {
   (void)state;
   lcp_robot_def_t *def = load_arm7();
-  lcp_world_t *w = new_world(1e-3, true);
+  lcp_world_t *w = test_new_world(1e-3, true);
   lcp_robot_id id = add_robot(w, def);
   lcp_joint_control_t set[7];
   for (int j = 0; j < 7; ++j) {
@@ -763,10 +763,8 @@ static void test_bad_input(void **state) {
 static void test_snapshot_with_controllers(void **state) {
   (void)state;
   lcp_robot_def_t *def = load_arm7();
-  lcp_world_t *w = new_world(1e-3, true);
-  const double base[3] = {0.0, 0.0, 0.1};
-  lcp_robot_id id;
-  assert_int_equal(lcp_robot_add(w, def, base, NULL, &id), LCP_OK);
+  lcp_world_t *w = test_new_world(1e-3, true);
+  lcp_robot_id id = add_arm7(w, def);
   lcp_joint_control_t c[7];
   for (int j = 0; j < 7; ++j)
     c[j] = position_control(0.4 * sin(1.0 + j), 1e3, 30.0);
@@ -777,8 +775,7 @@ static void test_snapshot_with_controllers(void **state) {
   c[1].effort_limit = 5.0; /* saturates against gravity */
   assert_int_equal(lcp_robot_set_controls(w, id, c, 7), LCP_OK);
   assert_int_equal(lcp_robot_set_gravity_compensation(w, id, false), LCP_OK);
-  for (int step = 0; step < 50; ++step)
-    assert_int_equal(lcp_world_step(w), LCP_OK);
+  test_step_n(w, 50);
   double applied_saved[7];
   assert_int_equal(lcp_robot_get_applied_torques(w, id, applied_saved, 7), LCP_OK);
   size_t size = lcp_world_state_size(w), used;
@@ -787,8 +784,7 @@ static void test_snapshot_with_controllers(void **state) {
   assert_int_equal(lcp_world_save_state(w, snapshot, size, &used), LCP_OK);
 
   double q1[7], qd1[7], tau1[7], q2[7], qd2[7], tau2[7];
-  for (int step = 0; step < 100; ++step)
-    assert_int_equal(lcp_world_step(w), LCP_OK);
+  test_step_n(w, 100);
   assert_int_equal(lcp_robot_get_q(w, id, q1, 7), LCP_OK);
   assert_int_equal(lcp_robot_get_qd(w, id, qd1, 7), LCP_OK);
   assert_int_equal(lcp_robot_get_applied_torques(w, id, tau1, 7), LCP_OK);
@@ -807,8 +803,7 @@ static void test_snapshot_with_controllers(void **state) {
   assert_int_equal(lcp_robot_get_applied_torques(w, id, applied_restored, 7), LCP_OK);
   assert_memory_equal(applied_restored, applied_saved, sizeof applied_saved);
   assert_controls(w, id, c);
-  for (int step = 0; step < 100; ++step)
-    assert_int_equal(lcp_world_step(w), LCP_OK);
+  test_step_n(w, 100);
   assert_int_equal(lcp_robot_get_q(w, id, q2, 7), LCP_OK);
   assert_int_equal(lcp_robot_get_qd(w, id, qd2, 7), LCP_OK);
   assert_int_equal(lcp_robot_get_applied_torques(w, id, tau2, 7), LCP_OK);

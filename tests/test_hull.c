@@ -8,34 +8,17 @@
 // clang-format on
 
 #include "hull.h"
+#include "test_util.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define ASSERT_NEAR(a, b, tol)                                                                     \
-  do {                                                                                             \
-    double a_ = (a), b_ = (b), t_ = (tol);                                                         \
-    if (!(fabs(a_ - b_) <= t_))                                                                    \
-      fail_msg("%s = %.17g, expected %.17g (tol %g)", #a, a_, b_, t_);                             \
-  } while (0)
-
-/* splitmix64: a deterministic generator for the random clouds. */
-static uint64_t rng_next(uint64_t *s) {
-  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-static double rng_uniform(uint64_t *s) { return (double)(rng_next(s) >> 11) * 0x1.0p-53; }
-static double rng_range(uint64_t *s, double lo, double hi) {
-  return lo + (hi - lo) * rng_uniform(s);
-}
-
 /* Deterministic Fisher–Yates shuffle, so coplanar points are met in any order. */
 static void shuffle(vec3 *p, int32_t n, uint64_t seed) {
+  rng r = {seed};
   for (int32_t i = n - 1; i > 0; --i) {
-    int32_t j = (int32_t)(rng_next(&seed) % (uint64_t)(i + 1));
+    int32_t j = rng_int(&r, i + 1);
     vec3 t = p[i];
     p[i] = p[j];
     p[j] = t;
@@ -107,21 +90,31 @@ static void check_hull(const hull *h, const vec3 *pts, int32_t n, double tol) {
   ASSERT_NEAR(h->bounding_radius, r, 1e-15 * r);
 }
 
+/* The hull of n points: built, with the given numbers of vertices, faces and
+ * edges, and through check_hull at tol. */
+static void build_checked(hull *h, const vec3 *pts, int32_t n, int32_t vertices, int32_t faces,
+                          int32_t edges, double tol) {
+  assert_int_equal(lcp__hull_build(pts, n, h), LCP_OK);
+  assert_int_equal(h->vertex_count, vertices);
+  assert_int_equal(h->face_count, faces);
+  assert_int_equal(h->edge_count, edges);
+  check_hull(h, pts, n, tol);
+}
+
 /* Box corners, then points inside, on the faces, on the edges and duplicated. */
 static int32_t box_cloud(vec3 *p, vec3 he, vec3 c, const mat3 *R, uint64_t seed) {
+  rng gen = {seed};
   int32_t n = 0;
   for (int i = 0; i < 8; ++i)
     p[n++] = v3((i & 1) ? he.x : -he.x, (i & 2) ? he.y : -he.y, (i & 4) ? he.z : -he.z);
   for (int i = 0; i < 8; ++i)
     p[n++] = p[i]; /* duplicates */
   for (int i = 0; i < 30; ++i)
-    p[n++] = v3(rng_range(&seed, -he.x, he.x), rng_range(&seed, -he.y, he.y),
-                rng_range(&seed, -he.z, he.z));
+    p[n++] = rng_box(&gen, v3_neg(he), he);
   for (int axis = 0; axis < 3; ++axis)
     for (int s = -1; s <= 1; s += 2)
       for (int i = 0; i < 6; ++i) {
-        vec3 q = v3(rng_range(&seed, -he.x, he.x), rng_range(&seed, -he.y, he.y),
-                    rng_range(&seed, -he.z, he.z));
+        vec3 q = rng_box(&gen, v3_neg(he), he);
         v3_set(&q, axis, s * v3_get(he, axis));
         p[n++] = q;
       }
@@ -149,11 +142,7 @@ static void test_box_with_extra_points(void **state) {
     if (order > 0)
       shuffle(pts, n, order);
     hull h;
-    assert_int_equal(lcp__hull_build(pts, n, &h), LCP_OK);
-    assert_int_equal(h.vertex_count, 8);
-    assert_int_equal(h.face_count, 6);
-    assert_int_equal(h.edge_count, 12);
-    check_hull(&h, pts, n, 1e-12);
+    build_checked(&h, pts, n, 8, 6, 12, 1e-12);
     int seen = 0;
     for (int32_t f = 0; f < 6; ++f) {
       assert_int_equal(h.faces[f].vertex_count, 4);
@@ -182,11 +171,7 @@ static void test_rotated_box_with_extra_points(void **state) {
   int32_t n = box_cloud(pts, v3(0.2, 0.05, 0.7), v3(3.0, -1.0, 0.5), &R, 7);
   shuffle(pts, n, 99);
   hull h;
-  assert_int_equal(lcp__hull_build(pts, n, &h), LCP_OK);
-  assert_int_equal(h.vertex_count, 8);
-  assert_int_equal(h.face_count, 6);
-  assert_int_equal(h.edge_count, 12);
-  check_hull(&h, pts, n, 1e-12);
+  build_checked(&h, pts, n, 8, 6, 12, 1e-12);
   ASSERT_NEAR(h.volume, 8 * 0.2 * 0.05 * 0.7, 1e-14);
   lcp__hull_free(&h);
 }
@@ -205,11 +190,7 @@ static void test_lattice(void **state) {
     if (order > 0)
       shuffle(pts, n, order + 100);
     hull h;
-    assert_int_equal(lcp__hull_build(pts, n, &h), LCP_OK);
-    assert_int_equal(h.vertex_count, 8);
-    assert_int_equal(h.face_count, 6);
-    assert_int_equal(h.edge_count, 12);
-    check_hull(&h, pts, n, 1e-12);
+    build_checked(&h, pts, n, 8, 6, 12, 1e-12);
     ASSERT_NEAR(h.volume, 1.0, 1e-15);
     lcp__hull_free(&h);
   }
@@ -247,11 +228,7 @@ static void test_regular_tetrahedron_mass_properties(void **state) {
   for (int i = 0; i < 4; ++i)
     pts[i] = v3_add(m3_mulv(&R, v3_scale(base[i], s)), c);
   hull h;
-  assert_int_equal(lcp__hull_build(pts, 4, &h), LCP_OK);
-  assert_int_equal(h.vertex_count, 4);
-  assert_int_equal(h.face_count, 4);
-  assert_int_equal(h.edge_count, 6);
-  check_hull(&h, pts, 4, 1e-12);
+  build_checked(&h, pts, 4, 4, 4, 6, 1e-12);
   double a = 2.0 * sqrt(2.0) * s; /* edge length */
   double vol = a * a * a / (6.0 * sqrt(2.0));
   ASSERT_NEAR(h.volume, vol, 1e-12 * vol);
@@ -281,16 +258,15 @@ static void test_prism(void **state) {
     pts[n++] = v3(r * cos(a), r * sin(a), -hl);
     pts[n++] = v3(r * cos(a), r * sin(a), 0.3 * hl); /* on a side edge */
   }
-  uint64_t seed = 5;
-  for (int k = 0; k < 40; ++k)
-    pts[n++] = v3(rng_range(&seed, -0.2, 0.2), rng_range(&seed, -0.2, 0.2), k % 2 ? hl : -hl);
+  rng gen = {5};
+  for (int k = 0; k < 40; ++k) {
+    double x = rng_range(&gen, -0.2, 0.2);
+    double y = rng_range(&gen, -0.2, 0.2);
+    pts[n++] = v3(x, y, k % 2 ? hl : -hl);
+  }
   shuffle(pts, n, 3);
   hull h;
-  assert_int_equal(lcp__hull_build(pts, n, &h), LCP_OK);
-  assert_int_equal(h.vertex_count, 2 * N);
-  assert_int_equal(h.face_count, N + 2);
-  assert_int_equal(h.edge_count, 3 * N);
-  check_hull(&h, pts, n, 1e-12);
+  build_checked(&h, pts, n, 2 * N, N + 2, 3 * N, 1e-12);
   int caps = 0;
   for (int32_t f = 0; f < h.face_count; ++f)
     if (h.faces[f].vertex_count == N)
@@ -327,11 +303,7 @@ static void test_octahedron_and_duplicates(void **state) {
     pts[n++] = v3(0, 0, -1);
   }
   hull h;
-  assert_int_equal(lcp__hull_build(pts, n, &h), LCP_OK);
-  assert_int_equal(h.vertex_count, 6);
-  assert_int_equal(h.face_count, 8);
-  assert_int_equal(h.edge_count, 12);
-  check_hull(&h, pts, n, 1e-12);
+  build_checked(&h, pts, n, 6, 8, 12, 1e-12);
   ASSERT_NEAR(h.volume, 4.0 / 3.0, 1e-15);
   /* |x|+|y|+|z| ≤ 1: ∫x² dV = 8·(1/60) over the unit simplices, so
    * Ixx = ∫(y² + z²) dV = 4/15 = m/5 */
@@ -363,19 +335,19 @@ static void test_random_clouds(void **state) {
   enum { N = 400 };
   vec3 *pts = malloc(sizeof(vec3) * N);
   for (uint64_t seed = 1; seed <= 20; ++seed) {
-    uint64_t s = seed * 1000;
-    int32_t n = 4 + (int32_t)(rng_next(&s) % (N - 4));
+    rng s = {seed * 1000};
+    int32_t n = 4 + rng_int(&s, N - 4);
     for (int32_t i = 0; i < n; ++i)
-      pts[i] = v3(rng_range(&s, -1, 1), rng_range(&s, -2, 2), rng_range(&s, -0.5, 0.5));
+      pts[i] = rng_box(&s, v3(-1, -2, -0.5), v3(1, 2, 0.5));
     check_random_cloud(pts, n);
   }
   /* on a sphere: every point is a vertex */
   for (uint64_t seed = 1; seed <= 5; ++seed) {
-    uint64_t s = seed;
+    rng s = {seed};
     for (int32_t i = 0; i < N; ++i) {
       vec3 d;
       do
-        d = v3(rng_range(&s, -1, 1), rng_range(&s, -1, 1), rng_range(&s, -1, 1));
+        d = rng_vec3(&s, -1, 1);
       while (v3_len2(d) > 1.0 || v3_len2(d) < 0.01);
       v3_normalize(d, &pts[i], 0.0);
     }
@@ -416,9 +388,9 @@ static void test_degenerate_inputs(void **state) {
   assert_int_equal(lcp__hull_build(pts, 3, &h), LCP_ERR_DEGENERATE);
   assert_int_equal(lcp__hull_build(pts, 0, &h), LCP_ERR_DEGENERATE);
   /* coplanar, including within the relative tolerance */
-  uint64_t s = 42;
+  rng s = {42};
   for (int i = 0; i < 50; ++i)
-    pts[i] = v3(rng_range(&s, -1, 1), rng_range(&s, -1, 1), 1e-11 * rng_range(&s, -1, 1));
+    pts[i] = v3_mul(rng_vec3(&s, -1, 1), v3(1, 1, 1e-11));
   assert_int_equal(lcp__hull_build(pts, 50, &h), LCP_ERR_DEGENERATE);
   /* ... but not when the thickness is above it */
   pts[7].z = 1e-6;

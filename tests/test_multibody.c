@@ -26,66 +26,12 @@
 #include "lcp_math.h"
 #include "lcpsim/robot.h"
 #include "multibody.h"
+#include "test_util.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- deterministic random numbers (splitmix64) ---- */
-
-typedef struct rng {
-  uint64_t s;
-} rng;
-
-static uint64_t rng_next(rng *r) {
-  uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-static double rng_unit(rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
-static double rng_range(rng *r, double a, double b) { return a + (b - a) * rng_unit(r); }
-static int rng_int(rng *r, int n) { return (int)(rng_next(r) % (uint64_t)n); }
-static vec3 rng_vec(rng *r, double s) {
-  return v3(rng_range(r, -s, s), rng_range(r, -s, s), rng_range(r, -s, s));
-}
-static quat rng_quat(rng *r) {
-  quat q;
-  double n;
-  do {
-    q = (quat){rng_range(r, -1, 1), rng_range(r, -1, 1), rng_range(r, -1, 1), rng_range(r, -1, 1)};
-    n = q_norm(q);
-  } while (n < 0.1 || n > 1.0);
-  return q_normalize(q);
-}
-
-static void *xcalloc(size_t count, size_t size) {
-  void *p = calloc(count ? count : 1, size);
-  assert_non_null(p);
-  return p;
-}
-
-static double max_abs(int n, const double *a) {
-  double m = 0.0;
-  for (int i = 0; i < n; ++i)
-    m = fmax(m, fabs(a[i]));
-  return m;
-}
-static double max_abs_diff(int n, const double *a, const double *b) {
-  double d = 0.0;
-  for (int i = 0; i < n; ++i)
-    d = fmax(d, fabs(a[i] - b[i]));
-  return d;
-}
-
-/* |a − b| ≤ tol (this cmocka has no assert_double_equal) */
-#define assert_close(a, b, tol)                                                                    \
-  do {                                                                                             \
-    double a_ = (a), b_ = (b);                                                                     \
-    if (!(fabs(a_ - b_) <= (tol)))                                                                 \
-      fail_msg("%s = %.17g but %s = %.17g (tolerance %g)", #a, a_, #b, b_, (double)(tol));         \
-  } while (0)
 
 /* ---- dense linear algebra (reference) ---- */
 
@@ -128,8 +74,8 @@ static void dense_solve(int n, const double *L, const double *b, double *x) {
  * joints, identity origins, axis z, 1 kg, unit inertia), built here so the
  * test does not depend on the allocator; freed by lcp_robot_def_free. */
 static lcp_robot_def_t *def_alloc(int n) {
-  lcp_robot_def_t *def = xcalloc(1, sizeof *def);
-  def->links = xcalloc((size_t)n, sizeof(lcp_link_def_t));
+  lcp_robot_def_t *def = test_alloc(1, sizeof *def);
+  def->links = test_alloc((size_t)n, sizeof(lcp_link_def_t));
   def->link_count = n;
   for (int i = 0; i < n; ++i) {
     lcp_link_def_t *l = &def->links[i];
@@ -150,19 +96,39 @@ typedef struct robot {
   mb_model m;
   mb_data d;
   int nq, nv, n;
+  double *q, *qd; /* a random state (random_state) */
 } robot;
 
 static mat3 random_inertia(rng *r, double mass) {
   mat3 Q = q_to_mat3(rng_quat(r));
   /* principal moments of a random box, so the triangle inequality holds */
-  double a = rng_range(r, 0.05, 0.6), b = rng_range(r, 0.05, 0.6), c = rng_range(r, 0.05, 0.6);
-  vec3 d =
-      v3(mass * (b * b + c * c) / 12, mass * (a * a + c * c) / 12, mass * (a * a + b * b) / 12);
+  vec3 s = rng_vec3(r, 0.05, 0.6); /* the box's sides */
+  vec3 d = v3(mass * (s.y * s.y + s.z * s.z) / 12, mass * (s.x * s.x + s.z * s.z) / 12,
+              mass * (s.x * s.x + s.y * s.y) / 12);
   mat3 D = m3_diag(d);
   return m3_rotate_tensor(&Q, &D);
 }
 
-static void robot_random(rng *r, int n, bool floating, robot *out) {
+/* Base position within ±pos_scale, any base orientation, joints within
+ * ±0.5 m (prismatic) or ±π, velocities within ±1. */
+static void random_state(rng *r, const robot *rb, double *q, double *qd, double pos_scale) {
+  const mb_model *m = &rb->m;
+  if (m->floating) {
+    v3_store(rng_vec3(r, -pos_scale, pos_scale), q);
+    q_store(rng_quat(r), q + 3);
+  }
+  for (int i = 1; i < m->link_count; ++i) {
+    const mb_link *L = &m->links[i];
+    if (L->q_index >= 0)
+      q[L->q_index] = L->joint_type == LCP_JOINT_PRISMATIC ? rng_range(r, -0.5, 0.5)
+                                                           : rng_range(r, -LCP_PI, LCP_PI);
+  }
+  for (int k = 0; k < m->nv; ++k)
+    qd[k] = rng_range(r, -1.0, 1.0);
+}
+
+/* A random robot of n links, then a random state of it in out->q, out->qd. */
+static void robot_random(rng *r, int n, bool floating, double pos_scale, robot *out) {
   memset(out, 0, sizeof *out);
   lcp_robot_def_t *def = out->def = def_alloc(n);
   def->floating_base = floating;
@@ -180,17 +146,17 @@ static void robot_random(rng *r, int n, bool floating, robot *out) {
                       : t < 0.3  ? LCP_JOINT_PRISMATIC
                       : t < 0.45 ? LCP_JOINT_CONTINUOUS
                                  : LCP_JOINT_REVOLUTE;
-      v3_store(rng_vec(r, 0.5), L->origin_position);
+      v3_store(rng_vec3(r, -0.5, 0.5), L->origin_position);
       q_store(rng_quat(r), L->origin_orientation);
       vec3 ax;
       do
-        ax = rng_vec(r, 1.0);
+        ax = rng_vec3(r, -1.0, 1.0);
       while (v3_len(ax) < 0.3);
       v3_store(v3_scale(ax, rng_range(r, 0.5, 2.0)), L->axis); /* not unit: normalised */
       L->lower = -1.0;
       L->upper = 1.0;
     }
-    v3_store(rng_vec(r, 0.2), L->com);
+    v3_store(rng_vec3(r, -0.2, 0.2), L->com);
     if (i > 0 && L->joint_type == LCP_JOINT_FIXED && rng_unit(r) < 0.3) {
       L->mass = 0.0; /* a massless frame (sensor, tool point) */
       memset(L->inertia, 0, sizeof L->inertia);
@@ -205,39 +171,28 @@ static void robot_random(rng *r, int n, bool floating, robot *out) {
   assert_int_equal(lcp__mb_model_init(&out->m, def, err, sizeof err), LCP_OK);
   assert_int_equal(lcp__mb_data_init(&out->d, &out->m), LCP_OK);
   if (!floating) /* a fixed base somewhere in the world */
-    out->m.links[0].parent_from_joint = xf_make(rng_vec(r, 2.0), rng_quat(r));
+    out->m.links[0].parent_from_joint = rng_pose(r, -2.0, 2.0);
   out->nq = out->m.nq;
   out->nv = out->m.nv;
   out->n = out->m.link_count;
+  out->q = test_doubles(out->nq);
+  out->qd = test_doubles(out->nv);
+  random_state(r, out, out->q, out->qd, pos_scale);
 }
 
 static void robot_free(robot *rb) {
+  free(rb->q);
+  free(rb->qd);
   lcp__mb_data_free(&rb->d);
   lcp__mb_model_free(&rb->m);
   lcp_robot_def_free(&rb->def);
-}
-
-static void random_state(rng *r, const robot *rb, double *q, double *qd, double pos_scale) {
-  const mb_model *m = &rb->m;
-  if (m->floating) {
-    v3_store(rng_vec(r, pos_scale), q);
-    q_store(rng_quat(r), q + 3);
-  }
-  for (int i = 1; i < m->link_count; ++i) {
-    const mb_link *L = &m->links[i];
-    if (L->q_index >= 0)
-      q[L->q_index] = L->joint_type == LCP_JOINT_PRISMATIC ? rng_range(r, -0.5, 0.5)
-                                                           : rng_range(r, -LCP_PI, LCP_PI);
-  }
-  for (int k = 0; k < m->nv; ++k)
-    qd[k] = rng_range(r, -1.0, 1.0);
 }
 
 /* Generalised force of world wrenches on links (force, torque about the link
  * origin) by Jᵀf, from Jacobian rows at the poses of the last kinematics. */
 static void wrench_to_generalized(const robot *rb, const double *wrench, double *tau_ext) {
   int nv = rb->nv;
-  double *J = xcalloc((size_t)nv, sizeof(double));
+  double *J = test_doubles(nv);
   memset(tau_ext, 0, (size_t)nv * sizeof(double));
   for (int i = 0; i < rb->n; ++i) {
     vec3 p = rb->d.link_x[i].p;
@@ -263,22 +218,20 @@ static void check_aba_against_dense(bool floating, bool wrenches, uint64_t seed)
   for (int trial = 0; trial < 300; ++trial) {
     int n = 1 + (trial < 30 ? trial : rng_int(&r, 30));
     robot rb;
-    robot_random(&r, n, floating, &rb);
-    int nq = rb.nq, nv = rb.nv;
-    double *q = xcalloc((size_t)nq, sizeof(double)), *qd = xcalloc((size_t)nv, sizeof(double));
-    double *tau = xcalloc((size_t)nv, sizeof(double)), *qdd = xcalloc((size_t)nv, sizeof(double));
-    double *bias = xcalloc((size_t)nv, sizeof(double)), *rhs = xcalloc((size_t)nv, sizeof(double));
-    double *M = xcalloc((size_t)(nv * nv), sizeof(double)),
-           *x = xcalloc((size_t)nv, sizeof(double));
-    double *wrench = xcalloc((size_t)(6 * n), sizeof(double));
-    double *tau_ext = xcalloc((size_t)nv, sizeof(double));
-    random_state(&r, &rb, q, qd, trial % 5 == 0 ? 100.0 : 1.0);
+    robot_random(&r, n, floating, trial % 5 == 0 ? 100.0 : 1.0, &rb);
+    int nv = rb.nv;
+    double *q = rb.q, *qd = rb.qd;
+    double *tau = test_doubles(nv), *qdd = test_doubles(nv);
+    double *bias = test_doubles(nv), *rhs = test_doubles(nv);
+    double *M = test_doubles(nv * nv), *x = test_doubles(nv);
+    double *wrench = test_doubles(6 * n);
+    double *tau_ext = test_doubles(nv);
     for (int k = 0; k < nv; ++k)
       tau[k] = rng_range(&r, -5.0, 5.0);
     if (wrenches)
       for (int k = 0; k < 6 * n; ++k)
         wrench[k] = rng_range(&r, -5.0, 5.0);
-    vec3 g = trial % 3 == 0 ? rng_vec(&r, 10.0) : v3(0.0, 0.0, -9.81);
+    vec3 g = trial % 3 == 0 ? rng_vec3(&r, -10.0, 10.0) : v3(0.0, 0.0, -9.81);
 
     lcp__mb_forward_dynamics(&rb.m, q, qd, tau, wrenches ? wrench : NULL, g, &rb.d, qdd);
     lcp__mb_inverse_dynamics(&rb.m, q, qd, NULL, g, &rb.d, bias);
@@ -291,12 +244,12 @@ static void check_aba_against_dense(bool floating, bool wrenches, uint64_t seed)
       assert_true(dense_cholesky(nv, M));
       dense_solve(nv, M, rhs, x);
     }
-    double err = max_abs_diff(nv, qdd, x) / fmax(1.0, max_abs(nv, x));
+    double err = test_max_abs_diff(nv, qdd, x) / fmax(1.0, test_max_abs(nv, x));
     worst = fmax(worst, err);
     if (err > 1e-9)
       fail_msg("trial %d (%d links, %s): ABA differs from M⁻¹(τ − h) by %g", trial, n,
                floating ? "floating" : "fixed", err);
-    free(q), free(qd), free(tau), free(qdd), free(bias), free(rhs), free(M), free(x);
+    free(tau), free(qdd), free(bias), free(rhs), free(M), free(x);
     free(wrench), free(tau_ext);
     robot_free(&rb);
   }
@@ -329,22 +282,21 @@ static void test_rnea_inverts_aba(void **state) {
     bool floating = trial % 2 == 1;
     int n = 1 + rng_int(&r, 30);
     robot rb;
-    robot_random(&r, n, floating, &rb);
-    int nq = rb.nq, nv = rb.nv;
-    double *q = xcalloc((size_t)nq, sizeof(double)), *qd = xcalloc((size_t)nv, sizeof(double));
-    double *tau = xcalloc((size_t)nv, sizeof(double)), *qdd = xcalloc((size_t)nv, sizeof(double));
-    double *tau2 = xcalloc((size_t)nv, sizeof(double));
-    random_state(&r, &rb, q, qd, 1.0);
+    robot_random(&r, n, floating, 1.0, &rb);
+    int nv = rb.nv;
+    double *q = rb.q, *qd = rb.qd;
+    double *tau = test_doubles(nv), *qdd = test_doubles(nv);
+    double *tau2 = test_doubles(nv);
     for (int k = 0; k < nv; ++k)
       tau[k] = rng_range(&r, -5.0, 5.0);
     vec3 g = v3(0.0, 0.0, -9.81);
     lcp__mb_forward_dynamics(&rb.m, q, qd, tau, NULL, g, &rb.d, qdd);
     lcp__mb_inverse_dynamics(&rb.m, q, qd, qdd, g, &rb.d, tau2);
-    double err = max_abs_diff(nv, tau, tau2) / fmax(1.0, max_abs(nv, tau));
+    double err = test_max_abs_diff(nv, tau, tau2) / fmax(1.0, test_max_abs(nv, tau));
     worst = fmax(worst, err);
     if (err > 1e-9)
       fail_msg("trial %d (%d links): RNEA(ABA(τ)) differs from τ by %g", trial, n, err);
-    free(q), free(qd), free(tau), free(qdd), free(tau2);
+    free(tau), free(qdd), free(tau2);
     robot_free(&rb);
   }
   print_message("  worst relative difference %.2e\n", worst);
@@ -360,13 +312,12 @@ static void test_responses(void **state) {
     bool floating = trial % 2 == 0;
     int n = 1 + rng_int(&r, 30);
     robot rb;
-    robot_random(&r, n, floating, &rb);
-    int nq = rb.nq, nv = rb.nv;
-    double *q = xcalloc((size_t)nq, sizeof(double)), *qd = xcalloc((size_t)nv, sizeof(double));
-    double *qdd = xcalloc((size_t)nv, sizeof(double)), *M = xcalloc((size_t)(nv * nv), 8);
-    double *J = xcalloc((size_t)nv, sizeof(double)), *x = xcalloc((size_t)nv, sizeof(double));
-    double *y = xcalloc((size_t)nv, sizeof(double)), *e = xcalloc((size_t)nv, sizeof(double));
-    random_state(&r, &rb, q, qd, trial % 7 == 0 ? 50.0 : 1.0);
+    robot_random(&r, n, floating, trial % 7 == 0 ? 50.0 : 1.0, &rb);
+    int nv = rb.nv;
+    double *q = rb.q, *qd = rb.qd;
+    double *qdd = test_doubles(nv), *M = test_doubles(nv * nv);
+    double *J = test_doubles(nv), *x = test_doubles(nv);
+    double *y = test_doubles(nv), *e = test_doubles(nv);
     /* factors from a forward pass with velocities, gravity and torques: the
      * responses must ignore all of them */
     lcp__mb_forward_dynamics(&rb.m, q, qd, NULL, NULL, v3(0.0, 0.0, -9.81), &rb.d, qdd);
@@ -375,17 +326,18 @@ static void test_responses(void **state) {
       assert_true(dense_cholesky(nv, M));
     for (int row = 0; row < 8; ++row) {
       int link = rng_int(&r, n);
-      vec3 point = xf_point(&rb.d.link_x[link], rng_vec(&r, 0.5));
-      vec3 dir = rng_vec(&r, 1.0), ang_dir = row % 2 ? rng_vec(&r, 1.0) : v3_zero();
+      vec3 point = xf_point(&rb.d.link_x[link], rng_vec3(&r, -0.5, 0.5));
+      vec3 dir = rng_vec3(&r, -1.0, 1.0);
+      vec3 ang_dir = row % 2 ? rng_vec3(&r, -1.0, 1.0) : v3_zero();
       if (row == 3)
         dir = v3_zero();
       lcp__mb_point_jacobian_row(&rb.m, &rb.d, link, point, dir, ang_dir, J);
       dense_solve(nv, M, J, x);
       lcp__mb_response_point(&rb.m, &rb.d, link, point, dir, ang_dir, y);
-      double scale = max_abs(nv, x);
-      double err = max_abs_diff(nv, x, y) / fmax(scale, 1e-300);
+      double scale = test_max_abs(nv, x);
+      double err = test_max_abs_diff(nv, x, y) / fmax(scale, 1e-300);
       if (scale == 0.0) /* e.g. a link welded to a fixed base */
-        err = max_abs(nv, y);
+        err = test_max_abs(nv, y);
       worst = fmax(worst, err);
       if (err > 1e-9)
         fail_msg("trial %d (%d links) row %d on link %d: response differs by %g", trial, n, row,
@@ -394,16 +346,18 @@ static void test_responses(void **state) {
     /* three directions at one point in one pass: each equals M⁻¹Jᵀ */
     {
       int link = rng_int(&r, n);
-      vec3 point = xf_point(&rb.d.link_x[link], rng_vec(&r, 0.5));
-      vec3 dirs[3] = {rng_vec(&r, 1.0), rng_vec(&r, 1.0), rng_vec(&r, 1.0)};
-      double *three = xcalloc((size_t)(3 * nv + 1), sizeof(double));
+      vec3 point = xf_point(&rb.d.link_x[link], rng_vec3(&r, -0.5, 0.5));
+      vec3 dirs[3];
+      for (int k = 0; k < 3; ++k)
+        dirs[k] = rng_vec3(&r, -1.0, 1.0);
+      double *three = test_doubles(3 * nv + 1);
       lcp__mb_response_point3(&rb.m, &rb.d, link, point, dirs, three);
       for (int k = 0; k < 3; ++k) {
         lcp__mb_point_jacobian_row(&rb.m, &rb.d, link, point, dirs[k], v3_zero(), J);
         dense_solve(nv, M, J, x);
-        double scale = max_abs(nv, x);
-        double err = scale == 0.0 ? max_abs(nv, three + k * nv)
-                                  : max_abs_diff(nv, x, three + k * nv) / scale;
+        double scale = test_max_abs(nv, x);
+        double err = scale == 0.0 ? test_max_abs(nv, three + k * nv)
+                                  : test_max_abs_diff(nv, x, three + k * nv) / scale;
         worst = fmax(worst, err);
         if (err > 1e-9)
           fail_msg("trial %d (%d links) direction %d on link %d: response3 differs by %g", trial, n,
@@ -416,18 +370,30 @@ static void test_responses(void **state) {
       e[k] = 1.0;
       dense_solve(nv, M, e, x);
       lcp__mb_response_dof(&rb.m, &rb.d, k, y);
-      double err = max_abs_diff(nv, x, y) / max_abs(nv, x);
+      double err = test_max_abs_diff(nv, x, y) / test_max_abs(nv, x);
       worst = fmax(worst, err);
       if (err > 1e-9)
         fail_msg("trial %d (%d links) dof %d: response differs by %g", trial, n, k, err);
     }
-    free(q), free(qd), free(qdd), free(M), free(J), free(x), free(y), free(e);
+    free(qdd), free(M), free(J), free(x), free(y), free(e);
     robot_free(&rb);
   }
   print_message("  worst relative difference %.2e\n", worst);
 }
 
 /* ---- Jacobian rows against finite differences and link velocities ---- */
+
+/* q ⊕ (±eps e_k) into qp and qm: rb->q moved by ±eps along velocity
+ * coordinate k, for central differences. */
+static void displace(const robot *rb, int k, double eps, double *qp, double *qm) {
+  double *e = test_doubles(rb->nv);
+  e[k] = 1.0;
+  memcpy(qp, rb->q, (size_t)rb->nq * sizeof(double));
+  memcpy(qm, rb->q, (size_t)rb->nq * sizeof(double));
+  lcp__mb_integrate_positions(&rb->m, qp, e, eps);
+  lcp__mb_integrate_positions(&rb->m, qm, e, -eps);
+  free(e);
+}
 
 static vec3 vee_antisym(const mat3 *A) {
   return v3(0.5 * (A->m[2][1] - A->m[1][2]), 0.5 * (A->m[0][2] - A->m[2][0]),
@@ -443,23 +409,22 @@ static void test_jacobian(void **state) {
     bool floating = trial % 2 == 0;
     int n = 1 + rng_int(&r, 20);
     robot rb;
-    robot_random(&r, n, floating, &rb);
+    robot_random(&r, n, floating, 1.0, &rb);
     int nq = rb.nq, nv = rb.nv;
-    double *q = xcalloc((size_t)nq, sizeof(double)), *qd = xcalloc((size_t)nv, sizeof(double));
-    double *qp = xcalloc((size_t)nq, sizeof(double)), *qm = xcalloc((size_t)nq, sizeof(double));
-    double *e = xcalloc((size_t)nv, sizeof(double));
-    double *Jl = xcalloc((size_t)(3 * nv), sizeof(double));
-    double *Ja = xcalloc((size_t)(3 * nv), sizeof(double));
-    double *J = xcalloc((size_t)nv, sizeof(double));
-    random_state(&r, &rb, q, qd, 1.0);
+    double *q = rb.q, *qd = rb.qd;
+    double *qp = test_doubles(nq), *qm = test_doubles(nq);
+    double *Jl = test_doubles(3 * nv);
+    double *Ja = test_doubles(3 * nv);
+    double *J = test_doubles(nv);
     int link = rng_int(&r, n);
-    vec3 local = rng_vec(&r, 0.5);
+    vec3 local = rng_vec3(&r, -0.5, 0.5);
     lcp__mb_kinematics(&rb.m, q, qd, &rb.d);
     xform X = rb.d.link_x[link];
     vec3 point = xf_point(&X, local);
 
     /* J·q̇ = dir·v(point) + ang_dir·ω, from the velocities of lcp__mb_kinematics */
-    vec3 dir = rng_vec(&r, 1.0), ang_dir = rng_vec(&r, 1.0);
+    vec3 dir = rng_vec3(&r, -1.0, 1.0);
+    vec3 ang_dir = rng_vec3(&r, -1.0, 1.0);
     lcp__mb_point_jacobian_row(&rb.m, &rb.d, link, point, dir, ang_dir, J);
     double jv = 0.0, mag = 0.0;
     for (int k = 0; k < nv; ++k) {
@@ -481,12 +446,7 @@ static void test_jacobian(void **state) {
       lcp__mb_point_jacobian_row(&rb.m, &rb.d, link, point, v3_zero(), ec, Ja + c * nv);
     }
     for (int k = 0; k < nv; ++k) {
-      memset(e, 0, (size_t)nv * sizeof(double));
-      e[k] = 1.0;
-      memcpy(qp, q, (size_t)nq * sizeof(double));
-      memcpy(qm, q, (size_t)nq * sizeof(double));
-      lcp__mb_integrate_positions(&rb.m, qp, e, eps);
-      lcp__mb_integrate_positions(&rb.m, qm, e, -eps);
+      displace(&rb, k, eps, qp, qm);
       lcp__mb_kinematics(&rb.m, qp, NULL, &rb.d);
       xform Xp = rb.d.link_x[link];
       lcp__mb_kinematics(&rb.m, qm, NULL, &rb.d);
@@ -503,7 +463,7 @@ static void test_jacobian(void **state) {
                    trial, link, k, c, Jl[c * nv + k], Ja[c * nv + k], v3_get(dp, c), v3_get(dw, c));
       }
     }
-    free(q), free(qd), free(qp), free(qm), free(e), free(Jl), free(Ja), free(J);
+    free(qp), free(qm), free(Jl), free(Ja), free(J);
     robot_free(&rb);
   }
   print_message("  worst: finite differences %.2e, velocity %.2e\n", worst_fd, worst_v);
@@ -520,13 +480,12 @@ static void test_energy(void **state) {
     bool floating = trial % 2 == 0;
     int n = 1 + rng_int(&r, 30);
     robot rb;
-    robot_random(&r, n, floating, &rb);
+    robot_random(&r, n, floating, 1.0, &rb);
     int nq = rb.nq, nv = rb.nv;
-    double *q = xcalloc((size_t)nq, sizeof(double)), *qd = xcalloc((size_t)nv, sizeof(double));
-    double *qp = xcalloc((size_t)nq, sizeof(double)), *qm = xcalloc((size_t)nq, sizeof(double));
-    double *M = xcalloc((size_t)(nv * nv), sizeof(double)), *gq = xcalloc((size_t)nv, 8);
-    double *zero = xcalloc((size_t)nv, sizeof(double)), *e = xcalloc((size_t)nv, 8);
-    random_state(&r, &rb, q, qd, 1.0);
+    double *q = rb.q, *qd = rb.qd;
+    double *qp = test_doubles(nq), *qm = test_doubles(nq);
+    double *M = test_doubles(nv * nv), *gq = test_doubles(nv);
+    double *zero = test_doubles(nv);
     lcp__mb_kinematics(&rb.m, q, qd, &rb.d);
     double ke = lcp__mb_kinetic_energy(&rb.m, &rb.d);
     lcp__mb_mass_matrix(&rb.m, q, &rb.d, M);
@@ -542,15 +501,10 @@ static void test_energy(void **state) {
       fail_msg("trial %d: kinetic energy %.17g, ½q̇ᵀMq̇ %.17g", trial, ke, ref);
 
     /* generalised gravity force (RNEA at rest) = ∂V/∂q along each velocity coordinate */
-    vec3 g = rng_vec(&r, 10.0);
+    vec3 g = rng_vec3(&r, -10.0, 10.0);
     lcp__mb_inverse_dynamics(&rb.m, q, zero, NULL, g, &rb.d, gq);
     for (int k = 0; k < nv; ++k) {
-      memset(e, 0, (size_t)nv * sizeof(double));
-      e[k] = 1.0;
-      memcpy(qp, q, (size_t)nq * sizeof(double));
-      memcpy(qm, q, (size_t)nq * sizeof(double));
-      lcp__mb_integrate_positions(&rb.m, qp, e, eps);
-      lcp__mb_integrate_positions(&rb.m, qm, e, -eps);
+      displace(&rb, k, eps, qp, qm);
       lcp__mb_kinematics(&rb.m, qp, NULL, &rb.d);
       double vp = lcp__mb_potential_energy(&rb.m, &rb.d, g);
       lcp__mb_kinematics(&rb.m, qm, NULL, &rb.d);
@@ -561,7 +515,7 @@ static void test_energy(void **state) {
       if (errp > 1e-6)
         fail_msg("trial %d dof %d: gravity force %g, dV/dq %g", trial, k, gq[k], dv);
     }
-    free(q), free(qd), free(qp), free(qm), free(M), free(gq), free(zero), free(e);
+    free(qp), free(qm), free(M), free(gq), free(zero);
     robot_free(&rb);
   }
   print_message("  worst: kinetic %.2e, potential gradient %.2e\n", worst_ke, worst_pe);
@@ -595,11 +549,11 @@ static void test_pendulum_and_slider(void **state) {
   double q[2] = {0.4, 0.1}, qd[2] = {1.3, -0.5}, tau[2] = {0.7, 2.0}, qdd[2];
   lcp__mb_forward_dynamics(&mo, q, qd, tau, NULL, v3(0, 0, -g), &d, qdd);
   double th = (tau[0] + m * g * l * cos(q[0])) / (Iyy + m * l * l);
-  assert_close(qdd[0], th, 1e-12);
-  assert_close(qdd[1], tau[1] / 1.5 - g, 1e-12);
+  ASSERT_NEAR(qdd[0], th, 1e-12);
+  ASSERT_NEAR(qdd[1], tau[1] / 1.5 - g, 1e-12);
   /* link frame = joint frame moved by the joint value */
-  assert_close(d.link_x[2].p.z, 0.1, 1e-15);
-  assert_close(d.link_x[1].R.m[0][2], sin(0.4), 1e-15);
+  ASSERT_NEAR(d.link_x[2].p.z, 0.1, 1e-15);
+  ASSERT_NEAR(d.link_x[1].R.m[0][2], sin(0.4), 1e-15);
 
   /* A fixed base turned by R sees gravity Rᵀg in its own frame. */
   quat qb = q_from_axis_angle(v3(1, 2, 3), 0.9);
@@ -610,8 +564,8 @@ static void test_pendulum_and_slider(void **state) {
   mo.links[0].parent_from_joint = xf_identity();
   double qdd3[2];
   lcp__mb_forward_dynamics(&mo, q, qd, tau, NULL, gl, &d, qdd3);
-  assert_close(qdd2[0], qdd3[0], 1e-12);
-  assert_close(qdd2[1], qdd3[1], 1e-12);
+  ASSERT_NEAR(qdd2[0], qdd3[0], 1e-12);
+  ASSERT_NEAR(qdd2[1], qdd3[1], 1e-12);
   lcp__mb_data_free(&d);
   lcp__mb_model_free(&mo);
   lcp_robot_def_free(&def);
@@ -625,12 +579,11 @@ static void test_free_body(void **state) {
   rng r = {9};
   for (int trial = 0; trial < 50; ++trial) {
     robot rb;
-    robot_random(&r, 1, true, &rb);
-    double q[7], qd[6], tau[6], qdd[6];
-    random_state(&r, &rb, q, qd, 3.0);
+    robot_random(&r, 1, true, 3.0, &rb);
+    double *q = rb.q, *qd = rb.qd, tau[6], qdd[6];
     for (int k = 0; k < 6; ++k)
       tau[k] = rng_range(&r, -3, 3);
-    vec3 g = rng_vec(&r, 10.0);
+    vec3 g = rng_vec3(&r, -10.0, 10.0);
     lcp__mb_forward_dynamics(&rb.m, q, qd, tau, NULL, g, &rb.d, qdd);
     const mb_link *L = &rb.m.links[0];
     const xform *X = &rb.d.link_x[0];
@@ -644,8 +597,8 @@ static void test_free_body(void **state) {
     vec3 ac = v3_add(g, v3_scale(f, 1.0 / L->mass));
     vec3 ao = v3_sub(v3_sub(ac, v3_cross(alpha, c)), v3_cross(w, v3_cross(w, c)));
     for (int k = 0; k < 3; ++k) {
-      assert_close(qdd[k], v3_get(ao, k), 1e-10);
-      assert_close(qdd[3 + k], v3_get(alpha, k), 1e-10);
+      ASSERT_NEAR(qdd[k], v3_get(ao, k), 1e-10);
+      ASSERT_NEAR(qdd[3 + k], v3_get(alpha, k), 1e-10);
     }
     robot_free(&rb);
   }
@@ -726,14 +679,13 @@ static void test_momentum_conservation(void **state) {
   for (int trial = 0; trial < 12; ++trial) {
     int n = trial < 2 ? 1 + trial : 2 + rng_int(&r, 19);
     robot rb;
-    robot_random(&r, n, true, &rb);
+    robot_random(&r, n, true, 1.0, &rb);
     int nq = rb.nq, nv = rb.nv;
-    double *q0 = xcalloc((size_t)nq, sizeof(double)), *qd0 = xcalloc((size_t)nv, 8);
-    double *q = xcalloc((size_t)nq, sizeof(double)), *qd = xcalloc((size_t)nv, 8);
-    double *tau = xcalloc((size_t)nv, sizeof(double)), *qdd = xcalloc((size_t)nv, 8);
-    double *qp = xcalloc((size_t)nq, sizeof(double)), *qdp = xcalloc((size_t)nv, 8);
-    double *buf = xcalloc((size_t)(10 * (nq + nv)), sizeof(double));
-    random_state(&r, &rb, q0, qd0, 1.0);
+    double *q0 = rb.q, *qd0 = rb.qd;
+    double *q = test_doubles(nq), *qd = test_doubles(nv);
+    double *tau = test_doubles(nv), *qdd = test_doubles(nv);
+    double *qp = test_doubles(nq), *qdp = test_doubles(nv);
+    double *buf = test_doubles(10 * (nq + nv));
     /* torques scaled by the joint's own inertia, so accelerations stay O(1)
      * and RK4 resolves the motion */
     lcp__mb_forward_dynamics(&rb.m, q0, qd0, NULL, NULL, v3_zero(), &rb.d, qdd);
@@ -807,7 +759,7 @@ static void test_momentum_conservation(void **state) {
         fail_msg("trial %d: semi-implicit Euler drift %g then %g: not first order", trial, drift[0],
                  drift[1]);
     }
-    free(q0), free(qd0), free(q), free(qd), free(tau), free(qdd), free(qp), free(qdp), free(buf);
+    free(tau), free(qdd), free(qp), free(qdp), free(buf);
     robot_free(&rb);
   }
   print_message("  worst relative: rate %.2e, RK4 drift %.2e, semi-implicit Euler drift %.2e "
@@ -825,11 +777,10 @@ static void test_energy_conservation(void **state) {
     bool floating = trial % 2 == 0;
     int n = 1 + rng_int(&r, 15);
     robot rb;
-    robot_random(&r, n, floating, &rb);
+    robot_random(&r, n, floating, 1.0, &rb);
     int nq = rb.nq, nv = rb.nv;
-    double *q = xcalloc((size_t)nq, sizeof(double)), *qd = xcalloc((size_t)nv, 8);
-    double *buf = xcalloc((size_t)(10 * (nq + nv)), sizeof(double));
-    random_state(&r, &rb, q, qd, 1.0);
+    double *q = rb.q, *qd = rb.qd;
+    double *buf = test_doubles(10 * (nq + nv));
     vec3 g = v3(0.0, 0.0, -9.81);
     lcp__mb_kinematics(&rb.m, q, qd, &rb.d);
     double ke0 = lcp__mb_kinetic_energy(&rb.m, &rb.d),
@@ -847,7 +798,7 @@ static void test_energy_conservation(void **state) {
     if (err > 1e-9)
       fail_msg("trial %d (%d links, %s): energy %.17g → %.17g", trial, n,
                floating ? "floating" : "fixed", e0, e1);
-    free(q), free(qd), free(buf);
+    free(buf);
     robot_free(&rb);
   }
   print_message("  worst relative energy drift %.2e\n", worst);
@@ -859,12 +810,11 @@ static void test_deterministic(void **state) {
   (void)state;
   rng r = {12};
   robot rb;
-  robot_random(&r, 25, true, &rb);
-  int nq = rb.nq, nv = rb.nv;
-  double *q = xcalloc((size_t)nq, sizeof(double)), *qd = xcalloc((size_t)nv, 8);
-  double *a = xcalloc((size_t)nv, sizeof(double)), *b = xcalloc((size_t)nv, 8);
-  double *c = xcalloc((size_t)nv, sizeof(double)), *e = xcalloc((size_t)nv, 8);
-  random_state(&r, &rb, q, qd, 1.0);
+  robot_random(&r, 25, true, 1.0, &rb);
+  int nv = rb.nv;
+  double *q = rb.q, *qd = rb.qd;
+  double *a = test_doubles(nv), *b = test_doubles(nv);
+  double *c = test_doubles(nv), *e = test_doubles(nv);
   lcp__mb_forward_dynamics(&rb.m, q, qd, NULL, NULL, v3(0, 0, -9.81), &rb.d, a);
   lcp__mb_response_point(&rb.m, &rb.d, 20, v3(0.1, 0.2, 0.3), v3(0, 0, 1), v3_zero(), c);
   lcp__mb_response_dof(&rb.m, &rb.d, nv - 1, e);
@@ -874,7 +824,7 @@ static void test_deterministic(void **state) {
   assert_memory_equal(c, b, (size_t)nv * sizeof(double));
   lcp__mb_response_dof(&rb.m, &rb.d, nv - 1, b);
   assert_memory_equal(e, b, (size_t)nv * sizeof(double));
-  free(q), free(qd), free(a), free(b), free(c), free(e);
+  free(a), free(b), free(c), free(e);
   robot_free(&rb);
 }
 

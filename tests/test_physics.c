@@ -15,29 +15,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static lcp_world_t *new_world(double h) {
-  lcp_world_settings_t s = lcp_world_settings_default();
-  s.timestep = h;
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(&s, &w), LCP_OK);
-  return w;
-}
-
-static void step_n(lcp_world_t *w, int n) {
-  for (int i = 0; i < n; ++i)
-    assert_int_equal(lcp_world_step(w), LCP_OK);
-}
-
 /* Free fall before any contact: z(t) = z0 − ½ g t² and v(t) = −g t within
  * 1e-9 at t = 1 s with h = 1 ms. */
 static void test_free_fall_is_exact(void **state) {
   (void)state;
-  lcp_world_t *w = new_world(1e-3);
+  lcp_world_t *w = test_new_world(1e-3, true);
   lcp_geom_def_t ball = test_sphere_def(0.1, 0.5);
   const double z0 = 10.0;
   lcp_body_id id = test_add_solid(w, &ball, 1.0, (double[]){0, 0, z0}, NULL);
   assert_int_not_equal(id, LCP_NULL_ID);
-  step_n(w, 1000);
+  test_step_n(w, 1000);
   double p[3], v[3];
   lcp_body_get_pose(w, id, p, NULL);
   lcp_body_get_velocity(w, id, v, NULL);
@@ -55,14 +42,14 @@ static void test_free_fall_is_exact(void **state) {
  * penetrates more than slop + 1 mm. */
 static void test_drop_comes_to_rest(void **state) {
   (void)state;
-  lcp_world_t *w = new_world(1.0 / 240.0);
+  lcp_world_t *w = test_new_world(1.0 / 240.0, true);
   assert_int_equal(test_add_plane(w, 0.6, NULL), LCP_OK);
   lcp_geom_def_t ball = test_sphere_def(0.2, 0.6);
   lcp_geom_def_t box = test_box_def(0.25, 0.2, 0.15, 0.6);
   const double tilt[4] = {cos(0.2), sin(0.2) / sqrt(2.0), sin(0.2) / sqrt(2.0), 0.0};
   lcp_body_id sphere = test_add_solid(w, &ball, 2.0, (double[]){0, 0, 1.0}, NULL);
   lcp_body_id cube = test_add_solid(w, &box, 3.0, (double[]){2.0, 0, 1.5}, tilt);
-  step_n(w, 480);
+  test_step_n(w, 480);
   lcp_world_settings_t s;
   lcp_world_get_settings(w, &s);
   double v[3], wv[3];
@@ -97,19 +84,18 @@ static void run_incline(lcp_friction_model_t model) {
     double mu = tan(theta) + (sliding ? -0.1 : 0.1);
     lcp_world_settings_t s = lcp_world_settings_default();
     s.friction_model = model;
-    lcp_world_t *w = NULL;
-    assert_int_equal(lcp_world_create(&s, &w), LCP_OK);
+    lcp_world_t *w = test_create_world(&s);
     assert_int_equal(test_add_plane(w, mu, q), LCP_OK);
     lcp_geom_def_t box = test_box_def(0.2, 0.2, 0.2, mu);
     double p0[3] = {0.2 * n[0], 0.0, 0.2 * n[2]};
     lcp_body_id id = test_add_solid(w, &box, 1.0, p0, q);
     /* Let the contact form, then measure. */
-    step_n(w, 24);
+    test_step_n(w, 24);
     double a[3], v_a[3], b[3], v_b[3];
     lcp_body_get_pose(w, id, a, NULL);
     lcp_body_get_velocity(w, id, v_a, NULL);
     double t_a = lcp_world_time(w);
-    step_n(w, 480);
+    test_step_n(w, 480);
     lcp_body_get_pose(w, id, b, NULL);
     lcp_body_get_velocity(w, id, v_b, NULL);
     double t_b = lcp_world_time(w);
@@ -152,13 +138,12 @@ static void test_incline_box(void **state) {
 static void slide_at_45(lcp_friction_model_t model, double *distance, double *deviation_deg) {
   lcp_world_settings_t s = lcp_world_settings_default();
   s.friction_model = model;
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(&s, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(&s);
   const double mu = 0.5, v0 = 3.0;
   assert_int_equal(test_add_plane(w, mu, NULL), LCP_OK);
   lcp_geom_def_t box = test_box_def(0.25, 0.25, 0.25, mu);
   lcp_body_id id = test_add_solid(w, &box, 1.0, (double[]){0, 0, 0.25}, NULL);
-  step_n(w, 10); /* settle on the ground at rest */
+  test_step_n(w, 10); /* settle on the ground at rest */
   double start[3];
   lcp_body_get_pose(w, id, start, NULL);
   double v_init[3] = {v0 / sqrt(2.0), v0 / sqrt(2.0), 0.0}, zero[3] = {0, 0, 0};
@@ -208,19 +193,23 @@ static void test_box_friction_is_anisotropic(void **state) {
   assert_true(d < expected / sqrt(2.0) * 1.05); /* the √2 too strong friction */
 }
 
+/* How far the scene's top body is from where the scene put it. */
+static double top_drift(const lcp_world_t *w, const lcp_scene_info_t *info) {
+  double p[3];
+  lcp_body_get_pose(w, info->top_body, p, NULL);
+  return test_dist3(p, info->top_position);
+}
+
 /* A stack of 10 cubes (0.5 m, 1 kg) stands 10 s at h = 1/240, 20 iterations,
  * top drift < 1 cm. */
 static void test_stack_of_ten_stands(void **state) {
   (void)state;
   lcp_world_settings_t s = lcp_scene_settings();
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(&s, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(&s);
   lcp_scene_info_t info;
   assert_int_equal(lcp_scene_stack(w, 10, &info), LCP_OK);
-  step_n(w, 2400);
-  double p[3];
-  lcp_body_get_pose(w, info.top_body, p, NULL);
-  double drift = test_dist3(p, info.top_position);
+  test_step_n(w, 2400);
+  double drift = top_drift(w, &info);
   print_message("stack of 10: top drift %.5f m after 10 s\n", drift);
   assert_true(drift < 0.01);
   lcp_world_destroy(&w);
@@ -230,15 +219,12 @@ static void test_stack_of_ten_stands(void **state) {
 static void test_pyramid_stands(void **state) {
   (void)state;
   lcp_world_settings_t s = lcp_scene_settings();
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(&s, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(&s);
   lcp_scene_info_t info;
   assert_int_equal(lcp_scene_pyramid(w, 20, &info), LCP_OK);
   assert_int_equal(info.bodies, 210);
-  step_n(w, 480);
-  double p[3];
-  lcp_body_get_pose(w, info.top_body, p, NULL);
-  double drift = test_dist3(p, info.top_position);
+  test_step_n(w, 480);
+  double drift = top_drift(w, &info);
   print_message("pyramid 20: top drift %.5f m after 2 s\n", drift);
   assert_true(drift < 0.05);
   lcp_world_destroy(&w);
@@ -282,8 +268,7 @@ static void test_collision_conserves_momentum(void **state) {
   lcp_world_settings_t s = lcp_world_settings_default();
   s.gravity[2] = 0.0;
   s.timestep = 1e-3;
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(&s, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(&s);
   lcp_geom_def_t a = test_box_def(0.3, 0.2, 0.1, 0.7);
   lcp_geom_def_t b = test_box_def(0.15, 0.25, 0.2, 0.4);
   const double qa[4] = {0.9, 0.1, 0.3, 0.2}, qb[4] = {0.7, -0.2, 0.1, 0.5};

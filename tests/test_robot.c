@@ -11,6 +11,7 @@
 #include "id_pool.h"
 #include "lcpsim/robot.h"
 #include "lcpsim/urdf.h"
+#include "test_util.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -28,8 +29,7 @@ static lcp_robot_def_t *load_arm(void) {
 
 static void test_arm_in_world(void **state) {
   (void)state;
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(NULL, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(NULL);
   lcp_robot_def_t *def = load_arm();
   lcp_robot_id id;
   const double base[3] = {0.5, -0.2, 0.1};
@@ -115,8 +115,7 @@ static void test_arm_in_world(void **state) {
  * new robot's id works, and the stale id touches nothing of it. */
 static void test_stale_robot_id_refused(void **state) {
   (void)state;
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(NULL, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(NULL);
   lcp_robot_def_t *def = load_arm();
   lcp_robot_id old, other, fresh;
   assert_int_equal(lcp_robot_add(w, def, (double[]){0, 0, 0}, NULL, &old), LCP_OK);

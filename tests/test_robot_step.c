@@ -75,16 +75,6 @@ static lcp_robot_def_t *make_chain(const chain_spec *spec) {
   return def;
 }
 
-static lcp_world_t *new_world(double h, bool gravity) {
-  lcp_world_settings_t s = lcp_world_settings_default();
-  s.timestep = h;
-  if (!gravity)
-    s.gravity[2] = 0.0;
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(&s, &w), LCP_OK);
-  return w;
-}
-
 /* Mass and centre of mass (link frame) of each link, for energies. */
 static void link_mass_com(const lcp_robot_def_t *def, int32_t link, double *m, double c[3]) {
   *m = def->links[link].mass;
@@ -168,7 +158,7 @@ static void robot_momentum(lcp_world_t *w, lcp_robot_id id, const lcp_robot_def_
  * the pivot, to 0.2 % at h = 1 ms from 5°. */
 static void test_pendulum_period(void **state) {
   (void)state;
-  lcp_world_t *w = new_world(1e-3, true);
+  lcp_world_t *w = test_new_world(1e-3, true);
   const int axes[1] = {1};
   chain_spec spec = {.links = 1, .length = 2.0, .mass = 1.0, .axes = axes};
   lcp_robot_def_t *def = make_chain(&spec);
@@ -207,7 +197,7 @@ static void test_pendulum_period(void **state) {
  * 10 s at h = 1 ms (no contacts). */
 static void test_chain_energy(void **state) {
   (void)state;
-  lcp_world_t *w = new_world(1e-3, true);
+  lcp_world_t *w = test_new_world(1e-3, true);
   const int axes[5] = {1, 1, 1, 1, 1};
   chain_spec spec = {.links = 5, .length = 0.3, .mass = 1.0, .axes = axes};
   lcp_robot_def_t *def = make_chain(&spec);
@@ -236,7 +226,7 @@ static void test_chain_energy(void **state) {
  * momentum to 1e-9 relative (internal forces only). */
 static void test_floating_momentum(void **state) {
   (void)state;
-  lcp_world_t *w = new_world(1e-3, false);
+  lcp_world_t *w = test_new_world(1e-3, false);
   const int axes[4] = {1, 0, 2, 1};
   chain_spec spec = {.links = 4, .length = 0.3, .mass = 0.7, .axes = axes, .floating = true};
   lcp_robot_def_t *def = make_chain(&spec);
@@ -279,7 +269,7 @@ static void test_floating_momentum(void **state) {
  * there: violation < 0.01 rad after settling. */
 static void test_joint_limit_holds(void **state) {
   (void)state;
-  lcp_world_t *w = new_world(1e-3, true);
+  lcp_world_t *w = test_new_world(1e-3, true);
   const int axes[1] = {1};
   chain_spec spec = {
       .links = 1, .length = 0.5, .mass = 2.0, .axes = axes, .lower = -0.3, .upper = 0.2};
@@ -310,7 +300,7 @@ static void test_joint_damping_row(void **state) {
   (void)state;
   double amplitude[2];
   for (int damped = 0; damped < 2; ++damped) {
-    lcp_world_t *w = new_world(1e-3, true);
+    lcp_world_t *w = test_new_world(1e-3, true);
     const int axes[1] = {1};
     chain_spec spec = {
         .links = 1, .length = 0.5, .mass = 1.0, .axes = axes, .damping = damped ? 0.2 : 0.0};
@@ -340,7 +330,7 @@ static void test_joint_damping_row(void **state) {
 static void test_self_collision(void **state) {
   (void)state;
   for (int enabled = 0; enabled < 2; ++enabled) {
-    lcp_world_t *w = new_world(1e-3, false);
+    lcp_world_t *w = test_new_world(1e-3, false);
     const int axes[3] = {1, 1, 1};
     chain_spec spec = {.links = 3, .length = 0.3, .mass = 1.0, .axes = axes, .geoms = true};
     lcp_robot_def_t *def = make_chain(&spec);
@@ -388,7 +378,7 @@ static void test_self_collision(void **state) {
  * frictionless floor, and a box dropped on a held link moves the joint. */
 static void test_robot_pushes_box(void **state) {
   (void)state;
-  lcp_world_t *w = new_world(1e-3, true);
+  lcp_world_t *w = test_new_world(1e-3, true);
   assert_int_equal(test_add_plane(w, 0.0, NULL), LCP_OK);
   /* a single rod along +x turning about z, 0.1 m above the floor */
   const int axes[1] = {2};
@@ -407,8 +397,7 @@ static void test_robot_pushes_box(void **state) {
   c.kp = 200.0;
   c.kd = 20.0;
   assert_int_equal(lcp_robot_set_joint_control(w, id, 0, &c), LCP_OK);
-  for (int step = 0; step < 1500; ++step)
-    assert_int_equal(lcp_world_step(w), LCP_OK);
+  test_step_n(w, 1500);
   double p[3];
   assert_int_equal(lcp_body_get_pose(w, b, p, NULL), LCP_OK);
   double moved = test_dist3(p, at);
@@ -422,7 +411,7 @@ static void test_robot_pushes_box(void **state) {
 
 static void test_box_moves_robot(void **state) {
   (void)state;
-  lcp_world_t *w = new_world(1e-3, true);
+  lcp_world_t *w = test_new_world(1e-3, true);
   /* a horizontal rod about y held by a soft PD at 0 */
   const int axes[1] = {1};
   chain_spec spec = {.links = 1, .length = 0.6, .mass = 1.0, .axes = axes, .geoms = true};
@@ -436,8 +425,7 @@ static void test_box_moves_robot(void **state) {
   c.kp = 100.0;
   c.kd = 5.0;
   assert_int_equal(lcp_robot_set_joint_control(w, id, 0, &c), LCP_OK);
-  for (int step = 0; step < 200; ++step)
-    assert_int_equal(lcp_world_step(w), LCP_OK);
+  test_step_n(w, 200);
   double q_before;
   assert_int_equal(lcp_robot_get_q(w, id, &q_before, 1), LCP_OK);
   assert_true(fabs(q_before) < 1e-3);
@@ -468,8 +456,7 @@ static void test_box_moves_robot(void **state) {
 /* The quadruped standing under PD with a box dropped beside it. */
 static lcp_world_t *quadruped_and_box(lcp_robot_scene_t *scene, lcp_body_id *box) {
   lcp_world_settings_t s = lcp_scene_robot_settings();
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(&s, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(&s);
   assert_int_equal(lcp_scene_quadruped(w, 300.0, 10.0, 0.002, scene), LCP_OK);
   lcp_geom_def_t g = test_box_def(0.05, 0.05, 0.05, 0.6);
   const double at[3] = {0.6, 0.0, 0.2};

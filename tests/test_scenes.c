@@ -18,12 +18,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#define LCP_TEST_PI 3.14159265358979323846
-
 static lcp_world_t *robot_world(void) {
   lcp_world_settings_t s = lcp_scene_robot_settings();
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(&s, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(&s);
   return w;
 }
 
@@ -180,8 +177,7 @@ static void test_chain_comes_to_rest(void **state) {
   assert_int_equal(lcp_scene_chain(w, &scene), LCP_OK);
   assert_int_equal(scene.bodies, 20);
   assert_int_equal(scene.dofs, 25);
-  for (int step = 0; step < 5000; ++step)
-    assert_int_equal(lcp_world_step(w), LCP_OK);
+  test_step_n(w, 5000);
   double speed = max_link_speed(w, &scene), worst_height = 0.0;
   for (int32_t l = 0; l < scene.bodies; ++l) {
     double p[3];
@@ -213,9 +209,9 @@ static void test_chain_links_are_capsules_along_x(void **state) {
   double M[NV * NV];
   assert_int_equal(lcp_robot_mass_matrix(w, scene.robot, M, NV), LCP_OK);
   const double r = 0.04, length = 0.2, mass = 0.5;
-  double rho = mass / (LCP_TEST_PI * r * r * length + 4.0 / 3.0 * LCP_TEST_PI * r * r * r);
-  double m_cylinder = rho * LCP_TEST_PI * r * r * length;
-  double m_hemisphere = rho * 2.0 / 3.0 * LCP_TEST_PI * r * r * r;
+  double rho = mass / (TEST_PI * r * r * length + 4.0 / 3.0 * TEST_PI * r * r * r);
+  double m_cylinder = rho * TEST_PI * r * r * length;
+  double m_hemisphere = rho * 2.0 / 3.0 * TEST_PI * r * r * r;
   double axial = 0.5 * m_cylinder * r * r + 2.0 * 0.4 * m_hemisphere * r * r;
   double last = M[(NV - 1) * NV + (NV - 1)], before = M[(NV - 2) * NV + (NV - 2)];
   print_message("chain: last joint's M entry %.6e, capsule's axial inertia %.6e\n", last, axial);

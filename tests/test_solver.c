@@ -15,33 +15,12 @@
 #include "arena.h"
 #include "lcp_math.h"
 #include "solver.h"
+#include "test_util.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- deterministic random numbers (splitmix64) ---- */
-
-typedef struct rng {
-  uint64_t s;
-} rng;
-
-static uint64_t rng_next(rng *r) {
-  uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-static double rng_unit(rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
-static double rng_range(rng *r, double a, double b) { return a + (b - a) * rng_unit(r); }
-static int rng_int(rng *r, int n) { return (int)(rng_next(r) % (uint64_t)n); }
-
-static void *xcalloc(size_t count, size_t size) {
-  void *p = calloc(count ? count : 1, size);
-  assert_non_null(p);
-  return p;
-}
 
 /* ---- dense helpers ---- */
 
@@ -70,13 +49,6 @@ static double lcp_violation(int n, const double *A, const double *b, const doubl
   return worst;
 }
 
-static double max_abs_diff(int n, const double *a, const double *b) {
-  double d = 0.0;
-  for (int i = 0; i < n; ++i)
-    d = fmax(d, fabs(a[i] - b[i]));
-  return d;
-}
-
 /* ---- random boxed LCPs in row form ---- */
 
 typedef struct lcp_case {
@@ -87,6 +59,7 @@ typedef struct lcp_case {
   solver_row *rows;
   double *J, *T; /* 2n coefficients per row: side 0 at 2n·i, side 1 at 2n·i + n */
   double *velocity;
+  double *reference; /* λ by lcp__dantzig_dense on A (case_solve_reference) */
   solver_problem problem;
 } lcp_case;
 
@@ -96,20 +69,21 @@ typedef struct lcp_case {
  * forms the cross terms of overlapping sides gets A right. */
 static void case_make(lcp_case *c, rng *r, int n, bool split) {
   c->n = n;
-  c->Jf = xcalloc((size_t)(n * n), sizeof(double));
-  c->A = xcalloc((size_t)(n * n), sizeof(double));
-  c->b = xcalloc((size_t)n, sizeof(double));
-  c->lo = xcalloc((size_t)n, sizeof(double));
-  c->hi = xcalloc((size_t)n, sizeof(double));
-  c->cfm = xcalloc((size_t)n, sizeof(double));
-  c->u = xcalloc((size_t)n, sizeof(double));
-  c->rows = xcalloc((size_t)n, sizeof(solver_row));
-  c->J = xcalloc((size_t)(2 * n * n), sizeof(double));
-  c->T = xcalloc((size_t)(2 * n * n), sizeof(double));
-  c->velocity = xcalloc((size_t)n, sizeof(double));
+  c->Jf = test_doubles(n * n);
+  c->A = test_doubles(n * n);
+  c->b = test_doubles(n);
+  c->lo = test_doubles(n);
+  c->hi = test_doubles(n);
+  c->cfm = test_doubles(n);
+  c->u = test_doubles(n);
+  c->rows = test_alloc((size_t)n, sizeof(solver_row));
+  c->J = test_doubles(2 * n * n);
+  c->T = test_doubles(2 * n * n);
+  c->velocity = test_doubles(n);
+  c->reference = test_doubles(n);
 
   /* Q: Gram–Schmidt (twice, for orthogonality to rounding) on random rows. */
-  double *Q = xcalloc((size_t)(n * n), sizeof(double));
+  double *Q = test_doubles(n * n);
   for (int i = 0; i < n * n; ++i)
     Q[i] = rng_range(r, -1.0, 1.0);
   for (int i = 0; i < n; ++i) {
@@ -174,7 +148,8 @@ static void case_make(lcp_case *c, rng *r, int n, bool split) {
         j0[k] = t0[k] = ji[k];
     } else {
       /* side 0 covers [0, a), side 1 covers [s, n), s ≤ a */
-      int a = 1 + rng_int(r, n), s = rng_int(r, a + 1);
+      int a = 1 + rng_int(r, n);
+      int s = rng_int(r, a + 1);
       row->dof_offset[0] = 0;
       row->dof_count[0] = a;
       row->dof_offset[1] = s;
@@ -228,9 +203,17 @@ static void case_reset(lcp_case *c) {
     c->rows[i].lambda = 0.0;
 }
 
-static void case_lambda(const lcp_case *c, double *out) {
+/* The reference λ: Dantzig's pivoting on the dense A. */
+static void case_solve_reference(lcp_case *c, arena *a) {
+  assert_int_equal(lcp__dantzig_dense(c->n, c->A, c->b, c->lo, c->hi, c->reference, a), LCP_OK);
+}
+
+/* max_i |λ_i − reference_i| of the rows' λ. */
+static double case_lambda_error(const lcp_case *c) {
+  double worst = 0.0;
   for (int i = 0; i < c->n; ++i)
-    out[i] = c->rows[i].lambda;
+    worst = fmax(worst, fabs(c->rows[i].lambda - c->reference[i]));
+  return worst;
 }
 
 static void case_free(lcp_case *c) {
@@ -245,6 +228,7 @@ static void case_free(lcp_case *c) {
   free(c->J);
   free(c->T);
   free(c->velocity);
+  free(c->reference);
 }
 
 /* max_k |velocity_k − (u + Jᵀλ)_k|: the solvers must leave v = u_free + M⁻¹Jᵀλ. */
@@ -267,6 +251,20 @@ static solver_settings settings_of(int32_t iterations, double omega, double tole
                            .friction_model = model};
 }
 
+/* Every test gets a fresh arena as its state. */
+static int arena_setup(void **state) {
+  arena *a = test_alloc(1, sizeof *a);
+  lcp__arena_init(a);
+  *state = a;
+  return 0;
+}
+static int arena_teardown(void **state) {
+  lcp__arena_destroy(*state);
+  free(*state);
+  return 0;
+}
+#define ARENA_TEST(f) cmocka_unit_test_setup_teardown(f, arena_setup, arena_teardown)
+
 #define CASES 100
 
 static int case_size(rng *r) { return 3 + rng_int(r, 58); } /* 3..60 */
@@ -277,35 +275,28 @@ static int case_size(rng *r) { return 3 + rng_int(r, 58); } /* 3..60 */
  * [0,∞), [−c,c], (−∞,∞) bounds): the LCP conditions hold to 1e-9 (w in
  * units of b, |b| ≤ 1). */
 static void test_dantzig_random(void **state) {
-  (void)state;
+  arena *a = *state;
   rng r = {1};
-  arena a;
-  lcp__arena_init(&a);
   double worst = 0.0;
   for (int p = 0; p < CASES; ++p) {
     lcp_case c;
     case_make(&c, &r, case_size(&r), false);
-    double *lambda = xcalloc((size_t)c.n, sizeof(double));
-    assert_int_equal(lcp__dantzig_dense(c.n, c.A, c.b, c.lo, c.hi, lambda, &a), LCP_OK);
-    double v = lcp_violation(c.n, c.A, c.b, c.lo, c.hi, lambda);
+    case_solve_reference(&c, a);
+    double v = lcp_violation(c.n, c.A, c.b, c.lo, c.hi, c.reference);
     worst = fmax(worst, v);
     assert_true(v <= 1e-9);
-    free(lambda);
     case_free(&c);
-    lcp__arena_reset(&a);
+    lcp__arena_reset(a);
   }
   printf("  dantzig: worst LCP violation over %d problems %.3g\n", CASES, worst);
-  lcp__arena_destroy(&a);
 }
 
 /* A positive semidefinite A (8 contact rows on 3 dofs, rank 3, no cfm):
  * the solver still returns a complementary λ (to 1e-6: it may regularise
  * by 1e-10 diag(A)). */
 static void test_dantzig_semidefinite(void **state) {
-  (void)state;
+  arena *a = *state;
   rng r = {7};
-  arena a;
-  lcp__arena_init(&a);
   for (int p = 0; p < 20; ++p) {
     enum { N = 8, D = 3 };
     double Jd[N * D], A[N * N], b[N], lo[N], hi[N], lambda[N];
@@ -325,11 +316,10 @@ static void test_dantzig_semidefinite(void **state) {
       lo[i] = 0.0;
       hi[i] = p % 2 ? 2.0 : INFINITY;
     }
-    assert_int_equal(lcp__dantzig_dense(N, A, b, lo, hi, lambda, &a), LCP_OK);
+    assert_int_equal(lcp__dantzig_dense(N, A, b, lo, hi, lambda, a), LCP_OK);
     assert_true(lcp_violation(N, A, b, lo, hi, lambda) <= 1e-6);
-    lcp__arena_reset(&a);
+    lcp__arena_reset(a);
   }
-  lcp__arena_destroy(&a);
 }
 
 /* Duplicated unbounded rows (a redundant joint constraint, no cfm): A is
@@ -337,10 +327,8 @@ static void test_dantzig_semidefinite(void **state) {
  * the solver then regularises by 1e-10 diag(A). The LCP conditions hold to
  * 1e-6 and the twin rows share the impulse equally (1e-6). */
 static void test_dantzig_redundant_rows(void **state) {
-  (void)state;
+  arena *a = *state;
   rng r = {9};
-  arena a;
-  lcp__arena_init(&a);
   enum { N = 6, D = 4 };
   double Jd[N * D], A[N * N], b[N], lo[N], hi[N], lambda[N], u[D];
   for (int i = 0; i < 4 * D; ++i)
@@ -363,32 +351,28 @@ static void test_dantzig_redundant_rows(void **state) {
     lo[i] = -INFINITY;
     hi[i] = INFINITY;
   }
-  assert_int_equal(lcp__dantzig_dense(N, A, b, lo, hi, lambda, &a), LCP_OK);
+  assert_int_equal(lcp__dantzig_dense(N, A, b, lo, hi, lambda, a), LCP_OK);
   assert_true(lcp_violation(N, A, b, lo, hi, lambda) <= 1e-6);
   assert_true(fabs(lambda[0] - lambda[4]) <= 1e-6 && fabs(lambda[2] - lambda[5]) <= 1e-6);
-  lcp__arena_destroy(&a);
 }
 
 /* A 2×2 case solved exactly (1e-15), then: NaN in b or ∞ in A →
  * LCP_ERR_NUMERIC; bounds not containing 0 → LCP_ERR_INVALID_ARGUMENT. */
 static void test_dantzig_rejects_bad_input(void **state) {
-  (void)state;
-  arena a;
-  lcp__arena_init(&a);
+  arena *a = *state;
   double A[4] = {2.0, 0.5, 0.5, 1.0}, b[2] = {-1.0, 1.0}, lo[2] = {0.0, -1.0};
   double hi[2] = {INFINITY, 1.0}, lambda[2];
-  assert_int_equal(lcp__dantzig_dense(2, A, b, lo, hi, lambda, &a), LCP_OK);
+  assert_int_equal(lcp__dantzig_dense(2, A, b, lo, hi, lambda, a), LCP_OK);
   /* λ0 free: 2 λ0 − 1 + 0.5 λ1 = 0; λ1 at −1 since w1 = 0.5 λ0 + λ1 + 1 > 0 at λ1 = −1 */
   assert_true(fabs(lambda[0] - 0.75) <= 1e-15 && lambda[1] == -1.0);
   b[1] = NAN;
-  assert_int_equal(lcp__dantzig_dense(2, A, b, lo, hi, lambda, &a), LCP_ERR_NUMERIC);
+  assert_int_equal(lcp__dantzig_dense(2, A, b, lo, hi, lambda, a), LCP_ERR_NUMERIC);
   b[1] = 1.0;
   A[1] = INFINITY;
-  assert_int_equal(lcp__dantzig_dense(2, A, b, lo, hi, lambda, &a), LCP_ERR_NUMERIC);
+  assert_int_equal(lcp__dantzig_dense(2, A, b, lo, hi, lambda, a), LCP_ERR_NUMERIC);
   A[1] = 0.5;
   lo[0] = 0.1; /* lo ≤ 0 ≤ hi is required */
-  assert_int_equal(lcp__dantzig_dense(2, A, b, lo, hi, lambda, &a), LCP_ERR_INVALID_ARGUMENT);
-  lcp__arena_destroy(&a);
+  assert_int_equal(lcp__dantzig_dense(2, A, b, lo, hi, lambda, a), LCP_ERR_INVALID_ARGUMENT);
 }
 
 /* ---- direct, PGS, Jacobi against Dantzig on the random problems ---- */
@@ -397,65 +381,51 @@ static void test_dantzig_rejects_bad_input(void **state) {
  * sides) gives Dantzig's λ on the dense A to 1e-9, and leaves
  * velocity = u + Jᵀλ to 1e-9. */
 static void test_direct_matches_dantzig(void **state) {
-  (void)state;
+  arena *a = *state;
   rng r = {2};
-  arena a;
-  lcp__arena_init(&a);
   for (int p = 0; p < CASES; ++p) {
     lcp_case c;
     case_make(&c, &r, case_size(&r), p % 2 == 1);
-    double *ref = xcalloc((size_t)c.n, sizeof(double)), *got = xcalloc((size_t)c.n, sizeof(double));
-    assert_int_equal(lcp__dantzig_dense(c.n, c.A, c.b, c.lo, c.hi, ref, &a), LCP_OK);
+    case_solve_reference(&c, a);
     case_reset(&c);
     solver_settings s = settings_of(20, 1.0, 1e-13, LCP_FRICTION_BOX);
     solver_result res;
-    assert_int_equal(lcp__solver_direct(&s, &c.problem, &res, &a, c.n), LCP_OK);
+    assert_int_equal(lcp__solver_direct(&s, &c.problem, &res, a, c.n), LCP_OK);
     assert_int_equal(res.iterations, 1);
-    case_lambda(&c, got);
-    assert_true(max_abs_diff(c.n, ref, got) <= 1e-9);
+    assert_true(case_lambda_error(&c) <= 1e-9);
     assert_true(case_velocity_error(&c) <= 1e-9);
-    free(ref);
-    free(got);
     case_free(&c);
-    lcp__arena_reset(&a);
+    lcp__arena_reset(a);
   }
-  lcp__arena_destroy(&a);
 }
 
 /* PGS with ω = 1 and ω = 1.3 (tolerance 1e-13, up to 100000 sweeps)
  * converges to the direct λ within 1e-6 on all 100 problems. */
 static void test_pgs_matches_direct(void **state) {
-  (void)state;
+  arena *a = *state;
   const double omegas[] = {1.0, 1.3};
   rng r = {3};
-  arena a;
-  lcp__arena_init(&a);
   long sweeps[2] = {0, 0};
   for (int p = 0; p < CASES; ++p) {
     lcp_case c;
     case_make(&c, &r, case_size(&r), p % 2 == 1);
-    double *ref = xcalloc((size_t)c.n, sizeof(double)), *got = xcalloc((size_t)c.n, sizeof(double));
-    assert_int_equal(lcp__dantzig_dense(c.n, c.A, c.b, c.lo, c.hi, ref, &a), LCP_OK);
+    case_solve_reference(&c, a);
     for (int o = 0; o < 2; ++o) {
       case_reset(&c);
       solver_settings s = settings_of(100000, omegas[o], 1e-13, LCP_FRICTION_BOX);
       solver_result res;
-      assert_int_equal(lcp__solver_pgs(&s, &c.problem, &res, &a), LCP_OK);
+      assert_int_equal(lcp__solver_pgs(&s, &c.problem, &res, a), LCP_OK);
       assert_true(res.residual < 1e-13);
       assert_true(res.iterations < 100000);
       sweeps[o] += res.iterations;
-      case_lambda(&c, got);
-      assert_true(max_abs_diff(c.n, ref, got) <= 1e-6);
+      assert_true(case_lambda_error(&c) <= 1e-6);
       assert_true(case_velocity_error(&c) <= 1e-9);
     }
-    free(ref);
-    free(got);
     case_free(&c);
-    lcp__arena_reset(&a);
+    lcp__arena_reset(a);
   }
   printf("  pgs: mean sweeps to 1e-13: %.1f (omega 1.0), %.1f (omega 1.3)\n",
          (double)sweeps[0] / CASES, (double)sweeps[1] / CASES);
-  lcp__arena_destroy(&a);
 }
 
 /* ρ(D⁻¹A) = λmax(D^-½ A D^-½) by power iteration, with A (+ diag cfm) formed
@@ -463,9 +433,8 @@ static void test_pgs_matches_direct(void **state) {
  * of the solver's own overlap arithmetic. */
 static double jacobi_radius(const solver_problem *p) {
   int n = p->row_count, d = p->dof_count;
-  double *Jf = xcalloc((size_t)(n * d), sizeof(double)),
-         *Tf = xcalloc((size_t)(n * d), sizeof(double));
-  double *A = xcalloc((size_t)(n * n), sizeof(double));
+  double *Jf = test_doubles(n * d), *Tf = test_doubles(n * d);
+  double *A = test_doubles(n * n);
   for (int i = 0; i < n; ++i) {
     const solver_row *r = &p->rows[i];
     for (int k = 0; k < 2; ++k)
@@ -481,7 +450,7 @@ static double jacobi_radius(const solver_problem *p) {
         s += Jf[i * d + k] * Tf[j * d + k];
       A[i * n + j] = s;
     }
-  double *x = xcalloc((size_t)n, sizeof(double)), *y = xcalloc((size_t)n, sizeof(double));
+  double *x = test_doubles(n), *y = test_doubles(n);
   for (int i = 0; i < n; ++i)
     x[i] = 1.0 + 0.01 * i;
   double rho = 0.0;
@@ -511,30 +480,23 @@ static double jacobi_radius(const solver_problem *p) {
 /* Projected Jacobi with ω = 1/ρ(D⁻¹A) (< 2/ρ: convergent) reaches the
  * direct λ within 1e-6. */
 static void test_jacobi_matches_direct(void **state) {
-  (void)state;
+  arena *a = *state;
   rng r = {4};
-  arena a;
-  lcp__arena_init(&a);
   for (int p = 0; p < CASES; ++p) {
     lcp_case c;
     case_make(&c, &r, case_size(&r), p % 2 == 1);
-    double *ref = xcalloc((size_t)c.n, sizeof(double)), *got = xcalloc((size_t)c.n, sizeof(double));
-    assert_int_equal(lcp__dantzig_dense(c.n, c.A, c.b, c.lo, c.hi, ref, &a), LCP_OK);
+    case_solve_reference(&c, a);
     case_reset(&c);
     solver_settings s =
         settings_of(100000, 1.0 / jacobi_radius(&c.problem), 1e-13, LCP_FRICTION_BOX);
     solver_result res;
-    assert_int_equal(lcp__solver_jacobi(&s, &c.problem, &res, &a), LCP_OK);
+    assert_int_equal(lcp__solver_jacobi(&s, &c.problem, &res, a), LCP_OK);
     assert_true(res.residual < 1e-13);
-    case_lambda(&c, got);
-    assert_true(max_abs_diff(c.n, ref, got) <= 1e-6);
+    assert_true(case_lambda_error(&c) <= 1e-6);
     assert_true(case_velocity_error(&c) <= 1e-9);
-    free(ref);
-    free(got);
     case_free(&c);
-    lcp__arena_reset(&a);
+    lcp__arena_reset(a);
   }
-  lcp__arena_destroy(&a);
 }
 
 /* ---- SOR ---- */
@@ -542,25 +504,20 @@ static void test_jacobi_matches_direct(void **state) {
 /* Seed 000: for A positive definite PGS-SOR converges for every 0 < ω < 2.
  * Each ω reaches the direct λ within 1e-6. */
 static void test_sor_converges_in_0_2(void **state) {
-  (void)state;
+  arena *a = *state;
   const double omegas[] = {0.2, 0.5, 1.0, 1.5, 1.9};
   rng r = {5};
-  arena a;
-  lcp__arena_init(&a);
   lcp_case c;
   case_make(&c, &r, 25, true);
-  double ref[25], got[25];
-  assert_int_equal(lcp__dantzig_dense(c.n, c.A, c.b, c.lo, c.hi, ref, &a), LCP_OK);
+  case_solve_reference(&c, a);
   for (size_t o = 0; o < sizeof omegas / sizeof omegas[0]; ++o) {
     case_reset(&c);
     solver_settings s = settings_of(100000, omegas[o], 1e-13, LCP_FRICTION_BOX);
     solver_result res;
-    assert_int_equal(lcp__solver_pgs(&s, &c.problem, &res, &a), LCP_OK);
-    case_lambda(&c, got);
-    assert_true(max_abs_diff(c.n, ref, got) <= 1e-6);
+    assert_int_equal(lcp__solver_pgs(&s, &c.problem, &res, a), LCP_OK);
+    assert_true(case_lambda_error(&c) <= 1e-6);
   }
   case_free(&c);
-  lcp__arena_destroy(&a);
 }
 
 /* Outside (0, 2) SOR diverges on an unbounded (bilateral) SPD system: its
@@ -569,10 +526,8 @@ static void test_sor_converges_in_0_2(void **state) {
  * overflow. The same problem converges for ω = 1.9. Row by row (PGS_MODE_NO_BLOCKS):
  * its rows all act on one range and would otherwise be one exact block. */
 static void test_sor_diverges_outside_0_2(void **state) {
-  (void)state;
+  arena *a = *state;
   rng r = {6};
-  arena a;
-  lcp__arena_init(&a);
   lcp_case c;
   case_make(&c, &r, 10, false);
   for (int i = 0; i < c.n; ++i) {
@@ -580,24 +535,20 @@ static void test_sor_diverges_outside_0_2(void **state) {
     c.hi[i] = c.rows[i].hi = INFINITY;
     c.rows[i].kind = ROW_BILATERAL;
   }
-  double ref[10], got[10];
-  assert_int_equal(lcp__dantzig_dense(c.n, c.A, c.b, c.lo, c.hi, ref, &a), LCP_OK);
+  case_solve_reference(&c, a);
   case_reset(&c);
   solver_settings s = settings_of(300, 2.3, 0.0, LCP_FRICTION_BOX);
   s.pgs_mode = PGS_MODE_NO_BLOCKS;
   solver_result res;
-  int rc = lcp__solver_pgs(&s, &c.problem, &res, &a);
-  case_lambda(&c, got);
-  assert_true(rc == LCP_ERR_NUMERIC || (rc == LCP_OK && max_abs_diff(c.n, ref, got) > 1.0));
+  int rc = lcp__solver_pgs(&s, &c.problem, &res, a);
+  assert_true(rc == LCP_ERR_NUMERIC || (rc == LCP_OK && case_lambda_error(&c) > 1.0));
   case_reset(&c);
   s.omega = 1.9;
   s.max_iterations = 100000;
   s.tolerance = 1e-13;
-  assert_int_equal(lcp__solver_pgs(&s, &c.problem, &res, &a), LCP_OK);
-  case_lambda(&c, got);
-  assert_true(max_abs_diff(c.n, ref, got) <= 1e-6);
+  assert_int_equal(lcp__solver_pgs(&s, &c.problem, &res, a), LCP_OK);
+  assert_true(case_lambda_error(&c) <= 1e-6);
   case_free(&c);
-  lcp__arena_destroy(&a);
 }
 
 /* ---- small hand-made problems ---- */
@@ -724,9 +675,7 @@ static const solver_fn all_solvers[3] = {lcp__solver_pgs, lcp__solver_jacobi, ru
  * With u_t = (4, 0.4) the box model sticks in y (λt2 = −0.4 inside its
  * bound) while the cone slides along (4, 0.4). Tolerance 1e-9. */
 static void test_friction_box_vs_cone(void **state) {
-  (void)state;
-  arena a;
-  lcp__arena_init(&a);
+  arena *a = *state;
   small_problem sp;
   for (int f = 0; f < 3; ++f) {
     for (int model = 0; model < 2; ++model) {
@@ -736,7 +685,7 @@ static void test_friction_box_vs_cone(void **state) {
 
       particle_problem(&sp, 3.0, 3.0, -2.0);
       small_reset(&sp);
-      assert_int_equal(all_solvers[f](&s, &sp.problem, &res, &a), LCP_OK);
+      assert_int_equal(all_solvers[f](&s, &sp.problem, &res, a), LCP_OK);
       double ln = sp.rows[0].lambda, l1 = sp.rows[1].lambda, l2 = sp.rows[2].lambda;
       assert_true(fabs(ln - 2.0) <= 1e-9);
       assert_true(fabs(sp.velocity[2]) <= 1e-9);
@@ -750,7 +699,7 @@ static void test_friction_box_vs_cone(void **state) {
 
       particle_problem(&sp, 4.0, 0.4, -2.0);
       small_reset(&sp);
-      assert_int_equal(all_solvers[f](&s, &sp.problem, &res, &a), LCP_OK);
+      assert_int_equal(all_solvers[f](&s, &sp.problem, &res, a), LCP_OK);
       ln = sp.rows[0].lambda, l1 = sp.rows[1].lambda, l2 = sp.rows[2].lambda;
       assert_true(fabs(ln - 2.0) <= 1e-9);
       if (!model) {
@@ -762,10 +711,9 @@ static void test_friction_box_vs_cone(void **state) {
         /* slides along the push: v_t ∥ u_t */
         assert_true(fabs(sp.velocity[0] * 0.4 - sp.velocity[1] * 4.0) <= 1e-9);
       }
-      lcp__arena_reset(&a);
+      lcp__arena_reset(a);
     }
   }
-  lcp__arena_destroy(&a);
 }
 
 /* Two boxes: A on the ground (two contacts), B on A (one contact), pushed
@@ -805,9 +753,7 @@ static void small_w(const small_problem *sp, double *w) {
  * - box: |λt_k| ≤ μλn, w_k = 0 inside, w_k of the opposite sign at a bound;
  * - cone: |λt| ≤ μλn; inside the disc w_t = 0, on the rim λt = −μλn w_t/|w_t|. */
 static void test_friction_coupled(void **state) {
-  (void)state;
-  arena a;
-  lcp__arena_init(&a);
+  arena *a = *state;
   small_problem sp;
   for (int model = 0; model < 2; ++model) {
     lcp_friction_model_t fm = model ? LCP_FRICTION_CONE : LCP_FRICTION_BOX;
@@ -815,7 +761,7 @@ static void test_friction_coupled(void **state) {
     small_reset(&sp);
     solver_settings s = settings_of(1, 1.0, 1e-14, fm);
     solver_result res;
-    assert_int_equal(run_direct(&s, &sp.problem, &res, &a), LCP_OK);
+    assert_int_equal(run_direct(&s, &sp.problem, &res, a), LCP_OK);
     assert_true(res.iterations < 50); /* the fixed point on λn (and the cone's box) settled */
     double ref[9], w[9];
     for (int i = 0; i < 9; ++i)
@@ -853,13 +799,12 @@ static void test_friction_coupled(void **state) {
       small_reset(&sp);
       solver_settings si =
           settings_of(200000, f ? 1.0 / jacobi_radius(&sp.problem) : 1.0, 1e-13, fm);
-      assert_int_equal(all_solvers[f](&si, &sp.problem, &res, &a), LCP_OK);
+      assert_int_equal(all_solvers[f](&si, &sp.problem, &res, a), LCP_OK);
       for (int i = 0; i < 9; ++i)
         assert_true(fabs(sp.rows[i].lambda - ref[i]) <= 1e-6);
     }
-    lcp__arena_reset(&a);
+    lcp__arena_reset(a);
   }
-  lcp__arena_destroy(&a);
 }
 
 /* A cube on the ground on 4 coplanar contact points (12 rows on 6 dofs, cfm
@@ -874,9 +819,7 @@ static void test_friction_coupled(void **state) {
  * its own λn, so unequal λn exert a torque — and two exact solvers may
  * legitimately differ, so only the conditions are checked. */
 static void test_direct_redundant_contacts(void **state) {
-  (void)state;
-  arena a;
-  lcp__arena_init(&a);
+  arena *a = *state;
   small_problem sp;
   for (int spin = 0; spin < 2; ++spin)
     for (int model = 0; model < 2; ++model) {
@@ -894,7 +837,7 @@ static void test_direct_redundant_contacts(void **state) {
       small_reset(&sp);
       solver_settings s = settings_of(1, 1.0, 1e-12, fm);
       solver_result res;
-      assert_int_equal(run_direct(&s, &sp.problem, &res, &a), LCP_OK);
+      assert_int_equal(run_direct(&s, &sp.problem, &res, a), LCP_OK);
       assert_true(model ? res.residual < 1e-6 : res.iterations < 50);
       double w[12], v_direct[6];
       small_w(&sp, w);
@@ -924,13 +867,12 @@ static void test_direct_redundant_contacts(void **state) {
       if (!spin && !model) {
         small_reset(&sp);
         solver_settings sg = settings_of(100000, 1.0, 1e-14, fm);
-        assert_int_equal(lcp__solver_pgs(&sg, &sp.problem, &res, &a), LCP_OK);
+        assert_int_equal(lcp__solver_pgs(&sg, &sp.problem, &res, a), LCP_OK);
         for (int k = 0; k < 6; ++k)
           assert_true(fabs(sp.velocity[k] - v_direct[k]) <= 1e-6);
       }
-      lcp__arena_reset(&a);
+      lcp__arena_reset(a);
     }
-  lcp__arena_destroy(&a);
 }
 
 /* ---- warm start ---- */
@@ -938,9 +880,7 @@ static void test_direct_redundant_contacts(void **state) {
 /* Started from its own solution, PGS (and Jacobi) stops after 1 sweep with
  * the residual below the tolerance, and λ moves by less than 1e-9. */
 static void test_warm_start_one_sweep(void **state) {
-  (void)state;
-  arena a;
-  lcp__arena_init(&a);
+  arena *a = *state;
   rng r = {8};
   lcp_case c;
   case_make(&c, &r, 30, true);
@@ -963,7 +903,7 @@ static void test_warm_start_one_sweep(void **state) {
       }
       solver_settings s = settings_of(100000, omega, 1e-10, LCP_FRICTION_CONE);
       solver_result res;
-      assert_int_equal(all_solvers[f](&s, p, &res, &a), LCP_OK);
+      assert_int_equal(all_solvers[f](&s, p, &res, a), LCP_OK);
       assert_true(res.iterations > 1 && res.residual < 1e-10);
       double sol[30];
       for (int i = 0; i < p->row_count; ++i)
@@ -973,25 +913,22 @@ static void test_warm_start_one_sweep(void **state) {
         memcpy(c.velocity, c.u, sizeof(double) * (size_t)c.n);
       else
         memcpy(sp.velocity, sp.u, sizeof sp.u);
-      assert_int_equal(all_solvers[f](&s, p, &res, &a), LCP_OK);
+      assert_int_equal(all_solvers[f](&s, p, &res, a), LCP_OK);
       assert_int_equal(res.iterations, 1);
       assert_true(res.residual < 1e-10);
       for (int i = 0; i < p->row_count; ++i)
         assert_true(fabs(p->rows[i].lambda - sol[i]) <= 1e-9);
-      lcp__arena_reset(&a);
+      lcp__arena_reset(a);
     }
   }
   case_free(&c);
-  lcp__arena_destroy(&a);
 }
 
 /* A warm start outside the bounds is clamped first: λn = −3 → 0, and a
  * friction warm start of 5 is cut to μλn of the clamped normal (0) before it
  * touches the velocity; with max_iterations = 0 that is all that happens. */
 static void test_warm_start_is_clamped(void **state) {
-  (void)state;
-  arena a;
-  lcp__arena_init(&a);
+  arena *a = *state;
   small_problem sp;
   particle_problem(&sp, 1.0, 1.0, -1.0);
   small_reset(&sp);
@@ -999,7 +936,7 @@ static void test_warm_start_is_clamped(void **state) {
   sp.rows[1].lambda = 5.0;
   solver_settings s = settings_of(0, 1.0, 0.0, LCP_FRICTION_BOX);
   solver_result res;
-  assert_int_equal(lcp__solver_pgs(&s, &sp.problem, &res, &a), LCP_OK);
+  assert_int_equal(lcp__solver_pgs(&s, &sp.problem, &res, a), LCP_OK);
   assert_int_equal(res.iterations, 0);
   assert_true(sp.rows[0].lambda == 0.0 && sp.rows[1].lambda == 0.0);
   assert_true(sp.velocity[0] == 1.0 && sp.velocity[2] == -1.0);
@@ -1007,9 +944,8 @@ static void test_warm_start_is_clamped(void **state) {
   small_reset(&sp);
   sp.rows[0].lambda = 2.0;
   sp.rows[1].lambda = 0.5;
-  assert_int_equal(lcp__solver_pgs(&s, &sp.problem, &res, &a), LCP_OK);
+  assert_int_equal(lcp__solver_pgs(&s, &sp.problem, &res, a), LCP_OK);
   assert_true(fabs(sp.velocity[2] - 1.0) <= 1e-15 && fabs(sp.velocity[0] - 1.5) <= 1e-15);
-  lcp__arena_destroy(&a);
 }
 
 /* ---- row forms and special rows ---- */
@@ -1018,9 +954,7 @@ static void test_warm_start_is_clamped(void **state) {
  * One PGS sweep with ω = 1 solves a single unbounded row exactly, so λ after
  * one sweep is −b/A = −1 only if the cross terms are in A_ii. */
 static void test_overlapping_sides(void **state) {
-  (void)state;
-  arena a;
-  lcp__arena_init(&a);
+  arena *a = *state;
   small_problem sp;
   small_init(&sp, 1, 1);
   for (int k = 0; k < 2; ++k) {
@@ -1034,20 +968,17 @@ static void test_overlapping_sides(void **state) {
     small_reset(&sp);
     solver_settings s = settings_of(1, 1.0, 0.0, LCP_FRICTION_BOX);
     solver_result res;
-    assert_int_equal(all_solvers[f](&s, &sp.problem, &res, &a), LCP_OK);
+    assert_int_equal(all_solvers[f](&s, &sp.problem, &res, a), LCP_OK);
     assert_true(fabs(sp.rows[0].lambda + 1.0) <= 1e-15);
     assert_true(fabs(sp.velocity[0] + 2.0) <= 1e-15); /* u + (1 + 1)·λ */
   }
-  lcp__arena_destroy(&a);
 }
 
 /* A soft row (cfm = 0.5) solves w + cfm λ = 0: A = J M⁻¹ J = 2·0.5·2 = 2,
  * b = 2 → λ = −b/(A + cfm) = −0.8 and v = 1 + 0.5·2·λ = 0.2, for every
  * solver and PGS ω = 1.5 (1e-12). */
 static void test_soft_row(void **state) {
-  (void)state;
-  arena a;
-  lcp__arena_init(&a);
+  arena *a = *state;
   small_problem sp;
   small_init(&sp, 1, 1);
   sp.rows[0].dof_count[0] = 1;
@@ -1059,20 +990,17 @@ static void test_soft_row(void **state) {
     small_reset(&sp);
     solver_settings s = settings_of(1000, f == 0 ? 1.5 : 1.0, 1e-15, LCP_FRICTION_BOX);
     solver_result res;
-    assert_int_equal(all_solvers[f](&s, &sp.problem, &res, &a), LCP_OK);
+    assert_int_equal(all_solvers[f](&s, &sp.problem, &res, a), LCP_OK);
     assert_true(fabs(sp.rows[0].lambda + 0.8) <= 1e-12);
     assert_true(fabs(sp.velocity[0] - 0.2) <= 1e-12);
   }
-  lcp__arena_destroy(&a);
 }
 
 /* Bounds that exclude 0 (lo = 0.5: a minimum push) and a degenerate row
  * (J = 0, cfm = 0: it cannot change its own w) beside a normal contact:
  * the degenerate row gets λ = 0, the others agree across solvers (1e-8). */
 static void test_degenerate_and_offset_bounds(void **state) {
-  (void)state;
-  arena a;
-  lcp__arena_init(&a);
+  arena *a = *state;
   small_problem sp;
   stack_problem(&sp, 1e-6);
   /* row 3 (second contact's normal) becomes degenerate; its friction rows
@@ -1088,7 +1016,7 @@ static void test_degenerate_and_offset_bounds(void **state) {
     double omega = f == 1 ? 1.0 / jacobi_radius(&sp.problem) : 1.0;
     solver_settings s = settings_of(200000, omega, 1e-13, LCP_FRICTION_BOX);
     solver_result res;
-    assert_int_equal(all_solvers[f](&s, &sp.problem, &res, &a), LCP_OK);
+    assert_int_equal(all_solvers[f](&s, &sp.problem, &res, a), LCP_OK);
     assert_true(sp.rows[3].lambda == 0.0 && sp.rows[4].lambda == 0.0 && sp.rows[5].lambda == 0.0);
     assert_true(sp.rows[6].lambda >= 0.5 && sp.rows[6].lambda <= 3.0);
     for (int i = 0; i < 9; ++i) {
@@ -1099,7 +1027,6 @@ static void test_degenerate_and_offset_bounds(void **state) {
         assert_true(fabs(sp.rows[i].lambda - ref[i]) <= 1e-8);
     }
   }
-  lcp__arena_destroy(&a);
 }
 
 /* ---- errors ---- */
@@ -1107,9 +1034,7 @@ static void test_degenerate_and_offset_bounds(void **state) {
 /* Non-finite input (velocity, J, target) or a non-finite value appearing in
  * the sweep (A_ii = 1e-10, target 1e300: λ overflows) → LCP_ERR_NUMERIC. */
 static void test_non_finite(void **state) {
-  (void)state;
-  arena a;
-  lcp__arena_init(&a);
+  arena *a = *state;
   small_problem sp;
   solver_settings s = settings_of(20, 1.0, 0.0, LCP_FRICTION_CONE);
   solver_result res;
@@ -1117,14 +1042,14 @@ static void test_non_finite(void **state) {
     particle_problem(&sp, 1.0, 1.0, -1.0);
     small_reset(&sp);
     sp.velocity[1] = NAN;
-    assert_int_equal(all_solvers[f](&s, &sp.problem, &res, &a), LCP_ERR_NUMERIC);
+    assert_int_equal(all_solvers[f](&s, &sp.problem, &res, a), LCP_ERR_NUMERIC);
     small_reset(&sp);
     sp.J[12 * 1 + 0] = INFINITY;
-    assert_int_equal(all_solvers[f](&s, &sp.problem, &res, &a), LCP_ERR_NUMERIC);
+    assert_int_equal(all_solvers[f](&s, &sp.problem, &res, a), LCP_ERR_NUMERIC);
     particle_problem(&sp, 1.0, 1.0, -1.0);
     small_reset(&sp);
     sp.rows[2].target = NAN;
-    assert_int_equal(all_solvers[f](&s, &sp.problem, &res, &a), LCP_ERR_NUMERIC);
+    assert_int_equal(all_solvers[f](&s, &sp.problem, &res, a), LCP_ERR_NUMERIC);
   }
   small_init(&sp, 1, 1);
   sp.rows[0].dof_count[0] = 1;
@@ -1132,9 +1057,8 @@ static void test_non_finite(void **state) {
   sp.rows[0].target = 1e300;
   for (int f = 0; f < 3; ++f) {
     small_reset(&sp);
-    assert_int_equal(all_solvers[f](&s, &sp.problem, &res, &a), LCP_ERR_NUMERIC);
+    assert_int_equal(all_solvers[f](&s, &sp.problem, &res, a), LCP_ERR_NUMERIC);
   }
-  lcp__arena_destroy(&a);
 }
 
 /* ---- contact units (the vector path of lcp__solver_pgs) ---- */
@@ -1184,15 +1108,18 @@ static void big_make(big_problem *bp, rng *r) {
     if (a < 0)
       b = m;
     vec3 n;
-    v3_normalize(v3(rng_range(r, -0.3, 0.3), rng_range(r, -0.3, 0.3), 1.0), &n, 1e-12);
+    double nx = rng_range(r, -0.3, 0.3);
+    double ny = rng_range(r, -0.3, 0.3);
+    v3_normalize(v3(nx, ny, 1.0), &n, 1e-12);
     vec3 t[2];
     v3_tangent_basis(n, &t[0], &t[1]);
     int points = 1 + (int)(rng_next(r) % 4);
     for (int q = 0; q < points; ++q) {
       /* the points of a manifold lie in the contact plane */
+      double s0 = rng_range(r, -0.5, 0.5);
+      double s1 = rng_range(r, -0.5, 0.5);
       vec3 point =
-          v3_add(v3(0.3 * m, 0.2, 0.1 * b), v3_add(v3_scale(t[0], rng_range(r, -0.5, 0.5)),
-                                                   v3_scale(t[1], rng_range(r, -0.5, 0.5))));
+          v3_add(v3(0.3 * m, 0.2, 0.1 * b), v3_add(v3_scale(t[0], s0), v3_scale(t[1], s1)));
       double mu = 0.3 + 0.1 * (m % 5);
       solver_contact *c = &bp->contacts[bp->contact_count++];
       c->row = i;
@@ -1265,11 +1192,9 @@ static void big_reset(big_problem *bp) {
  * models, and the processor's widest unit sweep gives bitwise the
  * baseline's λ and v after 7 sweeps from a warm start. */
 static void test_contact_units(void **state) {
-  (void)state;
-  arena a;
-  lcp__arena_init(&a);
+  arena *a = *state;
   rng r = {11};
-  big_problem *bp = xcalloc(1, sizeof *bp);
+  big_problem *bp = test_alloc(1, sizeof *bp);
   for (int c = 0; c < 6; ++c) {
     big_make(bp, &r);
     for (int model = 0; model < 2; ++model) {
@@ -1279,7 +1204,7 @@ static void test_contact_units(void **state) {
       solver_result res;
       big_reset(bp);
       solver_settings s = settings_of(200000, 1.0, 1e-12, fm);
-      assert_int_equal(lcp__solver_pgs(&s, &bp->problem, &res, &a), LCP_OK);
+      assert_int_equal(lcp__solver_pgs(&s, &bp->problem, &res, a), LCP_OK);
       assert_true(res.residual < 1e-12);
       /* the bounds hold, and every contact normal with an impulse has w = 0
        * (w + cfm λ, from the solver's velocity) while the others separate */
@@ -1307,7 +1232,7 @@ static void test_contact_units(void **state) {
         for (int i = 0; i < n; ++i)
           bp->rows[i].lambda = ref[i];
         s.pgs_mode = wide == 0 ? PGS_MODE_BASELINE_VECTORS : PGS_MODE_FULL;
-        assert_int_equal(lcp__solver_pgs(&s, &bp->problem, &res, &a), LCP_OK);
+        assert_int_equal(lcp__solver_pgs(&s, &bp->problem, &res, a), LCP_OK);
         if (wide == 0) {
           for (int i = 0; i < n; ++i)
             got[i] = bp->rows[i].lambda;
@@ -1318,11 +1243,10 @@ static void test_contact_units(void **state) {
           assert_memory_equal(v0, bp->velocity, sizeof v0);
         }
       }
-      lcp__arena_reset(&a);
+      lcp__arena_reset(a);
     }
   }
   free(bp);
-  lcp__arena_destroy(&a);
 }
 
 /* The problem's contacts as coefficients (form 0) or as solver_contact
@@ -1359,11 +1283,9 @@ static void big_keep_or_compare(const big_problem *bp, int form, double *ref, do
  * (to rounding), PGS's point units in both friction models converging to
  * the same solution and the widest sweep bitwise the baseline's. */
 static void test_contact_points(void **state) {
-  (void)state;
-  arena a;
-  lcp__arena_init(&a);
+  arena *a = *state;
   rng r = {23};
-  big_problem *bp = xcalloc(1, sizeof *bp);
+  big_problem *bp = test_alloc(1, sizeof *bp);
   for (int c = 0; c < 4; ++c) {
     big_make(bp, &r);
     int n = bp->problem.row_count;
@@ -1389,12 +1311,12 @@ static void test_contact_points(void **state) {
                 bp->J[12 * (bp->contacts[k].row + m) + q] =
                     bp->T[12 * (bp->contacts[k].row + m) + q] = NAN;
         big_set_form(bp, form);
-        int rc = kind == 2   ? lcp__solver_jacobi(&s, &bp->problem, &res, &a)
-                 : kind == 3 ? lcp__solver_direct(&s, &bp->problem, &res, &a, BIG_ROWS)
-                             : lcp__solver_pgs(&s, &bp->problem, &res, &a);
+        int rc = kind == 2   ? lcp__solver_jacobi(&s, &bp->problem, &res, a)
+                 : kind == 3 ? lcp__solver_direct(&s, &bp->problem, &res, a, BIG_ROWS)
+                             : lcp__solver_pgs(&s, &bp->problem, &res, a);
         assert_int_equal(rc, LCP_OK);
         big_keep_or_compare(bp, form, ref, vref);
-        lcp__arena_reset(&a);
+        lcp__arena_reset(a);
       }
       if (kind > 1)
         continue;
@@ -1406,7 +1328,7 @@ static void test_contact_points(void **state) {
         for (int i = 0; i < n; ++i)
           bp->rows[i].lambda = 0.5 * ref[i];
         s.pgs_mode = wide == 0 ? PGS_MODE_BASELINE_VECTORS : PGS_MODE_FULL;
-        assert_int_equal(lcp__solver_pgs(&s, &bp->problem, &res, &a), LCP_OK);
+        assert_int_equal(lcp__solver_pgs(&s, &bp->problem, &res, a), LCP_OK);
         for (int i = 0; i < n; ++i) {
           if (wide == 0)
             got[i] = bp->rows[i].lambda;
@@ -1417,12 +1339,11 @@ static void test_contact_points(void **state) {
           memcpy(v0, bp->velocity, sizeof v0);
         else
           assert_memory_equal(v0, bp->velocity, sizeof v0);
-        lcp__arena_reset(&a);
+        lcp__arena_reset(a);
       }
     }
   }
   free(bp);
-  lcp__arena_destroy(&a);
 }
 
 /* A body that nothing can move (inverse mass and inertia 0) resting on the
@@ -1434,10 +1355,8 @@ static void test_contact_points(void **state) {
  * velocities are the coefficient form's (1e-8) and the degenerate rows'
  * impulses 0, in both friction models. */
 static void test_contact_points_degenerate(void **state) {
-  (void)state;
-  arena a;
-  lcp__arena_init(&a);
-  big_problem *bp = xcalloc(1, sizeof *bp);
+  arena *a = *state;
+  big_problem *bp = test_alloc(1, sizeof *bp);
   for (int problem = 0; problem < 12; ++problem) {
     rng r = {41 + (uint64_t)problem};
     big_make(bp, &r);
@@ -1473,7 +1392,7 @@ static void test_contact_points_degenerate(void **state) {
         memcpy(bp->T, T, sizeof T);
         big_set_form(bp, form);
         solver_result res;
-        assert_int_equal(lcp__solver_pgs(&s, &bp->problem, &res, &a), LCP_OK);
+        assert_int_equal(lcp__solver_pgs(&s, &bp->problem, &res, a), LCP_OK);
         for (int i = 0; i < n; ++i)
           assert_true(isfinite(bp->rows[i].lambda));
         big_keep_or_compare(bp, form, ref, vref);
@@ -1481,12 +1400,11 @@ static void test_contact_points_degenerate(void **state) {
           if (bp->contacts[k].dof[0] < 0 && bp->contacts[k].dof[1] == 6 * still)
             for (int d = 0; d < 3; ++d)
               assert_true(bp->rows[bp->contacts[k].row + d].lambda == 0.0);
-        lcp__arena_reset(&a);
+        lcp__arena_reset(a);
       }
     }
   }
   free(bp);
-  lcp__arena_destroy(&a);
 }
 
 /* A contact given as a point with a non-finite arm, direction or inverse
@@ -1494,11 +1412,9 @@ static void test_contact_points_degenerate(void **state) {
  * the point's group, and the coefficient way then meets the non-finite
  * coefficients), without reading out of bounds. */
 static void test_contact_points_non_finite(void **state) {
-  (void)state;
-  arena a;
-  lcp__arena_init(&a);
+  arena *a = *state;
   rng r = {57};
-  big_problem *bp = xcalloc(1, sizeof *bp);
+  big_problem *bp = test_alloc(1, sizeof *bp);
   for (int what = 0; what < 3; ++what) {
     big_make(bp, &r);
     big_set_form(bp, 1);
@@ -1512,18 +1428,17 @@ static void test_contact_points_non_finite(void **state) {
     solver_settings s = settings_of(50, 1.0, 0.0, LCP_FRICTION_CONE);
     solver_result res;
     big_reset(bp);
-    assert_int_equal(lcp__solver_pgs(&s, &bp->problem, &res, &a), LCP_ERR_NUMERIC);
-    lcp__arena_reset(&a);
+    assert_int_equal(lcp__solver_pgs(&s, &bp->problem, &res, a), LCP_ERR_NUMERIC);
+    lcp__arena_reset(a);
     big_reset(bp);
     s.omega = 0.2;
-    assert_int_equal(lcp__solver_jacobi(&s, &bp->problem, &res, &a), LCP_ERR_NUMERIC);
-    lcp__arena_reset(&a);
+    assert_int_equal(lcp__solver_jacobi(&s, &bp->problem, &res, a), LCP_ERR_NUMERIC);
+    lcp__arena_reset(a);
     big_reset(bp);
-    assert_int_equal(lcp__solver_direct(&s, &bp->problem, &res, &a, BIG_ROWS), LCP_ERR_NUMERIC);
-    lcp__arena_reset(&a);
+    assert_int_equal(lcp__solver_direct(&s, &bp->problem, &res, a, BIG_ROWS), LCP_ERR_NUMERIC);
+    lcp__arena_reset(a);
   }
   free(bp);
-  lcp__arena_destroy(&a);
 }
 
 /* ---- blocks: a robot's joint rows solved together ---- */
@@ -1650,7 +1565,9 @@ static void rb_make(robot_problem *rp, rng *r, bool contacts) {
   rp->joint_first = i;
   for (int v = 0; v < RB_NV; ++v) {
     double bound = rng_range(r, 0.02, 0.5);
-    rb_joint_row(rp, i++, v, 1.0, rng_range(r, -1.0, 1.0), rng_range(r, 0.05, 0.5), -bound, bound);
+    double target = rng_range(r, -1.0, 1.0);
+    double cfm = rng_range(r, 0.05, 0.5);
+    rb_joint_row(rp, i++, v, 1.0, target, cfm, -bound, bound);
     if (v % 2 == 0) /* an upper limit: w = −qd ≥ target */
       rb_joint_row(rp, i++, v, -1.0, rng_range(r, -0.5, 0.5), 1e-3, 0.0, INFINITY);
     if (v == 3) /* viscous damping */
@@ -1721,11 +1638,9 @@ static double rb_violation(const robot_problem *rp) {
  * Alone, the joint rows converge in 2 sweeps (one exact, one to confirm),
  * where row-by-row PGS needs many more; and the same bits every time. */
 static void test_robot_blocks(void **state) {
-  (void)state;
-  arena a;
-  lcp__arena_init(&a);
+  arena *a = *state;
   rng r = {21};
-  robot_problem *rp = xcalloc(1, sizeof *rp);
+  robot_problem *rp = test_alloc(1, sizeof *rp);
   double ref[RB_ROWS], got[RB_ROWS];
   long sweeps_block = 0, sweeps_rows = 0;
   int saturated = 0;
@@ -1735,7 +1650,7 @@ static void test_robot_blocks(void **state) {
     solver_settings s = settings_of(100000, 1.0, 1e-13, LCP_FRICTION_BOX);
     solver_result res;
     rb_reset(rp);
-    assert_int_equal(lcp__solver_pgs(&s, &rp->problem, &res, &a), LCP_OK);
+    assert_int_equal(lcp__solver_pgs(&s, &rp->problem, &res, a), LCP_OK);
     assert_true(rb_violation(rp) <= 1e-9);
     sweeps_block += res.iterations;
     if (!contacts)
@@ -1748,21 +1663,21 @@ static void test_robot_blocks(void **state) {
     }
     /* again: bitwise the same */
     rb_reset(rp);
-    assert_int_equal(lcp__solver_pgs(&s, &rp->problem, &res, &a), LCP_OK);
+    assert_int_equal(lcp__solver_pgs(&s, &rp->problem, &res, a), LCP_OK);
     for (int i = 0; i < rp->n; ++i)
       assert_memory_equal(&got[i], &rp->rows[i].lambda, sizeof(double));
     /* the direct solver */
     rb_reset(rp);
-    assert_int_equal(lcp__solver_direct(&s, &rp->problem, &res, &a, 600), LCP_OK);
+    assert_int_equal(lcp__solver_direct(&s, &rp->problem, &res, a, 600), LCP_OK);
     for (int i = 0; i < rp->n; ++i)
       ref[i] = rp->rows[i].lambda;
-    assert_true(max_abs_diff(rp->n, ref, got) <= 1e-7);
+    assert_true(test_max_abs_diff(rp->n, ref, got) <= 1e-7);
     /* row by row */
     s.pgs_mode = PGS_MODE_NO_BLOCKS;
     rb_reset(rp);
-    assert_int_equal(lcp__solver_pgs(&s, &rp->problem, &res, &a), LCP_OK);
+    assert_int_equal(lcp__solver_pgs(&s, &rp->problem, &res, a), LCP_OK);
     sweeps_rows += res.iterations;
-    lcp__arena_reset(&a);
+    lcp__arena_reset(a);
   }
   assert_true(saturated > 0);
   assert_true(sweeps_block < sweeps_rows);
@@ -1770,18 +1685,15 @@ static void test_robot_blocks(void **state) {
          "saturated joint rows\n",
          (double)sweeps_block / 20, (double)sweeps_rows / 20, saturated);
   free(rp);
-  lcp__arena_destroy(&a);
 }
 
 /* A block singular to rounding (the same PD row twice on one dof, cfm
  * 1e-15: K is not clearly positive definite) is swept row by row and still
  * solves: the boxed-LCP conditions hold to 1e-6. */
 static void test_robot_block_singular(void **state) {
-  (void)state;
-  arena a;
-  lcp__arena_init(&a);
+  arena *a = *state;
   rng r = {37};
-  robot_problem *rp = xcalloc(1, sizeof *rp);
+  robot_problem *rp = test_alloc(1, sizeof *rp);
   solver_settings s = settings_of(100000, 1.0, 1e-13, LCP_FRICTION_BOX);
   solver_result res;
   rb_make(rp, &r, false);
@@ -1792,70 +1704,66 @@ static void test_robot_block_singular(void **state) {
   rp->n = i;
   rp->problem.row_count = i;
   rb_reset(rp);
-  assert_int_equal(lcp__solver_pgs(&s, &rp->problem, &res, &a), LCP_OK);
+  assert_int_equal(lcp__solver_pgs(&s, &rp->problem, &res, a), LCP_OK);
   assert_true(rb_violation(rp) <= 1e-6);
   free(rp);
-  lcp__arena_destroy(&a);
 }
 
 /* The direct solver refuses more rows than max_rows (LCP_ERR_STATE) and
  * leaves the problem alone; malformed rows are LCP_ERR_INVALID_ARGUMENT. */
 static void test_errors(void **state) {
-  (void)state;
-  arena a;
-  lcp__arena_init(&a);
+  arena *a = *state;
   small_problem sp;
   particle_problem(&sp, 1.0, 1.0, -1.0);
   small_reset(&sp);
   solver_settings s = settings_of(20, 1.0, 0.0, LCP_FRICTION_BOX);
   solver_result res;
-  assert_int_equal(lcp__solver_direct(&s, &sp.problem, &res, &a, 2), LCP_ERR_STATE);
+  assert_int_equal(lcp__solver_direct(&s, &sp.problem, &res, a, 2), LCP_ERR_STATE);
   assert_true(sp.velocity[2] == -1.0 && sp.rows[0].lambda == 0.0);
-  assert_int_equal(lcp__solver_direct(&s, &sp.problem, &res, &a, 3), LCP_OK);
+  assert_int_equal(lcp__solver_direct(&s, &sp.problem, &res, a, 3), LCP_OK);
   for (int f = 0; f < 3; ++f) {
     particle_problem(&sp, 1.0, 1.0, -1.0);
     small_reset(&sp);
     sp.rows[1].normal_row = 7; /* no such row */
-    assert_int_equal(all_solvers[f](&s, &sp.problem, &res, &a), LCP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(all_solvers[f](&s, &sp.problem, &res, a), LCP_ERR_INVALID_ARGUMENT);
     particle_problem(&sp, 1.0, 1.0, -1.0);
     small_reset(&sp);
     sp.rows[0].dof_count[0] = 4; /* past dof_count */
-    assert_int_equal(all_solvers[f](&s, &sp.problem, &res, &a), LCP_ERR_INVALID_ARGUMENT);
+    assert_int_equal(all_solvers[f](&s, &sp.problem, &res, a), LCP_ERR_INVALID_ARGUMENT);
   }
   particle_problem(&sp, 1.0, 1.0, -1.0);
   small_reset(&sp);
   s.omega = 0.0;
-  assert_int_equal(lcp__solver_pgs(&s, &sp.problem, &res, &a), LCP_ERR_INVALID_ARGUMENT);
-  lcp__arena_destroy(&a);
+  assert_int_equal(lcp__solver_pgs(&s, &sp.problem, &res, a), LCP_ERR_INVALID_ARGUMENT);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_dantzig_random),
-      cmocka_unit_test(test_dantzig_semidefinite),
-      cmocka_unit_test(test_dantzig_redundant_rows),
-      cmocka_unit_test(test_dantzig_rejects_bad_input),
-      cmocka_unit_test(test_direct_matches_dantzig),
-      cmocka_unit_test(test_pgs_matches_direct),
-      cmocka_unit_test(test_jacobi_matches_direct),
-      cmocka_unit_test(test_sor_converges_in_0_2),
-      cmocka_unit_test(test_sor_diverges_outside_0_2),
-      cmocka_unit_test(test_friction_box_vs_cone),
-      cmocka_unit_test(test_friction_coupled),
-      cmocka_unit_test(test_direct_redundant_contacts),
-      cmocka_unit_test(test_warm_start_one_sweep),
-      cmocka_unit_test(test_warm_start_is_clamped),
-      cmocka_unit_test(test_overlapping_sides),
-      cmocka_unit_test(test_soft_row),
-      cmocka_unit_test(test_degenerate_and_offset_bounds),
-      cmocka_unit_test(test_non_finite),
-      cmocka_unit_test(test_contact_units),
-      cmocka_unit_test(test_contact_points),
-      cmocka_unit_test(test_contact_points_degenerate),
-      cmocka_unit_test(test_contact_points_non_finite),
-      cmocka_unit_test(test_robot_blocks),
-      cmocka_unit_test(test_robot_block_singular),
-      cmocka_unit_test(test_errors),
+      ARENA_TEST(test_dantzig_random),
+      ARENA_TEST(test_dantzig_semidefinite),
+      ARENA_TEST(test_dantzig_redundant_rows),
+      ARENA_TEST(test_dantzig_rejects_bad_input),
+      ARENA_TEST(test_direct_matches_dantzig),
+      ARENA_TEST(test_pgs_matches_direct),
+      ARENA_TEST(test_jacobi_matches_direct),
+      ARENA_TEST(test_sor_converges_in_0_2),
+      ARENA_TEST(test_sor_diverges_outside_0_2),
+      ARENA_TEST(test_friction_box_vs_cone),
+      ARENA_TEST(test_friction_coupled),
+      ARENA_TEST(test_direct_redundant_contacts),
+      ARENA_TEST(test_warm_start_one_sweep),
+      ARENA_TEST(test_warm_start_is_clamped),
+      ARENA_TEST(test_overlapping_sides),
+      ARENA_TEST(test_soft_row),
+      ARENA_TEST(test_degenerate_and_offset_bounds),
+      ARENA_TEST(test_non_finite),
+      ARENA_TEST(test_contact_units),
+      ARENA_TEST(test_contact_points),
+      ARENA_TEST(test_contact_points_degenerate),
+      ARENA_TEST(test_contact_points_non_finite),
+      ARENA_TEST(test_robot_blocks),
+      ARENA_TEST(test_robot_block_singular),
+      ARENA_TEST(test_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

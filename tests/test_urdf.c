@@ -10,6 +10,7 @@
 // clang-format on
 
 #include "lcpsim/urdf.h"
+#include "test_util.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -17,20 +18,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#define ASSERT_NEAR(a, b, tol)                                                                     \
-  do {                                                                                             \
-    double a_ = (a), b_ = (b), t_ = (tol);                                                         \
-    if (!(fabs(a_ - b_) <= t_))                                                                    \
-      fail_msg("%s = %.17g, expected %.17g (tol %g)", #a, a_, b_, t_);                             \
-  } while (0)
-
 #define ASSERT_CONTAINS(haystack, needle)                                                          \
   do {                                                                                             \
     if (!strstr((haystack), (needle)))                                                             \
       fail_msg("'%s' does not contain '%s'", (haystack), (needle));                                \
   } while (0)
-
-static const double PI = 3.14159265358979323846;
 
 static void path_of(char *buf, size_t size, const char *dir, const char *name) {
   snprintf(buf, size, "%s/%s", dir, name);
@@ -147,9 +139,9 @@ static void test_arm7(void **state) {
     ASSERT_NEAR(l->velocity_limit, 5.0, 0.0);
     ASSERT_NEAR(l->upper, -l->lower, 0.0);
     ASSERT_NEAR(l->upper,
-                i == 7  ? 175.0 * PI / 180.0
-                : i % 2 ? 170.0 * PI / 180.0
-                        : 2.0 * PI / 3.0,
+                i == 7  ? 175.0 * TEST_PI / 180.0
+                : i % 2 ? 170.0 * TEST_PI / 180.0
+                        : 2.0 * TEST_PI / 3.0,
                 1e-12);
     const lcp_geom_def_t *g = &def->geoms[l->first_geom];
     assert_int_equal(l->geom_count, 1);

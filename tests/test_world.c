@@ -18,16 +18,10 @@
 #include <string.h>
 
 static lcp_world_t *pile_world(int32_t n) {
-  lcp_world_t *w = NULL;
   lcp_world_settings_t s = lcp_scene_settings();
-  assert_int_equal(lcp_world_create(&s, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(&s);
   assert_int_equal(lcp_scene_pile(w, n, NULL), LCP_OK);
   return w;
-}
-
-static void step_n(lcp_world_t *w, int n) {
-  for (int i = 0; i < n; ++i)
-    assert_int_equal(lcp_world_step(w), LCP_OK);
 }
 
 /* Two runs of the pile scene give bitwise identical state hashes. */
@@ -35,8 +29,8 @@ static void test_pile_is_deterministic(void **state) {
   (void)state;
   lcp_world_t *a = pile_world(300), *b = pile_world(300);
   assert_int_equal(lcp_world_state_hash(a), lcp_world_state_hash(b));
-  step_n(a, 400);
-  step_n(b, 400);
+  test_step_n(a, 400);
+  test_step_n(b, 400);
   lcp_step_stats_t st;
   lcp_world_get_stats(a, &st);
   assert_true(st.contacts > 100); /* the pile really piled up */
@@ -51,23 +45,23 @@ static void test_pile_is_deterministic(void **state) {
 static void test_snapshot_restore_is_bitwise(void **state) {
   (void)state;
   lcp_world_t *w = pile_world(200);
-  step_n(w, 150);
+  test_step_n(w, 150);
   size_t size = lcp_world_state_size(w);
   void *snap = malloc(size);
   size_t written = 0;
   assert_int_equal(lcp_world_save_state(w, snap, size, &written), LCP_OK);
   assert_int_equal(written, size);
-  step_n(w, 150);
+  test_step_n(w, 150);
   uint64_t uninterrupted = lcp_world_state_hash(w);
   assert_int_equal(lcp_world_restore_state(w, snap, size), LCP_OK);
   assert_true(lcp_world_time(w) == 150.0 / 240.0 ||
               fabs(lcp_world_time(w) - 150.0 / 240.0) < 1e-12);
-  step_n(w, 150);
+  test_step_n(w, 150);
   assert_true(lcp_world_state_hash(w) == uninterrupted);
 
   lcp_world_t *fresh = pile_world(200);
   assert_int_equal(lcp_world_restore_state(fresh, snap, size), LCP_OK);
-  step_n(fresh, 150);
+  test_step_n(fresh, 150);
   assert_true(lcp_world_state_hash(fresh) == uninterrupted);
   lcp_world_destroy(&fresh);
 
@@ -90,8 +84,7 @@ static void test_snapshot_restore_is_bitwise(void **state) {
  * names is recomputed when the model changes, not kept from before). */
 static void test_snapshot_refused_after_geoms_change(void **state) {
   (void)state;
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(NULL, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(NULL);
   lcp_body_def_t def = lcp_body_def_default();
   def.position[2] = 1.0;
   lcp_body_id body;
@@ -122,8 +115,7 @@ static void test_snapshot_refused_after_geoms_change(void **state) {
  * world is unchanged (same bodies, same state hash). */
 static void test_bad_input_is_refused(void **state) {
   (void)state;
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(NULL, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(NULL);
   lcp_geom_def_t box = test_box_def(0.1, 0.1, 0.1, 0.5);
   lcp_body_id good = test_add_solid(w, &box, 1.0, (double[]){0, 0, 1}, NULL);
   assert_int_not_equal(good, LCP_NULL_ID);
@@ -214,14 +206,13 @@ static void test_bad_input_is_refused(void **state) {
  * removes its geoms and contacts. */
 static void test_bodies_and_geoms(void **state) {
   (void)state;
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(NULL, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(NULL);
   assert_int_equal(test_add_plane(w, 0.5, NULL), LCP_OK);
   lcp_geom_def_t box = test_box_def(0.1, 0.1, 0.1, 0.5);
   lcp_body_id a = test_add_solid(w, &box, 1.0, (double[]){0, 0, 0.1}, NULL);
   lcp_body_id b = test_add_solid(w, &box, 1.0, (double[]){1, 0, 0.1}, NULL);
   assert_true(a != LCP_NULL_ID && a != LCP_WORLD_BODY && b != LCP_NULL_ID && b != a);
-  step_n(w, 5);
+  test_step_n(w, 5);
   assert_true(lcp_world_get_contacts(w, NULL, 0) >= 8);
   assert_int_equal(lcp_body_remove(w, a), LCP_OK);
   double p[3];
@@ -231,7 +222,7 @@ static void test_bodies_and_geoms(void **state) {
   lcp_body_id c = test_add_solid(w, &box, 1.0, (double[]){2, 0, 0.1}, NULL);
   assert_true(c != LCP_NULL_ID && c != a && c != b);
   assert_int_equal(lcp_body_get_pose(w, a, p, NULL), LCP_ERR_NOT_FOUND);
-  step_n(w, 5);
+  test_step_n(w, 5);
   lcp_contact_info_t contacts[32];
   int32_t n = lcp_world_get_contacts(w, contacts, 32);
   assert_true(n >= 8);
@@ -245,16 +236,15 @@ static void test_bodies_and_geoms(void **state) {
   /* Forces: a force at the centre accelerates without spin; off-centre spins. */
   lcp_world_settings_t s = lcp_world_settings_default();
   s.gravity[2] = 0.0;
-  lcp_world_t *z = NULL;
-  assert_int_equal(lcp_world_create(&s, &z), LCP_OK);
+  lcp_world_t *z = test_create_world(&s);
   lcp_body_id f = test_add_solid(z, &box, 2.0, (double[]){0, 0, 0}, NULL);
   assert_int_equal(lcp_body_apply_force(z, f, (double[]){4, 0, 0}, (double[]){0, 0.1, 0}), LCP_OK);
-  step_n(z, 1);
+  test_step_n(z, 1);
   double v[3], om[3];
   lcp_body_get_velocity(z, f, v, om);
   assert_true(fabs(v[0] - 2.0 * s.timestep) < 1e-12); /* F/m h */
   assert_true(om[2] < 0.0);                           /* (0, 0.1, 0) × (4, 0, 0) = −0.4 z */
-  step_n(z, 1);                                       /* forces last one step */
+  test_step_n(z, 1);                                  /* forces last one step */
   double v2[3];
   lcp_body_get_velocity(z, f, v2, NULL);
   assert_true(fabs(v2[0] - v[0]) < 1e-12);
@@ -296,8 +286,7 @@ static void assert_bad_ids_refused(lcp_world_t *w, int32_t live) {
  * touches nothing of it. */
 static void test_stale_body_id_refused(void **state) {
   (void)state;
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(NULL, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(NULL);
   lcp_body_id ids[2];
   assert_int_equal(lcp_world_body_ids(w, ids, 2), 1);
   assert_int_equal(ids[0], LCP_WORLD_BODY);
@@ -350,8 +339,7 @@ static void test_stale_body_id_refused(void **state) {
  * its index, and removing through the stale id leaves the new geom alone. */
 static void test_stale_geom_id_refused(void **state) {
   (void)state;
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(NULL, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(NULL);
   lcp_body_def_t def = lcp_body_def_default();
   lcp_body_id body;
   assert_int_equal(lcp_body_add(w, &def, &body), LCP_OK);
@@ -385,20 +373,19 @@ static void test_stale_geom_id_refused(void **state) {
 
 /* Runs one sequence of adds and removes, and stepping in between. */
 static lcp_world_t *churned_world(lcp_body_id out_ids[8], int32_t *out_count) {
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(NULL, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(NULL);
   assert_int_equal(test_add_plane(w, 0.5, NULL), LCP_OK);
   lcp_geom_def_t box = test_box_def(0.1, 0.1, 0.1, 0.5);
   lcp_body_id b[6];
   for (int i = 0; i < 6; ++i)
     b[i] = test_add_solid(w, &box, 1.0, (double[]){0.5 * i, 0, 0.2}, NULL);
-  step_n(w, 20);
+  test_step_n(w, 20);
   assert_int_equal(lcp_body_remove(w, b[1]), LCP_OK);
   assert_int_equal(lcp_body_remove(w, b[4]), LCP_OK);
   assert_int_equal(lcp_body_remove(w, b[2]), LCP_OK);
   for (int i = 0; i < 2; ++i)
     assert_true(test_add_solid(w, &box, 1.0, (double[]){0.5 * i, 1, 0.2}, NULL) != LCP_NULL_ID);
-  step_n(w, 20);
+  test_step_n(w, 20);
   *out_count = lcp_world_body_ids(w, out_ids, 8);
   return w;
 }
@@ -417,7 +404,7 @@ static void test_ids_are_deterministic(void **state) {
   for (int32_t i = 0; i < count_a; ++i)
     assert_int_equal(ids_a[i], ids_b[i]);
   assert_true(lcp_world_state_hash(a) == lcp_world_state_hash(b));
-  step_n(a, 10);
+  test_step_n(a, 10);
   size_t size = lcp_world_state_size(a);
   void *snap = malloc(size);
   assert_int_equal(lcp_world_save_state(a, snap, size, NULL), LCP_OK);
@@ -432,8 +419,7 @@ static void test_ids_are_deterministic(void **state) {
  * index is refused after: the new body has another id. */
 static void test_snapshot_refused_after_body_replaced(void **state) {
   (void)state;
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(NULL, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(NULL);
   lcp_geom_def_t box = test_box_def(0.1, 0.1, 0.1, 0.5);
   lcp_body_id old = test_add_solid(w, &box, 1.0, (double[]){0, 0, 1}, NULL);
   size_t size = lcp_world_state_size(w);
@@ -455,12 +441,11 @@ static void test_snapshot_refused_after_body_replaced(void **state) {
  * a world without robots the cache is the snapshot's last bytes. */
 static void test_snapshot_with_bad_contact_refused(void **state) {
   (void)state;
-  lcp_world_t *w = NULL;
-  assert_int_equal(lcp_world_create(NULL, &w), LCP_OK);
+  lcp_world_t *w = test_create_world(NULL);
   assert_int_equal(test_add_plane(w, 0.5, NULL), LCP_OK);
   lcp_geom_def_t box = test_box_def(0.1, 0.1, 0.1, 0.5);
   assert_true(test_add_solid(w, &box, 1.0, (double[]){0, 0, 0.1}, NULL) != LCP_NULL_ID);
-  step_n(w, 10);
+  test_step_n(w, 10);
   size_t size = lcp_world_state_size(w);
   unsigned char *snap = malloc(size);
   assert_int_equal(lcp_world_save_state(w, snap, size, NULL), LCP_OK);
@@ -470,7 +455,7 @@ static void test_snapshot_with_bad_contact_refused(void **state) {
   assert_int_equal(good.slot_a, 0); /* the plane */
   assert_int_equal(good.slot_b, 1); /* the box */
   assert_int_equal(good.point_count, 4);
-  step_n(w, 1);
+  test_step_n(w, 1);
   uint64_t before = lcp_world_state_hash(w);
   const cached_manifold bad[] = {
       {.slot_a = 0, .slot_b = 2, .point_count = 4},  /* no geom at slot 2 */
@@ -514,17 +499,17 @@ static void test_warm_start_survives_earlier_removal(void **state) {
     for (int i = 0; i < 3; ++i)
       stacked[k][i] = test_add_solid(w, &box, 1.0, (double[]){0.01 * i, 0, 0.1 + 0.2 * i}, NULL);
   }
-  step_n(with, 60);
-  step_n(without, 60);
+  test_step_n(with, 60);
+  test_step_n(without, 60);
   assert_int_equal(lcp_body_remove(with, far), LCP_OK);
-  step_n(with, 1);
-  step_n(without, 1);
+  test_step_n(with, 1);
+  test_step_n(without, 1);
   lcp_step_stats_t st;
   lcp_world_get_stats(with, &st);
   assert_true(st.contacts >= 12);                 /* box on ground, box on box, box on box */
   assert_int_equal(st.warm_started, st.contacts); /* every point found its impulses */
-  step_n(with, 60);
-  step_n(without, 60);
+  test_step_n(with, 60);
+  test_step_n(without, 60);
   for (int i = 0; i < 3; ++i) {
     double pa[3], pb[3];
     assert_int_equal(lcp_body_get_pose(with, stacked[0][i], pa, NULL), LCP_OK);
@@ -544,12 +529,11 @@ static void test_solvers_agree_on_resting_box(void **state) {
     s.solver = (lcp_solver_kind_t)k;
     s.iterations = 200;
     s.sor_omega = k == 1 ? 0.3 : 1.0;
-    lcp_world_t *w = NULL;
-    assert_int_equal(lcp_world_create(&s, &w), LCP_OK);
+    lcp_world_t *w = test_create_world(&s);
     assert_int_equal(test_add_plane(w, 0.5, NULL), LCP_OK);
     lcp_geom_def_t box = test_box_def(0.2, 0.2, 0.2, 0.5);
     lcp_body_id id = test_add_solid(w, &box, 1.0, (double[]){0, 0, 0.2}, NULL);
-    step_n(w, 240);
+    test_step_n(w, 240);
     double p[3];
     lcp_body_get_pose(w, id, p, NULL);
     z[k] = p[2];
