@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Broad phase (sweep and prune): the pairs it reports must be exactly
  * those of the O(n²) all-pairs test, whatever the motion, the proxy count
  * changes, the skip flags, touching or infinite boxes; and an unchanged or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Narrow phase: the dedicated pair routines, the dispatcher and the manifold
  * reduction (server/engine/collide.c). Each case has an answer worked out by
  * hand: depth, normal, point count and positions to 1e-9. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* In-engine implicit PD joint control: the controller is one
  * soft row of the step's LCP,
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gjk.c: support mappings, boxes, GJK distance, EPA depth and the clipped
  * manifold of lcp__collide_convex, against closed forms. */
 // clang-format off

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lcp__hull_build: topology, geometry and mass properties of convex hulls. */
 // clang-format off
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The id pool behind body, geom and robot ids (server/engine/id_pool.h):
  * generations, the order in which freed indices come back, retirement of an
  * exhausted index, and a full table. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of the Featherstone multibody kernel (server/engine/multibody.c;
  * R. Featherstone, "Rigid Body Dynamics Algorithms").
  *

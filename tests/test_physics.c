@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Physics validation of the rigid-body core: each test states the physical
  * fact it checks and its tolerance (issue 2). */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The engine's public helpers that programs built on it share instead of
  * keeping copies: the one check of world settings (its messages name the
  * field, the rule and the value), the quaternion functions and FNV-1a. */

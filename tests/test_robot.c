@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Robots in a world through the public API: adding the shipped arm, joint
  * and link queries, setting q, the mass matrix and inverse dynamics at the
  * current state, bad input refused with the world unchanged. */

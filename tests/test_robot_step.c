@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Robots stepped in the world: Featherstone multibodies in
  * the same LCP as contacts. Pendulum period, energy of an undamped chain,
  * momentum of a floating robot,

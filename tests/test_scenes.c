@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The robot scenes of server/model/scenes.c ("arm", "chain",
  * and the quadruped) as physics checks: the shipped quadruped dropped on the
  * ground comes to rest without its feet sinking in, stands under PD control

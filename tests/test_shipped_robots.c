@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The shipped robots are found at run time (lcp_shipped_robots_dir): through
  * LCPSIM_ROBOTS_DIR when it is set, else, for a program of the build tree,
  * the copy the build makes under <build>/share/lcpsim/robots. (The installed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of the boxed LCP solvers (server/engine/solver_*.c).
  *
  * Random problems are built in row form with M = I, so that A = J Jᵀ is known

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* URDF and STL loading (server/model/urdf.c, stl.c): the shipped robots, values
  * read back exactly, fixed-joint merging, meshes, package://, base selection,
  * and broken files, each with its file, line and cause. */

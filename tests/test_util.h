@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Helpers shared by the unit tests: approximate comparisons, checked
  * allocation, deterministic random numbers, the engine's shapes and small
  * worlds built through the public API. Header-only so each test stays one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The world API: bodies and geoms, bad input refused with the world
  * unchanged, determinism and state snapshots (issue 2). */
 #include <setjmp.h>
