@@ -759,7 +759,7 @@ static void test_momentum_conservation(void **state) {
         fail_msg("trial %d: semi-implicit Euler drift %g then %g: not first order", trial, drift[0],
                  drift[1]);
     }
-    free(tau), free(qdd), free(qp), free(qdp), free(buf);
+    free(q), free(qd), free(tau), free(qdd), free(qp), free(qdp), free(buf);
     robot_free(&rb);
   }
   print_message("  worst relative: rate %.2e, RK4 drift %.2e, semi-implicit Euler drift %.2e "
