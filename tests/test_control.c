@@ -757,6 +757,56 @@ static void test_bad_input(void **state) {
   lcp_robot_def_free(&def);
 }
 
+/* A snapshot's bytes are a function of the state alone: two worlds given the
+ * same controls through structs whose padding bytes differ (0xAA against
+ * 0x55 under the fields), and stepped alike with the arm's links touching
+ * the ground (so the warm-start cache holds contact points), save byte for
+ * byte the same snapshot, and so hash alike across processes. */
+static void fill_controls(lcp_joint_control_t *c, int pattern) {
+  memset(c, pattern, 7 * sizeof *c);
+  for (int j = 0; j < 7; ++j) {
+    c[j].mode = LCP_CONTROL_POSITION;
+    c[j].position = j == 1 ? 1.6 : 0.0; /* the shoulder lays the arm on the ground */
+    c[j].velocity = 0.0;
+    c[j].kp = 200.0;
+    c[j].kd = 20.0;
+    c[j].torque = 0.0;
+    c[j].effort_limit = 0.0;
+  }
+}
+
+static void test_snapshot_bytes_are_the_state(void **state) {
+  (void)state;
+  lcp_robot_def_t *def = load_arm7();
+  unsigned char *bytes[2] = {NULL, NULL};
+  size_t used[2] = {0, 0};
+  int32_t contacts[2] = {0, 0};
+  for (int k = 0; k < 2; ++k) {
+    lcp_world_t *w = test_new_world(1e-3, true);
+    lcp_geom_def_t ground = lcp_geom_def_default();
+    ground.type = LCP_SHAPE_PLANE;
+    assert_int_equal(lcp_geom_add(w, LCP_WORLD_BODY, &ground, NULL), LCP_OK);
+    lcp_robot_id id = add_arm7(w, def);
+    lcp_joint_control_t c[7];
+    fill_controls(c, k == 0 ? 0xAA : 0x55);
+    assert_int_equal(lcp_robot_set_controls(w, id, c, 7), LCP_OK);
+    test_step_n(w, 1500);
+    contacts[k] = lcp_world_get_contacts(w, NULL, 0);
+    size_t size = lcp_world_state_size(w);
+    bytes[k] = malloc(size);
+    assert_non_null(bytes[k]);
+    assert_int_equal(lcp_world_save_state(w, bytes[k], size, &used[k]), LCP_OK);
+    lcp_world_destroy(&w);
+  }
+  print_message("snapshot: %zu bytes, %d contact points\n", used[0], (int)contacts[0]);
+  assert_true(contacts[0] > 0);
+  assert_int_equal(used[0], used[1]);
+  assert_memory_equal(bytes[0], bytes[1], used[0]);
+  free(bytes[0]);
+  free(bytes[1]);
+  lcp_robot_def_free(&def);
+}
+
 /* ---- snapshots ----
  * Controls, applied torques and the controller rows' warm start are state
  * (the model/state split): save, step 100, change the controls, restore, step 100
@@ -834,6 +884,7 @@ int main(void) {
       cmocka_unit_test(test_torque_mode),
       cmocka_unit_test(test_bad_input),
       cmocka_unit_test(test_snapshot_with_controllers),
+      cmocka_unit_test(test_snapshot_bytes_are_the_state),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

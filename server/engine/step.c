@@ -662,8 +662,14 @@ static int store_contacts(lcp_world_t *world, step_context *ctx) {
     bool pushing = false;
     for (int32_t q = 0; q < m->point_count; ++q) {
       const solver_row *r = &rows[ctx->manifold_row[k] + 3 * q];
-      c->points[q] =
-          (cached_point){m->points[q].feature_id, r[0].lambda, {r[1].lambda, r[2].lambda}};
+      /* Field by field: a struct assignment may copy a temporary's padding,
+       * and the cache's bytes go into snapshots, whose bytes must be the
+       * same for the same state (the memset above zeroed the padding). */
+      cached_point *cp = &c->points[q];
+      cp->feature_id = m->points[q].feature_id;
+      cp->normal_impulse = r[0].lambda;
+      cp->friction_impulse[0] = r[1].lambda;
+      cp->friction_impulse[1] = r[2].lambda;
       pushing |= (r[0].lambda != 0.0) | (r[1].lambda != 0.0) | (r[2].lambda != 0.0);
       lcp_contact_info_t *info = &world->contacts[n++];
       info->geom_a = ga->id;

@@ -122,7 +122,22 @@ static void robots_state_copy(const world_model *model, robot_state *states, uns
     size_t bytes = (size_t)model->robots[i].mb.joint_count * sizeof(lcp_joint_control_t);
     int32_t flag = (st->gravity_compensation ? 1 : 0) | (st->velocity_synchronized ? 2 : 0);
     if (save) {
-      memcpy(flat, st->control, bytes);
+      /* Field by field into zeroed records: the padding after `mode` holds
+       * whatever the caller's struct held, and a snapshot's bytes must be the
+       * same for the same state. */
+      for (int32_t j = 0; j < model->robots[i].mb.joint_count; ++j) {
+        const lcp_joint_control_t *from = &st->control[j];
+        lcp_joint_control_t record;
+        memset(&record, 0, sizeof record);
+        record.mode = from->mode;
+        record.position = from->position;
+        record.velocity = from->velocity;
+        record.kp = from->kp;
+        record.kd = from->kd;
+        record.torque = from->torque;
+        record.effort_limit = from->effort_limit;
+        memcpy(flat + (size_t)j * sizeof record, &record, sizeof record);
+      }
       memcpy(flat + bytes, &flag, sizeof flag);
     } else {
       memcpy(st->control, flat, bytes);

@@ -123,12 +123,18 @@ static size_t mutate(const unsigned char *seed, size_t size, unsigned char *out,
   for (int e = 0; e < edits; ++e) {
     switch (below(5)) {
     case 0: /* flip a bit */
-      if (size)
-        out[below(size)] ^= (unsigned char)(1u << below(8));
+      /* one draw a statement: C leaves the order of the two sides open, and
+       * every compiler should fuzz the same inputs */
+      if (size) {
+        size_t at = below(size);
+        out[at] ^= (unsigned char)(1u << below(8));
+      }
       break;
     case 1: /* a random byte */
-      if (size)
-        out[below(size)] = (unsigned char)next_random();
+      if (size) {
+        size_t at = below(size);
+        out[at] = (unsigned char)next_random();
+      }
       break;
     case 2: /* cut the end */
       size = below(size + 1);
