@@ -163,15 +163,7 @@ static void shape_feature(const shape *s, const xform *x, vec3 d, feature *f) {
       f->code = (uint32_t)bf * 4 + FEAT_FACE;
       return;
     }
-    int32_t bv = 0;
-    double bd = -INFINITY;
-    for (int32_t k = 0; k < h->vertex_count; ++k) {
-      double v = v3_dot(h->vertices[k], dl);
-      if (v > bd) {
-        bd = v;
-        bv = k;
-      }
-    }
+    int32_t bv = hull_support_vertex(h, dl);
     /* the edge at the support vertex closest to perpendicular to d */
     int32_t be = -1, bo = -1;
     double bs = INFINITY;

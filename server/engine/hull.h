@@ -38,6 +38,21 @@ typedef struct hull {
   double bounding_radius;    /* max |vertex| in the hull frame */
 } hull;
 
+/* The index of the vertex farthest along local direction d (the first of
+ * equals): a hull's support mapping, max over i of vertices[i] · d. */
+static inline int32_t hull_support_vertex(const hull *h, vec3 d) {
+  int32_t best = 0;
+  double best_dot = -INFINITY;
+  for (int32_t i = 0; i < h->vertex_count; ++i) {
+    double v = v3_dot(h->vertices[i], d);
+    if (v > best_dot) {
+      best_dot = v;
+      best = i;
+    }
+  }
+  return best;
+}
+
 /* Builds the convex hull of points (quickhull). Returns LCP_OK,
  * LCP_ERR_DEGENERATE when the points do not span a volume (fewer than 4
  * non-coplanar, within a relative tolerance), LCP_ERR_INVALID_ARGUMENT for

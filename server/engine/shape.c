@@ -35,17 +35,7 @@ vec3 lcp__shape_support_local(const shape *s, vec3 d) {
     return p;
   }
   case LCP_SHAPE_HULL: {
-    const hull *h = s->hull;
-    int32_t best = 0;
-    double bd = -INFINITY;
-    for (int32_t i = 0; i < h->vertex_count; ++i) {
-      double v = v3_dot(h->vertices[i], d);
-      if (v > bd) {
-        bd = v;
-        best = i;
-      }
-    }
-    return h->vertices[best];
+    return s->hull->vertices[hull_support_vertex(s->hull, d)];
   }
   default:
     return v3_zero(); /* planes are not convex-finite: never asked */
