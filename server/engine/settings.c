@@ -25,6 +25,10 @@ lcp_world_settings_t lcp_world_settings_default(void) {
       .warm_start = true,
       .residual_tolerance = 1e-7,
       .direct_max_rows = 600,
+      .max_push_speed = 3.0,
+      .relax_iterations = 4,
+      .restitution_threshold = 1.0,
+      .enforce_velocity_limits = true,
   };
 }
 
@@ -82,5 +86,14 @@ int lcp_world_settings_validate(const lcp_world_settings_t *s, char *why, size_t
                    s->residual_tolerance);
   if (s->direct_max_rows < 1)
     return invalid(why, why_size, "direct_max_rows must be >= 1 (got %d)", (int)s->direct_max_rows);
+  if (!finite_at_least(s->max_push_speed, 0.0))
+    return invalid(why, why_size, "max_push_speed must be finite and >= 0 (got %g)",
+                   s->max_push_speed);
+  if (s->relax_iterations < 0 || s->relax_iterations > 100000)
+    return invalid(why, why_size, "relax_iterations must be in [0, 100000] (got %d)",
+                   (int)s->relax_iterations);
+  if (!finite_at_least(s->restitution_threshold, 0.0))
+    return invalid(why, why_size, "restitution_threshold must be finite and >= 0 (got %g)",
+                   s->restitution_threshold);
   return LCP_OK;
 }

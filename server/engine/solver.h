@@ -46,9 +46,16 @@ typedef struct solver_row {
   int32_t normal_row; /* friction rows: index of their contact's normal row */
   double mu;          /* friction rows: bound is μ λ_normal */
   double target;      /* desired w (bias: Baumgarte, speculative gap, PD target) */
-  double cfm;         /* ≥ 0 */
-  double lo, hi;      /* bounds for bilateral and normal rows; lo ≤ 0 ≤ hi is not required */
-  double lambda;      /* in: warm start; out: the solution */
+  /* The relax iterations' target (solver_settings.relax_iterations): the
+   * velocity-level part of target alone, without positional correction. */
+  double relax_target;
+  /* Restitution: when > 0 and the row's impulse after the main iterations
+   * is > 0 (it hit), the relax target is max(relax_target, bounce), the
+   * separating speed e·|approach speed| (contact normals only). */
+  double bounce;
+  double cfm;    /* ≥ 0 */
+  double lo, hi; /* bounds for bilateral and normal rows; lo ≤ 0 ≤ hi is not required */
+  double lambda; /* in: warm start; out: the solution */
 } solver_row;
 
 /* A contact point on free bodies given by its geometry instead of by

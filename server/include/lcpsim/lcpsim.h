@@ -95,11 +95,25 @@ typedef struct lcp_world_settings {
   bool warm_start;           /* start from the last step's impulses of persistent contacts */
   double residual_tolerance; /* stop sweeping when the largest row correction (m/s) is below */
   int32_t direct_max_rows;   /* the direct solver refuses problems larger than this */
+  /* m/s (rad/s for a revolute limit): positional correction (contacts and
+   * joint limits) never separates faster than this; ≥ 0 */
+  double max_push_speed;
+  /* of the iterations, the last ones solve the velocities again without
+   * the positional correction (the positions moved with the corrected
+   * velocities): a push-out leaves no velocity behind; ≥ 0, and at least
+   * one iteration always corrects */
+  int32_t relax_iterations;
+  /* m/s: contacts approaching slower than this are plastic whatever their
+   * restitution; ≥ 0 */
+  double restitution_threshold;
+  /* hold joints within the URDF velocity limits (rows, like the limits) */
+  bool enforce_velocity_limits;
 } lcp_world_settings_t;
 
 /* The defaults: h = 1/240 s, g = (0, 0, -9.81), 20 iterations, ω = 1.0, β = 0.2,
  * slop = 1 mm, cfm = 1e-9, margin = 2 mm, cone friction, PGS, warm start on,
- * tolerance 1e-7 m/s, direct_max_rows = 600. */
+ * tolerance 1e-7 m/s, direct_max_rows = 600, max_push_speed = 3 m/s,
+ * relax_iterations = 4, restitution_threshold = 1 m/s, velocity limits enforced. */
 lcp_world_settings_t lcp_world_settings_default(void);
 
 /* Checks every field against its rule (the ranges above). Returns LCP_OK, or
