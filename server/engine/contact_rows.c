@@ -152,14 +152,14 @@ typedef struct manifold_rows {
  *     0 ≤ λn,  target = Baumgarte's (rows_position_target),  cfm = the world's,
  *
  * positive w separating. */
-static void contact_normal_row(solver_row *row, double target, double cfm,
+static void contact_normal_row(solver_row *row, double target, double relax_target, double cfm,
                                const cached_point *warm) {
   row->cfm = cfm;
   row->kind = ROW_NORMAL;
   row->normal_row = -1;
   row->mu = 0.0;
   row->target = target;
-  row->relax_target = target;
+  row->relax_target = relax_target;
   row->bounce = 0.0;
   row->lo = 0.0;
   row->hi = INFINITY;
@@ -269,7 +269,7 @@ static bool contact_point_rows(const lcp_world_t *world, const step_context *ctx
     solver_row *row = &p->rows[w->row++];
     contact_row_sides(world, ctx, mr, w, row, cp, d, ra_arm, rb_arm, response_a, response_b);
     if (d == 0)
-      contact_normal_row(row, target, s->cfm, warm);
+      contact_normal_row(row, target, rows_relax_target(s, cp->depth), s->cfm, warm);
     else
       contact_friction_row(row, d, normal_row, mr->mu, s->cfm, warm);
   }

@@ -89,12 +89,16 @@ static void joint_limit_rows(solver_problem *p, int32_t *r, const step_context *
                              int near) {
   const lcp_world_settings_t *s = ctx->settings;
   double gap_lower = q - joint->lower, gap_upper = joint->upper - q;
-  if (near & 1)
+  if (near & 1) {
     add_joint_row(p, r, ctx, at, JOINT_ROW_LOWER, at->plus, rows_position_target(s, -gap_lower),
                   s->cfm, 0.0, INFINITY);
-  if (near & 2)
+    p->rows[*r - 1].relax_target = rows_relax_target(s, -gap_lower);
+  }
+  if (near & 2) {
     add_joint_row(p, r, ctx, at, JOINT_ROW_UPPER, at->minus, rows_position_target(s, -gap_upper),
                   s->cfm, 0.0, INFINITY);
+    p->rows[*r - 1].relax_target = rows_relax_target(s, -gap_upper);
+  }
 }
 
 /* Viscous damping b (URDF <dynamics damping>), implicit: the soft row

@@ -27,18 +27,29 @@ static inline void write_absent_side(solver_row *row, int side) {
  * Constraints and Integrals of Motion in Dynamical Systems"; the slop as in
  * Catto's "Iterative Dynamics with Temporal Coherence") for a depth (> 0
  * penetrating): the target velocity pushes out what is beyond the slop over
- * a few steps,
+ * a few steps, never faster than the push-out bound v_push (PhysX's
+ * maximum depenetration velocity, Box2D's maximum push-out speed):
  *
- *     target = β (depth − slop)/h,
+ *     target = min(β (depth − slop)/h, v_push),
  *
  * and a gap (depth < 0) lets the sides approach by exactly the gap in this
- * step, target = depth/h (a speculative contact). */
+ * step, target = depth/h (a speculative contact). The main iterations
+ * solve with this target and the positions move with their velocities. */
 static inline double rows_position_target(const lcp_world_settings_t *s, double depth) {
   if (depth > s->baumgarte_slop)
-    return s->baumgarte_beta * (depth - s->baumgarte_slop) / s->timestep;
+    return fmin(s->baumgarte_beta * (depth - s->baumgarte_slop) / s->timestep, s->max_push_speed);
   if (depth < 0.0)
     return depth / s->timestep;
   return 0.0;
+}
+
+/* The same row's target in the relax iterations (the velocities kept):
+ * the speculative part alone, depth/h for a gap and 0 otherwise, so a
+ * push-out moves the positions and leaves no velocity behind (Catto's
+ * "soft step" relax in Box2D v3; Bullet's split impulse does the same
+ * with a second solve). */
+static inline double rows_relax_target(const lcp_world_settings_t *s, double depth) {
+  return depth < 0.0 ? depth / s->timestep : 0.0;
 }
 
 /* ---- contact_rows.c ---- */
