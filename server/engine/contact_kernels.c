@@ -998,3 +998,24 @@ contact_fill_fn lcp__contact_pick_point_fill(bool baseline_only) {
   (void)baseline_only;
   return point_fill;
 }
+
+/* ---- new targets (the relax iterations) ----
+ *
+ * The bias of a row is step·target in either form of record, so new
+ * targets only rewrite those fields, lane by lane. Point units carry the
+ * normal's bias alone (their friction rows have no target). */
+void lcp__contact_group_retarget(lane_group *g, const double *targets) {
+  for (int32_t lane = 0; lane < g->lanes_used; ++lane) {
+    for (int32_t q = 0; q < g->count[lane]; ++q) {
+      const double *t = targets + g->row[lane] + 3 * q;
+      if (g->form == FORM_POINTS) {
+        const int32_t P = H_SIZE + Q_SIZE * q + Q_ROWS;
+        g->rec[LANES * (P + PR_BIAS) + lane] = g->rec[LANES * (P + PR_STEP) + lane] * t[0];
+      } else {
+        const int32_t P = U_SIZE + P_SIZE * q + P_ROWS;
+        for (int d = 0; d < 3; ++d)
+          g->rec[LANES * (P + R_BIAS + d) + lane] = g->rec[LANES * (P + R_STEP + d) + lane] * t[d];
+      }
+    }
+  }
+}

@@ -76,6 +76,10 @@ void lcp__contact_unit_fill(const solver_problem *p, const double *diag, const d
 bool lcp__contact_point_unit_placeable(const solver_problem *p, const uint8_t *refs,
                                        const solver_contact *c);
 
+/* Rewrites the bias fields (step·target) of group g's lanes for new row
+ * targets, targets[row] for every row of its units (the relax iterations). */
+void lcp__contact_group_retarget(lane_group *g, const double *targets);
+
 /* Sweeps count groups once; folds into *res the largest |Δλ_i|·(A_ii + cfm_i)
  * and into *acc their sum (non-finite as soon as an update is). */
 typedef void (*contact_sweep_fn)(const lane_group *g, int32_t count, double *res, double *acc);

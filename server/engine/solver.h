@@ -89,6 +89,10 @@ typedef struct solver_problem {
   /* in: u_free (velocities after external forces, before constraints);
    * out: u_free + M⁻¹Jᵀλ for the returned λ. */
   double *velocity;
+  /* Optional out [dof_count] (NULL: not wanted): the velocity after the
+   * main iterations, with the positional targets: the velocity the
+   * positions move with. Without relax iterations, the final velocity. */
+  double *position_velocity;
   /* Optional (contact_count 0: none): contact points in increasing row
    * order, and the mass properties of the bodies they name: entry k for the
    * body at velocity entries [6k, 6k + 6), its inverse mass and world
@@ -122,6 +126,13 @@ typedef struct solver_settings {
   double tolerance; /* stop when the largest |Δλ_i|·(A_ii + cfm_i) of a sweep is below */
   lcp_friction_model_t friction_model;
   solver_pgs_mode pgs_mode; /* PGS_MODE_FULL but in tests */
+  /* Of max_iterations, the last ones are relax iterations (Catto's soft
+   * step in Box2D v3): every row's target is replaced by its relax target
+   * (solver_row.relax_target and bounce), the positional correction is
+   * dropped, and the velocity solved again from where the main iterations
+   * left it. At least one main iteration is always done, and there are no
+   * relax iterations when every row's relax target is its target. */
+  int32_t relax_iterations;
 } solver_settings;
 
 typedef struct solver_result {
@@ -133,7 +144,8 @@ typedef struct solver_result {
 } solver_result;
 
 /* Each solver starts from the rows' lambda (warm start; zero for a cold start),
- * first adding M⁻¹Jᵀλ to velocity, and leaves the solution in the rows.
+ * first adding M⁻¹Jᵀλ to velocity, and leaves the solution in the rows
+ * (the relax iterations' solution when there are any).
  * Friction rows with ROW_FRICTION_1/2 pairs are bounded per row by μλn in the
  * box model, and projected together onto the disc of radius μλn in the cone
  * model. Return LCP_OK, LCP_ERR_NO_MEMORY, or LCP_ERR_NUMERIC when a
@@ -154,5 +166,15 @@ int lcp__solver_direct(const solver_settings *settings, solver_problem *problem,
  * requires lo_i ≤ 0 ≤ hi_i. lambda is output only. */
 int lcp__dantzig_dense(int32_t n, const double *A, const double *b, const double *lo,
                        const double *hi, double *lambda, arena *scratch);
+
+/* The iterations split into main and relax ones (relax_iterations); no
+ * relax iterations when no row of p has a relax target other than its
+ * target and none may bounce. */
+void lcp__solver_split_iterations(const solver_settings *settings, const solver_problem *p,
+                                  int32_t *main_iterations, int32_t *relax_iterations);
+/* The relax target of each row into targets[row_count]: relax_target, or
+ * max(relax_target, bounce) for a row with bounce > 0 whose impulse (in
+ * the rows' lambda) is > 0. */
+void lcp__solver_relax_targets(const solver_problem *p, double *targets);
 
 #endif

@@ -80,7 +80,8 @@ static int check_row_values(const solver_row *r, bool bounded, bool *numeric) {
     else if (r->lo > r->hi)
       return LCP_ERR_INVALID_ARGUMENT;
   }
-  if (!isfinite(r->cfm) || !isfinite(r->target) || !isfinite(r->lambda))
+  if (!isfinite(r->cfm) || !isfinite(r->target) || !isfinite(r->relax_target) ||
+      !isfinite(r->bounce) || !isfinite(r->lambda))
     *numeric = true;
   else if (r->cfm < 0.0)
     return LCP_ERR_INVALID_ARGUMENT;
@@ -247,6 +248,42 @@ double lcp__solver_pair_lambda_max(const solver_problem *p, int32_t i, double d1
                     lcp__solver_row_cross(p, &r[i + 1], &r[i]));
   double h = 0.5 * (d1 - d2);
   return 0.5 * (d1 + d2) + sqrt(h * h + a * a);
+}
+
+/* Does any row's relax target differ from its target (or may it bounce)?
+ * When none does, relax iterations would solve the same problem again:
+ * all the iterations are main ones, and the positions move with the
+ * final velocity (which keeps, e.g., the angular momentum of colliding
+ * bodies exact when no positional correction acts). */
+static bool problem_has_relax(const solver_problem *p) {
+  for (int32_t i = 0; i < p->row_count; ++i)
+    if (p->rows[i].relax_target != p->rows[i].target || p->rows[i].bounce > 0.0)
+      return true;
+  return false;
+}
+
+void lcp__solver_split_iterations(const solver_settings *settings, const solver_problem *p,
+                                  int32_t *main_iterations, int32_t *relax_iterations) {
+  int32_t total = settings->max_iterations, relax = settings->relax_iterations;
+  if (relax > 0 && !problem_has_relax(p))
+    relax = 0;
+  relax = relax < 0 ? 0 : relax;
+  relax = relax > total - 1 ? total - 1 : relax;
+  relax = relax < 0 ? 0 : relax;
+  *main_iterations = total - relax;
+  *relax_iterations = relax;
+}
+
+void lcp__solver_relax_targets(const solver_problem *p, double *targets) {
+  for (int32_t i = 0; i < p->row_count; ++i) {
+    const solver_row *r = &p->rows[i];
+    double t = r->relax_target;
+    /* Restitution (Newton's impact law) applies to a contact that hit:
+     * its separating speed after the step is e times its approach speed. */
+    if (r->bounce > 0.0 && r->lambda > 0.0 && r->bounce > t)
+      t = r->bounce;
+    targets[i] = t;
+  }
 }
 
 void lcp__solver_set_result(solver_result *result, int32_t iterations, double residual) {

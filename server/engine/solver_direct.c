@@ -770,8 +770,8 @@ static void direct_finish(direct_problem *d, solver_problem *problem) {
       lcp__solver_row_apply(problem, &rows[i], problem->velocity, problem->rows[i].lambda);
 }
 
-int lcp__solver_direct(const solver_settings *settings, solver_problem *problem,
-                       solver_result *result, arena *scratch, int32_t max_rows) {
+static int direct_solve_once(const solver_settings *settings, solver_problem *problem,
+                             solver_result *result, arena *scratch, int32_t max_rows) {
   lcp__solver_set_result(result, 0, 0.0);
   if (!settings || !problem || !scratch)
     return LCP_ERR_INVALID_ARGUMENT;
@@ -822,4 +822,41 @@ int lcp__solver_direct(const solver_settings *settings, solver_problem *problem,
   direct_finish(&d, problem);
   lcp__solver_set_result(result, loops, d.has_friction ? change : 0.0);
   return lcp__solver_check_finite_output(problem);
+}
+
+/* With relax iterations, the problem is solved twice: with the rows'
+ * targets (the velocity the positions move with), then from u_free again,
+ * warm-started from that solution, with the relax targets
+ * (lcp__solver_relax_targets); the rows' targets are given back after. */
+int lcp__solver_direct(const solver_settings *settings, solver_problem *problem,
+                       solver_result *result, arena *scratch, int32_t max_rows) {
+  int32_t main_iterations = 1, relax_iterations = 0;
+  if (settings && problem)
+    lcp__solver_split_iterations(settings, problem, &main_iterations, &relax_iterations);
+  if (!settings || !problem || !scratch || (relax_iterations == 0 && !problem->position_velocity))
+    return direct_solve_once(settings, problem, result, scratch, max_rows);
+  const int32_t n = problem->row_count, dofs = problem->dof_count;
+  double *u_free = ARENA_NEW(scratch, double, dofs > 0 ? dofs : 1);
+  double *targets = ARENA_NEW(scratch, double, n > 0 ? n : 1);
+  if (!u_free || !targets)
+    return LCP_ERR_NO_MEMORY;
+  memcpy(u_free, problem->velocity, sizeof(double) * (size_t)dofs);
+  int rc = direct_solve_once(settings, problem, result, scratch, max_rows);
+  if (rc != LCP_OK)
+    return rc;
+  if (problem->position_velocity)
+    memcpy(problem->position_velocity, problem->velocity, sizeof(double) * (size_t)dofs);
+  if (relax_iterations == 0)
+    return LCP_OK;
+  lcp__solver_relax_targets(problem, targets);
+  for (int32_t i = 0; i < n; ++i) {
+    double t = problem->rows[i].target;
+    problem->rows[i].target = targets[i];
+    targets[i] = t;
+  }
+  memcpy(problem->velocity, u_free, sizeof(double) * (size_t)dofs);
+  rc = direct_solve_once(settings, problem, result, scratch, max_rows);
+  for (int32_t i = 0; i < n; ++i)
+    problem->rows[i].target = targets[i];
+  return rc;
 }

@@ -10,6 +10,7 @@
 #include "solver_internal.h"
 
 #include <math.h>
+#include <string.h>
 
 /* One Jacobi sweep: every row's new λ from the start-of-sweep v and λ
  * (friction bounds from the start-of-sweep λn), then v updated once. */
@@ -66,6 +67,22 @@ static int jacobi_setup(const solver_settings *settings, solver_problem *p, aren
   return LCP_OK;
 }
 
+/* Up to `iterations` sweeps, fewer when the residual falls below the
+ * tolerance; LCP_ERR_NUMERIC as soon as a sweep's sum is not finite. */
+static int jacobi_iterate(const solver_settings *settings, solver_items *s, double *next,
+                          int32_t iterations, int32_t *it, double *res) {
+  for (int32_t k = 0; s->count > 0 && k < iterations; ++k) {
+    double sum;
+    *res = jacobi_sweep(s->items, s->count, s->lam, next, &sum);
+    ++*it;
+    if (!isfinite(sum))
+      return LCP_ERR_NUMERIC;
+    if (*res < settings->tolerance)
+      break;
+  }
+  return LCP_OK;
+}
+
 int lcp__solver_jacobi(const solver_settings *settings, solver_problem *problem,
                        solver_result *result, arena *scratch) {
   lcp__solver_set_result(result, 0, 0.0);
@@ -76,21 +93,22 @@ int lcp__solver_jacobi(const solver_settings *settings, solver_problem *problem,
   double *next = ARENA_NEW(scratch, double, problem->row_count > 0 ? problem->row_count : 1);
   if (!next)
     return LCP_ERR_NO_MEMORY;
-  int32_t it = 0;
+  int32_t main_iterations, relax_iterations, it = 0;
+  lcp__solver_split_iterations(settings, problem, &main_iterations, &relax_iterations);
   double res = 0.0;
-  while (s.count > 0 && it < settings->max_iterations) {
-    double sum;
-    res = jacobi_sweep(s.items, s.count, s.lam, next, &sum);
-    ++it;
-    if (!isfinite(sum)) {
-      lcp__solver_items_finish(&s, problem);
-      lcp__solver_set_result(result, it, res);
-      return LCP_ERR_NUMERIC;
-    }
-    if (res < settings->tolerance)
-      break;
+  rc = jacobi_iterate(settings, &s, next, main_iterations, &it, &res);
+  if (rc == LCP_OK && problem->position_velocity)
+    memcpy(problem->position_velocity, problem->velocity,
+           sizeof(double) * (size_t)problem->dof_count);
+  if (rc == LCP_OK && relax_iterations > 0 && s.count > 0) {
+    /* the relax targets into the items' biases (as PGS's pgs_retarget) */
+    lcp__solver_items_finish(&s, problem);
+    lcp__solver_relax_targets(problem, next);
+    for (int32_t k = 0; k < s.count; ++k)
+      s.items[k].bias = s.items[k].step * next[s.items[k].row];
+    rc = jacobi_iterate(settings, &s, next, relax_iterations, &it, &res);
   }
   lcp__solver_items_finish(&s, problem);
   lcp__solver_set_result(result, it, res);
-  return lcp__solver_check_finite_output(problem);
+  return rc != LCP_OK ? rc : lcp__solver_check_finite_output(problem);
 }

@@ -625,6 +625,44 @@ static double pgs_sweep(const pgs_setup *s, double *sum) {
   return res;
 }
 
+/* The relax iterations' targets into the setup: the items' and the
+ * units' biases (step·target) and the blocks' targets, from
+ * lcp__solver_relax_targets (which reads the impulses of the main
+ * iterations, written into the rows first). */
+static int pgs_retarget(solver_problem *p, pgs_setup *s, arena *scratch) {
+  double *targets = ARENA_NEW(scratch, double, p->row_count > 0 ? p->row_count : 1);
+  if (!targets)
+    return LCP_ERR_NO_MEMORY;
+  pgs_finish(p, s);
+  lcp__solver_relax_targets(p, targets);
+  for (int32_t k = 0; k < s->items.count; ++k) {
+    pgs_item *it = &s->items.items[k];
+    it->bias = it->step * targets[it->row];
+  }
+  for (int32_t k = 0; k < s->block_count; ++k)
+    for (int32_t r = 0; r < s->blocks[k].m; ++r)
+      s->blocks[k].target[r] = targets[s->blocks[k].first + r];
+  for (int32_t k = 0; k < s->group_count; ++k)
+    lcp__contact_group_retarget(&s->groups[k], targets);
+  return LCP_OK;
+}
+
+/* Up to `iterations` sweeps, fewer when the residual falls below the
+ * tolerance. LCP_ERR_NUMERIC as soon as a sweep's sum is not finite. */
+static int pgs_iterate(const solver_settings *settings, const pgs_setup *s, int32_t iterations,
+                       int32_t *it, double *res) {
+  for (int32_t k = 0; s->op_count > 0 && k < iterations; ++k) {
+    double sum;
+    *res = pgs_sweep(s, &sum);
+    ++*it;
+    if (!isfinite(sum))
+      return LCP_ERR_NUMERIC;
+    if (*res < settings->tolerance)
+      break;
+  }
+  return LCP_OK;
+}
+
 int lcp__solver_pgs(const solver_settings *settings, solver_problem *problem, solver_result *result,
                     arena *scratch) {
   lcp__solver_set_result(result, 0, 0.0);
@@ -634,21 +672,19 @@ int lcp__solver_pgs(const solver_settings *settings, solver_problem *problem, so
   int rc = pgs_prepare(settings, problem, scratch, &s);
   if (rc != LCP_OK)
     return rc;
-  int32_t it = 0;
+  int32_t main_iterations, relax_iterations, it = 0;
+  lcp__solver_split_iterations(settings, problem, &main_iterations, &relax_iterations);
   double res = 0.0;
-  while (s.op_count > 0 && it < settings->max_iterations) {
-    double sum;
-    res = pgs_sweep(&s, &sum);
-    ++it;
-    if (!isfinite(sum)) {
-      pgs_finish(problem, &s);
-      lcp__solver_set_result(result, it, res);
-      return LCP_ERR_NUMERIC;
-    }
-    if (res < settings->tolerance)
-      break;
+  rc = pgs_iterate(settings, &s, main_iterations, &it, &res);
+  if (rc == LCP_OK && problem->position_velocity)
+    memcpy(problem->position_velocity, problem->velocity,
+           sizeof(double) * (size_t)problem->dof_count);
+  if (rc == LCP_OK && relax_iterations > 0 && s.op_count > 0) {
+    rc = pgs_retarget(problem, &s, scratch);
+    if (rc == LCP_OK)
+      rc = pgs_iterate(settings, &s, relax_iterations, &it, &res);
   }
   pgs_finish(problem, &s);
   lcp__solver_set_result(result, it, res);
-  return lcp__solver_check_finite_output(problem);
+  return rc != LCP_OK ? rc : lcp__solver_check_finite_output(problem);
 }

@@ -495,6 +495,7 @@ static solver_settings solver_settings_of(const lcp_world_settings_t *s) {
       .omega = s->sor_omega,
       .tolerance = s->residual_tolerance,
       .friction_model = s->friction_model,
+      .relax_iterations = s->relax_iterations,
   };
 }
 
@@ -503,6 +504,12 @@ static int stage_solve(lcp_world_t *world, step_context *ctx) {
   solver_settings ss = solver_settings_of(s);
   solver_result result = {0, 0.0};
   int rc = LCP_OK;
+  ctx->problem.position_velocity = STEP_NEW(&world->scratch, double, ctx->problem.dof_count);
+  if (!ctx->problem.position_velocity)
+    return LCP_ERR_NO_MEMORY;
+  /* without rows the velocity is u_free, which the positions move with */
+  memcpy(ctx->problem.position_velocity, ctx->problem.velocity,
+         sizeof(double) * (size_t)ctx->problem.dof_count);
   if (ctx->problem.row_count > 0) {
     switch (s->solver) {
     case LCP_SOLVER_JACOBI:
@@ -535,13 +542,17 @@ static void integrate_bodies(lcp_world_t *world, step_context *ctx) {
     if (dof < 0)
       continue;
     const double *u = &ctx->problem.velocity[dof];
+    const double *u_pos = &ctx->problem.position_velocity[dof];
     vec3 v = v3(u[0], u[1], u[2]);
     vec3 w = v3(u[3], u[4], u[5]);
-    /* Semi-implicit Euler: positions from u⁺. A body
+    /* Semi-implicit Euler: positions from u⁺ — the velocity of the main
+     * iterations, which includes the positional correction; the velocity
+     * kept is the relax iterations' (lcp_world_settings_t.relax_iterations),
+     * without it. A body
      * no constraint pushed this step is in ballistic flight under constant
      * forces, and for it the step is made exact by removing the ½h²a that
      * semi-implicit Euler adds: x⁺ = x + h u⁺ − ½h²a = x + h u + ½h²a. */
-    vec3 step = v3_scale(v, h);
+    vec3 step = v3_scale(v3(u_pos[0], u_pos[1], u_pos[2]), h);
     if (!ctx->pushed[i]) {
       vec3 h_accel = v3_sub(v3_from(&ctx->u_free[dof]), b->linear_velocity);
       step = v3_madd(step, h_accel, -0.5 * h);
@@ -550,7 +561,7 @@ static void integrate_bodies(lcp_world_t *world, step_context *ctx) {
     /* q̇ = ½ ω ⊗ q, renormalised. Then ω is re-derived from
      * the angular momentum L = I_w ω, which no torque changed after the
      * solve: ω⁺ = I_w(q⁺)⁻¹ I_w(q) ω, so a tumbling body keeps L exactly. */
-    quat q_new = q_integrate(b->orientation, w, h);
+    quat q_new = q_integrate(b->orientation, v3(u_pos[3], u_pos[4], u_pos[5]), h);
     const mat3 *I_local = &model->bodies[i].inertia_local;
     vec3 L = m3_mulv(&ctx->body_x[i].R, m3_mulv(I_local, m3_tmulv(&ctx->body_x[i].R, w)));
     mat3 R_new = q_to_mat3(q_new);
@@ -603,8 +614,10 @@ static void integrate_robots(lcp_world_t *world, step_context *ctx) {
     robot_state *st = &world->state.robots[r];
     const mb_model *mb = &rm->mb;
     mb_data *d = &world->robot_data[r];
+    /* positions with the main iterations' velocity, qd⁺ the relax
+     * iterations' (integrate_bodies) */
+    lcp__mb_integrate_positions(mb, st->q, &p->position_velocity[ctx->robot_dof[r]], h);
     memcpy(st->qd, &p->velocity[ctx->robot_dof[r]], sizeof(double) * (size_t)mb->nv);
-    lcp__mb_integrate_positions(mb, st->q, st->qd, h);
     st->velocity_synchronized = ctx->robot_free[r];
     if (ctx->robot_free[r]) {
       /* velocity Verlet's second half kick, at the new positions */
