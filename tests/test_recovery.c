@@ -242,11 +242,76 @@ static void test_quadruped_deep_in_ground_limp(void **state) {
   quadruped_deep_in_ground(false);
 }
 
+/* A sphere (r = 0.1 m) dropped from 5 m onto a static plate 2 cm thick,
+ * at h = 1/240 s: it meets the plate at 9.9 m/s, 4 cm per step, twice the
+ * plate's thickness. Returns the deepest penetration and the highest
+ * rebound of the sphere's bottom above the plate after the first impact;
+ * *below: whether it ever went below the plate (tunnelled). */
+static void drop_on_plate(double restitution, double *deepest, double *rebound, bool *below) {
+  lcp_world_settings_t s = lcp_world_settings_default();
+  lcp_world_t *w = test_create_world(&s);
+  lcp_body_def_t plate = lcp_body_def_default();
+  plate.type = LCP_BODY_STATIC;
+  lcp_body_id plate_id;
+  assert_int_equal(lcp_body_add(w, &plate, &plate_id), LCP_OK);
+  lcp_geom_def_t slab = test_box_def(1.0, 1.0, 0.01, 0.5);
+  slab.local_position[2] = -0.01; /* top face at z = 0 */
+  assert_int_equal(lcp_geom_add(w, plate_id, &slab, NULL), LCP_OK);
+  const double radius = 0.1, height = 5.0;
+  lcp_geom_def_t ball = test_sphere_def(radius, 0.5);
+  ball.restitution = restitution;
+  lcp_body_id id = test_add_solid(w, &ball, 1.0, (double[]){0.0, 0.0, height + radius}, NULL);
+  *deepest = 0.0, *rebound = 0.0, *below = false;
+  bool hit = false;
+  for (int i = 0; i < (int)(4.0 / s.timestep); ++i) {
+    assert_int_equal(lcp_world_step(w), LCP_OK);
+    double x[3], v[3];
+    lcp_body_get_pose(w, id, x, NULL);
+    lcp_body_get_velocity(w, id, v, NULL);
+    double bottom = x[2] - radius;
+    *deepest = fmax(*deepest, -bottom);
+    *below |= x[2] < -0.02;
+    if (!hit && v[2] >= 0.0 && i > 0)
+      hit = true;
+    if (hit)
+      *rebound = fmax(*rebound, bottom);
+  }
+  lcp_world_destroy(&w);
+}
+
+static void test_drop_on_thin_plate_plastic(void **state) {
+  (void)state;
+  double deepest, rebound;
+  bool below;
+  drop_on_plate(0.0, &deepest, &rebound, &below);
+  print_message("drop 5 m, e = 0: deepest %.2f mm, rebound %.3f mm%s\n", 1e3 * deepest,
+                1e3 * rebound, below ? ", TUNNELLED" : "");
+  assert_false(below);
+  assert_true(deepest < 0.005);
+  assert_true(rebound < 0.001);
+}
+
+static void test_drop_on_thin_plate_restitution(void **state) {
+  (void)state;
+  double deepest, rebound;
+  bool below;
+  const double e = 0.5, height = 5.0;
+  drop_on_plate(e, &deepest, &rebound, &below);
+  print_message("drop 5 m, e = %.1f: deepest %.2f mm, rebound %.4f m (e²h = %.4f, %+.2f %%)\n", e,
+                1e3 * deepest, rebound, e * e * height,
+                100.0 * (rebound - e * e * height) / (e * e * height));
+  assert_false(below);
+  assert_true(deepest < 0.005);
+  assert_true(fabs(rebound - e * e * height) < 0.05 * e * e * height);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_box_deep_in_ground_rises_and_rests),
       cmocka_unit_test(test_quadruped_deep_in_ground_under_pd),
       cmocka_unit_test(test_quadruped_deep_in_ground_limp),
+      cmocka_unit_test(test_drop_on_thin_plate_plastic),
+      cmocka_unit_test(test_drop_on_thin_plate_restitution),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -268,9 +268,10 @@ static bool contact_point_rows(const lcp_world_t *world, const step_context *ctx
   for (int d = 0; d < 3; ++d) {
     solver_row *row = &p->rows[w->row++];
     contact_row_sides(world, ctx, mr, w, row, cp, d, ra_arm, rb_arm, response_a, response_b);
-    if (d == 0)
+    if (d == 0) {
       contact_normal_row(row, target, rows_relax_target(s, cp->depth), s->cfm, warm);
-    else
+      row->bounce = mr->m->bounce[cp - mr->m->points];
+    } else
       contact_friction_row(row, d, normal_row, mr->mu, s->cfm, warm);
   }
   return warm != NULL;

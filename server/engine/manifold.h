@@ -29,6 +29,11 @@ typedef struct manifold {
   vec3 normal; /* unit, from A to B */
   int32_t point_count;
   contact_point points[MANIFOLD_MAX_POINTS];
+  /* per point, the separating speed restitution asks for after this
+   * step's impact (e |approach speed|), 0 for none: set by the step's
+   * narrow phase from the velocities at the step's start, not by the
+   * collision routines */
+  double bounce[MANIFOLD_MAX_POINTS];
 } manifold;
 
 /* Squared distance / doubled area below which the reduction does not add a

@@ -133,6 +133,52 @@ static int robot_dynamics(lcp_world_t *world, step_context *ctx, int32_t r) {
   return LCP_OK;
 }
 
+/* The velocity at the start of the step of the point p of geom g: v + ω ×
+ * (p − o) with v, ω those of its body's centre of mass or its link's
+ * frame origin o; zero for what nothing moves. */
+static vec3 geom_point_velocity(const lcp_world_t *world, const step_context *ctx, int32_t g,
+                                vec3 p) {
+  if (ctx->geom_static[g])
+    return v3_zero();
+  int32_t r = ctx->geom_robot[g];
+  if (r >= 0) {
+    const mb_data *d = &world->robot_data[r];
+    int32_t l = ctx->geom_link[g];
+    return v3_add(d->link_v[l], v3_cross(d->link_w[l], v3_sub(p, d->link_x[l].p)));
+  }
+  int32_t slot = ctx->geom_body[g];
+  const body_state *b = &world->state.bodies[slot];
+  return v3_add(b->linear_velocity, v3_cross(b->angular_velocity, v3_sub(p, ctx->body_x[slot].p)));
+}
+
+/* How far geom g can move in this step, at most: h (|v| + |ω| R + h |g|),
+ * R the distance from its body's centre of mass (or link frame) to the
+ * farthest corner of its box [lo, hi]. Contacts are made this much before
+ * touching besides the contact margin (speculative contacts, as in Box2D
+ * and Catto's "Speculative contacts"), so a fast body meets thin geometry
+ * before it could pass through it. */
+static double geom_reach(const lcp_world_t *world, const step_context *ctx, int32_t g, vec3 lo,
+                         vec3 hi) {
+  if (ctx->geom_static[g])
+    return 0.0;
+  const lcp_world_settings_t *s = ctx->settings;
+  vec3 v, w, origin;
+  int32_t r = ctx->geom_robot[g];
+  if (r >= 0) {
+    const mb_data *d = &world->robot_data[r];
+    int32_t l = ctx->geom_link[g];
+    v = d->link_v[l], w = d->link_w[l], origin = d->link_x[l].p;
+  } else {
+    int32_t slot = ctx->geom_body[g];
+    const body_state *b = &world->state.bodies[slot];
+    v = b->linear_velocity, w = b->angular_velocity, origin = ctx->body_x[slot].p;
+  }
+  vec3 centre = v3_scale(v3_add(lo, hi), 0.5), half = v3_scale(v3_sub(hi, lo), 0.5);
+  double radius = v3_len(v3_sub(centre, origin)) + v3_len(half);
+  double h = s->timestep;
+  return h * (v3_len(v) + v3_len(w) * radius + h * v3_len(v3_from(s->gravity)));
+}
+
 static int stage_kinematics(lcp_world_t *world, step_context *ctx) {
   const world_model *model = &world->model;
   arena *a = &world->scratch;
@@ -190,8 +236,9 @@ static int stage_kinematics(lcp_world_t *world, step_context *ctx) {
       return rc;
   }
   world->robot_kinematics_stale = false; /* the dynamics passes ran them at the state */
-  double margin = ctx->settings->contact_margin;
-  vec3 inflate = v3(margin, margin, margin);
+  ctx->geom_reach = STEP_NEW(a, double, ng);
+  if (!ctx->geom_reach)
+    return LCP_ERR_NO_MEMORY;
   for (int32_t g = 0; g < ng; ++g) {
     const geom_model *geom = &model->geoms[g];
     if (geom->robot != LCP_NULL_ID) {
@@ -211,6 +258,9 @@ static int stage_kinematics(lcp_world_t *world, step_context *ctx) {
     }
     vec3 lo, hi;
     lcp__shape_aabb(&geom->shape, &ctx->geom_x[g], &lo, &hi);
+    ctx->geom_reach[g] = geom_reach(world, ctx, g, lo, hi);
+    double margin = ctx->settings->contact_margin + ctx->geom_reach[g];
+    vec3 inflate = v3(margin, margin, margin);
     ctx->geom_lo[g] = v3_sub(lo, inflate);
     ctx->geom_hi[g] = v3_add(hi, inflate);
   }
@@ -385,7 +435,7 @@ static int stage_narrowphase(lcp_world_t *world, step_context *ctx) {
   ctx->manifold_pair = STEP_NEW(a, int32_t, ctx->pair_count);
   if (!ctx->manifolds || !ctx->manifold_pair)
     return LCP_ERR_NO_MEMORY;
-  double margin = ctx->settings->contact_margin;
+  const lcp_world_settings_t *s = ctx->settings;
   int32_t n = 0, points = 0;
   for (int32_t i = 0; i < ctx->pair_count; ++i) {
     int32_t ga = ctx->pairs[i].a, gb = ctx->pairs[i].b;
@@ -399,11 +449,28 @@ static int stage_narrowphase(lcp_world_t *world, step_context *ctx) {
       simd_prefetch_read(&ctx->geom_x[ahead->b]);
     }
     manifold *m = &ctx->manifolds[n];
+    double margin = s->contact_margin + ctx->geom_reach[ga] + ctx->geom_reach[gb];
     int32_t count = lcp__collide_shapes(&world->model.geoms[ga].shape, &ctx->geom_x[ga],
                                         &world->model.geoms[gb].shape, &ctx->geom_x[gb], margin, m);
     if (count <= 0)
       continue;
     m->point_count = count;
+    /* Restitution (Newton's impact law): a point approaching faster than
+     * the threshold is to separate at e times its approach speed after the
+     * impact, e the larger of the two geoms' (the solver applies it only
+     * where the contact hits within the step). */
+    double e = fmax(world->model.geoms[ga].restitution, world->model.geoms[gb].restitution);
+    for (int32_t q = 0; q < count; ++q) {
+      const contact_point *cp = &m->points[q];
+      m->bounce[q] = 0.0;
+      if (!(e > 0.0))
+        continue;
+      vec3 relative = v3_sub(geom_point_velocity(world, ctx, gb, cp->position),
+                             geom_point_velocity(world, ctx, ga, cp->position));
+      double approach = -v3_dot(m->normal, relative);
+      if (approach > s->restitution_threshold)
+        m->bounce[q] = e * approach;
+    }
     ctx->manifold_pair[n++] = i;
     points += count;
   }

@@ -37,6 +37,7 @@ typedef struct step_context {
   uint8_t *robot_free;         /* [robot_count] no row touches it: velocity Verlet this step */
   xform *geom_x;               /* [geom_count] */
   vec3 *geom_lo, *geom_hi;     /* [geom_count] margin-inflated world boxes */
+  double *geom_reach;          /* [geom_count] how far the geom can move this step, at most */
   int32_t pair_count;
   sap_pair *pairs; /* [pair_count] geom slots, a < b */
   int32_t manifold_count;

@@ -590,6 +590,9 @@ int lcp__world_add_geom(lcp_world_t *world, const lcp_geom_def_t *def, lcp_body_
     return rc;
   if (!(isfinite(def->friction) && def->friction >= 0.0))
     return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "friction must be finite and >= 0");
+  if (!(def->restitution >= 0.0 && def->restitution <= 1.0))
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT,
+                           "restitution must be in [0, 1] (got %g)", def->restitution);
   bool static_owner =
       robot == LCP_NULL_ID &&
       world->model.bodies[id_pool_slot(&world->model.body_ids, body)].type == LCP_BODY_STATIC;
@@ -606,6 +609,7 @@ int lcp__world_add_geom(lcp_world_t *world, const lcp_geom_def_t *def, lcp_body_
       .link = robot == LCP_NULL_ID ? -1 : link,
       .local = xf_make(v3_from(def->local_position), q_normalize(q_from(def->local_orientation))),
       .friction = def->friction,
+      .restitution = def->restitution,
       .category_bits = def->category_bits,
       .collide_mask = def->collide_mask,
   };

@@ -51,6 +51,7 @@ typedef struct geom_model {
   shape shape;
   hull *hull; /* owned; shape.hull points here */
   double friction;
+  double restitution;
   uint32_t category_bits;
   uint32_t collide_mask;
 } geom_model;

@@ -231,6 +231,10 @@ typedef struct lcp_geom_def {
   const double *hull_points; /* hull_point_count × 3, geom frame; copied */
   int32_t hull_point_count;
   double friction;        /* μ ≥ 0; a contact uses the geometric mean of its two geoms' μ */
+  /* e in [0, 1]: a contact's separating speed after an impact is e times
+   * its approach speed (the larger e of its two geoms); approaches slower
+   * than the settings' restitution_threshold stay plastic. 0: none */
+  double restitution;
   uint32_t category_bits; /* what this geom is */
   uint32_t collide_mask;  /* what it collides with: a and b collide when
                              (a.category & b.mask) && (b.category & a.mask) */
