@@ -30,7 +30,8 @@ static void usage(FILE *out) {
   fprintf(out, "usage: lcpsim-bench SCENE [options]\n"
                "scenes:\n"
                "  pyramid   L-level pyramid of 0.5 m cubes (L = 20)\n"
-               "  stack     N cubes stacked (N = 10)\n"
+               "  stack     N cubes stacked (N = 20)\n"
+               "  drop      N spheres and cubes dropped 5 m onto a 2 cm plate (N = 100)\n"
                "  pile      N spheres and cubes dropped into a bin (N = 1000)\n"
                "  arm       7-dof arm tracking sine targets under PD (10000 steps)\n"
                "  chain     20-link floating capsule chain dropped on a plane (5000 steps)\n"
@@ -62,7 +63,9 @@ static int scene_size(const bench_options *o) {
   if (strcmp(o->scene, "pyramid") == 0)
     return 20;
   if (strcmp(o->scene, "stack") == 0)
-    return 10;
+    return 20;
+  if (strcmp(o->scene, "drop") == 0)
+    return 100;
   if (strcmp(o->scene, "pile") == 0)
     return 1000;
   return 0;
@@ -75,6 +78,8 @@ static int build_scene(lcp_world_t *world, const bench_options *o, lcp_scene_inf
     return lcp_scene_stack(world, scene_size(o), info);
   if (strcmp(o->scene, "pile") == 0)
     return lcp_scene_pile(world, scene_size(o), info);
+  if (strcmp(o->scene, "drop") == 0)
+    return lcp_scene_drop(world, scene_size(o), info);
   return LCP_ERR_NOT_FOUND;
 }
 
@@ -211,6 +216,52 @@ static int run_robot_once(const bench_options *o, robot_scene kind, lcp_world_t 
   return 0;
 }
 
+/* The drop scene's figures: the deepest contact of the run and, at its end,
+ * the fastest body. */
+typedef struct drop_measure {
+  double deepest, fastest;
+  lcp_contact_info_t *contacts;
+  int32_t capacity;
+} drop_measure;
+
+static int drop_measure_step(const lcp_world_t *world, drop_measure *m) {
+  int32_t n = lcp_world_get_contacts(world, NULL, 0);
+  if (n > m->capacity) {
+    free(m->contacts);
+    m->capacity = 2 * n;
+    m->contacts = malloc(sizeof(lcp_contact_info_t) * (size_t)m->capacity);
+    if (!m->contacts) {
+      fprintf(stderr, "lcpsim-bench: out of memory\n");
+      return LCP_ERR_NO_MEMORY;
+    }
+  }
+  n = lcp_world_get_contacts(world, m->contacts, m->capacity);
+  for (int32_t k = 0; k < n; ++k)
+    m->deepest = fmax(m->deepest, m->contacts[k].depth);
+  m->fastest = 0.0;
+  lcp_body_id ids[1024];
+  int32_t bodies = lcp_world_body_ids(world, ids, 1024);
+  for (int32_t k = 0; k < bodies && k < 1024; ++k) {
+    double v[3];
+    if (lcp_body_get_velocity(world, ids[k], v, NULL) == LCP_OK)
+      m->fastest = fmax(m->fastest, sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]));
+  }
+  return LCP_OK;
+}
+
+/* Bodies of the drop scene that ended below the plate (its bottom face is
+ * at z = −0.02 m). */
+static int drop_tunnelled(const lcp_world_t *world) {
+  lcp_body_id ids[1024];
+  int32_t bodies = lcp_world_body_ids(world, ids, 1024), below = 0;
+  for (int32_t k = 0; k < bodies && k < 1024; ++k) {
+    double p[3];
+    if (lcp_body_get_pose(world, ids[k], p, NULL) == LCP_OK && p[2] < -0.02)
+      ++below;
+  }
+  return below;
+}
+
 static int run_once(const bench_options *o) {
   robot_scene kind = robot_scene_of(o->scene);
   lcp_world_settings_t s = kind == NOT_ROBOT ? lcp_scene_settings() : lcp_scene_robot_settings();
@@ -246,13 +297,24 @@ static int run_once(const bench_options *o) {
   int32_t steps = o->steps > 0 ? o->steps : info.default_steps;
   double stage_sum[LCP_STAGE_COUNT] = {0};
   double contacts = 0, iterations = 0, rows = 0, residual = 0;
-  double t0 = now_seconds();
+  const bool drop = strcmp(o->scene, "drop") == 0;
+  drop_measure dm = {0};
+  double t0 = now_seconds(), measuring = 0.0;
   for (int32_t i = 0; i < steps; ++i) {
     rc = lcp_world_step(world);
     if (rc != LCP_OK) {
       fprintf(stderr, "lcpsim-bench: step %d: %s\n", (int)i, lcp_world_last_error(world));
       lcp_world_destroy(&world);
       return 1;
+    }
+    if (drop) {
+      /* its figures are read between steps, outside the timing */
+      double t = now_seconds();
+      if (drop_measure_step(world, &dm) != LCP_OK) {
+        lcp_world_destroy(&world);
+        return 1;
+      }
+      measuring += now_seconds() - t;
     }
     lcp_step_stats_t st;
     lcp_world_get_stats(world, &st);
@@ -263,7 +325,7 @@ static int run_once(const bench_options *o) {
     rows += st.rows;
     residual = st.residual;
   }
-  double elapsed = now_seconds() - t0;
+  double elapsed = now_seconds() - t0 - measuring;
   double p[3];
   lcp_body_get_pose(world, info.top_body, p, NULL);
   double drift = sqrt((p[0] - info.top_position[0]) * (p[0] - info.top_position[0]) +
@@ -278,6 +340,9 @@ static int run_once(const bench_options *o) {
                                      : (o->solver == LCP_SOLVER_JACOBI ? "jacobi" : "direct"));
   for (int k = 0; k < LCP_STAGE_COUNT; ++k)
     printf(" us_%s=%.1f", lcp_stage_name((lcp_stage_t)k), 1e6 * stage_sum[k] / steps);
+  if (drop)
+    printf(" deepest_mm=%.2f tunnelled=%d rest_speed=%.3g", 1e3 * dm.deepest, drop_tunnelled(world),
+           dm.fastest);
   printf("\n");
   fflush(stdout);
   lcp_world_destroy(&world);

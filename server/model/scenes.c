@@ -106,6 +106,45 @@ int lcp_scene_stack(lcp_world_t *world, int32_t count, lcp_scene_info_t *info) {
   return LCP_OK;
 }
 
+int lcp_scene_drop(lcp_world_t *world, int32_t count, lcp_scene_info_t *info) {
+  if (count < 1)
+    return LCP_ERR_INVALID_ARGUMENT;
+  const double mu = 0.5, half_plate = 2.0, half_thickness = 0.01, height = 5.0, spacing = 0.4;
+  lcp_body_def_t plate = lcp_body_def_default();
+  plate.type = LCP_BODY_STATIC;
+  lcp_body_id plate_id;
+  int rc = lcp_body_add(world, &plate, &plate_id);
+  if (rc != LCP_OK)
+    return rc;
+  lcp_geom_def_t slab = cube(1.0, mu);
+  slab.half_extents[0] = slab.half_extents[1] = half_plate;
+  slab.half_extents[2] = half_thickness;
+  slab.local_position[2] = -half_thickness; /* the top face at z = 0 */
+  if ((rc = lcp_geom_add(world, plate_id, &slab, NULL)) != LCP_OK)
+    return rc;
+  lcp_geom_def_t ball = lcp_geom_def_default();
+  ball.radius = 0.1;
+  ball.friction = mu;
+  lcp_geom_def_t box = cube(0.2, mu);
+  /* a square grid centred over the plate, layers 0.4 m apart upwards */
+  int32_t side = (int32_t)ceil(sqrt((double)(count < 100 ? count : 100)));
+  lcp_body_id first = LCP_NULL_ID;
+  for (int32_t k = 0; k < count; ++k) {
+    int32_t layer = k / (side * side), cell = k % (side * side);
+    double x = (cell % side - 0.5 * (side - 1)) * spacing;
+    double y = (cell / side - 0.5 * (side - 1)) * spacing;
+    lcp_body_id id;
+    if ((rc = add_solid(world, k % 2 ? &box : &ball, 1.0, x, y, height + 0.1 + layer * spacing,
+                        &id)) != LCP_OK)
+      return rc;
+    if (k == 0)
+      first = id;
+  }
+  double x0 = -0.5 * (side - 1) * spacing;
+  info_set(info, count, first, x0, x0, height + 0.1, 960);
+  return LCP_OK;
+}
+
 int lcp_scene_pile(lcp_world_t *world, int32_t count, lcp_scene_info_t *info) {
   if (count < 1)
     return LCP_ERR_INVALID_ARGUMENT;

@@ -35,6 +35,14 @@ int lcp_scene_pyramid(lcp_world_t *world, int32_t levels, lcp_scene_info_t *info
 /* stack N: N cubes of 0.5 m, 1 kg on top of each other on the ground; μ = 0.6. */
 int lcp_scene_stack(lcp_world_t *world, int32_t count, lcp_scene_info_t *info);
 
+/* drop N: N bodies alternating spheres (radius 0.1 m) and cubes (0.2 m), 1 kg,
+ * in a square grid (at most 10 × 10 per layer, 0.4 m apart, layers 0.4 m apart)
+ * whose lowest layer starts 5 m above a static plate 2 cm thick (4 m × 4 m,
+ * top face at z = 0), dropped: they meet the plate at about 10 m/s, 4 cm
+ * per step at h = 1/240 s, twice its thickness; μ = 0.5, no restitution.
+ * The top body is the first. */
+int lcp_scene_drop(lcp_world_t *world, int32_t count, lcp_scene_info_t *info);
+
 /* pile N: N bodies alternating spheres (radius 0.05 m) and cubes (0.1 m), 0.1 kg,
  * in a grid above a 2 m × 2 m walled bin, dropped; μ = 0.5. */
 int lcp_scene_pile(lcp_world_t *world, int32_t count, lcp_scene_info_t *info);
