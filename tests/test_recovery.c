@@ -305,6 +305,47 @@ static void test_drop_on_thin_plate_restitution(void **state) {
   assert_true(fabs(rebound - e * e * height) < 0.05 * e * e * height);
 }
 
+/* A stack of 20 unit cubes (1 m, 1 kg) at h = 1/240 s and 20 iterations
+ * stands 10 s with its top cube within 1 cm of where it started. */
+static void test_stack_of_twenty_unit_cubes_stands(void **state) {
+  (void)state;
+  lcp_world_settings_t s = lcp_world_settings_default();
+  assert_int_equal(s.iterations, 20);
+  lcp_world_t *w = test_create_world(&s);
+  test_add_plane(w, 0.6, NULL);
+  lcp_geom_def_t cube = test_box_def(0.5, 0.5, 0.5, 0.6);
+  lcp_body_id top = LCP_NULL_ID;
+  for (int k = 0; k < 20; ++k)
+    top = test_add_solid(w, &cube, 1.0, (double[]){0.0, 0.0, 0.5 + k}, NULL);
+  double start[3], end[3];
+  lcp_body_get_pose(w, top, start, NULL);
+  test_step_n(w, (int)(10.0 / s.timestep));
+  lcp_body_get_pose(w, top, end, NULL);
+  double drift = test_dist3(start, end);
+  print_message("stack of 20 unit cubes: top drift %.2f mm after 10 s\n", 1e3 * drift);
+  assert_true(drift < 0.01);
+  lcp_world_destroy(&w);
+}
+
+/* The L = 20 pyramid of the benchmark (480 steps, h = 1/240 s, 20
+ * iterations): its top cube drifts no more than the 2.1 mm it drifted
+ * before the push-out bound, the relax iterations and speculative contacts
+ * (to 0.1 mm). */
+static void test_pyramid_drift_no_worse(void **state) {
+  (void)state;
+  lcp_world_settings_t s = lcp_scene_settings();
+  lcp_world_t *w = test_create_world(&s);
+  lcp_scene_info_t info;
+  assert_int_equal(lcp_scene_pyramid(w, 20, &info), LCP_OK);
+  test_step_n(w, info.default_steps);
+  double end[3];
+  lcp_body_get_pose(w, info.top_body, end, NULL);
+  double drift = test_dist3(info.top_position, end);
+  print_message("pyramid 20: top drift %.2f mm after %d steps\n", 1e3 * drift, info.default_steps);
+  assert_true(drift < 0.0022);
+  lcp_world_destroy(&w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_box_deep_in_ground_rises_and_rests),
@@ -312,6 +353,8 @@ int main(void) {
       cmocka_unit_test(test_quadruped_deep_in_ground_limp),
       cmocka_unit_test(test_drop_on_thin_plate_plastic),
       cmocka_unit_test(test_drop_on_thin_plate_restitution),
+      cmocka_unit_test(test_stack_of_twenty_unit_cubes_stands),
+      cmocka_unit_test(test_pyramid_drift_no_worse),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
