@@ -19,7 +19,7 @@
 #include <string.h>
 
 #define SIMULATED_SECONDS 20.0
-#define SPIN_RATE 10.0        /* rad/s about the chosen principal axis */
+#define SPIN_RATE 10.0         /* rad/s about the chosen principal axis */
 #define SPIN_PERTURBATION 0.02 /* of SPIN_RATE, about each other principal axis */
 #define ENERGY_GROWTH 0.01     /* kinetic energy never above (1 + this) E₀ */
 #define MOMENTUM_ERROR 1e-9    /* |L − L₀| / |L₀| at every step */
@@ -80,7 +80,9 @@ static const tumbling_shape shapes[3] = {
     {"1x2x3 box", {0.5, 1.0, 1.5}, 2.0, {1.0, 0.0, 0.0, 0.0}},
     {"long thin box", {0.02, 0.05, 0.5}, 0.5, {1.0, 0.0, 0.0, 0.0}},
     /* turned by 0.7 rad about (1, 2, 3)/√14: cos 0.35, sin 0.35 · axis */
-    {"1x2x3 box, non-diagonal inertia", {0.5, 1.0, 1.5}, 2.0,
+    {"1x2x3 box, non-diagonal inertia",
+     {0.5, 1.0, 1.5},
+     2.0,
      {0.93937271284737889, 0.091526194755040155, 0.18305238951008031, 0.27457858426512047}},
 };
 
@@ -89,8 +91,8 @@ static const tumbling_shape shapes[3] = {
 static lcp_world_t *spinning_box(const tumbling_shape *shape, int axis, double h, quat q0,
                                  lcp_body_id *id, mat3 *inertia) {
   lcp_world_t *w = test_new_world(h, false);
-  lcp_geom_def_t box = test_box_def(shape->half_extents[0], shape->half_extents[1],
-                                    shape->half_extents[2], 0.5);
+  lcp_geom_def_t box =
+      test_box_def(shape->half_extents[0], shape->half_extents[1], shape->half_extents[2], 0.5);
   memcpy(box.local_orientation, shape->tilt, sizeof box.local_orientation);
   double q[4];
   q_store(q0, q);
