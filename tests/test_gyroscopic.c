@@ -130,6 +130,9 @@ static lcp_world_t *spinning_box(const tumbling_shape *shape, int axis, double h
   double mass, I[9];
   assert_int_equal(lcp_body_get_mass(w, *id, &mass, I), LCP_OK);
   *inertia = m3_from(I);
+  /* a tilted box must give the full inertia that the principal-frame path needs */
+  bool tilted = shape->tilt[0] != 1.0;
+  assert_true(tilted == (fabs(I[1]) + fabs(I[2]) + fabs(I[5]) > 1e-3 * I[0]));
   double omega[3];
   v3_store(q_rotate(q0, spin_near_axis(axis, q_from(shape->tilt))), omega);
   assert_int_equal(lcp_body_set_velocity(w, *id, (double[]){0.0, 0.0, 0.0}, omega), LCP_OK);
