@@ -17,6 +17,7 @@
  * that fails (out of memory, a non-finite solve) leaves the world as it was.
  * Everything the step derives lives in the scratch arena, which is empty
  * again when the step returns. */
+#include "rigid_rotation.h"
 #include "simd.h"
 #include "step_context.h"
 
@@ -625,17 +626,25 @@ static void integrate_bodies(lcp_world_t *world, step_context *ctx) {
       step = v3_madd(step, h_accel, -0.5 * h);
     }
     b->position = v3_add(b->position, step);
-    /* q̇ = ½ ω ⊗ q, renormalised. Then ω is re-derived from
-     * the angular momentum L = I_w ω, which no torque changed after the
-     * solve: ω⁺ = I_w(q⁺)⁻¹ I_w(q) ω, so a tumbling body keeps L exactly. */
-    quat q_new = q_integrate(b->orientation, v3(u_pos[3], u_pos[4], u_pos[5]), h);
-    const mat3 *I_local = &model->bodies[i].inertia_local;
-    vec3 L = m3_mulv(&ctx->body_x[i].R, m3_mulv(I_local, m3_tmulv(&ctx->body_x[i].R, w)));
-    mat3 R_new = q_to_mat3(q_new);
-    vec3 w_new = m3_mulv(&R_new, m3_mulv(&model->bodies[i].inv_inertia_local, m3_tmulv(&R_new, L)));
-    b->orientation = q_new;
+    /* The torque-free rotation from the solved ω over the step, keeping
+     * the world angular momentum exactly and the energy from drifting
+     * (rigid_rotation.c). The positional correction's part of the main
+     * iterations' ω, which the relax iterations took out of the velocity
+     * kept, turns the body first (q̇ = ½ ω ⊗ q), with the momentum the
+     * solve gave it: L = I_w(q) ω, ω' = I_w(q')⁻¹ L. */
+    quat q = b->orientation;
+    vec3 w_push = v3_sub(v3(u_pos[3], u_pos[4], u_pos[5]), w);
+    if (w_push.x != 0.0 || w_push.y != 0.0 || w_push.z != 0.0) {
+      const mat3 *I_local = &model->bodies[i].inertia_local;
+      vec3 L = m3_mulv(&ctx->body_x[i].R, m3_mulv(I_local, m3_tmulv(&ctx->body_x[i].R, w)));
+      q = q_integrate(q, w_push, h);
+      mat3 R = q_to_mat3(q);
+      w = m3_mulv(&R, m3_mulv(&model->bodies[i].inv_inertia_local, m3_tmulv(&R, L)));
+    }
+    lcp__rigid_rotation_step(q, &model->bodies[i].inertia_local,
+                             &model->bodies[i].inv_inertia_local, w, h, &b->orientation,
+                             &b->angular_velocity);
     b->linear_velocity = v;
-    b->angular_velocity = w_new;
   }
 }
 
