@@ -543,15 +543,6 @@ static void test_set_settings_contact_fields_round_trip(void **state) {
   reply_free(&reply);
 }
 
-/* The height of the body of this name, from a Step reply's state. */
-static double body_height(const Lcpsim__V1__State *state, const char *name) {
-  for (size_t i = 0; i < state->n_bodies; ++i)
-    if (strcmp(state->bodies[i]->name, name) == 0)
-      return state->bodies[i]->pose->position->z;
-  fail_msg("no body '%s' in the state", name);
-  return NAN;
-}
-
 /* Two balls of radius 0.1 m dropped 1 m onto the ground (e = 0), one with
  * restitution 0.5, one without: Newton's law of restitution has the first
  * leave the ground at e times its impact speed and rise e² h = 0.25 m; the
@@ -560,7 +551,7 @@ static double body_height(const Lcpsim__V1__State *state, const char *name) {
 static void test_spawn_restitution_bounces(void **state) {
   fixture *f = *state;
   const double drop = 1.0, radius = 0.1, e = 0.5;
-  const char *names[2] = {"bouncy", "dull"};
+  const char *const names[2] = {"bouncy", "dull"};
   for (int k = 0; k < 2; ++k) {
     Lcpsim__V1__Shape shape = LCPSIM__V1__SHAPE__INIT;
     shape.type = LCPSIM__V1__SHAPE__TYPE__SPHERE;
@@ -582,36 +573,15 @@ static void test_spawn_restitution_bounces(void **state) {
     assert_ok(reply, 50 + (uint64_t)k, LCPSIM__V1__REPLY__RESULT_SPAWN);
     reply_free(&reply);
   }
-  double lowest[2] = {INFINITY, INFINITY}, peak_after[2] = {-INFINITY, -INFINITY};
-  double previous[2] = {radius + drop, radius + drop};
-  bool rising[2] = {false, false};
-  Lcpsim__V1__StepRequest step = LCPSIM__V1__STEP_REQUEST__INIT;
-  step.steps = 1;
-  step.return_state = true;
-  for (int i = 0; i < 360; ++i) {
-    Lcpsim__V1__Request r = request_of(60, LCPSIM__V1__REQUEST__CALL_STEP, &step);
-    Lcpsim__V1__Reply *reply = rpc(f->client, &r);
-    assert_ok(reply, 60, LCPSIM__V1__REPLY__RESULT_STEP);
-    for (int k = 0; k < 2; ++k) {
-      double z = body_height(reply->step->state, names[k]);
-      if (z > previous[k] + 1e-9)
-        rising[k] = true;
-      if (!rising[k] && z < lowest[k])
-        lowest[k] = z;
-      if (rising[k] && z > peak_after[k])
-        peak_after[k] = z;
-      previous[k] = z;
-    }
-    reply_free(&reply);
-  }
+  drop_record drops[2];
+  record_drops(f->client, names, 2, 360, drops);
   /* Both reached the ground without sinking more than 5 mm into it. */
   for (int k = 0; k < 2; ++k)
-    assert_float_equal(lowest[k], radius, 0.005);
+    assert_float_equal(drops[k].lowest, radius, 0.005);
   /* e² h within 5 %. */
-  assert_true(rising[0]);
-  assert_float_equal(peak_after[0] - radius, e * e * drop, 0.05 * e * e * drop);
-  /* The plastic one rises by under 1 mm (if at all). */
-  assert_true(!rising[1] || peak_after[1] - radius < 0.001);
+  assert_float_equal(drops[0].rebound - radius, e * e * drop, 0.05 * e * e * drop);
+  /* The plastic one rises by under 1 mm (if at all: -INFINITY when not). */
+  assert_true(drops[1].rebound - radius < 0.001);
 }
 
 static void test_subscribe_replies(void **state) {
