@@ -669,16 +669,108 @@ static void test_warnings(void **state) {
   sink.count = 0;
   opt.floating_base = 0; /* the one link is massless */
   assert_int_equal(lcp_urdf_load_string("<robot name='r'>\n<material name='m'/>\n<link name='a'>\n"
-                                        "<visual/>\n<contact/>\n</link>\n<foo/>\n</robot>",
+                                        "<visual/>\n<sensor/>\n</link>\n<foo/>\n</robot>",
                                         NULL, &opt, &def, err, sizeof err),
                    LCP_OK);
   lcp_robot_def_free(&def);
   assert_int_equal(sink.count, 2);
-  ASSERT_CONTAINS(sink.text[0], "<string>:5: unknown element <contact> in <link>");
+  ASSERT_CONTAINS(sink.text[0], "<string>:5: unknown element <sensor> in <link>");
   ASSERT_CONTAINS(sink.text[1], "<string>:7: unknown element <foo> in <robot>");
 }
 
 /* ---- strings, and errors read from them ---- */
+
+/* A one-link robot (fixed base) whose link has two box collisions around
+ * the given <contact> element (so it applies to geoms on either side of it),
+ * and a second link welded to it with a collision of its own and no
+ * <contact>; the <contact> element starts on line 4. */
+static int load_contact(const char *contact, lcp_log_fn log, void *log_user, lcp_robot_def_t **def,
+                        char *err, size_t size) {
+  char xml[2048];
+  snprintf(xml, sizeof xml,
+           "<robot name='c'>\n"
+           "<link name='a'>\n"
+           "<collision><geometry><box size='1 1 1'/></geometry></collision>\n"
+           "%s\n"
+           "<collision><geometry><sphere radius='0.5'/></geometry></collision>\n"
+           "</link>\n"
+           "<joint name='w' type='fixed'><parent link='a'/><child link='b'/></joint>\n"
+           "<link name='b'><collision><geometry><sphere radius='0.1'/></geometry></collision>"
+           "</link>\n"
+           "</robot>\n",
+           contact);
+  lcp_urdf_options_t opt = lcp_urdf_options_default();
+  opt.floating_base = 0;
+  opt.log = log;
+  opt.log_user = log_user;
+  return lcp_urdf_load_string(xml, NULL, &opt, def, err, size);
+}
+
+static void expect_contact_error(const char *contact, const char *where, const char *what) {
+  lcp_robot_def_t *def = NULL;
+  char err[512] = "";
+  int rc = load_contact(contact, NULL, NULL, &def, err, sizeof err);
+  if (rc != LCP_ERR_INVALID_ARGUMENT)
+    fail_msg("expected an error containing '%s', got %d '%s'", what, rc, err);
+  assert_null(def);
+  ASSERT_CONTAINS(err, where);
+  ASSERT_CONTAINS(err, what);
+}
+
+static void test_contact(void **state) {
+  (void)state;
+  lcp_robot_def_t *def = NULL;
+  char err[512];
+  log_sink sink = {0};
+  /* PyBullet's convention: lateral_friction is the geoms' μ, restitution
+   * their e; both hold for all of the link's collisions and for no other
+   * link's. Other children are warned about and ignored. */
+  assert_int_equal(load_contact("<contact><restitution value='0.5'/>"
+                                "<lateral_friction value='0.8'/>\n"
+                                "<rolling_friction value='0.01'/><bogus/></contact>",
+                                collect, &sink, &def, err, sizeof err),
+                   LCP_OK);
+  assert_int_equal(def->geom_count, 3); /* b is merged into a */
+  int32_t from_a = 0;
+  for (int32_t g = 0; g < def->geom_count; ++g) {
+    const lcp_geom_def_t *gd = &def->geoms[g];
+    if (gd->type == LCP_SHAPE_SPHERE && gd->radius == 0.1) { /* b's */
+      assert_true(gd->friction == lcp_geom_def_default().friction);
+      assert_true(gd->restitution == 0.0);
+    } else {
+      assert_true(gd->friction == 0.8);
+      assert_true(gd->restitution == 0.5);
+      ++from_a;
+    }
+  }
+  assert_int_equal(from_a, 2);
+  lcp_robot_def_free(&def);
+  assert_int_equal(sink.count, 2);
+  ASSERT_CONTAINS(sink.text[0], "<string>:5: <rolling_friction> is not supported");
+  ASSERT_CONTAINS(sink.text[1], "<string>:5: unknown element <bogus> in <contact>");
+
+  /* One of the two alone leaves the other at its default. */
+  assert_int_equal(load_contact("<contact><restitution value='1'/></contact>", NULL, NULL, &def,
+                                err, sizeof err),
+                   LCP_OK);
+  assert_true(def->geoms[0].restitution == 1.0);
+  assert_true(def->geoms[0].friction == lcp_geom_def_default().friction);
+  lcp_robot_def_free(&def);
+
+  expect_contact_error("<contact><restitution value='1.5'/></contact>",
+                       "<string>:4: ", "<restitution> attribute 'value' must be <= 1, not 1.5");
+  expect_contact_error("<contact><restitution value='-0.1'/></contact>",
+                       "<string>:4: ", "<restitution> attribute 'value' must be >= 0, not -0.1");
+  expect_contact_error("<contact>\n<restitution value='nan'/></contact>", "<string>:5: ",
+                       "<restitution> attribute 'value': 'nan' is not a finite number");
+  expect_contact_error("<contact><lateral_friction value='-1'/></contact>",
+                       "<string>:4: ", "<lateral_friction> attribute 'value' must be >= 0, not -1");
+  expect_contact_error("<contact><lateral_friction/></contact>",
+                       "<string>:4: ", "<lateral_friction> is missing attribute 'value'");
+  expect_contact_error("<contact><restitution value='0'/><restitution value='0'/></contact>",
+                       "<string>:4: ", "<contact> has a second <restitution>");
+  expect_contact_error("<contact/><contact/>", "<string>:4: ", "link 'a' has a second <contact>");
+}
 
 static const char *const INERTIAL =
     "<inertial><mass value='1'/>"
@@ -885,6 +977,7 @@ int main(void) {
       cmocka_unit_test(test_libxml_is_silent),
       cmocka_unit_test(test_warnings),
       cmocka_unit_test(test_string),
+      cmocka_unit_test(test_contact),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -566,6 +566,7 @@ int lcpsim_client_spawn(lcpsim_client_t *client, const lcpsim_body_t *body, uint
   spawn.mass = body->mass;
   spawn.is_static = body->is_static;
   spawn.friction = body->friction;
+  spawn.restitution = body->restitution;
   request_t request = LCPSIM__V1__REQUEST__INIT;
   request.call_case = LCPSIM__V1__REQUEST__CALL_SPAWN;
   request.spawn = &spawn;
@@ -712,6 +713,26 @@ int lcpsim_client_set_settings(lcpsim_client_t *client, const lcpsim_settings_ch
   if (change->has_rate) {
     set.rate_value_case = LCPSIM__V1__SET_SETTINGS_REQUEST__RATE_VALUE_RATE;
     set.rate = change->rate;
+  }
+  if (change->has_max_push_speed) {
+    set.max_push_speed_value_case =
+        LCPSIM__V1__SET_SETTINGS_REQUEST__MAX_PUSH_SPEED_VALUE_MAX_PUSH_SPEED;
+    set.max_push_speed = change->max_push_speed;
+  }
+  if (change->has_relax_iterations) {
+    set.relax_iterations_value_case =
+        LCPSIM__V1__SET_SETTINGS_REQUEST__RELAX_ITERATIONS_VALUE_RELAX_ITERATIONS;
+    set.relax_iterations = change->relax_iterations;
+  }
+  if (change->has_restitution_threshold) {
+    set.restitution_threshold_value_case =
+        LCPSIM__V1__SET_SETTINGS_REQUEST__RESTITUTION_THRESHOLD_VALUE_RESTITUTION_THRESHOLD;
+    set.restitution_threshold = change->restitution_threshold;
+  }
+  if (change->has_enforce_velocity_limits) {
+    set.enforce_velocity_limits_value_case =
+        LCPSIM__V1__SET_SETTINGS_REQUEST__ENFORCE_VELOCITY_LIMITS_VALUE_ENFORCE_VELOCITY_LIMITS;
+    set.enforce_velocity_limits = change->enforce_velocity_limits;
   }
   request_t request = LCPSIM__V1__REQUEST__INIT;
   request.call_case = LCPSIM__V1__REQUEST__CALL_SET_SETTINGS;

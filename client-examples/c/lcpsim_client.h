@@ -154,7 +154,8 @@ typedef struct {
   double angular_velocity[3]; /* rad/s */
   double mass;                /* kg, > 0 unless is_static */
   bool is_static;
-  double friction; /* 0: the server's default */
+  double friction;    /* 0: the server's default */
+  double restitution; /* e in [0, 1]; 0: none */
 } lcpsim_body_t;
 
 typedef enum {
@@ -183,6 +184,14 @@ typedef struct {
   lcpsim_sim_mode_t mode;
   bool has_rate;
   double rate; /* simulated seconds per wall-clock second, in real-time mode */
+  bool has_max_push_speed;
+  double max_push_speed; /* m/s: positional correction separates no faster */
+  bool has_relax_iterations;
+  int relax_iterations; /* the last iterations solve without positional correction */
+  bool has_restitution_threshold;
+  double restitution_threshold; /* m/s: slower impacts do not bounce */
+  bool has_enforce_velocity_limits;
+  bool enforce_velocity_limits; /* hold joints within their URDF velocity limits */
 } lcpsim_settings_change_t;
 
 typedef enum {

@@ -204,7 +204,7 @@ class Client {
     return this.call('loadModel', request, options);
   }
 
-  // request: { name, shape, pose, twist, mass, isStatic, friction }.
+  // request: { name, shape, pose, twist, mass, isStatic, friction, restitution }.
   spawn(request, options) {
     return this.call('spawn', request, options);
   }
@@ -227,8 +227,10 @@ class Client {
     return this.call('restoreState', source, options);
   }
 
-  // request: the settings to change ({ timestep, gravity, iterations, ... });
-  // resolves with { settings } as they now are.
+  // request: the settings to change ({ timestep, gravity, iterations,
+  // maxPushSpeed, relaxIterations, restitutionThreshold,
+  // enforceVelocityLimits, ... }; a field left out is unchanged); resolves
+  // with { settings } as they now are.
   setSettings(request, options) {
     return this.call('setSettings', request, options);
   }

@@ -275,6 +275,10 @@ Lcpsim__V1__Settings *lcpd_new_settings(lcpd_arena_t *arena, const lcpd_sim_t *s
   m->rate = sim->rate;
   m->baumgarte_beta = s.baumgarte_beta;
   m->baumgarte_slop = s.baumgarte_slop;
+  m->max_push_speed = s.max_push_speed;
+  m->relax_iterations = s.relax_iterations;
+  m->restitution_threshold = s.restitution_threshold;
+  m->enforce_velocity_limits = s.enforce_velocity_limits;
   return m;
 }
 

@@ -549,6 +549,8 @@ static int handle_spawn(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__Sp
   /* proto3 cannot tell an unset friction from 0: unset is the default. */
   if (req->friction != 0.0)
     spec.friction = req->friction;
+  /* Here 0, unset, is also the default: no restitution. */
+  spec.restitution = req->restitution;
   if (spec.name[0] && lcpd_sim_name_taken(sim, spec.name))
     return lcpd_fail(error, BAD, "spawn.name: the name '%s' is taken by another robot or body",
                      spec.name);
@@ -684,6 +686,18 @@ static int handle_set_settings(lcpd_call_t *call, lcpd_sim_t *sim,
   }
   if (req->rate_value_case == LCPSIM__V1__SET_SETTINGS_REQUEST__RATE_VALUE_RATE)
     rate = req->rate;
+  if (req->max_push_speed_value_case ==
+      LCPSIM__V1__SET_SETTINGS_REQUEST__MAX_PUSH_SPEED_VALUE_MAX_PUSH_SPEED)
+    s.max_push_speed = req->max_push_speed;
+  if (req->relax_iterations_value_case ==
+      LCPSIM__V1__SET_SETTINGS_REQUEST__RELAX_ITERATIONS_VALUE_RELAX_ITERATIONS)
+    s.relax_iterations = req->relax_iterations;
+  if (req->restitution_threshold_value_case ==
+      LCPSIM__V1__SET_SETTINGS_REQUEST__RESTITUTION_THRESHOLD_VALUE_RESTITUTION_THRESHOLD)
+    s.restitution_threshold = req->restitution_threshold;
+  if (req->enforce_velocity_limits_value_case ==
+      LCPSIM__V1__SET_SETTINGS_REQUEST__ENFORCE_VELOCITY_LIMITS_VALUE_ENFORCE_VELOCITY_LIMITS)
+    s.enforce_velocity_limits = req->enforce_velocity_limits;
   /* The message starts with the setting's name, the request's field's. */
   if (lcpd_settings_validate(&s, rate, error) != LCP_OK)
     return lcpd_error_prefix(error, "set_settings.");

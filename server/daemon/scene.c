@@ -138,6 +138,8 @@ int lcpd_body_spec_validate(const lcpd_body_spec_t *b, const char *field_prefix,
     return lcpd_fail(error, bad, "%smass must be > 0 for a dynamic body (got %g)", f, b->mass);
   if (!(isfinite(b->friction) && b->friction >= 0.0))
     return lcpd_fail(error, bad, "%sfriction must be finite and >= 0 (got %g)", f, b->friction);
+  if (!(b->restitution >= 0.0 && b->restitution <= 1.0))
+    return lcpd_fail(error, bad, "%srestitution must be in [0, 1] (got %g)", f, b->restitution);
   return LCP_OK;
 }
 
@@ -158,6 +160,7 @@ int lcpd_body_spec_defs(const lcpd_body_spec_t *b, lcp_body_def_t *body_def,
   g.half_length = b->shape.half_length;
   memcpy(g.half_extents, b->shape.half_extents, sizeof g.half_extents);
   g.friction = b->friction;
+  g.restitution = b->restitution;
   lcp_body_def_t d = lcp_body_def_default();
   memcpy(d.position, b->position, sizeof d.position);
   memcpy(d.orientation, b->orientation, sizeof d.orientation);

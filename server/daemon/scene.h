@@ -37,7 +37,8 @@ typedef struct lcpd_body_spec {
   double angular_velocity[3];
   double mass; /* kg; ignored when is_static */
   bool is_static;
-  double friction; /* μ */
+  double friction;    /* μ */
+  double restitution; /* e in [0, 1] */
 } lcpd_body_spec_t;
 
 typedef struct lcpd_robot_spec {
@@ -52,6 +53,7 @@ typedef struct lcpd_scene {
   double rate; /* realtime mode: simulated seconds per wall-clock second */
   bool has_ground;
   double ground_friction;
+  double ground_restitution; /* e in [0, 1] */
   lcpd_robot_spec_t *robots;
   int32_t robot_count;
   lcpd_body_spec_t *bodies;
@@ -87,10 +89,11 @@ int lcpd_settings_validate(const lcp_world_settings_t *settings, double rate, lc
 lcpd_body_spec_t lcpd_body_spec_default(void);
 
 /* Checks a body spec: a name that fits (it may be empty), finite values,
- * positive sizes and mass, a usable quaternion, friction >= 0. The message
- * names the field after `field_prefix` ("spawn." gives "spawn.mass must be
- * > 0 ..."), with the field names of lcpsim.v1's SpawnRequest (shape.radius,
- * pose.orientation, twist, mass, friction). */
+ * positive sizes and mass, a usable quaternion, friction >= 0, restitution
+ * in [0, 1]. The message names the field after `field_prefix` ("spawn."
+ * gives "spawn.mass must be > 0 ..."), with the field names of lcpsim.v1's
+ * SpawnRequest (shape.radius, pose.orientation, twist, mass, friction,
+ * restitution). */
 int lcpd_body_spec_validate(const lcpd_body_spec_t *body, const char *field_prefix,
                             lcpd_error_t *error);
 

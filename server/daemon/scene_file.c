@@ -140,28 +140,62 @@ static int read_pose(reader *r, const xmlNode *node, double position[3], double 
   return rc;
 }
 
+/* A count read as a number: whole and within int32_t; its range is the
+ * engine's to check. */
+static int whole_number(reader *r, const xmlNode *node, const char *name, double value,
+                        int32_t *out) {
+  if (!(fabs(value) <= INT32_MAX && value == floor(value)))
+    return fail_at(r, node, BAD, "<%s %s=\"%g\">: expected a whole number", node->name, name,
+                   value);
+  *out = (int32_t)value;
+  return LCP_OK;
+}
+
+/* A coefficient of restitution: absent leaves *out alone. */
+static int read_restitution(reader *r, const xmlNode *node, double *out) {
+  int rc = read_numbers(r, node, "restitution", out, 1);
+  if (rc == LCP_OK && !(*out >= 0.0 && *out <= 1.0))
+    rc = fail_at(r, node, BAD, "<%s restitution=\"%g\">: must be in [0, 1]", node->name, *out);
+  return rc;
+}
+
 static int read_settings(reader *r, const xmlNode *node) {
-  static const char *const known[] = {
-      "timestep",       "iterations",     "gravity", "friction", "sor_omega",
-      "baumgarte_beta", "baumgarte_slop", "mode",    "rate",     NULL};
+  static const char *const known[] = {"timestep",
+                                      "iterations",
+                                      "gravity",
+                                      "friction",
+                                      "sor_omega",
+                                      "baumgarte_beta",
+                                      "baumgarte_slop",
+                                      "mode",
+                                      "rate",
+                                      "max_push_speed",
+                                      "relax_iterations",
+                                      "restitution_threshold",
+                                      "velocity_limits",
+                                      NULL};
   int rc = check_attributes(r, node, known);
   if (rc != LCP_OK)
     return rc;
   lcp_world_settings_t *s = &r->scene->settings;
-  double iterations = s->iterations;
+  double iterations = s->iterations, relax_iterations = s->relax_iterations;
   if ((rc = read_numbers(r, node, "timestep", &s->timestep, 1)) != LCP_OK ||
       (rc = read_numbers(r, node, "iterations", &iterations, 1)) != LCP_OK ||
+      (rc = read_numbers(r, node, "relax_iterations", &relax_iterations, 1)) != LCP_OK ||
+      (rc = read_numbers(r, node, "max_push_speed", &s->max_push_speed, 1)) != LCP_OK ||
+      (rc = read_numbers(r, node, "restitution_threshold", &s->restitution_threshold, 1)) !=
+          LCP_OK ||
+      (rc = read_bool(r, node, "velocity_limits", &s->enforce_velocity_limits)) != LCP_OK ||
       (rc = read_numbers(r, node, "gravity", s->gravity, 3)) != LCP_OK ||
       (rc = read_numbers(r, node, "sor_omega", &s->sor_omega, 1)) != LCP_OK ||
       (rc = read_numbers(r, node, "baumgarte_beta", &s->baumgarte_beta, 1)) != LCP_OK ||
       (rc = read_numbers(r, node, "baumgarte_slop", &s->baumgarte_slop, 1)) != LCP_OK ||
       (rc = read_numbers(r, node, "rate", &r->scene->rate, 1)) != LCP_OK)
     return rc;
-  /* Whole and within int32_t; its range is the engine's to check. */
-  if (!(fabs(iterations) <= INT32_MAX && iterations == floor(iterations)))
-    return fail_at(r, node, BAD, "<settings iterations=\"%g\">: expected a whole number",
-                   iterations);
-  s->iterations = (int32_t)iterations;
+  if ((rc = whole_number(r, node, "iterations", iterations, &s->iterations)) != LCP_OK ||
+      (rc = whole_number(r, node, "relax_iterations", relax_iterations, &s->relax_iterations)) !=
+          LCP_OK)
+    return rc;
   char text[64];
   if (attribute(node, "friction", text, sizeof text)) {
     if (strcmp(text, "cone") == 0)
@@ -186,12 +220,14 @@ static int read_settings(reader *r, const xmlNode *node) {
 }
 
 static int read_ground(reader *r, const xmlNode *node) {
-  static const char *const known[] = {"friction", NULL};
+  static const char *const known[] = {"friction", "restitution", NULL};
   int rc = check_attributes(r, node, known);
   if (rc == LCP_OK)
     rc = read_numbers(r, node, "friction", &r->scene->ground_friction, 1);
   if (rc == LCP_OK && !(r->scene->ground_friction >= 0))
     rc = fail_at(r, node, BAD, "<ground friction=\"%g\">: must be >= 0", r->scene->ground_friction);
+  if (rc == LCP_OK)
+    rc = read_restitution(r, node, &r->scene->ground_restitution);
   r->scene->has_ground = true;
   return rc;
 }
@@ -268,6 +304,7 @@ static int read_body(reader *r, const xmlNode *node) {
                                       "mass",
                                       "static",
                                       "friction",
+                                      "restitution",
                                       "linear_velocity",
                                       "angular_velocity",
                                       NULL};
@@ -283,6 +320,8 @@ static int read_body(reader *r, const xmlNode *node) {
     rc = read_bool(r, node, "static", &body.is_static);
   if (rc == LCP_OK)
     rc = read_numbers(r, node, "friction", &body.friction, 1);
+  if (rc == LCP_OK)
+    rc = read_restitution(r, node, &body.restitution);
   if (rc == LCP_OK)
     rc = read_numbers(r, node, "linear_velocity", body.linear_velocity, 3);
   if (rc == LCP_OK)

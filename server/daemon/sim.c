@@ -3,8 +3,6 @@
 
 #include "log.h"
 
-#include "scenes.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,7 +103,13 @@ static int live_build(lcpd_live_t *live, const lcpd_scene_t *scene, lcpd_error_t
     return lcpd_fail(error, rc, "cannot create the world: %s", lcp_status_string(rc));
   lcp_world_set_log(live->world, engine_log, NULL);
   if (scene->has_ground) {
-    rc = lcp_scene_ground(live->world, scene->ground_friction, NULL);
+    /* The plane z = 0 on the world body, as the benchmark scenes' ground,
+     * with the scene's restitution too. */
+    lcp_geom_def_t plane = lcp_geom_def_default();
+    plane.type = LCP_SHAPE_PLANE;
+    plane.friction = scene->ground_friction;
+    plane.restitution = scene->ground_restitution;
+    rc = lcp_geom_add(live->world, LCP_WORLD_BODY, &plane, NULL);
     if (rc != LCP_OK)
       lcpd_fail(error, rc, "ground: %s", lcp_world_last_error(live->world));
   }

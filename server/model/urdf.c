@@ -657,6 +657,52 @@ static int read_inertial(loader *L, const xmlNode *n, ulink *link) {
   return LCP_OK;
 }
 
+/* A link's contact parameters, as PyBullet reads them (and many ROS robot
+ * files carry): <contact><lateral_friction value="μ"/><restitution
+ * value="e"/></contact>. has_* says whether the file gave the value. */
+typedef struct link_contact {
+  bool has_friction, has_restitution;
+  double friction, restitution;
+} link_contact;
+
+/* <contact>'s other parameters (rolling and spinning friction, stiffness and
+ * damping, solver parameters) have no counterpart here: warned about and
+ * ignored, as are unknown children. */
+static int read_contact(loader *L, const xmlNode *n, link_contact *out) {
+  static const char *const unsupported[] = {"rolling_friction", "spinning_friction", "stiffness",
+                                            "damping",          "contact_cfm",       "contact_erp",
+                                            "inertia_scaling",  "friction_anchor",   NULL};
+  for (const xmlNode *c = n->children; c; c = c->next) {
+    if (c->type != XML_ELEMENT_NODE)
+      continue;
+    int rc = LCP_OK;
+    if (is_element(c, "lateral_friction")) {
+      if (out->has_friction)
+        return fail(L, line_of(c), LCP_ERR_INVALID_ARGUMENT, "<contact> has a second <%s>",
+                    (const char *)c->name);
+      rc = attr_number_min(L, c, "value", true, &out->friction, 0.0, false);
+      out->has_friction = true;
+    } else if (is_element(c, "restitution")) {
+      if (out->has_restitution)
+        return fail(L, line_of(c), LCP_ERR_INVALID_ARGUMENT, "<contact> has a second <%s>",
+                    (const char *)c->name);
+      rc = attr_number_min(L, c, "value", true, &out->restitution, 0.0, false);
+      if (rc == LCP_OK && out->restitution > 1.0)
+        rc = fail(L, line_of(c), LCP_ERR_INVALID_ARGUMENT,
+                  "<restitution> attribute 'value' must be <= 1, not %g", out->restitution);
+      out->has_restitution = true;
+    } else {
+      bool known = false;
+      for (const char *const *u = unsupported; *u && !known; ++u)
+        known = is_element(c, *u);
+      warn_ignored(L, c, "<contact>", known);
+    }
+    if (rc != LCP_OK)
+      return rc;
+  }
+  return LCP_OK;
+}
+
 static int read_link(loader *L, const xmlNode *n) {
   int rc = grow((void **)&L->links, &L->link_cap, L->link_count + 1, sizeof *L->links);
   if (rc != LCP_OK)
@@ -669,7 +715,9 @@ static int read_link(loader *L, const xmlNode *n) {
   if ((rc = attr_name(L, n, "name", link->name)) != LCP_OK)
     return rc;
   ++L->link_count;
-  bool inertial_seen = false;
+  bool inertial_seen = false, contact_seen = false;
+  link_contact contact = {0};
+  const int32_t first_geom = L->geom_count;
   for (const xmlNode *c = n->children; c && rc == LCP_OK; c = c->next) {
     if (c->type != XML_ELEMENT_NODE)
       continue;
@@ -681,9 +729,23 @@ static int read_link(loader *L, const xmlNode *n) {
       rc = read_inertial(L, c, &L->links[index]);
     } else if (is_element(c, "collision")) {
       rc = read_collision(L, c, index);
+    } else if (is_element(c, "contact")) {
+      if (contact_seen)
+        return fail(L, line_of(c), LCP_ERR_INVALID_ARGUMENT, "link '%s' has a second <contact>",
+                    L->links[index].name);
+      contact_seen = true;
+      rc = read_contact(L, c, &contact);
     } else if (!is_element(c, "visual")) { /* visuals are for viewers: silently ignored */
       warn_ignored(L, c, "<link>", false);
     }
+  }
+  /* The link's contact parameters hold for all its collision geoms, those
+   * written before <contact> too. */
+  for (int32_t g = first_geom; rc == LCP_OK && g < L->geom_count; ++g) {
+    if (contact.has_friction)
+      L->geoms[g].def.friction = contact.friction;
+    if (contact.has_restitution)
+      L->geoms[g].def.restitution = contact.restitution;
   }
   return rc;
 }

@@ -4,6 +4,7 @@
 #include "lcpsim/lcpsim.h"
 
 #include <errno.h>
+#include <math.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -364,6 +365,46 @@ bool call_ping(void *socket, uint64_t id) {
             reply->id == id && reply->result_case == LCPSIM__V1__REPLY__RESULT_PING;
   reply_free(&reply);
   return ok;
+}
+
+static double body_height(const Lcpsim__V1__State *state, const char *name) {
+  for (size_t i = 0; i < state->n_bodies; ++i)
+    if (strcmp(state->bodies[i]->name, name) == 0)
+      return state->bodies[i]->pose->position->z;
+  fail_msg("no body '%s' in the state", name);
+  return NAN;
+}
+
+void record_drops(void *socket, const char *const *names, int count, int32_t steps,
+                  drop_record *out) {
+  double previous[8];
+  bool rising[8];
+  assert_true(count <= 8);
+  Lcpsim__V1__Reply *reply = call_get_state(socket, 424243, false);
+  for (int k = 0; k < count; ++k) {
+    previous[k] = body_height(reply->get_state->state, names[k]);
+    rising[k] = false;
+    out[k] = (drop_record){.lowest = previous[k], .rebound = -INFINITY};
+  }
+  reply_free(&reply);
+  Lcpsim__V1__StepRequest step = LCPSIM__V1__STEP_REQUEST__INIT;
+  step.steps = 1;
+  step.return_state = true;
+  for (int32_t i = 0; i < steps; ++i) {
+    Lcpsim__V1__Request request = request_of(424244, LCPSIM__V1__REQUEST__CALL_STEP, &step);
+    reply = rpc(socket, &request);
+    assert_ok(reply, 424244, LCPSIM__V1__REPLY__RESULT_STEP);
+    for (int k = 0; k < count; ++k) {
+      double z = body_height(reply->step->state, names[k]);
+      rising[k] = rising[k] || z > previous[k] + 1e-9;
+      if (!rising[k] && z < out[k].lowest)
+        out[k].lowest = z;
+      if (rising[k] && z > out[k].rebound)
+        out[k].rebound = z;
+      previous[k] = z;
+    }
+    reply_free(&reply);
+  }
 }
 
 void write_temp_file(const char *name, const char *content, char *path, size_t size) {

@@ -84,6 +84,16 @@ uint64_t call_step(void *socket, uint64_t id, int32_t steps);
 uint64_t world_hash(void *socket);
 bool call_ping(void *socket, uint64_t id);
 
+/* What dropped bodies do, from Step replies one step at a time: each named
+ * body's lowest height before it first rises (its landing) and the highest
+ * one after (its rebound; -INFINITY when it never rose by more than 1e-9 m). */
+typedef struct drop_record {
+  double lowest;
+  double rebound;
+} drop_record;
+void record_drops(void *socket, const char *const *names, int count, int32_t steps,
+                  drop_record *out);
+
 /* Writes content to a new file called name in a new directory under /tmp;
  * its path goes to path. remove_temp_file removes both. */
 void write_temp_file(const char *name, const char *content, char *path, size_t size);

@@ -300,6 +300,72 @@ static void test_negative_counts_and_timesteps(void **state) {
   expect_error(f, &r, BAD, "spawn.shape.half_extents must be > 0");
 }
 
+/* The settings GetInfo reports, packed: compared whole before and after a
+ * refused SetSettings. */
+static size_t packed_settings(void *client, uint8_t *out, size_t size) {
+  Lcpsim__V1__Reply *reply = call_get_info(client, 778);
+  size_t n = lcpsim__v1__settings__get_packed_size(reply->get_info->settings);
+  assert_true(n <= size);
+  lcpsim__v1__settings__pack(reply->get_info->settings, out);
+  reply_free(&reply);
+  return n;
+}
+
+/* The settings of bounded push-out, relaxation, restitution and velocity
+ * limits are refused out of range, naming the field and the value, and the
+ * settings stay as they were (the other fields of the same request are not
+ * applied either); so is a spawn's restitution outside [0, 1]. */
+static void test_bad_contact_settings_and_restitution(void **state) {
+  fixture *f = *state;
+  uint8_t before[1024], after[1024];
+  size_t before_size = packed_settings(f->other, before, sizeof before);
+  Lcpsim__V1__SetSettingsRequest set = LCPSIM__V1__SET_SETTINGS_REQUEST__INIT;
+  /* A valid change in the same request, which must not be applied. */
+  set.enforce_velocity_limits_value_case =
+      LCPSIM__V1__SET_SETTINGS_REQUEST__ENFORCE_VELOCITY_LIMITS_VALUE_ENFORCE_VELOCITY_LIMITS;
+  set.enforce_velocity_limits = false;
+  set.max_push_speed_value_case =
+      LCPSIM__V1__SET_SETTINGS_REQUEST__MAX_PUSH_SPEED_VALUE_MAX_PUSH_SPEED;
+  set.max_push_speed = -1.0;
+  Lcpsim__V1__Request r = request_of(40, LCPSIM__V1__REQUEST__CALL_SET_SETTINGS, &set);
+  expect_error(f, &r, BAD, "set_settings.max_push_speed must be finite and >= 0 (got -1)");
+  set.max_push_speed = NAN;
+  expect_error(f, &r, BAD, "set_settings.max_push_speed is not a finite number");
+  set.max_push_speed_value_case = LCPSIM__V1__SET_SETTINGS_REQUEST__MAX_PUSH_SPEED_VALUE__NOT_SET;
+  set.relax_iterations_value_case =
+      LCPSIM__V1__SET_SETTINGS_REQUEST__RELAX_ITERATIONS_VALUE_RELAX_ITERATIONS;
+  set.relax_iterations = -2;
+  expect_error(f, &r, BAD, "set_settings.relax_iterations must be in [0, 100000] (got -2)");
+  set.relax_iterations_value_case =
+      LCPSIM__V1__SET_SETTINGS_REQUEST__RELAX_ITERATIONS_VALUE__NOT_SET;
+  set.restitution_threshold_value_case =
+      LCPSIM__V1__SET_SETTINGS_REQUEST__RESTITUTION_THRESHOLD_VALUE_RESTITUTION_THRESHOLD;
+  set.restitution_threshold = -0.5;
+  expect_error(f, &r, BAD, "set_settings.restitution_threshold must be finite and >= 0 (got -0.5)");
+  size_t after_size = packed_settings(f->other, after, sizeof after);
+  assert_int_equal(after_size, before_size);
+  assert_memory_equal(after, before, before_size);
+
+  Lcpsim__V1__Shape shape = LCPSIM__V1__SHAPE__INIT;
+  shape.type = LCPSIM__V1__SHAPE__TYPE__SPHERE;
+  shape.radius = 0.1;
+  Lcpsim__V1__SpawnRequest spawn = LCPSIM__V1__SPAWN_REQUEST__INIT;
+  spawn.name = (char *)"bouncy";
+  spawn.shape = &shape;
+  spawn.mass = 1.0;
+  spawn.restitution = 1.5;
+  r = request_of(41, LCPSIM__V1__REQUEST__CALL_SPAWN, &spawn);
+  expect_error(f, &r, BAD, "spawn.restitution must be in [0, 1] (got 1.5)");
+  spawn.restitution = -0.25;
+  expect_error(f, &r, BAD, "spawn.restitution must be in [0, 1] (got -0.25)");
+  spawn.restitution = NAN;
+  expect_error(f, &r, BAD, "spawn.restitution is not a finite number");
+  Lcpsim__V1__Reply *reply = call_get_info(f->other, 42);
+  for (size_t i = 0; i < reply->get_info->n_bodies; ++i)
+    assert_string_not_equal(reply->get_info->bodies[i]->name, "bouncy");
+  reply_free(&reply);
+}
+
 static void test_malformed_requests(void **state) {
   fixture *f = *state;
   /* Arrays of the wrong length, joints both by name and index, unknown enum
@@ -537,6 +603,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_index_out_of_range, setup, teardown),
       cmocka_unit_test_setup_teardown(test_non_finite_numbers_anywhere, setup, teardown),
       cmocka_unit_test_setup_teardown(test_negative_counts_and_timesteps, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_bad_contact_settings_and_restitution, setup, teardown),
       cmocka_unit_test_setup_teardown(test_malformed_requests, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bad_targets_step_nothing, setup, teardown),
       cmocka_unit_test_setup_teardown(test_urdf_that_fails_to_load, setup, teardown),

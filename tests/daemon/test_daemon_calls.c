@@ -483,6 +483,107 @@ static void test_set_settings_changes_only_what_is_set(void **state) {
   reply_free(&reply);
 }
 
+/* The settings of bounded push-out, relaxation, restitution and velocity
+ * limits: the defaults reported, set and read back (in the reply and in
+ * GetInfo), and left alone by a request that does not name them, as an
+ * older client's is (its zeros would otherwise turn the push-out bound and
+ * the velocity limits off). */
+static void test_set_settings_contact_fields_round_trip(void **state) {
+  fixture *f = *state;
+  Lcpsim__V1__Reply *reply = call_get_info(f->client, 40);
+  const Lcpsim__V1__Settings *s = reply->get_info->settings;
+  assert_float_equal(s->max_push_speed, 3.0, 0.0);
+  assert_int_equal(s->relax_iterations, 4);
+  assert_float_equal(s->restitution_threshold, 1.0, 0.0);
+  assert_true(s->enforce_velocity_limits);
+  reply_free(&reply);
+
+  Lcpsim__V1__SetSettingsRequest set = LCPSIM__V1__SET_SETTINGS_REQUEST__INIT;
+  set.timestep_value_case = LCPSIM__V1__SET_SETTINGS_REQUEST__TIMESTEP_VALUE_TIMESTEP;
+  set.timestep = 0.002;
+  Lcpsim__V1__Request r = request_of(41, LCPSIM__V1__REQUEST__CALL_SET_SETTINGS, &set);
+  reply = rpc(f->client, &r);
+  assert_ok(reply, 41, LCPSIM__V1__REPLY__RESULT_SET_SETTINGS);
+  s = reply->set_settings->settings;
+  assert_float_equal(s->max_push_speed, 3.0, 0.0);
+  assert_int_equal(s->relax_iterations, 4);
+  assert_float_equal(s->restitution_threshold, 1.0, 0.0);
+  assert_true(s->enforce_velocity_limits);
+  reply_free(&reply);
+
+  set = (Lcpsim__V1__SetSettingsRequest)LCPSIM__V1__SET_SETTINGS_REQUEST__INIT;
+  set.max_push_speed_value_case =
+      LCPSIM__V1__SET_SETTINGS_REQUEST__MAX_PUSH_SPEED_VALUE_MAX_PUSH_SPEED;
+  set.max_push_speed = 0.75;
+  set.relax_iterations_value_case =
+      LCPSIM__V1__SET_SETTINGS_REQUEST__RELAX_ITERATIONS_VALUE_RELAX_ITERATIONS;
+  set.relax_iterations = 0;
+  set.restitution_threshold_value_case =
+      LCPSIM__V1__SET_SETTINGS_REQUEST__RESTITUTION_THRESHOLD_VALUE_RESTITUTION_THRESHOLD;
+  set.restitution_threshold = 0.25;
+  set.enforce_velocity_limits_value_case =
+      LCPSIM__V1__SET_SETTINGS_REQUEST__ENFORCE_VELOCITY_LIMITS_VALUE_ENFORCE_VELOCITY_LIMITS;
+  set.enforce_velocity_limits = false;
+  r = request_of(42, LCPSIM__V1__REQUEST__CALL_SET_SETTINGS, &set);
+  reply = rpc(f->client, &r);
+  assert_ok(reply, 42, LCPSIM__V1__REPLY__RESULT_SET_SETTINGS);
+  s = reply->set_settings->settings;
+  assert_float_equal(s->max_push_speed, 0.75, 0.0);
+  assert_int_equal(s->relax_iterations, 0);
+  assert_float_equal(s->restitution_threshold, 0.25, 0.0);
+  assert_false(s->enforce_velocity_limits);
+  assert_float_equal(s->timestep, 0.002, 0.0); /* unset: unchanged */
+  reply_free(&reply);
+  reply = call_get_info(f->client, 43);
+  s = reply->get_info->settings;
+  assert_float_equal(s->max_push_speed, 0.75, 0.0);
+  assert_int_equal(s->relax_iterations, 0);
+  assert_float_equal(s->restitution_threshold, 0.25, 0.0);
+  assert_false(s->enforce_velocity_limits);
+  reply_free(&reply);
+}
+
+/* Two balls of radius 0.1 m dropped 1 m onto the ground (e = 0), one with
+ * restitution 0.5, one without: Newton's law of restitution has the first
+ * leave the ground at e times its impact speed and rise e² h = 0.25 m; the
+ * second stays on the ground. Measured step by step from Step replies over
+ * 1.5 s, the peak after the first impact. */
+static void test_spawn_restitution_bounces(void **state) {
+  fixture *f = *state;
+  const double drop = 1.0, radius = 0.1, e = 0.5;
+  const char *const names[2] = {"bouncy", "dull"};
+  for (int k = 0; k < 2; ++k) {
+    Lcpsim__V1__Shape shape = LCPSIM__V1__SHAPE__INIT;
+    shape.type = LCPSIM__V1__SHAPE__TYPE__SPHERE;
+    shape.radius = radius;
+    Lcpsim__V1__Vec3 where = LCPSIM__V1__VEC3__INIT;
+    where.x = -1.0;
+    where.y = k == 0 ? -0.5 : 0.5;
+    where.z = radius + drop;
+    Lcpsim__V1__Pose pose = LCPSIM__V1__POSE__INIT;
+    pose.position = &where;
+    Lcpsim__V1__SpawnRequest spawn = LCPSIM__V1__SPAWN_REQUEST__INIT;
+    spawn.name = (char *)names[k];
+    spawn.shape = &shape;
+    spawn.pose = &pose;
+    spawn.mass = 1.0;
+    spawn.restitution = k == 0 ? e : 0.0;
+    Lcpsim__V1__Request r = request_of(50 + (uint64_t)k, LCPSIM__V1__REQUEST__CALL_SPAWN, &spawn);
+    Lcpsim__V1__Reply *reply = rpc(f->client, &r);
+    assert_ok(reply, 50 + (uint64_t)k, LCPSIM__V1__REPLY__RESULT_SPAWN);
+    reply_free(&reply);
+  }
+  drop_record drops[2];
+  record_drops(f->client, names, 2, 360, drops);
+  /* Both reached the ground without sinking more than 5 mm into it. */
+  for (int k = 0; k < 2; ++k)
+    assert_float_equal(drops[k].lowest, radius, 0.005);
+  /* e² h within 5 %. */
+  assert_float_equal(drops[0].rebound - radius, e * e * drop, 0.05 * e * e * drop);
+  /* The plastic one rises by under 1 mm (if at all: -INFINITY when not). */
+  assert_true(drops[1].rebound - radius < 0.001);
+}
+
 static void test_subscribe_replies(void **state) {
   fixture *f = *state;
   Lcpsim__V1__SubscribeRequest sub = LCPSIM__V1__SUBSCRIBE_REQUEST__INIT;
@@ -508,6 +609,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_reset_returns_to_the_world_as_loaded, setup, teardown),
       cmocka_unit_test_setup_teardown(test_save_and_restore_by_bytes_and_by_slot, setup, teardown),
       cmocka_unit_test_setup_teardown(test_set_settings_changes_only_what_is_set, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_set_settings_contact_fields_round_trip, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_spawn_restitution_bounces, setup, teardown),
       cmocka_unit_test_setup_teardown(test_subscribe_replies, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -403,6 +403,14 @@ static void spawn_falls_freely_and_remove_takes_it_away(void **state) {
   lcpsim_state_destroy(&now);
   assert_int_equal(lcpsim_client_remove(live->client, "ball"), LCPSIM_ERR_NOT_FOUND);
   assert_non_null(strstr(lcpsim_client_last_error(live->client), "ball"));
+
+  /* The restitution is sent: one above 1 is refused by the daemon. */
+  ball.restitution = 1.5;
+  assert_int_equal(lcpsim_client_spawn(live->client, &ball, NULL, NULL),
+                   LCPSIM_ERR_INVALID_ARGUMENT);
+  assert_non_null(strstr(lcpsim_client_last_error(live->client), "spawn.restitution"));
+  ball.restitution = 0.5;
+  assert_int_equal(lcpsim_client_spawn(live->client, &ball, NULL, NULL), LCPSIM_OK);
 }
 
 static void reset_goes_back_to_the_start(void **state) {
@@ -536,6 +544,30 @@ static void set_settings_changes_only_what_is_given(void **state) {
   assert_int_equal(lcpsim_client_set_settings(live->client, &bad, NULL),
                    LCPSIM_ERR_INVALID_ARGUMENT);
   assert_true(strlen(lcpsim_client_last_error(live->client)) > 0);
+
+  /* The contact settings: false and 0 are sent when flagged; unflagged ones
+   * stay as they are. */
+  lcpsim_settings_change_t contact = {.has_max_push_speed = true,
+                                      .max_push_speed = 0.5,
+                                      .has_relax_iterations = true,
+                                      .relax_iterations = 0,
+                                      .has_restitution_threshold = true,
+                                      .restitution_threshold = 0.3,
+                                      .has_enforce_velocity_limits = true,
+                                      .enforce_velocity_limits = false};
+  assert_int_equal(lcpsim_client_set_settings(live->client, &contact, &settings), LCPSIM_OK);
+  assert_near(settings->max_push_speed, 0.5, 0.0);
+  assert_int_equal(settings->relax_iterations, 0);
+  assert_near(settings->restitution_threshold, 0.3, 0.0);
+  assert_false(settings->enforce_velocity_limits);
+  assert_int_equal(settings->iterations, 37);
+  lcpsim_settings_destroy(&settings);
+  lcpsim_settings_change_t push_only = {.has_max_push_speed = true, .max_push_speed = 2.0};
+  assert_int_equal(lcpsim_client_set_settings(live->client, &push_only, &settings), LCPSIM_OK);
+  assert_near(settings->max_push_speed, 2.0, 0.0);
+  assert_near(settings->restitution_threshold, 0.3, 0.0);
+  assert_false(settings->enforce_velocity_limits);
+  lcpsim_settings_destroy(&settings);
 }
 
 static void realtime_mode_steps_without_step_calls(void **state) {

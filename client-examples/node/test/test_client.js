@@ -65,6 +65,41 @@ test('lcpsim.js against lcpsimd', { skip: !DAEMON && 'LCPSIMD is not set' }, asy
     assert.equal((await client.ping(Buffer.from('still here'))).payload.toString(), 'still here');
   });
 
+  await t.test('SetSettings by name: the contact settings, false and 0 included; unnamed ones unchanged', async () => {
+    const { settings: defaults } = await client.getInfo();
+    assert.equal(defaults.maxPushSpeed, 3);
+    assert.equal(defaults.relaxIterations, 4);
+    assert.equal(defaults.restitutionThreshold, 1);
+    assert.equal(defaults.enforceVelocityLimits, true);
+    let { settings } = await client.setSettings({
+      maxPushSpeed: 0.5, relaxIterations: 0, restitutionThreshold: 0.3, enforceVelocityLimits: false,
+    });
+    assert.equal(settings.maxPushSpeed, 0.5);
+    assert.equal(settings.relaxIterations, 0);
+    assert.equal(settings.restitutionThreshold, 0.3);
+    assert.equal(settings.enforceVelocityLimits, false);
+    ({ settings } = await client.setSettings({ iterations: defaults.iterations }));
+    assert.equal(settings.maxPushSpeed, 0.5);
+    assert.equal(settings.enforceVelocityLimits, false);
+    ({ settings } = await client.setSettings({
+      maxPushSpeed: defaults.maxPushSpeed, relaxIterations: defaults.relaxIterations,
+      restitutionThreshold: defaults.restitutionThreshold, enforceVelocityLimits: true,
+    }));
+    assert.deepEqual(settings, defaults);
+    await assert.rejects(client.setSettings({ maxPushSpeed: -1 }),
+      (err) => err.codeName === 'INVALID_ARGUMENT' && err.serverMessage.includes('max_push_speed'));
+  });
+
+  await t.test('Spawn takes a restitution in [0, 1]', async () => {
+    const sphere = { type: 'SPHERE', radius: 0.1 };
+    const pose = { position: { x: -1, y: 0, z: 1 } };
+    const reply = await client.spawn({ name: 'bouncy', shape: sphere, pose, mass: 1, restitution: 0.5 });
+    assert.equal(reply.name, 'bouncy');
+    await client.remove('bouncy');
+    await assert.rejects(client.spawn({ name: 'over', shape: sphere, pose, mass: 1, restitution: 1.5 }),
+      (err) => err.codeName === 'INVALID_ARGUMENT' && err.serverMessage.includes('spawn.restitution'));
+  });
+
   await t.test('the state stream publishes every k steps with a counting sequence', async () => {
     const stream = new StateStream(daemon.pub);
     const before = await client.getState();

@@ -262,10 +262,12 @@ class Client(_Socket):
 
     def spawn(self, shape, name="", radius=0.0, half_length=0.0, half_extents=None,
               position=(0.0, 0.0, 0.0), orientation=None, linear_velocity=None,
-              angular_velocity=None, mass=0.0, is_static=False, friction=0.0):
-        """Adds a free body; shape: "sphere", "box", "capsule" or "cylinder". Returns the
-        SpawnReply (id, name)."""
-        request = pb.SpawnRequest(name=name, mass=mass, is_static=is_static, friction=friction)
+              angular_velocity=None, mass=0.0, is_static=False, friction=0.0, restitution=0.0):
+        """Adds a free body; shape: "sphere", "box", "capsule" or "cylinder"; friction 0 means
+        the daemon's default; restitution e in [0, 1] (0: none). Returns the SpawnReply (id,
+        name)."""
+        request = pb.SpawnRequest(name=name, mass=mass, is_static=is_static, friction=friction,
+                                  restitution=restitution)
         request.shape.type = _enum(pb.Shape.Type, shape)
         request.shape.radius = radius
         request.shape.half_length = half_length
@@ -299,9 +301,13 @@ class Client(_Socket):
         return self._call("restore_state", request).time
 
     def set_settings(self, timestep=None, gravity=None, iterations=None, sor_omega=None,
-                     friction_model=None, mode=None, rate=None):
+                     friction_model=None, mode=None, rate=None, max_push_speed=None,
+                     relax_iterations=None, restitution_threshold=None,
+                     enforce_velocity_limits=None):
         """Changes the settings given (None: unchanged); friction_model "cone" or "box", mode
-        "lockstep" or "realtime". Returns the Settings as they now are."""
+        "lockstep" or "realtime"; max_push_speed and restitution_threshold in m/s,
+        relax_iterations a count, enforce_velocity_limits a bool. Returns the Settings as they
+        now are."""
         request = pb.SetSettingsRequest()
         if timestep is not None:
             request.timestep = timestep
@@ -317,6 +323,14 @@ class Client(_Socket):
             request.mode = _enum(pb.Settings.Mode, mode, "MODE_")
         if rate is not None:
             request.rate = rate
+        if max_push_speed is not None:
+            request.max_push_speed = max_push_speed
+        if relax_iterations is not None:
+            request.relax_iterations = relax_iterations
+        if restitution_threshold is not None:
+            request.restitution_threshold = restitution_threshold
+        if enforce_velocity_limits is not None:
+            request.enforce_velocity_limits = bool(enforce_velocity_limits)
         return self._call("set_settings", request).settings
 
     def subscribe(self, every_steps, include_contacts=False):

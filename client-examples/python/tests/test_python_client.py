@@ -175,6 +175,56 @@ class LiveTest(unittest.TestCase):
             self.sim.set_settings(timestep=-1.0)
         self.assertEqual(caught.exception.code, pb.Status.INVALID_ARGUMENT)
 
+    def test_contact_settings(self):
+        settings = self.sim.get_info().settings
+        self.assertEqual(settings.max_push_speed, 3.0)
+        self.assertEqual(settings.relax_iterations, 4)
+        self.assertEqual(settings.restitution_threshold, 1.0)
+        self.assertTrue(settings.enforce_velocity_limits)
+        settings = self.sim.set_settings(max_push_speed=0.5, relax_iterations=2,
+                                         restitution_threshold=0.3, enforce_velocity_limits=False)
+        self.assertEqual(settings.max_push_speed, 0.5)
+        self.assertEqual(settings.relax_iterations, 2)
+        self.assertEqual(settings.restitution_threshold, 0.3)
+        self.assertFalse(settings.enforce_velocity_limits)
+        # Not named: unchanged (not zero, not false).
+        settings = self.sim.set_settings(iterations=25)
+        self.assertEqual(settings.max_push_speed, 0.5)
+        self.assertFalse(settings.enforce_velocity_limits)
+        settings = self.sim.set_settings(enforce_velocity_limits=True)
+        self.assertTrue(settings.enforce_velocity_limits)
+        self.assertEqual(settings.relax_iterations, 2)
+        with self.assertRaises(LcpsimError) as caught:
+            self.sim.set_settings(max_push_speed=-1.0)
+        self.assertEqual(caught.exception.code, pb.Status.INVALID_ARGUMENT)
+        self.assertIn("max_push_speed", caught.exception.message)
+
+    def test_spawn_restitution(self):
+        # A ball of radius 0.1 m dropped 1 m with e = 0.5 rises to e² h = 0.25 m (within 5 %),
+        # one with e = 0 does not rise.
+        drop, radius, e = 1.0, 0.1, 0.5
+        self.sim.spawn("sphere", name="bouncy", radius=radius, mass=1.0,
+                       position=(-1.0, -0.5, radius + drop), restitution=e)
+        self.sim.spawn("sphere", name="dull", radius=radius, mass=1.0,
+                       position=(-1.0, 0.5, radius + drop))
+        heights = {"bouncy": [], "dull": []}
+        for _ in range(self.steps_for(1.5)):
+            state = self.sim.step(1, return_state=True).state
+            for body in state.bodies:
+                if body.name in heights:
+                    heights[body.name].append(body.pose.position.z)
+
+        def rebound(z):
+            # The highest point once the ball first rises; none: it never left the ground.
+            rising = [i for i in range(1, len(z)) if z[i] > z[i - 1] + 1e-9]
+            return max(z[rising[0]:]) - radius if rising else 0.0
+
+        self.assertAlmostEqual(rebound(heights["bouncy"]), e * e * drop, delta=0.05 * e * e * drop)
+        self.assertLess(rebound(heights["dull"]), 0.001)
+        with self.assertRaises(LcpsimError) as caught:
+            self.sim.spawn("sphere", name="over", radius=radius, mass=1.0, restitution=1.5)
+        self.assertIn("spawn.restitution", caught.exception.message)
+
     def test_realtime_mode_steps_on_its_own(self):
         settings = self.sim.set_settings(mode="realtime", rate=1.0)
         self.assertEqual(settings.mode, pb.Settings.MODE_REALTIME)

@@ -14,8 +14,12 @@
  *   URDF), capsule (non-standard; radius, and length = the distance between
  *   the two hemisphere centres; axis z), and STL meshes (binary or ASCII),
  *   which become convex hulls of their vertices (scale applied). Geoms get the
- *   defaults of lcp_geom_def_default() (μ = 0.5, category 1, mask all): URDF
- *   has no friction. <visual> is ignored; so are <material> and the like.
+ *   defaults of lcp_geom_def_default() (μ = 0.5, e = 0, category 1, mask
+ *   all), except what the link's <contact> element gives, in the convention
+ *   PyBullet reads: <contact><lateral_friction value="μ"/><restitution
+ *   value="e"/></contact> (μ ≥ 0, e in [0, 1]) holds for all the link's
+ *   collision geoms; its other children are ignored with a warning.
+ *   <visual> is ignored; so are <material> and the like.
  * - Joints: revolute, continuous, prismatic, fixed, and floating between a
  *   massless root (e.g. "world") and the base. planar and anything else is an
  *   error. <limit> is required for revolute and prismatic (effort and velocity
