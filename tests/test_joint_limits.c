@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Joint limits that hold whatever drives the joints: the shipped 7-dof arm
+ * at h = 1/240 driven into its position limits by torques and by position
+ * controllers aimed far beyond them, with and without the URDF velocity
+ * limits enforced; a floating-base robot's joints held at their limits; and
+ * the velocity-limit option shown to matter (off, the arm goes faster than
+ * its URDF allows). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "lcpsim/robot.h"
+#include "lcpsim/urdf.h"
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { JOINTS_MAX = 16 };
+
+/* A position limit may be crossed by this much (rad) at any step. */
+#define POSITION_TOLERANCE 0.01
+/* A joint speed may exceed its velocity limit by this fraction. */
+#define SPEED_TOLERANCE 0.01
+
+/* 5 s at h = 1/240. */
+#define STEPS 1200
+
+typedef struct loaded_robot {
+  lcp_world_t *world;
+  lcp_robot_id id;
+  lcp_robot_info_t info;
+  lcp_joint_info_t joints[JOINTS_MAX];
+} loaded_robot;
+
+static loaded_robot load_robot(const char *file, bool floating, bool enforce_velocity_limits,
+                               bool gravity) {
+  lcp_world_settings_t s = lcp_world_settings_default();
+  s.enforce_velocity_limits = enforce_velocity_limits;
+  if (!gravity)
+    s.gravity[2] = 0.0;
+  loaded_robot r = {.world = test_create_world(&s)};
+  lcp_urdf_options_t o = lcp_urdf_options_default();
+  o.floating_base = floating ? 1 : 0;
+  lcp_robot_def_t *def = NULL;
+  char path[512], err[256];
+  snprintf(path, sizeof path, "%s/%s", LCP_TEST_ROBOTS_DIR, file);
+  assert_int_equal(lcp_urdf_load_file(path, &o, &def, err, sizeof err), LCP_OK);
+  const double base[3] = {0.0, 0.0, 1.0};
+  assert_int_equal(lcp_robot_add(r.world, def, base, NULL, &r.id), LCP_OK);
+  lcp_robot_def_free(&def);
+  assert_int_equal(lcp_robot_get_info(r.world, r.id, &r.info), LCP_OK);
+  assert_true(r.info.joint_count <= JOINTS_MAX);
+  for (int32_t j = 0; j < r.info.joint_count; ++j) {
+    assert_int_equal(lcp_robot_get_joint(r.world, r.id, j, &r.joints[j]), LCP_OK);
+    assert_true(r.joints[j].has_limits);
+    assert_true(r.joints[j].velocity_limit > 0.0);
+  }
+  return r;
+}
+
+/* How a run drives joint j: +1 towards its upper limit, −1 towards its
+ * lower one, 0 not at all (its controller off). */
+typedef enum drive_mode { DRIVE_TORQUE, DRIVE_POSITION } drive_mode;
+
+typedef struct drive {
+  drive_mode mode;
+  double torque; /* torque mode: |τ| (the effort limit caps it) */
+  int sign[JOINTS_MAX];
+} drive;
+
+/* Alternating directions over all joints, starting with `first`. */
+static drive drive_alternating(drive_mode mode, double torque, int first, int joints) {
+  drive d = {.mode = mode, .torque = torque};
+  for (int j = 0; j < joints; ++j)
+    d.sign[j] = (j % 2 == 0) ? first : -first;
+  return d;
+}
+
+static void set_drive(loaded_robot *r, const drive *d) {
+  lcp_joint_control_t c[JOINTS_MAX];
+  for (int32_t j = 0; j < r->info.joint_count; ++j) {
+    c[j] = lcp_joint_control_default();
+    if (d->sign[j] == 0)
+      continue;
+    if (d->mode == DRIVE_TORQUE) {
+      c[j].mode = LCP_CONTROL_TORQUE;
+      c[j].torque = d->sign[j] * d->torque;
+    } else {
+      /* 10 rad beyond the limit, stiff: the controller saturates at the
+       * effort limit all the way */
+      c[j].mode = LCP_CONTROL_POSITION;
+      c[j].position = d->sign[j] > 0 ? r->joints[j].upper + 10.0 : r->joints[j].lower - 10.0;
+      c[j].kp = 1e4;
+      c[j].kd = 100.0;
+    }
+  }
+  assert_int_equal(lcp_robot_set_controls(r->world, r->id, c, r->info.joint_count), LCP_OK);
+}
+
+/* The worst of a run, over every step and joint. */
+typedef struct run_worst {
+  double past_limit;  /* rad beyond a position limit (≤ 0: never beyond) */
+  double speed_ratio; /* |qd| / velocity limit */
+  double at_limit;    /* the largest |q − the driven limit| at the end */
+} run_worst;
+
+/* Steps the robot n times under the drive and records the worst. */
+static run_worst run(loaded_robot *r, const drive *d, int n) {
+  set_drive(r, d);
+  double q[64], qd[64];
+  int32_t base_q = r->info.nq - r->info.joint_count, base_v = r->info.nv - r->info.joint_count;
+  run_worst worst = {-INFINITY, 0.0, 0.0};
+  for (int step = 0; step < n; ++step) {
+    assert_int_equal(lcp_world_step(r->world), LCP_OK);
+    assert_int_equal(lcp_robot_get_q(r->world, r->id, q, r->info.nq), LCP_OK);
+    assert_int_equal(lcp_robot_get_qd(r->world, r->id, qd, r->info.nv), LCP_OK);
+    for (int32_t j = 0; j < r->info.joint_count; ++j) {
+      const lcp_joint_info_t *ji = &r->joints[j];
+      double qj = q[base_q + j], vj = qd[base_v + j];
+      worst.past_limit = fmax(worst.past_limit, fmax(ji->lower - qj, qj - ji->upper));
+      worst.speed_ratio = fmax(worst.speed_ratio, fabs(vj) / ji->velocity_limit);
+      if (step == n - 1 && d->sign[j] != 0)
+        worst.at_limit = fmax(worst.at_limit, fabs(qj - (d->sign[j] > 0 ? ji->upper : ji->lower)));
+    }
+  }
+  return worst;
+}
+
+/* The arm driven by d (and by d with every direction reversed), velocity
+ * limits enforced or not, for 5 s: no joint more than POSITION_TOLERANCE past
+ * a limit at any step, and, enforced, no joint faster than its velocity
+ * limit by more than SPEED_TOLERANCE. Returns the worst speed ratio. */
+static double arm_holds(const char *what, drive d, bool enforce) {
+  double fastest = 0.0;
+  for (int direction = 0; direction < 2; ++direction) {
+    loaded_robot r = load_robot("arm7.urdf", false, enforce, true);
+    if (direction == 1)
+      for (int j = 0; j < JOINTS_MAX; ++j)
+        d.sign[j] = -d.sign[j];
+    run_worst w = run(&r, &d, STEPS);
+    print_message("arm, %s, %s, velocity limits %s: worst %.2e rad past a limit, fastest joint "
+                  "%.4f of its velocity limit\n",
+                  what, direction ? "reversed" : "as given", enforce ? "on" : "off", w.past_limit,
+                  w.speed_ratio);
+    assert_true(w.past_limit <= POSITION_TOLERANCE);
+    if (enforce)
+      assert_true(w.speed_ratio <= 1.0 + SPEED_TOLERANCE);
+    fastest = fmax(fastest, w.speed_ratio);
+    lcp_world_destroy(&r.world);
+  }
+  return fastest;
+}
+
+/* Every joint at its full effort (100 N·m) into its limits, alternating. */
+static void test_arm_full_effort_torques(void **state) {
+  (void)state;
+  drive d = drive_alternating(DRIVE_TORQUE, 100.0, 1, 7);
+  arm_holds("full effort on every joint", d, true);
+  arm_holds("full effort on every joint", d, false);
+}
+
+/* 100 N·m on two neighbouring joints of the chain, the others passive: the
+ * driven joints stop at their limits and their momentum goes into the
+ * passive ones, which have no controller to hold them. */
+static void test_arm_two_driven_joints(void **state) {
+  (void)state;
+  drive d = {.mode = DRIVE_TORQUE, .torque = 100.0};
+  d.sign[1] = 1;
+  d.sign[2] = -1;
+  arm_holds("100 N·m on joints 2 and 3", d, true);
+  arm_holds("100 N·m on joints 2 and 3", d, false);
+  drive e = {.mode = DRIVE_TORQUE, .torque = 100.0};
+  e.sign[3] = 1;
+  e.sign[4] = 1;
+  arm_holds("100 N·m on joints 4 and 5", e, true);
+  arm_holds("100 N·m on joints 4 and 5", e, false);
+}
+
+/* Stiff position controllers aimed 10 rad beyond the limits, saturated at
+ * the effort limit. */
+static void test_arm_position_targets_beyond(void **state) {
+  (void)state;
+  drive d = drive_alternating(DRIVE_POSITION, 0.0, 1, 7);
+  arm_holds("position targets 10 rad beyond", d, true);
+  arm_holds("position targets 10 rad beyond", d, false);
+}
+
+/* The option matters: the same full-effort run without the velocity limits
+ * takes some joint well past its URDF limit (5 rad/s), so the tests above
+ * with them on would fail if they were not enforced. */
+static void test_velocity_limits_off_exceeded(void **state) {
+  (void)state;
+  drive d = drive_alternating(DRIVE_TORQUE, 100.0, 1, 7);
+  double fastest = arm_holds("full effort on every joint", d, false);
+  print_message("velocity limits off: fastest joint %.2f of its velocity limit\n", fastest);
+  assert_true(fastest > 1.5);
+}
+
+/* The shipped quadruped on a floating base, in zero gravity: every joint at
+ * its full effort (35 N·m) into a limit, alternating. The joints stay
+ * within their limits and velocity limits, and end held at the limits they
+ * are driven into. */
+static void test_floating_base_joints_held(void **state) {
+  (void)state;
+  for (int direction = 0; direction < 2; ++direction) {
+    loaded_robot r = load_robot("quadruped.urdf", true, true, false);
+    assert_true(r.info.floating_base);
+    drive d = drive_alternating(DRIVE_TORQUE, 35.0, direction ? -1 : 1, (int)r.info.joint_count);
+    run_worst w = run(&r, &d, STEPS);
+    print_message("floating quadruped, %s: worst %.2e rad past a limit, fastest joint %.4f of "
+                  "its velocity limit, farthest from its driven limit at the end %.2e rad\n",
+                  direction ? "reversed" : "as given", w.past_limit, w.speed_ratio, w.at_limit);
+    assert_true(w.past_limit <= POSITION_TOLERANCE);
+    assert_true(w.speed_ratio <= 1.0 + SPEED_TOLERANCE);
+    assert_true(w.at_limit <= POSITION_TOLERANCE);
+    lcp_world_destroy(&r.world);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_arm_full_effort_torques),
+      cmocka_unit_test(test_arm_two_driven_joints),
+      cmocka_unit_test(test_arm_position_targets_beyond),
+      cmocka_unit_test(test_velocity_limits_off_exceeded),
+      cmocka_unit_test(test_floating_base_joints_held),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
