@@ -12,8 +12,10 @@
 
 #include <cmocka.h>
 
+#include "arena.h"
 #include "lcpsim/robot.h"
 #include "lcpsim/urdf.h"
+#include "solver.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -222,6 +224,89 @@ static void test_floating_base_joints_held(void **state) {
   }
 }
 
+/* A joint's lower and upper bound rows (J = e_v and −e_v, cfm 1e-9) on a
+ * light joint (M⁻¹_vv = 5000) make a robot block whose K is singular to
+ * rounding. Beside two saturated controller rows on the coupled joints,
+ * the block is still solved exactly in a sweep (Dantzig's method without
+ * the factor): PGS stops after the confirming sweep, with the joint at its
+ * upper speed bound to 1e-9 and the lower row idle; row by row it takes
+ * more sweeps. */
+static void test_block_with_opposite_bounds(void **state) {
+  (void)state;
+  enum { NV = 3, ROWS = 4 };
+  /* M⁻¹, symmetric and diagonally dominant */
+  const double minv[NV][NV] = {{4000, 2500, 1500}, {2500, 5000, 3000}, {1500, 3000, 4000}};
+  /* row: dof, sign of J, target, cfm, lo, hi */
+  const struct {
+    int dof;
+    double sign, target, cfm, lo, hi;
+  } spec[ROWS] = {
+      {0, 1.0, 0.5, 1e-4, -1.0, 1.0},       /* a controller, saturated */
+      {1, 1.0, -0.2, 1e-9, 0.0, INFINITY},  /* qd_1 ≥ −0.2 */
+      {1, -1.0, -0.3, 1e-9, 0.0, INFINITY}, /* qd_1 ≤ 0.3 */
+      {2, 1.0, -1.0, 1e-4, -1e-4, 1e-4},    /* a controller, saturated */
+  };
+  const double u_free[NV] = {0.0, 2.0, 0.0};
+  double J[ROWS * NV], T[ROWS * NV], velocity[NV];
+  solver_row rows[ROWS];
+  for (int i = 0; i < ROWS; ++i) {
+    for (int k = 0; k < NV; ++k) {
+      J[i * NV + k] = k == spec[i].dof ? spec[i].sign : 0.0;
+      T[i * NV + k] = spec[i].sign * minv[k][spec[i].dof];
+    }
+    rows[i] = (solver_row){.dof_offset = {0, 0},
+                           .dof_count = {0, NV},
+                           .coef_offset = {0, i * NV},
+                           .kind = ROW_BILATERAL,
+                           .normal_row = -1,
+                           .target = spec[i].target,
+                           .relax_target = spec[i].target,
+                           .cfm = spec[i].cfm,
+                           .lo = spec[i].lo,
+                           .hi = spec[i].hi};
+  }
+  solver_problem p = {
+      .row_count = ROWS, .rows = rows, .J = J, .MinvJt = T, .dof_count = NV, .velocity = velocity};
+  arena a;
+  lcp__arena_init(&a);
+  int32_t sweeps[2];
+  for (int blocks = 1; blocks >= 0; --blocks) {
+    solver_settings s = {.max_iterations = 1000,
+                         .omega = 1.0,
+                         .tolerance = 1e-12,
+                         .friction_model = LCP_FRICTION_BOX,
+                         .pgs_mode = blocks ? PGS_MODE_FULL : PGS_MODE_NO_BLOCKS};
+    memcpy(velocity, u_free, sizeof velocity);
+    for (int i = 0; i < ROWS; ++i)
+      rows[i].lambda = 0.0;
+    solver_result res;
+    assert_int_equal(lcp__solver_pgs(&s, &p, &res, &a), LCP_OK);
+    sweeps[blocks] = res.iterations;
+    ASSERT_NEAR(velocity[1], 0.3, 1e-9);
+    assert_true(rows[1].lambda == 0.0);
+    assert_true(rows[2].lambda > 0.0);
+    /* the boxed-LCP conditions of every row: w + cfm λ ≥ 0 at lo, ≤ 0 at
+     * hi, 0 between */
+    for (int i = 0; i < ROWS; ++i) {
+      double w = -rows[i].target + rows[i].cfm * rows[i].lambda;
+      for (int k = 0; k < NV; ++k)
+        w += J[i * NV + k] * velocity[k];
+      if (rows[i].lambda <= rows[i].lo)
+        assert_true(w >= -1e-9);
+      else if (rows[i].lambda >= rows[i].hi)
+        assert_true(w <= 1e-9);
+      else
+        ASSERT_NEAR(w, 0.0, 1e-9);
+    }
+    lcp__arena_reset(&a);
+  }
+  print_message("opposite bounds in a block: %d sweeps (block), %d (row by row)\n", sweeps[1],
+                sweeps[0]);
+  assert_true(sweeps[1] <= 2);
+  assert_true(sweeps[0] > sweeps[1]);
+  lcp__arena_destroy(&a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_arm_full_effort_torques),
@@ -229,6 +314,7 @@ int main(void) {
       cmocka_unit_test(test_arm_position_targets_beyond),
       cmocka_unit_test(test_velocity_limits_off_exceeded),
       cmocka_unit_test(test_floating_base_joints_held),
+      cmocka_unit_test(test_block_with_opposite_bounds),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

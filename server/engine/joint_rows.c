@@ -31,7 +31,9 @@
  *
  * 1. before the solve, for a joint near a bound by its free velocity u:
  *    within JOINT_LIMIT_MARGIN + h |u| of a position limit, or |u| above
- *    (1 − VELOCITY_LIMIT_MARGIN) v_max (joint_bounds_near);
+ *    (1 − VELOCITY_LIMIT_MARGIN) v_max; and for a joint whose bound row
+ *    pushed last step (its warm-start impulse > 0), since the set of
+ *    active bounds changes little from step to step (joint_bounds_near);
  * 2. after the solve, for a joint without the row whose solved velocity
  *    would take it past a position limit (q + h qd⁺ beyond it) or past
  *    v_max (lcp__joint_rows_complete); the solve is then repeated from its
@@ -57,10 +59,11 @@ static double joint_speed_limit(const joint_model *joint, const lcp_world_settin
 }
 
 /* Which bound rows a joint at q needs when its velocity over the step may
- * lie anywhere in [u_low, u_high]: bit 0 the lower, bit 1 the upper. */
+ * lie anywhere in [u_low, u_high], `impulse` its rows' impulses of last
+ * step: bit 0 the lower, bit 1 the upper. */
 static int joint_bounds_near(const joint_model *joint, const lcp_world_settings_t *s, double q,
-                             double u_low, double u_high) {
-  int near = 0;
+                             double u_low, double u_high, const double *impulse) {
+  int near = (impulse[JOINT_ROW_LOWER] > 0.0 ? 1 : 0) | (impulse[JOINT_ROW_UPPER] > 0.0 ? 2 : 0);
   if (joint->has_limits) {
     double reach = JOINT_LIMIT_MARGIN + s->timestep * fmax(fabs(u_low), fabs(u_high));
     near |= (q - joint->lower < reach ? 1 : 0) | (joint->upper - q < reach ? 2 : 0);
@@ -105,7 +108,8 @@ bool lcp__rows_robot_touched(const lcp_world_t *world, const step_context *ctx, 
     double change = s->timestep * fabs(ctx->robot_qdd[r][link->v_index]);
     if (joint->damping > 0.0 || joint->friction > 0.0 || mode == LCP_CONTROL_POSITION ||
         mode == LCP_CONTROL_VELOCITY ||
-        joint_bounds_near(joint, s, st->q[link->q_index], qd - change, qd + change))
+        joint_bounds_near(joint, s, st->q[link->q_index], qd - change, qd + change,
+                          &st->joint_impulse[JOINT_ROW_KINDS * j]))
       return true;
   }
   return false;
@@ -257,7 +261,8 @@ static void robot_joint_rows(lcp_world_t *world, step_context *ctx, int32_t robo
       near = bounds[j];
     } else {
       double u_free = ctx->u_free[ctx->robot_dof[robot] + v];
-      near = joint_bounds_near(joint, ctx->settings, q, u_free, u_free);
+      near = joint_bounds_near(joint, ctx->settings, q, u_free, u_free,
+                               &st->joint_impulse[JOINT_ROW_KINDS * j]);
     }
     joint_rows_at at = {robot,
                         nv,
