@@ -360,16 +360,36 @@ static int joint_bounds_needed(const lcp_world_t *world, const step_context *ctx
   return *have | joint_bounds_crossed(joint, ctx->settings, q, qd);
 }
 
+/* Does a joint of robot r cross a bound it has no row for (the common
+ * answer, no, found with a look at each joint's bounds alone)? */
+static bool robot_lacks_rows(const lcp_world_t *world, const step_context *ctx, int32_t r) {
+  if (ctx->robot_free[r])
+    return false;
+  const robot_model *rm = &world->model.robots[r];
+  const double *q = world->state.robots[r].q;
+  const double *qd = &ctx->problem.velocity[ctx->robot_dof[r]];
+  const int32_t *index = ctx->joint_rows[r];
+  for (int32_t j = 0; j < rm->mb.joint_count; ++j) {
+    const joint_model *joint = &rm->joints[j];
+    const mb_link *link = &rm->mb.links[joint->link];
+    int crossed = joint_bounds_crossed(joint, ctx->settings, q[link->q_index], qd[link->v_index]);
+    if (((crossed & 1) && index[JOINT_ROW_KINDS * j + JOINT_ROW_LOWER] < 0) ||
+        ((crossed & 2) && index[JOINT_ROW_KINDS * j + JOINT_ROW_UPPER] < 0))
+      return true;
+  }
+  return false;
+}
+
 int lcp__joint_rows_complete(lcp_world_t *world, step_context *ctx, bool *added) {
   solver_problem *p = &ctx->problem;
-  *added = false;
+  bool lacking = false;
   int32_t joints = 0;
-  for (int32_t r = 0; r < ctx->robot_count; ++r)
-    for (int32_t j = 0; j < world->model.robots[r].mb.joint_count; ++j, ++joints) {
-      int have;
-      *added |= joint_bounds_needed(world, ctx, r, j, &have) != have;
-    }
-  if (!*added)
+  for (int32_t r = 0; r < ctx->robot_count; ++r) {
+    lacking = lacking || robot_lacks_rows(world, ctx, r);
+    joints += world->model.robots[r].mb.joint_count;
+  }
+  *added = lacking;
+  if (!lacking)
     return LCP_OK;
   /* Every joint's rows again, in place (a robot's rows stay together, one
    * block for PGS: robot_blocks.c), with the new bound rows; each row

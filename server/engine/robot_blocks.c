@@ -170,10 +170,11 @@ void lcp__robot_block_sweep(const row_block *b, dantzig_work *dz, double *lam, d
                             double *sum_io) {
   const int32_t m = b->m, w = b->width;
   double *lb = lam + b->first, *x = b->x;
-  bool inside = b->factored;
+  bool inside = false;
   for (int32_t k = 0; k < m; ++k)
     b->r[k] = (side_dot(b->J[k], b->v, w) - b->target[k]) + b->cfm[k] * lb[k];
   if (b->factored) {
+    inside = true;
     memcpy(x, b->r, sizeof(double) * (size_t)m);
     lcp__dantzig_cholesky_solve(b->L, m, m, x);
     for (int32_t k = 0; k < m; ++k) {
