@@ -237,6 +237,56 @@ static void test_velocity_limits_off_exceeded(void **state) {
   assert_true(fastest > 1.5);
 }
 
+/* A continuous joint (no position limits) with a velocity limit of
+ * 2 rad/s, driven by 1 N·m on 0.01 kg·m² (100 rad/s²): held at 2 rad/s
+ * while the limit is enforced; the world's setting turned off, it
+ * accelerates freely (1 s later at about 100 rad/s); turned on again, the
+ * next step brings it back to the limit. */
+static void test_velocity_limit_toggled(void **state) {
+  (void)state;
+  lcp_world_t *w = test_new_world(1.0 / 240.0, false);
+  lcp_robot_def_t *def = NULL;
+  assert_int_equal(lcp_robot_def_alloc(2, 0, &def), LCP_OK);
+  strcpy(def->name, "spinner");
+  def->links[0].parent = -1;
+  lcp_link_def_t *l = &def->links[1];
+  strcpy(l->name, "rotor");
+  strcpy(l->joint_name, "spin");
+  l->parent = 0;
+  l->joint_type = LCP_JOINT_CONTINUOUS;
+  l->velocity_limit = 2.0;
+  memset(l->inertia, 0, sizeof l->inertia);
+  l->inertia[0] = l->inertia[4] = l->inertia[8] = 0.01;
+  lcp_robot_id id;
+  assert_int_equal(lcp_robot_add(w, def, NULL, NULL, &id), LCP_OK);
+  lcp_robot_def_free(&def);
+  lcp_joint_control_t c = lcp_joint_control_default();
+  c.mode = LCP_CONTROL_TORQUE;
+  c.torque = 1.0;
+  assert_int_equal(lcp_robot_set_joint_control(w, id, 0, &c), LCP_OK);
+  double qd = 0.0, fastest = 0.0;
+  for (int i = 0; i < 240; ++i) {
+    assert_int_equal(lcp_world_step(w), LCP_OK);
+    assert_int_equal(lcp_robot_get_qd(w, id, &qd, 1), LCP_OK);
+    fastest = fmax(fastest, fabs(qd));
+  }
+  ASSERT_NEAR(qd, 2.0, 2.0 * SPEED_TOLERANCE);
+  assert_true(fastest <= 2.0 * (1.0 + SPEED_TOLERANCE));
+  lcp_world_settings_t s;
+  lcp_world_get_settings(w, &s);
+  s.enforce_velocity_limits = false;
+  assert_int_equal(lcp_world_set_settings(w, &s), LCP_OK);
+  test_step_n(w, 240);
+  assert_int_equal(lcp_robot_get_qd(w, id, &qd, 1), LCP_OK);
+  ASSERT_NEAR(qd, 2.0 + 100.0, 1.0);
+  s.enforce_velocity_limits = true;
+  assert_int_equal(lcp_world_set_settings(w, &s), LCP_OK);
+  test_step_n(w, 1);
+  assert_int_equal(lcp_robot_get_qd(w, id, &qd, 1), LCP_OK);
+  ASSERT_NEAR(qd, 2.0, 2.0 * SPEED_TOLERANCE);
+  lcp_world_destroy(&w);
+}
+
 /* The shipped quadruped on a floating base, in zero gravity: every joint at
  * its full effort (35 N·m) into a limit, alternating. The joints stay
  * within their limits and velocity limits, and end held at the limits they
@@ -348,6 +398,7 @@ int main(void) {
       cmocka_unit_test(test_arm_brief_torques),
       cmocka_unit_test(test_arm_position_targets_beyond),
       cmocka_unit_test(test_velocity_limits_off_exceeded),
+      cmocka_unit_test(test_velocity_limit_toggled),
       cmocka_unit_test(test_floating_base_joints_held),
       cmocka_unit_test(test_block_with_opposite_bounds),
   };

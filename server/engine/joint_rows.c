@@ -63,12 +63,17 @@ static double joint_speed_limit(const joint_model *joint, const lcp_world_settin
  * step: bit 0 the lower, bit 1 the upper. */
 static int joint_bounds_near(const joint_model *joint, const lcp_world_settings_t *s, double q,
                              double u_low, double u_high, const double *impulse) {
+  double v_max = joint_speed_limit(joint, s);
+  /* nothing to bound (a row may have pushed last step while the velocity
+   * limit was enforced: not again) */
+  if (!joint->has_limits && v_max == INFINITY)
+    return 0;
   int near = (impulse[JOINT_ROW_LOWER] > 0.0 ? 1 : 0) | (impulse[JOINT_ROW_UPPER] > 0.0 ? 2 : 0);
   if (joint->has_limits) {
     double reach = JOINT_LIMIT_MARGIN + s->timestep * fmax(fabs(u_low), fabs(u_high));
     near |= (q - joint->lower < reach ? 1 : 0) | (joint->upper - q < reach ? 2 : 0);
   }
-  double v_near = (1.0 - VELOCITY_LIMIT_MARGIN) * joint_speed_limit(joint, s);
+  double v_near = (1.0 - VELOCITY_LIMIT_MARGIN) * v_max;
   return near | (u_low < -v_near ? 1 : 0) | (u_high > v_near ? 2 : 0);
 }
 
