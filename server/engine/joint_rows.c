@@ -61,8 +61,8 @@ static double joint_speed_limit(const joint_model *joint, const lcp_world_settin
 /* Which bound rows a joint at q needs when its velocity over the step may
  * lie anywhere in [u_low, u_high], `impulse` its rows' impulses of last
  * step: bit 0 the lower, bit 1 the upper. */
-static int joint_bounds_near(const joint_model *joint, const lcp_world_settings_t *s, double q,
-                             double u_low, double u_high, const double *impulse) {
+static inline int joint_bounds_near(const joint_model *joint, const lcp_world_settings_t *s,
+                                    double q, double u_low, double u_high, const double *impulse) {
   double v_max = joint_speed_limit(joint, s);
   /* nothing to bound (a row may have pushed last step while the velocity
    * limit was enforced: not again) */
