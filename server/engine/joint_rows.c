@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The joint rows: for each movable joint its limit, damping, friction and
- * controller rows, all on the joint's own velocity. */
+/* The joint rows: for each movable joint its bound rows (position and
+ * velocity limits), damping, friction and controller rows, all on the
+ * joint's own velocity. */
 #include "rows_internal.h"
 
 #include <math.h>
@@ -41,8 +42,8 @@
  *    flows into a joint like that. Each pass adds rows and none removes
  *    any, so the repetition ends (at most two rows per joint).
  *
- * The margins make the first pass catch the common cases, and a robot no
- * row touches (velocity Verlet, step.c) stay clear of its bounds. */
+ * The margins let the first pass catch the common cases, and keep a robot
+ * that no row touches (velocity Verlet, step.c) clear of its bounds. */
 
 /* Limit rows are made this close to a limit (rad or m) and also when the
  * free velocity would cross it within the step, so the row is there before
@@ -124,7 +125,7 @@ bool lcp__rows_robot_touched(const lcp_world_t *world, const step_context *ctx, 
 typedef struct joint_rows_at {
   int32_t robot, nv;
   int32_t plus, minus; /* coefficients of J = e_v and of J = −e_v */
-  const double *warm;  /* [JOINT_ROW_KINDS] last step's impulses */
+  const double *warm;  /* [JOINT_ROW_KINDS] warm starts (last step's impulses) */
   int32_t *index;      /* [JOINT_ROW_KINDS] their rows, −1: none */
 } joint_rows_at;
 
