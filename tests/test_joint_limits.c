@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Joint limits that hold whatever drives the joints: the shipped 7-dof arm
- * at h = 1/240 driven into its position limits by torques and by position
- * controllers aimed far beyond them, with and without the URDF velocity
- * limits enforced; a floating-base robot's joints held at their limits; and
- * the velocity-limit option shown to matter (off, the arm goes faster than
- * its URDF allows). */
+ * at h = 1/240 driven into its position limits by torques, by a two-step
+ * kick and by position controllers aimed far beyond them, with and without
+ * the URDF velocity limits enforced; the velocity-limit option shown to
+ * matter (off, the arm goes faster than its URDF allows) and switched at
+ * run time; a floating-base robot's joints held at their limits; and a
+ * robot block holding a joint's two opposite bound rows solved exactly. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
