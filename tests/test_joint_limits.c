@@ -309,6 +309,34 @@ static void test_floating_base_joints_held(void **state) {
   }
 }
 
+/* Bitwise replay through steps whose solve is repeated with added rows:
+ * the arm at full effort (velocity limits on: rows are added after the
+ * solve in several of its first 120 steps), its state saved at step 5,
+ * stepped to 120; restored and stepped again, and a second world stepped
+ * alongside, both end with the same state hash. */
+static void test_replay_through_completed_rows(void **state) {
+  (void)state;
+  drive d = drive_alternating(DRIVE_TORQUE, 100.0, 1, 7);
+  loaded_robot a = load_robot("arm7.urdf", false, true, true);
+  loaded_robot b = load_robot("arm7.urdf", false, true, true);
+  set_drive(&a, &d);
+  set_drive(&b, &d);
+  test_step_n(a.world, 5);
+  size_t size = lcp_world_state_size(a.world), used = 0;
+  void *saved = test_alloc(size, 1);
+  assert_int_equal(lcp_world_save_state(a.world, saved, size, &used), LCP_OK);
+  test_step_n(a.world, 115);
+  test_step_n(b.world, 120);
+  uint64_t first = lcp_world_state_hash(a.world);
+  assert_true(first == lcp_world_state_hash(b.world));
+  assert_int_equal(lcp_world_restore_state(a.world, saved, used), LCP_OK);
+  test_step_n(a.world, 115);
+  assert_true(first == lcp_world_state_hash(a.world));
+  free(saved);
+  lcp_world_destroy(&a.world);
+  lcp_world_destroy(&b.world);
+}
+
 /* A joint's lower and upper bound rows (J = e_v and −e_v, cfm 1e-9) on a
  * light joint (M⁻¹_vv = 5000) make a robot block whose K is singular to
  * rounding. Beside two saturated controller rows on the coupled joints,
@@ -401,6 +429,7 @@ int main(void) {
       cmocka_unit_test(test_velocity_limits_off_exceeded),
       cmocka_unit_test(test_velocity_limit_toggled),
       cmocka_unit_test(test_floating_base_joints_held),
+      cmocka_unit_test(test_replay_through_completed_rows),
       cmocka_unit_test(test_block_with_opposite_bounds),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
