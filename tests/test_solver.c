@@ -1689,7 +1689,7 @@ static void test_robot_blocks(void **state) {
 }
 
 /* A block singular to rounding (the same PD row twice on one dof, cfm
- * 1e-15: K is not clearly positive definite) is swept row by row and still
+ * 1e-15: K is not clearly positive definite) has no factor and still
  * solves: the boxed-LCP conditions hold to 1e-6. */
 static void test_robot_block_singular(void **state) {
   arena *a = *state;

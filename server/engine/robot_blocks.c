@@ -21,8 +21,14 @@
  * v += Σ_i M⁻¹J_iᵀ (x_i − λ_i). Block Gauss–Seidel with exact block solves
  * converges for positive definite A like PGS with ω = 1; ω does not apply
  * to blocks. A block whose K is not clearly positive definite (redundant
- * rows without cfm: a lower and an upper limit on the same joint) goes row
- * by row as items. */
+ * rows without cfm: a joint's lower and upper bound rows, J = e_v and
+ * −e_v, or a controller on a joint beside its limit row) has no factor and
+ * is solved by Dantzig's method alone in every sweep: of two opposite
+ * bounds at most one is active at a solution, and the principal pivoting
+ * keeps only consistent rows in its active set (regularising only when
+ * rounding makes that singular), where sweeping such a block row by row
+ * would converge as slowly as plain projected Gauss–Seidel on the whole
+ * robot. */
 #include "robot_blocks.h"
 
 #include <math.h>
@@ -133,8 +139,9 @@ static int block_factor(row_block *b, const double *diag) {
 }
 
 /* Block b's values from its rows: bounds, targets, cfm, K_kk = A_kk + cfm_k
- * (diag, as the items'), the factor of K, and the warm start. */
-static int block_values(row_block *b, solver_problem *p, const double *diag, double *lam) {
+ * (diag, as the items'), the factor of K when it has one, and the warm
+ * start. */
+static void block_values(row_block *b, solver_problem *p, const double *diag, double *lam) {
   const solver_row *rows = &p->rows[b->first];
   for (int32_t k = 0; k < b->m; ++k) {
     b->lo[k] = rows[k].lo;
@@ -142,10 +149,8 @@ static int block_values(row_block *b, solver_problem *p, const double *diag, dou
     b->target[k] = rows[k].target;
     b->cfm[k] = rows[k].cfm;
   }
-  int rc = block_factor(b, diag);
-  if (rc == LCP_OK)
-    block_warm(b, p, lam);
-  return rc;
+  b->factored = block_factor(b, diag) == LCP_OK;
+  block_warm(b, p, lam);
 }
 
 /* One projected Gauss–Seidel pass on a block from λ_b, with r its residual
@@ -165,14 +170,17 @@ void lcp__robot_block_sweep(const row_block *b, dantzig_work *dz, double *lam, d
                             double *sum_io) {
   const int32_t m = b->m, w = b->width;
   double *lb = lam + b->first, *x = b->x;
-  bool inside = true;
+  bool inside = false;
   for (int32_t k = 0; k < m; ++k)
     b->r[k] = (side_dot(b->J[k], b->v, w) - b->target[k]) + b->cfm[k] * lb[k];
-  memcpy(x, b->r, sizeof(double) * (size_t)m);
-  lcp__dantzig_cholesky_solve(b->L, m, m, x);
-  for (int32_t k = 0; k < m; ++k) {
-    x[k] = lb[k] - x[k];
-    inside &= x[k] >= b->lo[k] && x[k] <= b->hi[k];
+  if (b->factored) {
+    inside = true;
+    memcpy(x, b->r, sizeof(double) * (size_t)m);
+    lcp__dantzig_cholesky_solve(b->L, m, m, x);
+    for (int32_t k = 0; k < m; ++k) {
+      x[k] = lb[k] - x[k];
+      inside &= x[k] >= b->lo[k] && x[k] <= b->hi[k];
+    }
   }
   if (!inside) {
     /* Dantzig on x = x0 + y with x0 = clamp(0, lo, hi), as lcp__solver_direct
@@ -216,5 +224,7 @@ void lcp__robot_block_sweep(const row_block *b, dantzig_work *dz, double *lam, d
 int lcp__robot_block_init(row_block *b, solver_problem *p, int32_t i, int32_t m, const double *diag,
                           double *lam, arena *scratch) {
   int rc = block_layout(b, p, i, m, scratch);
-  return rc == LCP_OK ? block_values(b, p, diag, lam) : rc;
+  if (rc == LCP_OK)
+    block_values(b, p, diag, lam);
+  return rc;
 }

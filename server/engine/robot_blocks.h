@@ -6,6 +6,7 @@
 
 #include "solver_internal.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 enum { BLOCK_MAX = 48 };
@@ -15,6 +16,7 @@ typedef struct row_block {
   double *v;             /* the range's velocity */
   const double **J, **T; /* [m] the rows' coefficients over the range */
   double *K, *L;         /* m×m: A_bb + diag(cfm); its lower Cholesky factor */
+  bool factored;         /* K clearly positive definite: L holds its factor */
   double *lo, *hi, *target, *cfm, *diag;
   double *r, *x, *x0, *q, *blo, *bhi; /* sweep work, [m] each */
 } row_block;
@@ -24,12 +26,11 @@ typedef struct row_block {
  * none degenerate, at most BLOCK_MAX; 0 when fewer than 2. diag gets their
  * A_ii + cfm_i. */
 int32_t lcp__robot_block_rows(const solver_problem *p, int32_t i, int32_t end, double *diag);
-/* Block b for rows [i, i + m) (lcp__robot_block_rows' m and diag): its K and
- * the Cholesky factor of K, its rows' bounds, targets and cfm, and its
- * warm start (the rows' impulses clamped into their bounds, into lam and
- * applied to velocity). LCP_ERR_STATE when K is not clearly positive
- * definite (nothing was written to lam or velocity: the rows are then
- * swept one by one), LCP_ERR_NO_MEMORY, or LCP_OK. */
+/* Block b for rows [i, i + m) (lcp__robot_block_rows' m and diag): its K and,
+ * when K is clearly positive definite, its Cholesky factor (else the block
+ * is solved by Dantzig's method alone), its rows' bounds, targets and cfm,
+ * and its warm start (the rows' impulses clamped into their bounds, into
+ * lam and applied to velocity). LCP_ERR_NO_MEMORY or LCP_OK. */
 int lcp__robot_block_init(row_block *b, solver_problem *p, int32_t i, int32_t m, const double *diag,
                           double *lam, arena *scratch);
 /* One block Gauss–Seidel update of b (its exact boxed LCP with the other

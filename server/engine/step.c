@@ -575,24 +575,32 @@ static int stage_solve(lcp_world_t *world, step_context *ctx) {
   ctx->problem.position_velocity = STEP_NEW(&world->scratch, double, ctx->problem.dof_count);
   if (!ctx->problem.position_velocity)
     return LCP_ERR_NO_MEMORY;
-  /* without rows the velocity is u_free, which the positions move with */
-  memcpy(ctx->problem.position_velocity, ctx->problem.velocity,
-         sizeof(double) * (size_t)ctx->problem.dof_count);
-  if (ctx->problem.row_count > 0) {
-    switch (s->solver) {
-    case LCP_SOLVER_JACOBI:
-      rc = lcp__solver_jacobi(&ss, &ctx->problem, &result, &world->scratch);
-      break;
-    case LCP_SOLVER_DIRECT:
-      rc = lcp__solver_direct(&ss, &ctx->problem, &result, &world->scratch, s->direct_max_rows);
-      break;
-    case LCP_SOLVER_PGS:
-    default:
-      rc = lcp__solver_pgs(&ss, &ctx->problem, &result, &world->scratch);
-      break;
+  int32_t iterations = 0;
+  /* again while a joint turns out to need a limit row it lacks
+   * (lcp__joint_rows_complete: rare, and finite as rows are only added) */
+  for (bool again = true; again && rc == LCP_OK;) {
+    /* without rows the velocity is u_free, which the positions move with */
+    memcpy(ctx->problem.position_velocity, ctx->problem.velocity,
+           sizeof(double) * (size_t)ctx->problem.dof_count);
+    if (ctx->problem.row_count > 0) {
+      switch (s->solver) {
+      case LCP_SOLVER_JACOBI:
+        rc = lcp__solver_jacobi(&ss, &ctx->problem, &result, &world->scratch);
+        break;
+      case LCP_SOLVER_DIRECT:
+        rc = lcp__solver_direct(&ss, &ctx->problem, &result, &world->scratch, s->direct_max_rows);
+        break;
+      case LCP_SOLVER_PGS:
+      default:
+        rc = lcp__solver_pgs(&ss, &ctx->problem, &result, &world->scratch);
+        break;
+      }
+      iterations += result.iterations;
     }
+    if (rc == LCP_OK)
+      rc = lcp__joint_rows_complete(world, ctx, &again);
   }
-  ctx->iterations = result.iterations;
+  ctx->iterations = iterations;
   ctx->residual = result.residual;
   return rc;
 }

@@ -71,6 +71,12 @@ static inline double joint_effort_limit(const joint_model *joint,
 /* Does any row touch robot r this step: a contact on one of its links, or
  * a joint row (limit, damping, friction, controller)? */
 bool lcp__rows_robot_touched(const lcp_world_t *world, const step_context *ctx, int32_t r);
+/* After a solve: when a joint's solved velocity takes it past a position
+ * or velocity limit that has no row (momentum passed on from a joint
+ * stopped at its limit), the joint rows are made again with the rows it
+ * needs, warm-started from the solve, and *added is set: the problem is
+ * to be solved again (joint_rows.c). LCP_OK or LCP_ERR_NO_MEMORY. */
+int lcp__joint_rows_complete(lcp_world_t *world, step_context *ctx, bool *added);
 /* The LCP of the step into ctx->problem, from the free velocities in
  * ctx->u_free: a contact point's normal and friction rows, each joint's
  * limit, damping, friction and controller rows, their warm starts. */

@@ -76,8 +76,8 @@ typedef struct robot_model {
 
 /* The rows a joint can have, for the warm-start impulses kept per joint. */
 enum {
-  JOINT_ROW_LOWER = 0,    /* position limit q ≥ lower */
-  JOINT_ROW_UPPER = 1,    /* position limit q ≤ upper */
+  JOINT_ROW_LOWER = 0,    /* lower bound: q ≥ lower, qd ≥ −velocity limit */
+  JOINT_ROW_UPPER = 1,    /* upper bound: q ≤ upper, qd ≤ velocity limit */
   JOINT_ROW_DAMPING = 2,  /* viscous damping b (URDF <dynamics damping>) */
   JOINT_ROW_FRICTION = 3, /* Coulomb joint friction (URDF <dynamics friction>) */
   JOINT_ROW_CONTROL = 4,  /* the position / velocity controller (implicit PD) */
