@@ -7,9 +7,11 @@
  *     λ_i = lo_i ⇒ w_i ≥ 0;  λ_i = hi_i ⇒ w_i ≤ 0;  lo_i < λ_i < hi_i ⇒ w_i = 0
  *
  * Friction rows come in (ROW_FRICTION_1, ROW_FRICTION_2) pairs whose bounds
- * follow their normal row's current λn (isotropic Coulomb friction): box
- * model |λt_k| ≤ μλn per row; cone model |(λt1, λt2)| ≤ μλn. A friction
- * row's own lo/hi are not used; a negative λn counts as 0. */
+ * follow the total current impulse Σλn of their normal rows (a contact
+ * patch's points; isotropic Coulomb friction on the patch, as PhysX's patch
+ * friction): box model |λt_k| ≤ μΣλn per row; cone model
+ * |(λt1, λt2)| ≤ μΣλn; a ROW_TORSION row |λτ| ≤ μ_τΣλn. A friction row's
+ * own lo/hi are not used; a negative λn counts as 0. */
 #include "solver_internal.h"
 
 #include "lcp_math.h"
@@ -100,7 +102,7 @@ int lcp__solver_check_problem(const solver_problem *p) {
   for (int32_t i = 0; i < p->row_count; ++i) {
     const solver_row *r = &p->rows[i];
     int kind = (int)r->kind;
-    if (kind < ROW_BILATERAL || kind > ROW_FRICTION_2)
+    if (kind < ROW_BILATERAL || kind > ROW_TORSION)
       return LCP_ERR_INVALID_ARGUMENT;
     for (int a = 0; a < 2; ++a) {
       if (r->dof_count[a] < 0)
@@ -111,9 +113,13 @@ int lcp__solver_check_problem(const solver_problem *p) {
         return LCP_ERR_INVALID_ARGUMENT;
     }
     if (is_friction(r->kind)) {
-      if (r->normal_row < 0 || r->normal_row >= p->row_count || r->normal_row == i ||
-          is_friction(p->rows[r->normal_row].kind))
+      if (r->normal_count < 1 || r->normal_row < 0 ||
+          (int64_t)r->normal_row + r->normal_count > (int64_t)p->row_count ||
+          (i >= r->normal_row && i < r->normal_row + r->normal_count))
         return LCP_ERR_INVALID_ARGUMENT;
+      for (int32_t j = 0; j < r->normal_count; ++j)
+        if (is_friction(p->rows[r->normal_row + j].kind))
+          return LCP_ERR_INVALID_ARGUMENT;
       if (!isfinite(r->mu))
         numeric = true;
       else if (r->mu < 0.0)
@@ -129,18 +135,24 @@ int lcp__solver_check_problem(const solver_problem *p) {
   int32_t next_row = 0;
   for (int32_t k = 0; k < p->contact_count; ++k) {
     const solver_contact *c = &p->contacts[k];
-    if (c->row < next_row || c->row > p->row_count - 3)
+    const int32_t K = c->point_count;
+    if (K < 1 || K > SOLVER_PATCH_MAX_POINTS || c->row < next_row ||
+        c->row > p->row_count - solver_patch_rows(K))
       return LCP_ERR_INVALID_ARGUMENT;
-    next_row = c->row + 3;
+    next_row = c->row + solver_patch_rows(K);
     const solver_row *r = &p->rows[c->row];
-    if (is_friction(r[0].kind) || r[1].kind != ROW_FRICTION_1 || r[2].kind != ROW_FRICTION_2 ||
-        r[1].normal_row != c->row || r[2].normal_row != c->row)
-      return LCP_ERR_INVALID_ARGUMENT;
+    for (int32_t q = 0; q < K; ++q)
+      if (is_friction(r[q].kind))
+        return LCP_ERR_INVALID_ARGUMENT;
+    for (int32_t m = K; m < solver_patch_rows(K); ++m)
+      if (r[m].kind != (m == K ? ROW_FRICTION_1 : m == K + 1 ? ROW_FRICTION_2 : ROW_TORSION) ||
+          r[m].normal_row != c->row || r[m].normal_count != K)
+        return LCP_ERR_INVALID_ARGUMENT;
     for (int s = 0; s < 2; ++s) {
       int32_t dof = c->dof[s];
       if (dof != -1 && (dof < 0 || dof % 6 != 0 || dof > p->dof_count - 6))
         return LCP_ERR_INVALID_ARGUMENT;
-      for (int m = 0; m < 3; ++m)
+      for (int32_t m = 0; m < solver_patch_rows(K); ++m)
         if (r[m].dof_count[s] != (dof >= 0 ? 6 : 0) || (dof >= 0 && r[m].dof_offset[s] != dof))
           return LCP_ERR_INVALID_ARGUMENT;
     }
@@ -157,25 +169,37 @@ int lcp__solver_check_iterative(const solver_settings *settings, const solver_pr
   return lcp__solver_check_problem(p);
 }
 
+/* Writes the coefficients of one patch row's side s: direction d at arm
+ * (lin = true), or the spin about d alone (lin = false, torsion). */
+static void expand_side(const solver_problem *p, const solver_contact *c, const solver_row *r,
+                        int s, vec3 d, const double arm[3], bool lin_part) {
+  double sign = s == 0 ? -1.0 : 1.0;
+  int32_t body = c->dof[s] / 6;
+  mat3 inv_inertia;
+  memcpy(&inv_inertia, p->body_inv_inertia[body], sizeof inv_inertia);
+  double inv_mass = lin_part ? p->body_inv_mass[body] : 0.0;
+  vec3 lin = lin_part ? v3_scale(d, sign) : v3_zero();
+  vec3 ang = v3_scale(lin_part ? v3_cross(v3_from(arm), d) : d, sign);
+  vec3 response = m3_mulv(&inv_inertia, ang);
+  double *j = p->J + r->coef_offset[s], *t = p->MinvJt + r->coef_offset[s];
+  j[0] = lin.x, j[1] = lin.y, j[2] = lin.z, j[3] = ang.x, j[4] = ang.y, j[5] = ang.z;
+  t[0] = lin.x * inv_mass, t[1] = lin.y * inv_mass, t[2] = lin.z * inv_mass;
+  t[3] = response.x, t[4] = response.y, t[5] = response.z;
+}
+
 void lcp__solver_contact_expand(const solver_problem *p, const solver_contact *c) {
-  for (int m = 0; m < 3; ++m) {
+  const int32_t K = c->point_count;
+  for (int32_t m = 0; m < solver_patch_rows(K); ++m) {
     const solver_row *r = &p->rows[c->row + m];
-    vec3 d = v3_from(c->dir[m]);
+    int dir = m < K ? 0 : m == K ? 1 : m == K + 1 ? 2 : 0;
+    vec3 d = v3_from(c->dir[dir]);
     for (int s = 0; s < 2; ++s) {
       if (c->dof[s] < 0)
         continue;
-      double sign = s == 0 ? -1.0 : 1.0;
-      int32_t body = c->dof[s] / 6;
-      mat3 inv_inertia;
-      memcpy(&inv_inertia, p->body_inv_inertia[body], sizeof inv_inertia);
-      double inv_mass = p->body_inv_mass[body];
-      vec3 lin = v3_scale(d, sign);
-      vec3 ang = v3_scale(v3_cross(v3_from(c->arm[s]), d), sign);
-      vec3 response = m3_mulv(&inv_inertia, ang);
-      double *j = p->J + r->coef_offset[s], *t = p->MinvJt + r->coef_offset[s];
-      j[0] = lin.x, j[1] = lin.y, j[2] = lin.z, j[3] = ang.x, j[4] = ang.y, j[5] = ang.z;
-      t[0] = lin.x * inv_mass, t[1] = lin.y * inv_mass, t[2] = lin.z * inv_mass;
-      t[3] = response.x, t[4] = response.y, t[5] = response.z;
+      if (m < K)
+        expand_side(p, c, r, s, d, c->point_arm[m][s], true);
+      else
+        expand_side(p, c, r, s, d, c->arm[s], m < K + 2);
     }
   }
 }
@@ -308,33 +332,54 @@ static void fill_item(pgs_item *it, const solver_problem *p, int32_t i, double d
   it->diag = diag;
   item_set_step(it, omega / diag, r);
   it->row = i;
-  it->pad_ = 0;
   if (is_friction(r->kind)) {
     it->lo = 0.0;
     it->hi = 0.0;
     it->mu = r->mu;
     it->normal = r->normal_row;
+    it->normal_count = r->normal_count;
   } else {
     it->lo = r->lo;
     it->hi = r->hi;
     it->mu = 0.0;
     it->normal = i;
+    it->normal_count = 1;
   }
 }
 
-/* The warm start of a generic row from the row itself (its normal's for
+/* The clamped warm start Σλn of a friction row's normals: each normal's
+ * into its fixed bounds (0 when degenerate), negatives counting as 0. */
+static double warm_normal_sum(const solver_problem *p, const solver_row *r) {
+  double sum = 0.0;
+  for (int32_t j = 0; j < r->normal_count; ++j) {
+    const solver_row *nr = &p->rows[r->normal_row + j];
+    double n = lcp__solver_row_diag(p, nr) > 0.0 ? clampd(nr->lambda, nr->lo, nr->hi) : 0.0;
+    sum += n > 0.0 ? n : 0.0;
+  }
+  return sum;
+}
+
+/* The warm start of a generic row from the row itself (its normals' for
  * friction), clamped into its bounds: the normal's into its fixed bounds,
- * the friction row's into ±μλn with that clamped λn. */
+ * the friction row's into ±μΣλn with those clamped λn. */
 static double item_warm(const solver_problem *p, int32_t i, double diag) {
   const solver_row *r = &p->rows[i];
   if (!(diag > 0.0))
     return 0.0;
   if (!is_friction(r->kind))
     return clampd(r->lambda, r->lo, r->hi);
-  const solver_row *nr = &p->rows[r->normal_row];
-  double n = lcp__solver_row_diag(p, nr) > 0.0 ? clampd(nr->lambda, nr->lo, nr->hi) : 0.0;
-  double bound = r->mu * (n > 0.0 ? n : 0.0);
+  double bound = r->mu * warm_normal_sum(p, r);
   return clampd(r->lambda, -bound, bound);
+}
+
+double lcp__solver_friction_bound(const solver_row *r, const double *lam, const int32_t *pos) {
+  double sum = 0.0;
+  for (int32_t j = 0; j < r->normal_count; ++j) {
+    int32_t at = pos ? pos[r->normal_row + j] : r->normal_row + j;
+    double n = at >= 0 ? lam[at] : 0.0;
+    sum += n > 0.0 ? n : 0.0;
+  }
+  return r->mu * sum;
 }
 
 void lcp__solver_items_skip(solver_items *s, solver_problem *p, int32_t i) {
@@ -347,7 +392,8 @@ int lcp__solver_items_add(solver_items *s, solver_problem *p, int32_t i, double 
   const int32_t first = s->count;
   double d1 = -1.0;
   if (cone && i + 1 < p->row_count && p->rows[i].kind == ROW_FRICTION_1 &&
-      p->rows[i + 1].kind == ROW_FRICTION_2 && p->rows[i + 1].normal_row == p->rows[i].normal_row) {
+      p->rows[i + 1].kind == ROW_FRICTION_2 && p->rows[i + 1].normal_row == p->rows[i].normal_row &&
+      p->rows[i + 1].normal_count == p->rows[i].normal_count) {
     d1 = lcp__solver_row_diag(p, &p->rows[i + 1]);
     if (d1 < 0.0)
       return LCP_ERR_NUMERIC;
@@ -363,11 +409,9 @@ int lcp__solver_items_add(solver_items *s, solver_problem *p, int32_t i, double 
     bool fused =
         a->kind == IT_FAST && b->kind == IT_FAST && a->v[0] == b->v[0] && a->v[1] == b->v[1];
     a->kind = b->kind = fused ? IT_PAIR_FAST : IT_PAIR_GENERAL;
-    /* the pair's warm start onto the disc of radius μλn, λn the normal's
-     * clamped warm start */
-    const solver_row *nr = &p->rows[p->rows[i].normal_row];
-    double ln = lcp__solver_row_diag(p, nr) > 0.0 ? clampd(nr->lambda, nr->lo, nr->hi) : 0.0;
-    double bound = p->rows[i].mu * (ln > 0.0 ? ln : 0.0);
+    /* the pair's warm start onto the disc of radius μΣλn, λn the normals'
+     * clamped warm starts */
+    double bound = p->rows[i].mu * warm_normal_sum(p, &p->rows[i]);
     double l1 = p->rows[i].lambda, l2 = p->rows[i + 1].lambda;
     double len = sqrt(l1 * l1 + l2 * l2);
     double f = len > bound ? bound / len : 1.0;
@@ -392,4 +436,157 @@ int lcp__solver_items_add(solver_items *s, solver_problem *p, int32_t i, double 
 void lcp__solver_items_finish(const solver_items *s, solver_problem *p) {
   for (int32_t k = 0; k < s->count; ++k)
     p->rows[s->items[k].row].lambda = s->lam[s->items[k].row];
+}
+
+/* ---- the symmetric distribution of a patch's normal impulses ----
+ *
+ * For the normal rows of one patch (one normal n, points p_i), Jᵀλ is
+ * [−n Σλ_i, −(Σλ_i r_A,i) × n | n Σλ_i, (Σλ_i r_B,i) × n], and a point's
+ * offset along n drops out of r × n: it depends on Σλ_i and Σλ_i p_i⊥
+ * only (p_i⊥ = (x_i, y_i), the point in the contact plane). A rigid face's
+ * normal rows thus have rank 3 and any λ with the same three sums is as
+ * good a solution; Gauss–Seidel picks one by the order of its sweep. The
+ * minimum-norm nonnegative one is symmetric for a symmetric load (it is
+ * unique and the load's symmetry maps it to a solution of the same norm).
+ * It is found by its support: the optimum of a convex quadratic program on
+ * the set {λ ≥ 0, Aλ = b} is, on its support S, the minimum-norm solution
+ * of A_S λ_S = b; among the supports whose minimum-norm solution is
+ * nonnegative, the optimum's has the least norm. With at most 4 points
+ * that is at most 15 supports of 3×|S| least-norm problems. */
+
+/* The least-norm λ on points idx[0..n) with Σλ = b0, Σλx = b1, Σλy = b2
+ * (Gram–Schmidt on the rows 1, x, y; a row dependent on the ones before is
+ * dropped and its equation checked at the end). false when it has no
+ * solution within rounding or a negative entry. */
+static bool least_norm_support(int32_t n, const int32_t *idx, const double *x, const double *y,
+                               const double b[3], double *out) {
+  double q[3][SOLVER_PATCH_MAX_POINTS], c[3];
+  int kept = 0;
+  for (int k = 0; k < 3; ++k) {
+    double v[SOLVER_PATCH_MAX_POINTS], rhs = b[k], norm0 = 0.0;
+    for (int32_t i = 0; i < n; ++i) {
+      v[i] = k == 0 ? 1.0 : k == 1 ? x[idx[i]] : y[idx[i]];
+      norm0 += v[i] * v[i];
+    }
+    /* v = Σ_j (q_j·v) q_j + u: the constraint reads Σ_j (q_j·v) c_j + u·λ = b_k */
+    for (int j = 0; j < kept; ++j) {
+      double r = 0.0;
+      for (int32_t i = 0; i < n; ++i)
+        r += q[j][i] * v[i];
+      rhs -= r * c[j];
+      for (int32_t i = 0; i < n; ++i)
+        v[i] -= r * q[j][i];
+    }
+    double norm = 0.0;
+    for (int32_t i = 0; i < n; ++i)
+      norm += v[i] * v[i];
+    norm = sqrt(norm);
+    if (norm > 1e-9 * sqrt(norm0) && norm > 0.0) {
+      for (int32_t i = 0; i < n; ++i)
+        q[kept][i] = v[i] / norm;
+      c[kept++] = rhs / norm;
+    }
+  }
+  double sum = 0.0, sx = 0.0, sy = 0.0, size = fabs(b[0]);
+  for (int32_t i = 0; i < n; ++i) {
+    double l = 0.0;
+    for (int j = 0; j < kept; ++j)
+      l += c[j] * q[j][i];
+    if (l < -1e-12 * size)
+      return false;
+    out[i] = l > 0.0 ? l : 0.0;
+    sum += out[i];
+    sx += out[i] * x[idx[i]];
+    sy += out[i] * y[idx[i]];
+  }
+  /* the dropped (dependent) equations, and the clamps, within rounding */
+  return fabs(sum - b[0]) <= 1e-9 * size && fabs(sx - b[1]) <= 1e-9 * size &&
+         fabs(sy - b[2]) <= 1e-9 * size;
+}
+
+bool lcp__patch_even(int32_t K, const double *x, const double *y, const bool *active,
+                     double *lam) {
+  if (K < 2 || K > SOLVER_PATCH_MAX_POINTS)
+    return false;
+  int32_t all[SOLVER_PATCH_MAX_POINTS], n = 0;
+  double b[3] = {0.0, 0.0, 0.0};
+  for (int32_t q = 0; q < K; ++q)
+    if (active[q]) {
+      all[n++] = q;
+      b[0] += lam[q];
+      b[1] += lam[q] * x[q];
+      b[2] += lam[q] * y[q];
+    }
+  if (n < 2 || !(b[0] > 0.0) || !isfinite(b[0] + b[1] + b[2]))
+    return false;
+  double best[SOLVER_PATCH_MAX_POINTS], best_norm = INFINITY;
+  int32_t best_mask = 0;
+  /* every nonempty support, the full one first (its solution, when
+   * nonnegative, is the optimum) */
+  for (int32_t mask = (1 << n) - 1; mask > 0; --mask) {
+    int32_t idx[SOLVER_PATCH_MAX_POINTS], m = 0;
+    for (int32_t i = 0; i < n; ++i)
+      if (mask >> i & 1)
+        idx[m++] = all[i];
+    double sol[SOLVER_PATCH_MAX_POINTS];
+    if (!least_norm_support(m, idx, x, y, b, sol))
+      continue;
+    double norm = 0.0;
+    for (int32_t i = 0; i < m; ++i)
+      norm += sol[i] * sol[i];
+    if (norm < best_norm) {
+      best_norm = norm;
+      best_mask = mask;
+      memcpy(best, sol, sizeof(double) * (size_t)m);
+    }
+    if (mask == (1 << n) - 1)
+      break;
+  }
+  if (best_mask == 0)
+    return false;
+  for (int32_t i = 0, m = 0; i < n; ++i)
+    lam[all[i]] = best_mask >> i & 1 ? best[m++] : 0.0;
+  return true;
+}
+
+/* The relative velocity along n at arms r_A, r_B: n·((v_B + ω_B × r_B) −
+ * (v_A + ω_A × r_A)), an absent side still. */
+static double patch_normal_velocity(const solver_problem *p, const solver_contact *c, int32_t q) {
+  vec3 n = v3_from(c->dir[0]);
+  double w = 0.0;
+  for (int s = 0; s < 2; ++s) {
+    if (c->dof[s] < 0)
+      continue;
+    const double *u = p->velocity + c->dof[s];
+    vec3 v = v3_add(v3_from(u), v3_cross(v3_from(u + 3), v3_from(c->point_arm[q][s])));
+    w += (s == 0 ? -1.0 : 1.0) * v3_dot(n, v);
+  }
+  return w;
+}
+
+void lcp__solver_patches_even(solver_problem *p, double w_tolerance) {
+  for (int32_t k = 0; k < p->contact_count; ++k) {
+    const solver_contact *c = &p->contacts[k];
+    const int32_t K = c->point_count;
+    if (K < 2)
+      continue;
+    solver_row *r = &p->rows[c->row];
+    double x[SOLVER_PATCH_MAX_POINTS], y[SOLVER_PATCH_MAX_POINTS], lam[SOLVER_PATCH_MAX_POINTS];
+    bool active[SOLVER_PATCH_MAX_POINTS], plain = true;
+    const int s = c->dof[1] >= 0 ? 1 : 0;
+    vec3 t1 = v3_from(c->dir[1]), t2 = v3_from(c->dir[2]);
+    for (int32_t q = 0; q < K; ++q) {
+      plain &= r[q].kind == ROW_NORMAL && r[q].lo == 0.0 && r[q].hi == INFINITY;
+      vec3 arm = v3_from(c->point_arm[q][s]);
+      x[q] = v3_dot(arm, t1);
+      y[q] = v3_dot(arm, t2);
+      lam[q] = r[q].lambda;
+      /* complementarity: a point separating (w > 0) keeps λ = 0 */
+      active[q] =
+          lam[q] > 0.0 || patch_normal_velocity(p, c, q) - r[q].target <= w_tolerance;
+    }
+    if (plain && lcp__patch_even(K, x, y, active, lam))
+      for (int32_t q = 0; q < K; ++q)
+        r[q].lambda = lam[q];
+  }
 }

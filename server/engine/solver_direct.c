@@ -519,7 +519,8 @@ static int compute_diagonal(const solver_problem *p, double *diag) {
 static bool is_cone_pair(const solver_problem *p, const double *diag, int32_t i) {
   const solver_row *r = p->rows;
   return i + 1 < p->row_count && r[i].kind == ROW_FRICTION_1 && r[i + 1].kind == ROW_FRICTION_2 &&
-         r[i + 1].normal_row == r[i].normal_row && diag[i] > 0.0 && diag[i + 1] > 0.0;
+         r[i + 1].normal_row == r[i].normal_row && r[i + 1].normal_count == r[i].normal_count &&
+         diag[i] > 0.0 && diag[i + 1] > 0.0;
 }
 
 static double pair_lambda_max(const solver_problem *p, const double *diag, int32_t i) {
@@ -536,8 +537,7 @@ static void clamp_warm_start(const solver_problem *p, const double *diag, bool c
   for (int32_t i = 0; i < p->row_count; ++i) {
     if (!is_friction(r[i].kind))
       continue;
-    double n = lam[r[i].normal_row];
-    double bound = r[i].mu * (n > 0.0 ? n : 0.0);
+    double bound = lcp__solver_friction_bound(&r[i], lam, NULL);
     if (cone && is_cone_pair(p, diag, i)) {
       double l1 = r[i].lambda, l2 = r[i + 1].lambda;
       double len = sqrt(l1 * l1 + l2 * l2);
@@ -674,9 +674,7 @@ static void direct_bounds(direct_problem *d, const solver_row *rows) {
     const solver_row *rk = &rows[d->act[k]];
     double l, h;
     if (is_friction(rk->kind)) {
-      int32_t nk = d->pos[rk->normal_row];
-      double ln = nk >= 0 ? d->prev[nk] : 0.0;
-      double r = rk->mu * (ln > 0.0 ? ln : 0.0) * d->cdir[k];
+      double r = lcp__solver_friction_bound(rk, d->prev, d->pos) * d->cdir[k];
       l = -r;
       h = r;
     } else {
@@ -749,9 +747,7 @@ static void direct_finish(direct_problem *d, solver_problem *problem) {
     const solver_row *rk = &rows[d->act[k]];
     if (!is_friction(rk->kind))
       continue;
-    int32_t nk = d->pos[rk->normal_row];
-    double ln = nk >= 0 ? lam[nk] : 0.0;
-    double r = rk->mu * (ln > 0.0 ? ln : 0.0);
+    double r = lcp__solver_friction_bound(rk, lam, d->pos);
     if (d->pair[k] == k + 1) {
       double len = hypot(lam[k], lam[k + 1]);
       if (len > r) {
