@@ -293,19 +293,16 @@ static int32_t manifold_rows_build(const lcp_world_t *world, step_context *ctx, 
   const int32_t K = mr.m->point_count;
   vec3 centre;
   double x[MANIFOLD_MAX_POINTS], y[MANIFOLD_MAX_POINTS], warm_n[MANIFOLD_MAX_POINTS];
-  bool all[MANIFOLD_MAX_POINTS];
   const double radius = patch_geometry(&mr, &centre, x, y);
+  /* The cache holds each point's normal impulse as the solver left it,
+   * in the patch's symmetric distribution (lcp__solver_patches_even): the
+   * warm start starts from it. */
   int32_t warm = 0;
   for (int32_t q = 0; q < K; ++q) {
     const cached_point *c = cached_point_of(mr.cached, mr.m->points[q].feature_id);
     warm_n[q] = c ? c->normal_impulse : 0.0;
     warm += c != NULL;
-    all[q] = true;
   }
-  /* the warm start gets the symmetric distribution too (same sums, the
-   * points as they are now): the sweep then starts from it */
-  if (warm > 0)
-    (void)lcp__patch_even(K, x, y, all, warm_n);
   solver_contact *patch = NULL;
   if (mr.on_bodies) {
     /* the rows are described by the patch's geometry, not by coefficients */

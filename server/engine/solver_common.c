@@ -446,106 +446,104 @@ void lcp__solver_items_finish(const solver_items *s, solver_problem *p) {
  * only (p_i⊥ = (x_i, y_i), the point in the contact plane). A rigid face's
  * normal rows thus have rank 3 and any λ with the same three sums is as
  * good a solution; Gauss–Seidel picks one by the order of its sweep. The
- * minimum-norm nonnegative one is symmetric for a symmetric load (it is
- * unique and the load's symmetry maps it to a solution of the same norm).
- * It is found by its support: the optimum of a convex quadratic program on
- * the set {λ ≥ 0, Aλ = b} is, on its support S, the minimum-norm solution
- * of A_S λ_S = b; among the supports whose minimum-norm solution is
- * nonnegative, the optimum's has the least norm. With at most 4 points
- * that is at most 15 supports of 3×|S| least-norm problems. */
+ * minimum-norm nonnegative one,
+ *
+ *     min ½|λ|²  subject to  A λ = b, λ ≥ 0,  A = [1; x; y] (3×K),
+ *
+ * is unique, and symmetric for a symmetric load (the load's symmetry maps
+ * it to a solution of the same norm). Its optimality conditions are
+ * λ_i = max(0, a_i·μ) for a multiplier μ ∈ R³ with A λ = b: the dual,
+ * max_μ b·μ − ½ Σ max(0, a_i·μ)², is concave and piecewise quadratic, and
+ * its Newton step from μ with active set S = {i : a_i·μ > 0} is
+ * μ ← G_S⁻¹ b, G_S = Σ_{i∈S} a_i a_iᵀ (a semismooth Newton method, as for
+ * projections onto a simplex). It stops when S repeats: then λ_S = A_Sᵀμ
+ * meets A λ = b exactly and a_i·μ ≤ 0 off S, the optimality conditions. */
 
-/* The least-norm λ on points idx[0..n) with Σλ = b0, Σλx = b1, Σλy = b2
- * (Gram–Schmidt on the rows 1, x, y; a row dependent on the ones before is
- * dropped and its equation checked at the end). false when it has no
- * solution within rounding or a negative entry. */
-static bool least_norm_support(int32_t n, const int32_t *idx, const double *x, const double *y,
-                               const double b[3], double *out) {
-  double q[3][SOLVER_PATCH_MAX_POINTS], c[3];
-  int kept = 0;
-  for (int k = 0; k < 3; ++k) {
-    double v[SOLVER_PATCH_MAX_POINTS], rhs = b[k], norm0 = 0.0;
-    for (int32_t i = 0; i < n; ++i) {
-      v[i] = k == 0 ? 1.0 : k == 1 ? x[idx[i]] : y[idx[i]];
-      norm0 += v[i] * v[i];
-    }
-    /* v = Σ_j (q_j·v) q_j + u: the constraint reads Σ_j (q_j·v) c_j + u·λ = b_k */
-    for (int j = 0; j < kept; ++j) {
-      double r = 0.0;
-      for (int32_t i = 0; i < n; ++i)
-        r += q[j][i] * v[i];
-      rhs -= r * c[j];
-      for (int32_t i = 0; i < n; ++i)
-        v[i] -= r * q[j][i];
-    }
-    double norm = 0.0;
-    for (int32_t i = 0; i < n; ++i)
-      norm += v[i] * v[i];
-    norm = sqrt(norm);
-    if (norm > 1e-9 * sqrt(norm0) && norm > 0.0) {
-      for (int32_t i = 0; i < n; ++i)
-        q[kept][i] = v[i] / norm;
-      c[kept++] = rhs / norm;
-    }
-  }
-  double sum = 0.0, sx = 0.0, sy = 0.0, size = fabs(b[0]);
-  for (int32_t i = 0; i < n; ++i) {
-    double l = 0.0;
-    for (int j = 0; j < kept; ++j)
-      l += c[j] * q[j][i];
-    if (l < -1e-12 * size)
-      return false;
-    out[i] = l > 0.0 ? l : 0.0;
-    sum += out[i];
-    sx += out[i] * x[idx[i]];
-    sy += out[i] * y[idx[i]];
-  }
-  /* the dropped (dependent) equations, and the clamps, within rounding */
-  return fabs(sum - b[0]) <= 1e-9 * size && fabs(sx - b[1]) <= 1e-9 * size &&
-         fabs(sy - b[2]) <= 1e-9 * size;
+enum { EVEN_MAX_NEWTON = 8 };
+
+/* μ = (G + ε tr(G) I)⁻¹ b for the symmetric 3×3 G (row-major): the tiny ε
+ * gives collinear points (G singular, b in its range) the least-norm μ to
+ * rounding. false when not finite. */
+static bool solve_gram3(const double G[9], const double b[3], double mu[3]) {
+  double e = 1e-12 * (G[0] + G[4] + G[8]);
+  double a = G[0] + e, bb = G[1], c = G[2], d = G[4] + e, f = G[5], g = G[8] + e;
+  /* cofactors of the symmetric [[a, bb, c], [bb, d, f], [c, f, g]] */
+  double c00 = d * g - f * f, c01 = c * f - bb * g, c02 = bb * f - c * d;
+  double c11 = a * g - c * c, c12 = bb * c - a * f, c22 = a * d - bb * bb;
+  double det = a * c00 + bb * c01 + c * c02;
+  if (!(fabs(det) > 0.0) || !isfinite(det))
+    return false;
+  mu[0] = (c00 * b[0] + c01 * b[1] + c02 * b[2]) / det;
+  mu[1] = (c01 * b[0] + c11 * b[1] + c12 * b[2]) / det;
+  mu[2] = (c02 * b[0] + c12 * b[1] + c22 * b[2]) / det;
+  return isfinite(mu[0] + mu[1] + mu[2]);
 }
 
 bool lcp__patch_even(int32_t K, const double *x, const double *y, const bool *active,
                      double *lam) {
   if (K < 2 || K > SOLVER_PATCH_MAX_POINTS)
     return false;
-  int32_t all[SOLVER_PATCH_MAX_POINTS], n = 0;
-  double b[3] = {0.0, 0.0, 0.0};
+  int32_t idx[SOLVER_PATCH_MAX_POINTS], n = 0;
+  double mx = 0.0, my = 0.0;
   for (int32_t q = 0; q < K; ++q)
     if (active[q]) {
-      all[n++] = q;
-      b[0] += lam[q];
-      b[1] += lam[q] * x[q];
-      b[2] += lam[q] * y[q];
+      idx[n++] = q;
+      mx += x[q];
+      my += y[q];
     }
-  if (n < 2 || !(b[0] > 0.0) || !isfinite(b[0] + b[1] + b[2]))
+  if (n < 2)
     return false;
-  double best[SOLVER_PATCH_MAX_POINTS], best_norm = INFINITY;
-  int32_t best_mask = 0;
-  /* every nonempty support, the full one first (its solution, when
-   * nonnegative, is the optimum) */
-  for (int32_t mask = (1 << n) - 1; mask > 0; --mask) {
-    int32_t idx[SOLVER_PATCH_MAX_POINTS], m = 0;
-    for (int32_t i = 0; i < n; ++i)
-      if (mask >> i & 1)
-        idx[m++] = all[i];
-    double sol[SOLVER_PATCH_MAX_POINTS];
-    if (!least_norm_support(m, idx, x, y, b, sol))
-      continue;
-    double norm = 0.0;
-    for (int32_t i = 0; i < m; ++i)
-      norm += sol[i] * sol[i];
-    if (norm < best_norm) {
-      best_norm = norm;
-      best_mask = mask;
-      memcpy(best, sol, sizeof(double) * (size_t)m);
-    }
-    if (mask == (1 << n) - 1)
-      break;
+  mx /= n, my /= n;
+  /* coordinates about the points' mean, scaled to about 1: G is then as
+   * well conditioned as the patch's shape lets it be */
+  double h = 0.0, a[SOLVER_PATCH_MAX_POINTS][3], b[3] = {0.0, 0.0, 0.0};
+  for (int32_t i = 0; i < n; ++i)
+    h = fmax(h, fmax(fabs(x[idx[i]] - mx), fabs(y[idx[i]] - my)));
+  for (int32_t i = 0; i < n; ++i) {
+    a[i][0] = 1.0;
+    a[i][1] = h > 0.0 ? (x[idx[i]] - mx) / h : 0.0;
+    a[i][2] = h > 0.0 ? (y[idx[i]] - my) / h : 0.0;
+    for (int k = 0; k < 3; ++k)
+      b[k] += lam[idx[i]] * a[i][k];
   }
-  if (best_mask == 0)
+  if (!(b[0] > 0.0) || !isfinite(b[0] + b[1] + b[2]))
     return false;
-  for (int32_t i = 0, m = 0; i < n; ++i)
-    lam[all[i]] = best_mask >> i & 1 ? best[m++] : 0.0;
+  bool in[SOLVER_PATCH_MAX_POINTS];
+  double s[SOLVER_PATCH_MAX_POINTS];
+  for (int32_t i = 0; i < n; ++i)
+    in[i] = true;
+  bool settled = false;
+  for (int it = 0; it < EVEN_MAX_NEWTON && !settled; ++it) {
+    double G[9] = {0.0}, mu[3];
+    for (int32_t i = 0; i < n; ++i)
+      if (in[i])
+        for (int r = 0; r < 3; ++r)
+          for (int c = 0; c < 3; ++c)
+            G[3 * r + c] += a[i][r] * a[i][c];
+    if (!solve_gram3(G, b, mu))
+      return false;
+    settled = true;
+    for (int32_t i = 0; i < n; ++i) {
+      s[i] = a[i][0] * mu[0] + a[i][1] * mu[1] + a[i][2] * mu[2];
+      bool now = s[i] > 0.0;
+      settled &= now == in[i];
+      in[i] = now;
+    }
+  }
+  if (!settled)
+    return false; /* (a cycle: the sweep's distribution is kept) */
+  double out[SOLVER_PATCH_MAX_POINTS], r[3] = {0.0, 0.0, 0.0};
+  for (int32_t i = 0; i < n; ++i) {
+    out[i] = in[i] ? s[i] : 0.0;
+    for (int k = 0; k < 3; ++k)
+      r[k] += out[i] * a[i][k];
+  }
+  /* A λ = b to rounding (collinear points: b must be in A's range) */
+  for (int k = 0; k < 3; ++k)
+    if (!(fabs(r[k] - b[k]) <= 1e-9 * b[0]))
+      return false;
+  for (int32_t i = 0; i < n; ++i)
+    lam[idx[i]] = out[i];
   return true;
 }
 
