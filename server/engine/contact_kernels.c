@@ -715,7 +715,7 @@ static SIMD_INLINE void groups_sweep(const lane_group *g, int32_t count, double 
 typedef struct point_inputs {
   double dir[9][LANES];
   double im[2][LANES];
-  double ii[2][6][LANES]; /* the upper triangle: xx xy xz yy yz zz */
+  double ii[2][6][LANES];                 /* the upper triangle: xx xy xz yy yz zz */
   double arm[POINT_MAX + 1][2][3][LANES]; /* the points', then the centre's */
   double cfm[LANES], mu[LANES], mu_t[LANES];
   double target[POINT_MAX][LANES];
@@ -863,12 +863,11 @@ static SIMD_INLINE void point_terms_fill(const point_inputs *in, const point_fra
 /* lcp__solver_row_diag's A + cfm from A's value a and its terms' magnitudes
  * scale, lane-wise; the used lanes where it is not finite or degenerate
  * are added to *bad. */
-static SIMD_INLINE lcp_d4 diag_check(lcp_d4 a, lcp_d4 scale, lcp_d4 cfm, lcp_m4 used,
-                                     lcp_m4 *bad) {
+static SIMD_INLINE lcp_d4 diag_check(lcp_d4 a, lcp_d4 scale, lcp_d4 cfm, lcp_m4 used, lcp_m4 *bad) {
   lcp_d4 diag = d4_add(a, cfm);
-  lcp_m4 good = m4_and(m4_and(d4_finite(a), d4_finite(scale)),
-                       m4_and(d4_gt(a, d4_mul(d4_splat(DEGENERATE_RATIO), scale)),
-                              d4_gt(diag, d4_splat(0.0))));
+  lcp_m4 good = m4_and(
+      m4_and(d4_finite(a), d4_finite(scale)),
+      m4_and(d4_gt(a, d4_mul(d4_splat(DEGENERATE_RATIO), scale)), d4_gt(diag, d4_splat(0.0))));
   *bad = m4_or(*bad, m4_andnot(used, good));
   return diag;
 }
@@ -941,8 +940,8 @@ static SIMD_INLINE lcp_m4 patch_rows_fill(const point_inputs *in, const point_fr
       lcp_d4 tn[3];
 #pragma GCC unroll 3
       for (int r = 0; r < 3; ++r) {
-        tn[r] = dot3x4(fr->ii[s][3 * r], n[0], fr->ii[s][3 * r + 1], n[1], fr->ii[s][3 * r + 2],
-                       n[2]);
+        tn[r] =
+            dot3x4(fr->ii[s][3 * r], n[0], fr->ii[s][3 * r + 1], n[1], fr->ii[s][3 * r + 2], n[2]);
         lcp_d4 term = d4_mul(n[r], tn[r]);
         a = d4_add(a, term);
         scale = d4_add(scale, d4_abs(term));

@@ -285,8 +285,8 @@ static int32_t manifold_rows_build(const lcp_world_t *world, step_context *ctx, 
   mr.self_contact = mr.ra >= 0 && mr.ra == mr.rb;
   mr.on_bodies = !mr.self_contact && mr.ra < 0 && mr.rb < 0;
   mr.mu = sqrt(ga->friction * gb->friction);
-  mr.cached = s->warm_start ? cache_find(&world->state, mr.pair->a, mr.pair->b, cache_cursor)
-                            : NULL;
+  mr.cached =
+      s->warm_start ? cache_find(&world->state, mr.pair->a, mr.pair->b, cache_cursor) : NULL;
   mr.dir[0] = mr.m->normal;
   v3_tangent_basis(mr.m->normal, &mr.dir[1], &mr.dir[2]);
   ctx->manifold_row[k] = w->row;
@@ -339,9 +339,12 @@ static int32_t manifold_rows_build(const lcp_world_t *world, step_context *ctx, 
   for (int32_t d = 0; d < solver_patch_rows(K) - K; ++d) {
     solver_row *row = &p->rows[w->row++];
     bool torsion = d == 2;
-    contact_row_sides(world, ctx, &mr, w, row, centre, mr.dir[torsion ? 0 : d + 1], torsion,
-                      arm[0], arm[1]);
-    contact_friction_row(row, torsion ? ROW_TORSION : d == 0 ? ROW_FRICTION_1 : ROW_FRICTION_2,
+    contact_row_sides(world, ctx, &mr, w, row, centre, mr.dir[torsion ? 0 : d + 1], torsion, arm[0],
+                      arm[1]);
+    contact_friction_row(row,
+                         torsion  ? ROW_TORSION
+                         : d == 0 ? ROW_FRICTION_1
+                                  : ROW_FRICTION_2,
                          normal_row, K, torsion ? mr.mu * radius : mr.mu, s->cfm,
                          warm_f ? warm_f[d] : 0.0);
   }

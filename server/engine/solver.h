@@ -53,8 +53,8 @@ typedef struct solver_row {
    * single point). */
   int32_t normal_row;
   int32_t normal_count;
-  double mu; /* friction rows: bound is μ Σλn; torsion rows: μ r */
-  double target;      /* desired w (bias: Baumgarte, speculative gap, PD target) */
+  double mu;     /* friction rows: bound is μ Σλn; torsion rows: μ r */
+  double target; /* desired w (bias: Baumgarte, speculative gap, PD target) */
   /* The relax iterations' target (solver_settings.relax_iterations): the
    * velocity-level part of target alone, without positional correction. */
   double relax_target;
@@ -163,8 +163,8 @@ typedef struct solver_result {
  * Friction rows with ROW_FRICTION_1/2 pairs are bounded per row by μΣλn in
  * the box model, and projected together onto the disc of radius μΣλn in
  * the cone model; torsion rows per row by μ_τΣλn in both. PGS then gives
- * each patch's normals the symmetric distribution (lcp__solver_patches_even). Return LCP_OK, LCP_ERR_NO_MEMORY, or LCP_ERR_NUMERIC when a
- * non-finite value appears. */
+ * each patch's normals the symmetric distribution (lcp__solver_patches_even). Return LCP_OK,
+ * LCP_ERR_NO_MEMORY, or LCP_ERR_NUMERIC when a non-finite value appears. */
 int lcp__solver_pgs(const solver_settings *settings, solver_problem *problem, solver_result *result,
                     arena *scratch);
 int lcp__solver_jacobi(const solver_settings *settings, solver_problem *problem,

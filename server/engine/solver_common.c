@@ -145,7 +145,9 @@ int lcp__solver_check_problem(const solver_problem *p) {
       if (is_friction(r[q].kind))
         return LCP_ERR_INVALID_ARGUMENT;
     for (int32_t m = K; m < solver_patch_rows(K); ++m)
-      if (r[m].kind != (m == K ? ROW_FRICTION_1 : m == K + 1 ? ROW_FRICTION_2 : ROW_TORSION) ||
+      if (r[m].kind != (m == K       ? ROW_FRICTION_1
+                        : m == K + 1 ? ROW_FRICTION_2
+                                     : ROW_TORSION) ||
           r[m].normal_row != c->row || r[m].normal_count != K)
         return LCP_ERR_INVALID_ARGUMENT;
     for (int s = 0; s < 2; ++s) {
@@ -461,11 +463,19 @@ void lcp__solver_items_finish(const solver_items *s, solver_problem *p) {
 
 enum { EVEN_MAX_NEWTON = 8 };
 
-/* μ = (G + ε tr(G) I)⁻¹ b for the symmetric 3×3 G (row-major): the tiny ε
- * gives collinear points (G singular, b in its range) the least-norm μ to
- * rounding. false when not finite. */
+/* μ = G⁻¹ b for the symmetric 3×3 G (row-major), or (G + ε tr(G) I)⁻¹ b
+ * when G is near singular (collinear points, b in its range): the tiny ε
+ * gives the least-norm μ to rounding. false when not finite. */
 static bool solve_gram3(const double G[9], const double b[3], double mu[3]) {
-  double e = 1e-12 * (G[0] + G[4] + G[8]);
+  double tr = G[0] + G[4] + G[8];
+  double e = 0.0;
+  {
+    double c00 = G[4] * G[8] - G[5] * G[5], c01 = G[2] * G[5] - G[1] * G[8];
+    double c02 = G[1] * G[5] - G[2] * G[4];
+    double det = G[0] * c00 + G[1] * c01 + G[2] * c02;
+    if (!(fabs(det) > 1e-9 * tr * tr * tr))
+      e = 1e-12 * tr;
+  }
   double a = G[0] + e, bb = G[1], c = G[2], d = G[4] + e, f = G[5], g = G[8] + e;
   /* cofactors of the symmetric [[a, bb, c], [bb, d, f], [c, f, g]] */
   double c00 = d * g - f * f, c01 = c * f - bb * g, c02 = bb * f - c * d;
@@ -479,8 +489,7 @@ static bool solve_gram3(const double G[9], const double b[3], double mu[3]) {
   return isfinite(mu[0] + mu[1] + mu[2]);
 }
 
-bool lcp__patch_even(int32_t K, const double *x, const double *y, const bool *active,
-                     double *lam) {
+bool lcp__patch_even(int32_t K, const double *x, const double *y, const bool *active, double *lam) {
   if (K < 2 || K > SOLVER_PATCH_MAX_POINTS)
     return false;
   int32_t idx[SOLVER_PATCH_MAX_POINTS], n = 0;
@@ -542,8 +551,11 @@ bool lcp__patch_even(int32_t K, const double *x, const double *y, const bool *ac
   for (int k = 0; k < 3; ++k)
     if (!(fabs(r[k] - b[k]) <= 1e-9 * b[0]))
       return false;
+  /* the total exactly as it was (to its last bits), as the friction
+   * bounds μΣλn were met with it */
+  double f = b[0] / r[0];
   for (int32_t i = 0; i < n; ++i)
-    lam[idx[i]] = out[i];
+    lam[idx[i]] = out[i] * f;
   return true;
 }
 
@@ -580,8 +592,7 @@ void lcp__solver_patches_even(solver_problem *p, double w_tolerance) {
       y[q] = v3_dot(arm, t2);
       lam[q] = r[q].lambda;
       /* complementarity: a point separating (w > 0) keeps λ = 0 */
-      active[q] =
-          lam[q] > 0.0 || patch_normal_velocity(p, c, q) - r[q].target <= w_tolerance;
+      active[q] = lam[q] > 0.0 || patch_normal_velocity(p, c, q) - r[q].target <= w_tolerance;
     }
     if (plain && lcp__patch_even(K, x, y, active, lam))
       for (int32_t q = 0; q < K; ++q)

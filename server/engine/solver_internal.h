@@ -128,8 +128,7 @@ void lcp__solver_patches_even(solver_problem *p, double w_tolerance);
 /* The same on the impulses of one patch of K points at positions x, y in
  * its plane, over the points with active[q]; false (lam unchanged) when no
  * such distribution is found. */
-bool lcp__patch_even(int32_t K, const double *x, const double *y, const bool *active,
-                     double *lam);
+bool lcp__patch_even(int32_t K, const double *x, const double *y, const bool *active, double *lam);
 /* The largest eigenvalue of a friction pair's 2×2 block [[d1, a], [a, d2]]
  * of A + diag(cfm), rows i and i + 1 with diagonals d1 and d2. Both
  * tangents take the common step 1/λmax: with a common scalar step the
@@ -157,16 +156,16 @@ typedef struct pgs_item {
   /* The update λ − ω (J_i·v − target + cfm λ)/(A_ii + cfm), regrouped as
    * keep·λ + bias − step·(J_i·v) so that the part that waits for v is one
    * multiply-subtract: */
-  double step;    /* ω / (A_ii + cfm_i); ω / λmax of the block for a cone pair */
-  double keep;    /* 1 − step·cfm_i */
-  double bias;    /* step·target_i */
-  double diag;    /* A_ii + cfm_i, for the residual */
-  double lo, hi;  /* fixed bounds; 0 for friction rows */
-  double mu;      /* friction: bounds ±μ Σ max(λn, 0); 0 otherwise */
-  int32_t n[2];   /* side widths (0 for an absent side) */
-  int32_t row;    /* row index */
-  int32_t normal; /* first row whose λ scales the bounds (itself when mu == 0) */
-  int32_t kind;   /* IT_*; a pair is this item and the next */
+  double step;          /* ω / (A_ii + cfm_i); ω / λmax of the block for a cone pair */
+  double keep;          /* 1 − step·cfm_i */
+  double bias;          /* step·target_i */
+  double diag;          /* A_ii + cfm_i, for the residual */
+  double lo, hi;        /* fixed bounds; 0 for friction rows */
+  double mu;            /* friction: bounds ±μ Σ max(λn, 0); 0 otherwise */
+  int32_t n[2];         /* side widths (0 for an absent side) */
+  int32_t row;          /* row index */
+  int32_t normal;       /* first row whose λ scales the bounds (itself when mu == 0) */
+  int32_t kind;         /* IT_*; a pair is this item and the next */
   int32_t normal_count; /* rows normal .. normal + normal_count − 1 scale the bounds */
 } pgs_item;
 
