@@ -10,12 +10,13 @@
  * is 12 such rows on the same two bodies. Most of a contact problem is
  * instead swept as units, four units at a time:
  *
- * - a unit is consecutive contact points (a non-friction row and its
- *   ROW_FRICTION_1/2 pair each) on the same one or two 6-wide sides with the
- *   same directions: a manifold. Points given by geometry (solver_contact,
- *   the step's contacts: "point units", FORM_POINTS) make units of up to
- *   POINT_MAX points, swept one point after the other from the velocity
- *   kept in registers. Points given by coefficients (FORM_COEFS) make units
+ * - a unit is a manifold on the same one or two 6-wide sides. A contact
+ *   patch given by geometry (solver_contact, the step's contacts: "point
+ *   units", FORM_POINTS) is one unit: its up to POINT_MAX normal rows, then
+ *   its friction rows (two tangents at its centre and the torsion row),
+ *   swept one row after the other from the velocity kept in registers.
+ *   Single points given by coefficients (a non-friction row and its
+ *   ROW_FRICTION_1/2 pair each, FORM_COEFS) make units
  *   of one or two points sharing the linear parts of J and M⁻¹Jᵀ (±d and
  *   ±d/m, compared exactly); there every row's J_i·v is formed from the
  *   velocity at the start of the unit, and the Δλ_j of the rows before it

@@ -101,20 +101,24 @@ static int32_t side_width(const lcp_world_t *world, const step_context *ctx, int
  * Jacobian row of the contact point along dir (or, for a spin, of the
  * link's angular velocity about dir), and its response M⁻¹Jᵀ from the
  * articulated-body factors, O(n) (Featherstone, "Rigid Body Dynamics
- * Algorithms"). When other_link ≥ 0 the row is a self-contact and the side
- * carries J_link − J_other (both links move the same velocities), with
- * scratch holding 2 nv doubles. */
+ * Algorithms") — or copied from response when it was computed already
+ * (lcp__mb_response_point3). When other_link ≥ 0 the row is a self-contact
+ * and the side carries J_link − J_other (both links move the same
+ * velocities), with scratch holding 2 nv doubles. */
 static void write_link_side(solver_row *row, int side, const lcp_world_t *world,
                             const step_context *ctx, int32_t r, int32_t link, int32_t other_link,
                             int32_t coef, double *J, double *MinvJt, vec3 point, vec3 dir,
-                            bool spin, double sign, double *scratch) {
+                            bool spin, double sign, double *scratch, const double *response) {
   const mb_model *mb = &world->model.robots[r].mb;
   mb_data *d = &world->robot_data[r];
   int32_t nv = mb->nv;
   double *j = J + coef, *t = MinvJt + coef;
   vec3 lin = spin ? v3_zero() : dir, ang = spin ? dir : v3_zero();
   lcp__mb_point_jacobian_row(mb, d, link, point, lin, ang, j);
-  lcp__mb_response_point(mb, d, link, point, lin, ang, t);
+  if (response)
+    memcpy(t, response, sizeof(double) * (size_t)nv);
+  else
+    lcp__mb_response_point(mb, d, link, point, lin, ang, t);
   if (other_link >= 0) {
     lcp__mb_point_jacobian_row(mb, d, other_link, point, lin, ang, scratch);
     lcp__mb_response_point(mb, d, other_link, point, lin, ang, scratch + nv);
@@ -198,17 +202,20 @@ static void contact_friction_row(solver_row *row, row_kind kind, int32_t normal_
 }
 
 /* The sides of a contact row along dir at point (arms ra_arm, rb_arm from
- * the bodies' centres of mass), or of the spin about dir (torsion). */
+ * the bodies' centres of mass), or of the spin about dir (torsion);
+ * response[s]: a link side's response to it when computed already, or
+ * NULL. */
 static void contact_row_sides(const lcp_world_t *world, const step_context *ctx,
                               const manifold_rows *mr, row_writer *w, solver_row *row, vec3 point,
-                              vec3 dir, bool spin, vec3 ra_arm, vec3 rb_arm) {
+                              vec3 dir, bool spin, vec3 ra_arm, vec3 rb_arm,
+                              const double *const response[2]) {
   const world_model *model = &world->model;
   solver_problem *p = w->p;
   const sap_pair *pair = mr->pair;
   if (mr->self_contact) {
     write_absent_side(row, 0);
     write_link_side(row, 1, world, ctx, mr->rb, ctx->geom_link[pair->b], ctx->geom_link[pair->a],
-                    (int32_t)w->coef, p->J, p->MinvJt, point, dir, spin, 1.0, w->scratch);
+                    (int32_t)w->coef, p->J, p->MinvJt, point, dir, spin, 1.0, w->scratch, NULL);
     w->coef += mr->wb;
     return;
   }
@@ -216,7 +223,7 @@ static void contact_row_sides(const lcp_world_t *world, const step_context *ctx,
     write_absent_side(row, 0);
   else if (mr->ra >= 0)
     write_link_side(row, 0, world, ctx, mr->ra, ctx->geom_link[pair->a], -1, (int32_t)w->coef, p->J,
-                    p->MinvJt, point, dir, spin, -1.0, w->scratch);
+                    p->MinvJt, point, dir, spin, -1.0, w->scratch, response[0]);
   else if (mr->on_bodies)
     body_side(row, 0, ctx->body_dof[mr->sa], (int32_t)w->coef);
   else
@@ -227,7 +234,7 @@ static void contact_row_sides(const lcp_world_t *world, const step_context *ctx,
     write_absent_side(row, 1);
   else if (mr->rb >= 0)
     write_link_side(row, 1, world, ctx, mr->rb, ctx->geom_link[pair->b], -1, (int32_t)w->coef, p->J,
-                    p->MinvJt, point, dir, spin, 1.0, w->scratch);
+                    p->MinvJt, point, dir, spin, 1.0, w->scratch, response[1]);
   else if (mr->on_bodies)
     body_side(row, 1, ctx->body_dof[mr->sb], (int32_t)w->coef);
   else
@@ -315,6 +322,20 @@ static int32_t manifold_rows_build(const lcp_world_t *world, step_context *ctx, 
     for (int d = 0; d < 3; ++d)
       v3_store(mr.dir[d], patch->dir[d]);
   }
+  /* a link side's responses to the three directions at the centre, in one
+   * pass (lcp__mb_response_point3): the tangents', and a single point's
+   * normal's (its centre is the point) */
+  double *centre_response[2] = {NULL, NULL};
+  if (!mr.self_contact)
+    for (int s2 = 0; s2 < 2; ++s2) {
+      int32_t robot = s2 == 0 ? mr.ra : mr.rb, width = s2 == 0 ? mr.wa : mr.wb;
+      if (width == 0 || robot < 0)
+        continue;
+      centre_response[s2] = w->responses + 3 * mr.wa * s2;
+      lcp__mb_response_point3(&model->robots[robot].mb, &world->robot_data[robot],
+                              ctx->geom_link[s2 == 0 ? mr.pair->a : mr.pair->b], centre, mr.dir,
+                              centre_response[s2]);
+    }
   const int32_t normal_row = w->row;
   for (int32_t q = 0; q < K; ++q) {
     const contact_point *cp = &mr.m->points[q];
@@ -325,7 +346,10 @@ static int32_t manifold_rows_build(const lcp_world_t *world, step_context *ctx, 
       v3_store(arm[1], patch->point_arm[q][1]);
     }
     solver_row *row = &p->rows[w->row++];
-    contact_row_sides(world, ctx, &mr, w, row, cp->position, mr.dir[0], false, arm[0], arm[1]);
+    const double *const normal_response[2] = {K == 1 ? centre_response[0] : NULL,
+                                              K == 1 ? centre_response[1] : NULL};
+    contact_row_sides(world, ctx, &mr, w, row, cp->position, mr.dir[0], false, arm[0], arm[1],
+                      normal_response);
     contact_normal_row(row, rows_position_target(s, cp->depth), rows_relax_target(s, cp->depth),
                        s->cfm, warm_n[q]);
   }
@@ -339,13 +363,13 @@ static int32_t manifold_rows_build(const lcp_world_t *world, step_context *ctx, 
   for (int32_t d = 0; d < solver_patch_rows(K) - K; ++d) {
     solver_row *row = &p->rows[w->row++];
     bool torsion = d == 2;
+    const double *const response[2] = {
+        torsion || !centre_response[0] ? NULL : centre_response[0] + (d + 1) * mr.wa,
+        torsion || !centre_response[1] ? NULL : centre_response[1] + (d + 1) * mr.wb};
     contact_row_sides(world, ctx, &mr, w, row, centre, mr.dir[torsion ? 0 : d + 1], torsion, arm[0],
-                      arm[1]);
-    contact_friction_row(row,
-                         torsion  ? ROW_TORSION
-                         : d == 0 ? ROW_FRICTION_1
-                                  : ROW_FRICTION_2,
-                         normal_row, K, torsion ? mr.mu * radius : mr.mu, s->cfm,
+                      arm[1], response);
+    row_kind kind = torsion ? ROW_TORSION : d == 0 ? ROW_FRICTION_1 : ROW_FRICTION_2;
+    contact_friction_row(row, kind, normal_row, K, torsion ? mr.mu * radius : mr.mu, s->cfm,
                          warm_f ? warm_f[d] : 0.0);
   }
   return warm;

@@ -556,15 +556,16 @@ static void clamp_warm_start(const solver_problem *p, const double *diag, bool c
  * Dense A_kl = ½(J_k·M⁻¹J_lᵀ + J_l·M⁻¹J_kᵀ) + δ_kl cfm_k over the
  * non-degenerate rows (symmetrised: the two products agree in exact
  * arithmetic, and the factorisation needs exact symmetry), b = J u_free −
- * target. Friction bounds depend on λn, so Dantzig runs inside a fixed-point
+ * target. Friction bounds depend on λn (a patch's total Σλn, solver.h),
+ * so Dantzig runs inside a fixed-point
  * loop on them (ODE's findex idea, done as an outer loop), starting from the
  * warm-started impulses, until the solution stops changing (≤ 50 solves).
  * The change is measured on w, max|A Δλ| (m/s; reported as the residual,
  * and the loop count as iterations): with redundant contacts λ is fixed
  * only up to directions that A barely sees, and its noise there must not
  * keep the loop going. The bounds are:
- *   box model: |λt_k| ≤ μ λn(previous solve);
- *   cone model: |λt_k| ≤ μ λn |c_k| with c a unit vector per contact, i.e. a
+ *   box model (and torsion rows): |λt_k| ≤ μ Σλn(previous solve);
+ *   cone model: |λt_k| ≤ μ Σλn |c_k| with c a unit vector per contact, i.e. a
  *     box inscribed in the disc, re-aimed after each solve at
  *     g = λt − wt/λmax (c = |g|/‖g‖, λmax of the pair's 2×2 block as in PGS).
  *     Its fixed points are exactly the Coulomb cone's solutions: sticking
