@@ -118,7 +118,11 @@ enum {
   F_C_12 = 15, /* step_2 A_21: tangent 1 into tangent 2 (box model; 0 for the cone) */
   F_C_1T = 16, /* step_τ A_τ1: tangent 1 into the torsion row */
   F_C_2T = 17, /* step_τ A_τ2 */
-  F_SIZE = 18
+  F_SIZE = 18,
+  /* a single point has no torsion row; its normal's Δλ is coupled into
+   * its tangents instead (it is swept from one relative velocity): */
+  F_C_N1 = F_C_1T, /* step_1 A_1n */
+  F_C_N2 = F_C_2T  /* step_2 A_2n */
 };
 /* row-major 3×3 index → symmetric storage index */
 static const int SYM[9] = {0, 1, 2, 1, 3, 4, 2, 4, 5};
@@ -535,7 +539,10 @@ static SIMD_INLINE void point_relative_velocity(const lcp_d4 V[2][6], const lcp_
  * the tangents (projected together onto the disc of radius μΣλn, cone, or
  * one after the other into ±μΣλn, box, the second through its coupling
  * step_2 A_21 to the first), then the torsion row into ±μ r Σλn through its
- * couplings to the tangents. Each row's unclamped update is
+ * couplings to the tangents. A single point (K = 1, its centre the point
+ * itself) takes its three rows from one relative velocity, the normal's Δλ
+ * coupled into the tangents (step_k A_kn), and moves the bodies once, by
+ * its whole impulse. Each row's unclamped update is
  * y = λ − step·(J·v + cfm·λ) + step·target. The residual takes
  * |Δλ|·(A_ii + cfm) of each row. */
 static SIMD_INLINE void point_group_sweep(const lane_group *g, lcp_d4 *res_io, lcp_d4 *acc_io,
@@ -556,15 +563,24 @@ static SIMD_INLINE void point_group_sweep(const lane_group *g, lcp_d4 *res_io, l
       D[d][c] = F(H_DIR + 3 * d + c);
   const lcp_d4 cfm = FF(F_CFM);
   double *lam = g->lam;
-  lcp_d4 res = *res_io, acc = *acc_io, total = zero;
+  lcp_d4 res = *res_io, acc = *acc_io, total = zero, arm[2][3], u[3];
+  /* the normals' impulses not yet moved into V (a single point's) */
+  lcp_d4 pending = zero;
 #pragma GCC unroll 4
   for (int p = 0; p < K; ++p) {
-    lcp_d4 arm[2][3], u[3];
+    if (K == 1) {
 #pragma GCC unroll 2
-    for (int s = 0; s < 2; ++s)
+      for (int s = 0; s < 2; ++s)
 #pragma GCC unroll 3
-      for (int c = 0; c < 3; ++c)
-        arm[s][c] = QF(p, Q_ARM + 3 * s + c);
+        for (int c = 0; c < 3; ++c)
+          arm[s][c] = FF(F_ARM + 3 * s + c);
+    } else {
+#pragma GCC unroll 2
+      for (int s = 0; s < 2; ++s)
+#pragma GCC unroll 3
+        for (int c = 0; c < 3; ++c)
+          arm[s][c] = QF(p, Q_ARM + 3 * s + c);
+    }
     point_relative_velocity(V, arm, u);
     lcp_d4 jv = dot3x4(D[0][0], u[0], D[0][1], u[1], D[0][2], u[2]);
     lcp_d4 l = d4_load(lam + LANES * p);
@@ -577,27 +593,37 @@ static SIMD_INLINE void point_group_sweep(const lane_group *g, lcp_d4 *res_io, l
     lcp_d4 an = d4_abs(dn);
     res = d4_max(d4_mul(an, QF(p, Q_DIAG)), res);
     acc = d4_add(acc, an);
-    lcp_d4 P[3];
+    if (K == 1) {
+      pending = dn;
+    } else {
+      lcp_d4 P[3];
 #pragma GCC unroll 3
-    for (int c = 0; c < 3; ++c)
-      P[c] = d4_mul(D[0][c], dn);
-    point_apply(rec, V, arm, P, D[0], zero, false);
+      for (int c = 0; c < 3; ++c)
+        P[c] = d4_mul(D[0][c], dn);
+      point_apply(rec, V, arm, P, D[0], zero, false);
+    }
   }
 
-  /* the patch's friction, bounded by μ Σλn (the normals' new impulses) */
-  lcp_d4 arm[2][3], u[3];
+  /* the patch's friction at its centre, bounded by μ Σλn (the normals' new
+   * impulses) */
+  if (K > 1) {
 #pragma GCC unroll 2
-  for (int s = 0; s < 2; ++s)
+    for (int s = 0; s < 2; ++s)
 #pragma GCC unroll 3
-    for (int c = 0; c < 3; ++c)
-      arm[s][c] = FF(F_ARM + 3 * s + c);
-  point_relative_velocity(V, arm, u);
+      for (int c = 0; c < 3; ++c)
+        arm[s][c] = FF(F_ARM + 3 * s + c);
+    point_relative_velocity(V, arm, u);
+  }
   double *lf = lam + LANES * K;
   lcp_d4 l1 = d4_load(lf), l2 = d4_load(lf + LANES);
   lcp_d4 jv1 = dot3x4(D[1][0], u[0], D[1][1], u[1], D[1][2], u[2]);
   lcp_d4 jv2 = dot3x4(D[2][0], u[0], D[2][1], u[1], D[2][2], u[2]);
   lcp_d4 ya = d4_msub(l1, FF(F_STEP), d4_madd(jv1, cfm, l1));
   lcp_d4 yb = d4_msub(l2, FF(F_STEP + 1), d4_madd(jv2, cfm, l2));
+  if (K == 1) {
+    ya = d4_msub(ya, FF(F_C_N1), pending);
+    yb = d4_msub(yb, FF(F_C_N2), pending);
+  }
   lcp_d4 radius = d4_mul(FF(F_MU), total);
   lcp_d4 xa, xb;
   if (cone) {
@@ -640,7 +666,8 @@ static SIMD_INLINE void point_group_sweep(const lane_group *g, lcp_d4 *res_io, l
   lcp_d4 P[3];
 #pragma GCC unroll 3
   for (int c = 0; c < 3; ++c)
-    P[c] = d4_madd(d4_mul(D[1][c], da), D[2][c], db);
+    P[c] = K == 1 ? dot3x4(D[0][c], pending, D[1][c], da, D[2][c], db)
+                  : d4_madd(d4_mul(D[1][c], da), D[2][c], db);
   point_apply(rec, V, arm, P, D[0], dt, K >= 2);
   *res_io = res;
   *acc_io = acc;
@@ -917,7 +944,7 @@ static SIMD_INLINE lcp_m4 patch_rows_fill(const point_inputs *in, const point_fr
   }
   const int32_t Fb = H_SIZE + Q_SIZE * K;
   point_terms4 pt;
-  point_terms_fill(in, fr, K, Fb + F_ARM, 1, 3, rec, &pt);
+  point_terms_fill(in, fr, K, Fb + F_ARM, K == 1 ? 0 : 1, 3, rec, &pt);
   lcp_d4 diag1 = point_diag(fr, &pt, 1, cfm, used, &bad);
   lcp_d4 diag2 = point_diag(fr, &pt, 2, cfm, used, &bad);
   lcp_d4 step1, step2;
@@ -954,6 +981,10 @@ static SIMD_INLINE lcp_m4 patch_rows_fill(const point_inputs *in, const point_fr
     step_t = d4_div(w, diag_t);
     c1t = d4_mul(step_t, c1t);
     c2t = d4_mul(step_t, c2t);
+  } else {
+    /* F_C_N1, F_C_N2: the normal into the tangents, at the point */
+    c1t = d4_mul(step1, point_cross4(fr->im, &pt, 1, 0, fr->dd[1][0]));
+    c2t = d4_mul(step2, point_cross4(fr->im, &pt, 2, 0, fr->dd[2][0]));
   }
   PUT(Fb + F_STEP, step1);
   PUT(Fb + F_STEP + 1, step2);

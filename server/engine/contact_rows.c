@@ -259,6 +259,11 @@ static void point_arms(const step_context *ctx, const manifold_rows *mr, vec3 po
 static double patch_geometry(const manifold_rows *mr, vec3 *centre, double *x, double *y) {
   const manifold *m = mr->m;
   const int32_t K = m->point_count;
+  if (K == 1) { /* the point itself, no torsion */
+    *centre = m->points[0].position;
+    x[0] = y[0] = 0.0;
+    return 0.0;
+  }
   vec3 c = v3_zero();
   for (int32_t q = 0; q < K; ++q)
     c = v3_add(c, m->points[q].position);
@@ -313,8 +318,9 @@ static int32_t manifold_rows_build(const lcp_world_t *world, step_context *ctx, 
   solver_contact *patch = NULL;
   if (mr.on_bodies) {
     /* the rows are described by the patch's geometry, not by coefficients */
+    /* (every field the solver reads is written below: the points' arms
+     * past K are not read) */
     patch = &w->contacts[p->contact_count++];
-    memset(patch, 0, sizeof *patch);
     patch->row = w->row;
     patch->point_count = K;
     patch->dof[0] = mr.wa > 0 ? ctx->body_dof[mr.sa] : -1;
