@@ -328,20 +328,21 @@ static int32_t manifold_rows_build(const lcp_world_t *world, step_context *ctx, 
     for (int d = 0; d < 3; ++d)
       v3_store(mr.dir[d], patch->dir[d]);
   }
-  /* a link side's responses to the three directions at the centre, in one
-   * pass (lcp__mb_response_point3): the tangents', and a single point's
-   * normal's (its centre is the point) */
-  double *centre_response[2] = {NULL, NULL};
+  /* A link side's responses in one pass per point (lcp__mb_response_point3)
+   * to its three directions: the normal row's, and the tangents' at the
+   * centre as the mean of the points' (a response is linear in the spatial
+   * force, and a force at c = (1/K) Σ p_q is the mean of the same force at
+   * the points). w->responses holds the point's [n, t1, t2] per side at
+   * 3 wa s, then the tangents' sums [t1, t2] per side at 3 (wa + wb) + 2 wa s. */
+  const int32_t width[2] = {mr.wa, mr.wb}, robot[2] = {mr.ra, mr.rb};
+  const int32_t link_geom[2] = {mr.pair->a, mr.pair->b};
+  double *point_response[2] = {NULL, NULL}, *tangent_response[2] = {NULL, NULL};
   if (!mr.self_contact)
-    for (int s2 = 0; s2 < 2; ++s2) {
-      int32_t robot = s2 == 0 ? mr.ra : mr.rb, width = s2 == 0 ? mr.wa : mr.wb;
-      if (width == 0 || robot < 0)
-        continue;
-      centre_response[s2] = w->responses + 3 * mr.wa * s2;
-      lcp__mb_response_point3(&model->robots[robot].mb, &world->robot_data[robot],
-                              ctx->geom_link[s2 == 0 ? mr.pair->a : mr.pair->b], centre, mr.dir,
-                              centre_response[s2]);
-    }
+    for (int sd = 0; sd < 2; ++sd)
+      if (width[sd] > 0 && robot[sd] >= 0) {
+        point_response[sd] = w->responses + 3 * mr.wa * sd;
+        tangent_response[sd] = w->responses + 3 * (mr.wa + mr.wb) + 2 * mr.wa * sd;
+      }
   const int32_t normal_row = w->row;
   for (int32_t q = 0; q < K; ++q) {
     const contact_point *cp = &mr.m->points[q];
@@ -351,11 +352,20 @@ static int32_t manifold_rows_build(const lcp_world_t *world, step_context *ctx, 
       v3_store(arm[0], patch->point_arm[q][0]);
       v3_store(arm[1], patch->point_arm[q][1]);
     }
+    for (int sd = 0; sd < 2; ++sd) {
+      if (!point_response[sd])
+        continue;
+      const int32_t nv = width[sd];
+      lcp__mb_response_point3(&model->robots[robot[sd]].mb, &world->robot_data[robot[sd]],
+                              ctx->geom_link[link_geom[sd]], cp->position, mr.dir,
+                              point_response[sd]);
+      for (int32_t k = 0; k < 2 * nv; ++k)
+        tangent_response[sd][k] = q == 0 ? point_response[sd][nv + k]
+                                         : tangent_response[sd][k] + point_response[sd][nv + k];
+    }
     solver_row *row = &p->rows[w->row++];
-    const double *const normal_response[2] = {K == 1 ? centre_response[0] : NULL,
-                                              K == 1 ? centre_response[1] : NULL};
     contact_row_sides(world, ctx, &mr, w, row, cp->position, mr.dir[0], false, arm[0], arm[1],
-                      normal_response);
+                      (const double *const[2]){point_response[0], point_response[1]});
     contact_normal_row(row, rows_position_target(s, cp->depth), rows_relax_target(s, cp->depth),
                        s->cfm, warm_n[q]);
   }
@@ -365,13 +375,16 @@ static int32_t manifold_rows_build(const lcp_world_t *world, step_context *ctx, 
     v3_store(arm[0], patch->arm[0]);
     v3_store(arm[1], patch->arm[1]);
   }
+  for (int sd = 0; sd < 2 && K > 1; ++sd)
+    for (int32_t k = 0; tangent_response[sd] && k < 2 * width[sd]; ++k)
+      tangent_response[sd][k] *= 1.0 / K;
   const double *warm_f = mr.cached ? mr.cached->friction_impulse : NULL;
   for (int32_t d = 0; d < solver_patch_rows(K) - K; ++d) {
     solver_row *row = &p->rows[w->row++];
     bool torsion = d == 2;
     const double *const response[2] = {
-        torsion || !centre_response[0] ? NULL : centre_response[0] + (d + 1) * mr.wa,
-        torsion || !centre_response[1] ? NULL : centre_response[1] + (d + 1) * mr.wb};
+        torsion || !tangent_response[0] ? NULL : tangent_response[0] + d * mr.wa,
+        torsion || !tangent_response[1] ? NULL : tangent_response[1] + d * mr.wb};
     contact_row_sides(world, ctx, &mr, w, row, centre, mr.dir[torsion ? 0 : d + 1], torsion, arm[0],
                       arm[1], response);
     row_kind kind = torsion ? ROW_TORSION : d == 0 ? ROW_FRICTION_1 : ROW_FRICTION_2;

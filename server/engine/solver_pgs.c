@@ -395,10 +395,15 @@ static int place_coefficient_unit(pgs_builder *b, int32_t i, int32_t *taken) {
 
 /* Row i starts a robot block. A block ends before the next contact point's
  * rows (not yet expanded); one whose K is not clearly positive definite is
- * left to the items. */
+ * left to the items. A patch's normal rows on a robot link (consecutive,
+ * on one side) are not made a block: their distribution among the points
+ * moves nothing (for a rigid link they have rank 3) and an exact solve
+ * per sweep costs more than the rows. */
 static int place_block(pgs_builder *b, int32_t i, int32_t *taken) {
   *taken = 0;
   pgs_setup *s = b->out;
+  if (b->p->rows[i].kind == ROW_NORMAL)
+    return LCP_OK;
   int32_t m = b->use_blocks ? lcp__robot_block_rows(b->p, i, next_contact_row(b), b->bdiag) : 0;
   if (m == 0)
     return LCP_OK;
