@@ -817,6 +817,7 @@ int lcp__solver_direct(const solver_settings *settings, solver_problem *problem,
       break;
   }
   direct_finish(&d, problem);
+  lcp__solver_patches_even(problem, PATCH_W_TOLERANCE);
   lcp__solver_set_result(result, loops, d.has_friction ? change : 0.0);
   return lcp__solver_check_finite_output(problem);
 }

@@ -125,6 +125,9 @@ double lcp__solver_friction_bound(const solver_row *r, const double *lam, const 
  * symmetric load gets a symmetric distribution, which Gauss–Seidel, for
  * the rank-3 rows of a rigid face, does not give. */
 void lcp__solver_patches_even(solver_problem *p, double w_tolerance);
+/* The w_tolerance the solvers give it (m/s): the velocity error an
+ * iterative solve leaves. */
+#define PATCH_W_TOLERANCE 1e-5
 /* The same on the impulses of one patch of K points at positions x, y in
  * its plane, over the points with active[q]; false (lam unchanged) when no
  * such distribution is found. */

@@ -91,6 +91,7 @@ int lcp__solver_jacobi(const solver_settings *settings, solver_problem *problem,
       break;
   }
   lcp__solver_items_finish(&s, problem);
+  lcp__solver_patches_even(problem, PATCH_W_TOLERANCE);
   lcp__solver_set_result(result, it, res);
   return lcp__solver_check_finite_output(problem);
 }

@@ -513,11 +513,6 @@ static int pgs_prepare(const solver_settings *settings, solver_problem *p, arena
   return setup_pass(settings, p, scratch, POINTS_AS_COEFFICIENTS, out);
 }
 
-/* A point of a patch whose w is below this (m/s) is taken as touching when
- * the patch's normal impulses are given their symmetric distribution
- * (lcp__solver_patches_even): the velocity error a sweep leaves. */
-#define PATCH_W_TOLERANCE 1e-5
-
 /* The solution into the rows: the units' from their groups, the items'
  * and the blocks' from lam (degenerate rows were set to 0 by the setup),
  * then each patch's normal impulses in their symmetric distribution. */
