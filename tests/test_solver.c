@@ -630,6 +630,7 @@ static void small_contact(small_problem *sp, int i, const body *a, const body *b
     solver_row *row = &sp->rows[i + q];
     row->kind = q == 0 ? ROW_NORMAL : (q == 1 ? ROW_FRICTION_1 : ROW_FRICTION_2);
     row->normal_row = q == 0 ? -1 : i;
+    row->normal_count = q == 0 ? 0 : 1;
     row->mu = q == 0 ? 0.0 : mu;
     row->lo = q == 0 ? 0.0 : -INFINITY;
     row->hi = INFINITY;
@@ -652,6 +653,7 @@ static void particle_problem(small_problem *sp, double vx, double vy, double vz)
   sp->rows[2].kind = ROW_FRICTION_2;
   for (int i = 1; i < 3; ++i) {
     sp->rows[i].normal_row = 0;
+    sp->rows[i].normal_count = 1;
     sp->rows[i].mu = 0.5;
   }
   sp->u[0] = vx;
@@ -1124,6 +1126,7 @@ static void big_make(big_problem *bp, rng *r) {
       double mu = 0.3 + 0.1 * (m % 5);
       solver_contact *c = &bp->contacts[bp->contact_count++];
       c->row = i;
+      c->point_count = 1; /* a patch of one point: normal, then its friction pair */
       c->dof[0] = a >= 0 ? 6 * a : -1;
       c->dof[1] = 6 * b;
       v3_store(n, c->dir[0]);
@@ -1133,6 +1136,7 @@ static void big_make(big_problem *bp, rng *r) {
         int body = k == 0 ? a : b;
         vec3 arm = body >= 0 ? v3_sub(point, v3(0.3 * body, 0.1 * body, 0.5 * body)) : v3_zero();
         v3_store(arm, c->arm[k]);
+        v3_store(arm, c->point_arm[0][k]);
       }
       for (int d = 0; d < 3; ++d, ++i) {
         vec3 dir = d == 0 ? n : t[d - 1];
@@ -1141,6 +1145,7 @@ static void big_make(big_problem *bp, rng *r) {
         solver_row *row = &bp->rows[i];
         row->kind = d == 0 ? ROW_NORMAL : (d == 1 ? ROW_FRICTION_1 : ROW_FRICTION_2);
         row->normal_row = d == 0 ? -1 : i - d;
+        row->normal_count = d == 0 ? 0 : 1;
         row->mu = d == 0 ? 0.0 : mu;
         row->lo = d == 0 ? 0.0 : -INFINITY;
         row->hi = INFINITY;
@@ -1511,6 +1516,7 @@ static void rb_contact(robot_problem *rp, rng *r, int i, int ba, const double *j
     solver_row *row = &rp->rows[i + d];
     row->kind = d == 0 ? ROW_NORMAL : (d == 1 ? ROW_FRICTION_1 : ROW_FRICTION_2);
     row->normal_row = d == 0 ? -1 : i;
+    row->normal_count = d == 0 ? 0 : 1;
     row->mu = d == 0 ? 0.0 : mu;
     row->lo = d == 0 ? 0.0 : -INFINITY;
     row->hi = INFINITY;

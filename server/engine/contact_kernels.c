@@ -10,12 +10,13 @@
  * is 12 such rows on the same two bodies. Most of a contact problem is
  * instead swept as units, four units at a time:
  *
- * - a unit is consecutive contact points (a non-friction row and its
- *   ROW_FRICTION_1/2 pair each) on the same one or two 6-wide sides with the
- *   same directions: a manifold. Points given by geometry (solver_contact,
- *   the step's contacts: "point units", FORM_POINTS) make units of up to
- *   POINT_MAX points, swept one point after the other from the velocity
- *   kept in registers. Points given by coefficients (FORM_COEFS) make units
+ * - a unit is a manifold on the same one or two 6-wide sides. A contact
+ *   patch given by geometry (solver_contact, the step's contacts: "point
+ *   units", FORM_POINTS) is one unit: its up to POINT_MAX normal rows, then
+ *   its friction rows (two tangents at its centre and the torsion row),
+ *   swept one row after the other from the velocity kept in registers.
+ *   Single points given by coefficients (a non-friction row and its
+ *   ROW_FRICTION_1/2 pair each, FORM_COEFS) make units
  *   of one or two points sharing the linear parts of J and M⁻¹Jᵀ (±d and
  *   ±d/m, compared exactly); there every row's J_i·v is formed from the
  *   velocity at the start of the unit, and the Δλ_j of the rows before it
@@ -81,44 +82,58 @@ enum {
  * [from d][to d], each times the step of the receiving row. */
 enum { C_SIZE = 9 };
 
-/* Units of solver_contact points (FORM_POINTS) store, instead of
- * coefficients, what they are made of: J_k·v is d_k · (relative velocity
- * of the bodies at the point) and M⁻¹J_kᵀΔλ comes from the impulse
- * P = Σ_k d_k Δλ_k, as ±P/m and ±I⁻¹(r × P) (the formulas at
- * solver_contact). They are the contacts the step writes
- * (lcp__contact_point_unit_placeable):
- * the normal bounded by [0, ∞), one cfm for the three rows, one μ for the
- * pair, friction rows without target. A third of the fields of a
- * coefficient record, which is what a sweep of a large problem waits for
- * (the records are read from memory once per sweep). The header: */
+/* Units of solver_contact patches (FORM_POINTS: a manifold's K points and
+ * its friction rows, solver.h) store, instead of coefficients, what they
+ * are made of: J·v is d · (relative velocity of the bodies at the arm)
+ * (d_0·(ω_B − ω_A) for the torsion row) and M⁻¹JᵀΔλ comes from the impulse
+ * P = Σ d Δλ, as ±P/m and ±I⁻¹(r × P) (+ ±I⁻¹ d_0 Δλτ). They are the
+ * patches the step writes (lcp__contact_point_unit_placeable): normals
+ * bounded by [0, ∞), one cfm for all the rows, one μ for the tangents,
+ * friction rows without target. A fraction of the fields of a coefficient
+ * record, which is what a sweep of a large problem waits for (the records
+ * are read from memory once per sweep). The header: */
 enum {
   H_DIR = 0, /* [d][c] the unit's directions */
   H_IM = 9,  /* [s] inverse masses (0 for an absent side) */
   H_II = 11, /* [s][6] world inverse inertias, symmetric: xx xy xz yy yz zz (0: absent side) */
   H_SIZE = 23
 };
-/* then each point: its arms [s][c], then its row constants: */
+/* then each point: its arms [s][c] and its normal row's constants */
 enum {
-  PR_STEP = 0, /* [d]: ω/(A_nn + cfm); ω/λmax of the friction pair's 2×2 block (cone) or
-                  ω/(A_kk + cfm) (box) */
-  PR_CFM = 3,  /* the rows' cfm */
-  PR_BIAS = 4, /* step_n·target_n */
-  PR_DIAG = 5, /* A_nn + cfm: the residual's scale for the point's three rows */
-  PR_MU = 6,   /* μ */
-  PR_C_NA = 7, /* step_a A_an: the normal's Δλ into friction row a */
-  PR_C_NB = 8, /* step_b A_bn */
-  PR_C_AB = 9, /* step_b A_ba: a into b (box model; 0 for the cone) */
-  PR_SIZE = 10
+  Q_ARM = 0,
+  Q_STEP = 6, /* ω/(A_nn + cfm) */
+  Q_BIAS = 7, /* step·target: the only field that depends on the row's target */
+  Q_DIAG = 8, /* A_nn + cfm, for the residual */
+  Q_SIZE = 9
 };
-enum { Q_ARM = 0, Q_ROWS = 6, Q_SIZE = 6 + PR_SIZE };
-/* (no couplings between the two points of a unit: the sweep takes them in
- * turn) */
+/* then the patch's friction rows: tangents 1, 2 at the centre, torsion */
+enum {
+  F_ARM = 0,   /* [s][c] the centre's arms */
+  F_STEP = 6,  /* [3]: ω/λmax of the tangents' 2×2 block (cone) or ω/(A_kk + cfm) (box);
+                  ω/(A_ττ + cfm) (0 without a torsion row) */
+  F_DIAG = 9,  /* [3]: A_kk + cfm, for the residual */
+  F_CFM = 12,  /* the cfm of every row of the patch */
+  F_MU = 13,   /* μ: tangents' bound μΣλn */
+  F_MU_T = 14, /* μ r: torsion's bound μ r Σλn */
+  F_C_12 = 15, /* step_2 A_21: tangent 1 into tangent 2 (box model; 0 for the cone) */
+  F_C_1T = 16, /* step_τ A_τ1: tangent 1 into the torsion row */
+  F_C_2T = 17, /* step_τ A_τ2 */
+  F_SIZE = 18,
+  /* a single point has no torsion row; its normal's Δλ is coupled into
+   * its tangents instead (it is swept from one relative velocity): */
+  F_C_N1 = F_C_1T, /* step_1 A_1n */
+  F_C_N2 = F_C_2T  /* step_2 A_2n */
+};
 /* row-major 3×3 index → symmetric storage index */
 static const int SYM[9] = {0, 1, 2, 1, 3, 4, 2, 4, 5};
 
+int32_t lcp__contact_unit_rows(int32_t form, int32_t points) {
+  return form == FORM_POINTS ? solver_patch_rows(points) : 3 * points;
+}
+
 int32_t lcp__contact_unit_fields(int32_t form, int32_t points) {
-  /* point units need no couplings: their sweep takes the points in turn */
-  return form == FORM_POINTS ? H_SIZE + Q_SIZE * points
+  /* point units need no couplings: their sweep takes the rows in turn */
+  return form == FORM_POINTS ? H_SIZE + Q_SIZE * points + F_SIZE
                              : U_SIZE + P_SIZE * points + (points == 2 ? C_SIZE : 0);
 }
 
@@ -174,7 +189,8 @@ bool lcp__contact_unit_point_at(const solver_problem *p, const uint8_t *refs, in
     return false;
   const solver_row *r = &p->rows[i];
   if (is_friction(r[0].kind) || r[1].kind != ROW_FRICTION_1 || r[2].kind != ROW_FRICTION_2 ||
-      r[1].normal_row != i || r[2].normal_row != i || refs[i] != 2)
+      r[1].normal_row != i || r[2].normal_row != i || r[1].normal_count != 1 ||
+      r[2].normal_count != 1 || refs[i] != 2)
     return false;
   for (int m = 0; m < 3; ++m)
     if (!row_layout(&r[m], &l[m]))
@@ -276,10 +292,18 @@ void lcp__contact_unit_fill(const solver_problem *p, const double *diag, const d
 /* (Whether its A_kk are usable is found when its group is filled.) */
 bool lcp__contact_point_unit_placeable(const solver_problem *p, const uint8_t *refs,
                                        const solver_contact *c) {
-  const solver_row *r = &p->rows[c->row];
-  return refs[c->row] == 2 && !(c->dof[0] < 0 && c->dof[1] < 0) && c->dof[0] != c->dof[1] &&
-         r[0].lo == 0.0 && r[0].hi == INFINITY && r[1].cfm == r[0].cfm && r[2].cfm == r[0].cfm &&
-         r[1].mu == r[2].mu && r[1].target == 0.0 && r[2].target == 0.0;
+  const int32_t K = c->point_count, friction = solver_patch_rows(K) - K;
+  const solver_row *r = &p->rows[c->row], *f = r + K;
+  if ((c->dof[0] < 0 && c->dof[1] < 0) || c->dof[0] == c->dof[1])
+    return false;
+  for (int32_t q = 0; q < K; ++q)
+    if (refs[c->row + q] != friction || r[q].lo != 0.0 || r[q].hi != INFINITY ||
+        r[q].cfm != r[0].cfm)
+      return false;
+  for (int32_t d = 0; d < friction; ++d)
+    if (f[d].cfm != r[0].cfm || f[d].target != 0.0)
+      return false;
+  return f[0].mu == f[1].mu;
 }
 
 void lcp__contact_unit_warm(const solver_row *r, bool cone, double *lam) {
@@ -461,23 +485,72 @@ static SIMD_INLINE void cross4(const lcp_d4 a[3], const lcp_d4 b[3], lcp_d4 out[
   out[2] = d4_sub(d4_mul(a[0], b[1]), d4_mul(a[1], b[0]));
 }
 
-/* One group of point units (FORM_POINTS). With u the velocity of B
- * relative to A at the point, (v_B + ω_B × r_B) − (v_A + ω_A × r_A), row
- * k's J_k·v is d_k·u; the impulse P = Σ_k d_k Δλ_k of each point changes
- * v_A by −P/m_A, ω_A by −I_A⁻¹(r_A × P), and B's by the same with +
- * (solver_contact's J and M⁻¹Jᵀ, regrouped). The points of a unit are
- * taken one after the other, each from the velocity the one before left
- * in registers: Gauss–Seidel exactly, without couplings between the
- * points. Each row's unclamped update is
- * y = λ − step·(J·v + cfm·λ) + step·target; the normal is clamped to
- * [0, ∞), its Δλ coupled into the friction rows (as unit_rows), which are
- * projected onto the disc of radius μλn (cone) or each into ±μλn (box).
- * The residual takes |Δλ|·(A_nn + cfm) over the point's rows. */
+/* v += the impulse P (linear) with angular impulse arm × P + n·spin on
+ * each side: −P/m_A, −I_A⁻¹(r_A × P + n spin) on A, + on B (the M⁻¹Jᵀ of
+ * solver_contact's rows, summed). Without spin (has_spin false) the n
+ * term is left out. */
+static SIMD_INLINE void point_apply(const double *rec, lcp_d4 V[2][6], const lcp_d4 arm[2][3],
+                                    const lcp_d4 P[3], const lcp_d4 n[3], lcp_d4 spin,
+                                    const bool has_spin) {
+#define F(f) d4_load(rec + LANES * (f))
+  lcp_d4 im0 = F(H_IM), im1 = F(H_IM + 1);
+#pragma GCC unroll 3
+  for (int c = 0; c < 3; ++c) {
+    V[0][c] = d4_msub(V[0][c], im0, P[c]);
+    V[1][c] = d4_madd(V[1][c], im1, P[c]);
+  }
+#pragma GCC unroll 2
+  for (int s = 0; s < 2; ++s) {
+    lcp_d4 torque[3];
+    cross4(arm[s], P, torque);
+    if (has_spin)
+#pragma GCC unroll 3
+      for (int c = 0; c < 3; ++c)
+        torque[c] = d4_madd(torque[c], n[c], spin);
+#pragma GCC unroll 3
+    for (int c = 0; c < 3; ++c) {
+      const int I = H_II + 6 * s;
+      lcp_d4 w = dot3x4(F(I + SYM[3 * c]), torque[0], F(I + SYM[3 * c + 1]), torque[1],
+                        F(I + SYM[3 * c + 2]), torque[2]);
+      V[s][3 + c] = s == 0 ? d4_sub(V[s][3 + c], w) : d4_add(V[s][3 + c], w);
+    }
+  }
+#undef F
+}
+
+/* u = (v_B + ω_B × r_B) − (v_A + ω_A × r_A): the velocity of B relative to
+ * A at the arms */
+static SIMD_INLINE void point_relative_velocity(const lcp_d4 V[2][6], const lcp_d4 arm[2][3],
+                                                lcp_d4 u[3]) {
+  lcp_d4 wr[2][3];
+  cross4(&V[0][3], arm[0], wr[0]);
+  cross4(&V[1][3], arm[1], wr[1]);
+#pragma GCC unroll 3
+  for (int c = 0; c < 3; ++c)
+    u[c] = d4_sub(d4_add(V[1][c], wr[1][c]), d4_add(V[0][c], wr[0][c]));
+}
+
+/* One group of patch units (FORM_POINTS), K points each. With u the
+ * velocity of B relative to A at an arm, a normal or tangent row's J·v is
+ * d·u and the torsion row's d_0·(ω_B − ω_A) (solver_contact's J and M⁻¹Jᵀ,
+ * regrouped). The rows are taken in order, each from the velocity the one
+ * before left in registers: the K normals one after the other (Gauss–
+ * Seidel exactly), then the patch's friction from the velocity after them:
+ * the tangents (projected together onto the disc of radius μΣλn, cone, or
+ * one after the other into ±μΣλn, box, the second through its coupling
+ * step_2 A_21 to the first), then the torsion row into ±μ r Σλn through its
+ * couplings to the tangents. A single point (K = 1, its centre the point
+ * itself) takes its three rows from one relative velocity, the normal's Δλ
+ * coupled into the tangents (step_k A_kn), and moves the bodies once, by
+ * its whole impulse. Each row's unclamped update is
+ * y = λ − step·(J·v + cfm·λ) + step·target. The residual takes
+ * |Δλ|·(A_ii + cfm) of each row. */
 static SIMD_INLINE void point_group_sweep(const lane_group *g, lcp_d4 *res_io, lcp_d4 *acc_io,
                                           const bool cone, const int K) {
   const double *rec = g->rec;
 #define F(f) d4_load(rec + LANES * (f))
 #define QF(p, f) F(H_SIZE + Q_SIZE * (p) + (f))
+#define FF(f) F(H_SIZE + Q_SIZE * K + (f))
   const lcp_d4 zero = d4_splat(0.0), one = d4_splat(1.0);
   lcp_d4 V[2][6];
   group_gather(g, V);
@@ -488,91 +561,119 @@ static SIMD_INLINE void point_group_sweep(const lane_group *g, lcp_d4 *res_io, l
 #pragma GCC unroll 3
     for (int c = 0; c < 3; ++c)
       D[d][c] = F(H_DIR + 3 * d + c);
-  lcp_d4 res = *res_io, acc = *acc_io;
+  const lcp_d4 cfm = FF(F_CFM);
+  double *lam = g->lam;
+  lcp_d4 res = *res_io, acc = *acc_io, total = zero, arm[2][3], u[3];
+  /* the normals' impulses not yet moved into V (a single point's) */
+  lcp_d4 pending = zero;
 #pragma GCC unroll 4
   for (int p = 0; p < K; ++p) {
-    double *lam = g->lam + LANES * 3 * p;
-    lcp_d4 arm[2][3], wr[2][3];
+    if (K == 1) {
 #pragma GCC unroll 2
-    for (int s = 0; s < 2; ++s) {
+      for (int s = 0; s < 2; ++s)
+#pragma GCC unroll 3
+        for (int c = 0; c < 3; ++c)
+          arm[s][c] = FF(F_ARM + 3 * s + c);
+    } else {
+#pragma GCC unroll 2
+      for (int s = 0; s < 2; ++s)
+#pragma GCC unroll 3
+        for (int c = 0; c < 3; ++c)
+          arm[s][c] = QF(p, Q_ARM + 3 * s + c);
+    }
+    point_relative_velocity(V, arm, u);
+    lcp_d4 jv = dot3x4(D[0][0], u[0], D[0][1], u[1], D[0][2], u[2]);
+    lcp_d4 l = d4_load(lam + LANES * p);
+    lcp_d4 y = d4_add(d4_msub(l, QF(p, Q_STEP), d4_madd(jv, cfm, l)), QF(p, Q_BIAS));
+    /* max(0, y): a NaN y stays NaN, as d4_clamp */
+    lcp_d4 x = d4_max(zero, y);
+    lcp_d4 dn = d4_sub(x, l);
+    d4_store(lam + LANES * p, x);
+    total = d4_add(total, x);
+    lcp_d4 an = d4_abs(dn);
+    res = d4_max(d4_mul(an, QF(p, Q_DIAG)), res);
+    acc = d4_add(acc, an);
+    if (K == 1) {
+      pending = dn;
+    } else {
+      lcp_d4 P[3];
 #pragma GCC unroll 3
       for (int c = 0; c < 3; ++c)
-        arm[s][c] = QF(p, Q_ARM + 3 * s + c);
-      cross4(&V[s][3], arm[s], wr[s]);
-    }
-    lcp_d4 u[3];
-#pragma GCC unroll 3
-    for (int c = 0; c < 3; ++c)
-      u[c] = d4_sub(d4_add(V[1][c], wr[1][c]), d4_add(V[0][c], wr[0][c]));
-    const lcp_d4 cfm = QF(p, Q_ROWS + PR_CFM);
-    lcp_d4 l[3], y[3];
-#pragma GCC unroll 3
-    for (int d = 0; d < 3; ++d) {
-      lcp_d4 jv = dot3x4(D[d][0], u[0], D[d][1], u[1], D[d][2], u[2]);
-      l[d] = d4_load(lam + LANES * d);
-      y[d] = d4_msub(l[d], QF(p, Q_ROWS + PR_STEP + d), d4_madd(jv, cfm, l[d]));
-    }
-    y[0] = d4_add(y[0], QF(p, Q_ROWS + PR_BIAS));
-    /* max(0, y): a NaN y stays NaN, as d4_clamp */
-    lcp_d4 x = d4_max(zero, y[0]);
-    lcp_d4 dn = d4_sub(x, l[0]);
-    lcp_d4 ya = d4_msub(y[1], QF(p, Q_ROWS + PR_C_NA), dn);
-    lcp_d4 yb = d4_msub(y[2], QF(p, Q_ROWS + PR_C_NB), dn);
-    lcp_d4 radius = d4_mul(QF(p, Q_ROWS + PR_MU), d4_max(x, zero));
-    lcp_d4 xa, xb;
-    if (cone) {
-      /* sticking points (inside the disc) need no projection: when no lane
-       * is outside, the sqrt and the division (long, and on the chain of
-       * the next point) are skipped */
-      lcp_d4 q = d4_add(d4_mul(ya, ya), d4_mul(yb, yb));
-      if (m4_any(d4_gt(q, d4_mul(radius, radius)))) {
-        lcp_d4 f = d4_min(d4_div(radius, d4_sqrt(q)), one);
-        xa = d4_mul(ya, f);
-        xb = d4_mul(yb, f);
-      } else {
-        xa = ya;
-        xb = yb;
-      }
-    } else {
-      xa = d4_clamp(ya, d4_neg(radius), radius);
-      yb = d4_msub(yb, QF(p, Q_ROWS + PR_C_AB), d4_sub(xa, l[1]));
-      xb = d4_clamp(yb, d4_neg(radius), radius);
-    }
-    lcp_d4 da = d4_sub(xa, l[1]), db = d4_sub(xb, l[2]);
-    d4_store(lam, x);
-    d4_store(lam + LANES, xa);
-    d4_store(lam + 2 * LANES, xb);
-    lcp_d4 an = d4_abs(dn), aa = d4_abs(da), ab = d4_abs(db);
-    res = d4_max(d4_mul(d4_max(d4_max(an, aa), ab), QF(p, Q_ROWS + PR_DIAG)), res);
-    acc = d4_add(acc, d4_add(d4_add(an, aa), ab));
-
-    /* the point's impulse P, then r × P of each side for the angular parts */
-    lcp_d4 P[3], torque[3];
-#pragma GCC unroll 3
-    for (int c = 0; c < 3; ++c)
-      P[c] = dot3x4(D[0][c], dn, D[1][c], da, D[2][c], db);
-    lcp_d4 im0 = F(H_IM), im1 = F(H_IM + 1);
-#pragma GCC unroll 3
-    for (int c = 0; c < 3; ++c) {
-      V[0][c] = d4_msub(V[0][c], im0, P[c]);
-      V[1][c] = d4_madd(V[1][c], im1, P[c]);
-    }
-#pragma GCC unroll 2
-    for (int s = 0; s < 2; ++s) {
-      cross4(arm[s], P, torque);
-#pragma GCC unroll 3
-      for (int c = 0; c < 3; ++c) {
-        const int I = H_II + 6 * s;
-        lcp_d4 w = dot3x4(F(I + SYM[3 * c]), torque[0], F(I + SYM[3 * c + 1]), torque[1],
-                          F(I + SYM[3 * c + 2]), torque[2]);
-        V[s][3 + c] = s == 0 ? d4_sub(V[s][3 + c], w) : d4_add(V[s][3 + c], w);
-      }
+        P[c] = d4_mul(D[0][c], dn);
+      point_apply(rec, V, arm, P, D[0], zero, false);
     }
   }
+
+  /* the patch's friction at its centre, bounded by μ Σλn (the normals' new
+   * impulses) */
+  if (K > 1) {
+#pragma GCC unroll 2
+    for (int s = 0; s < 2; ++s)
+#pragma GCC unroll 3
+      for (int c = 0; c < 3; ++c)
+        arm[s][c] = FF(F_ARM + 3 * s + c);
+    point_relative_velocity(V, arm, u);
+  }
+  double *lf = lam + LANES * K;
+  lcp_d4 l1 = d4_load(lf), l2 = d4_load(lf + LANES);
+  lcp_d4 jv1 = dot3x4(D[1][0], u[0], D[1][1], u[1], D[1][2], u[2]);
+  lcp_d4 jv2 = dot3x4(D[2][0], u[0], D[2][1], u[1], D[2][2], u[2]);
+  lcp_d4 ya = d4_msub(l1, FF(F_STEP), d4_madd(jv1, cfm, l1));
+  lcp_d4 yb = d4_msub(l2, FF(F_STEP + 1), d4_madd(jv2, cfm, l2));
+  if (K == 1) {
+    ya = d4_msub(ya, FF(F_C_N1), pending);
+    yb = d4_msub(yb, FF(F_C_N2), pending);
+  }
+  lcp_d4 radius = d4_mul(FF(F_MU), total);
+  lcp_d4 xa, xb;
+  if (cone) {
+    /* sticking patches (inside the disc) need no projection: when no lane
+     * is outside, the sqrt and the division are skipped */
+    lcp_d4 q = d4_add(d4_mul(ya, ya), d4_mul(yb, yb));
+    if (m4_any(d4_gt(q, d4_mul(radius, radius)))) {
+      lcp_d4 f = d4_min(d4_div(radius, d4_sqrt(q)), one);
+      xa = d4_mul(ya, f);
+      xb = d4_mul(yb, f);
+    } else {
+      xa = ya;
+      xb = yb;
+    }
+  } else {
+    xa = d4_clamp(ya, d4_neg(radius), radius);
+    yb = d4_msub(yb, FF(F_C_12), d4_sub(xa, l1));
+    xb = d4_clamp(yb, d4_neg(radius), radius);
+  }
+  lcp_d4 da = d4_sub(xa, l1), db = d4_sub(xb, l2), dt = zero;
+  d4_store(lf, xa);
+  d4_store(lf + LANES, xb);
+  lcp_d4 aa = d4_abs(da), ab = d4_abs(db);
+  res = d4_max(d4_max(d4_mul(aa, FF(F_DIAG)), d4_mul(ab, FF(F_DIAG + 1))), res);
+  acc = d4_add(acc, d4_add(aa, ab));
+  if (K >= 2) {
+    lcp_d4 lt = d4_load(lf + 2 * LANES);
+    lcp_d4 jvt = dot3x4(D[0][0], d4_sub(V[1][3], V[0][3]), D[0][1], d4_sub(V[1][4], V[0][4]),
+                        D[0][2], d4_sub(V[1][5], V[0][5]));
+    lcp_d4 yt = d4_msub(lt, FF(F_STEP + 2), d4_madd(jvt, cfm, lt));
+    yt = d4_msub(d4_msub(yt, FF(F_C_1T), da), FF(F_C_2T), db);
+    lcp_d4 bt = d4_mul(FF(F_MU_T), total);
+    lcp_d4 xt = d4_clamp(yt, d4_neg(bt), bt);
+    dt = d4_sub(xt, lt);
+    d4_store(lf + 2 * LANES, xt);
+    lcp_d4 at = d4_abs(dt);
+    res = d4_max(d4_mul(at, FF(F_DIAG + 2)), res);
+    acc = d4_add(acc, at);
+  }
+  lcp_d4 P[3];
+#pragma GCC unroll 3
+  for (int c = 0; c < 3; ++c)
+    P[c] = K == 1 ? dot3x4(D[0][c], pending, D[1][c], da, D[2][c], db)
+                  : d4_madd(d4_mul(D[1][c], da), D[2][c], db);
+  point_apply(rec, V, arm, P, D[0], dt, K >= 2);
   *res_io = res;
   *acc_io = acc;
 #undef F
 #undef QF
+#undef FF
   group_scatter(g, V);
 }
 
@@ -629,27 +730,29 @@ static SIMD_INLINE void groups_sweep(const lane_group *g, int32_t count, double 
   *acc_io += (d4_lane(acc, 0) + d4_lane(acc, 1)) + (d4_lane(acc, 2) + d4_lane(acc, 3));
 }
 
-/* ---- point units filled four lanes at a time ----
+/* ---- patch units filled four lanes at a time ----
  *
- * The setup of a group of point units, every lane at once: PGS's pass over
+ * The setup of a group of patch units, every lane at once: PGS's pass over
  * the rows only places each unit in its group and lane (its contact in
  * g->contact); when the run ends, each group's record is computed here with
- * the vectors: the steps from A_kk + cfm (lcp__solver_row_diag's degenerate test),
- * the couplings of a point's normal into its friction rows, the warm start
- * clamped as lcp__contact_unit_warm and added to the velocity. Empty lanes get
- * zero fields and impulses, and velocity pointing at dummy_v. */
+ * the vectors: the steps from A_kk + cfm (lcp__solver_row_diag's degenerate
+ * test), the friction rows' couplings, the warm start clamped (normals into
+ * [0, ∞), the tangents onto the disc or into the box of μΣλn, the torsion
+ * into ±μ r Σλn) and added to the velocity. Empty lanes get zero fields and
+ * impulses, and velocity pointing at dummy_v. */
 typedef struct point_inputs {
   double dir[9][LANES];
   double im[2][LANES];
-  double ii[2][6][LANES]; /* the upper triangle: xx xy xz yy yz zz */
-  double arm[POINT_MAX][2][3][LANES];
-  double cfm[POINT_MAX][LANES], target[POINT_MAX][LANES], mu[POINT_MAX][LANES];
-  double lambda[POINT_MAX][3][LANES];
+  double ii[2][6][LANES];                 /* the upper triangle: xx xy xz yy yz zz */
+  double arm[POINT_MAX + 1][2][3][LANES]; /* the points', then the centre's */
+  double cfm[LANES], mu[LANES], mu_t[LANES];
+  double target[POINT_MAX][LANES];
+  double lambda[POINT_MAX + 3][LANES];
 } point_inputs;
 
-/* The lanes' inputs, transposed (lane-major) from the contacts and rows
- * (lcp__contact_point_unit_placeable: one cfm, one μ, and only the normal's
- * target). */
+/* The lanes' inputs, transposed (lane-major) from the patches and rows
+ * (lcp__contact_point_unit_placeable: one cfm, one μ, and only the
+ * normals' targets). */
 static SIMD_INLINE void point_inputs_gather(const solver_problem *p, lane_group *g, double *dummy_v,
                                             point_inputs *in, const int K) {
   for (int32_t k = 0; k < g->lanes_used; ++k) {
@@ -676,18 +779,23 @@ static SIMD_INLINE void point_inputs_gather(const solver_problem *p, lane_group 
       for (int32_t pt = 0; pt < K; ++pt)
 #pragma GCC unroll 3
         for (int m = 0; m < 3; ++m)
-          in->arm[pt][s][m][k] = present ? c[pt].arm[s][m] : 0.0;
+          in->arm[pt][s][m][k] = present ? c->point_arm[pt][s][m] : 0.0;
+#pragma GCC unroll 3
+      for (int m = 0; m < 3; ++m)
+        in->arm[K][s][m][k] = present ? c->arm[s][m] : 0.0;
     }
+    const solver_row *r = &p->rows[c->row];
 #pragma GCC unroll 4
     for (int32_t pt = 0; pt < K; ++pt) {
-      const solver_row *r = &p->rows[c[pt].row];
-      in->cfm[pt][k] = r[0].cfm;
-      in->target[pt][k] = r[0].target;
-      in->mu[pt][k] = r[1].mu;
-#pragma GCC unroll 3
-      for (int d = 0; d < 3; ++d)
-        in->lambda[pt][d][k] = r[d].lambda;
+      in->target[pt][k] = r[pt].target;
+      in->lambda[pt][k] = r[pt].lambda;
     }
+    in->cfm[k] = r[0].cfm;
+    in->mu[k] = r[K].mu;
+    in->mu_t[k] = K >= 2 ? r[K + 2].mu : 0.0;
+    in->lambda[K][k] = r[K].lambda;
+    in->lambda[K + 1][k] = r[K + 1].lambda;
+    in->lambda[K + 2][k] = K >= 2 ? r[K + 2].lambda : 0.0;
     g->row[k] = c->row;
     g->count[k] = K;
   }
@@ -699,35 +807,35 @@ static SIMD_INLINE void point_inputs_gather(const solver_problem *p, lane_group 
   }
 }
 
-/* What the group's points share, lane-wise: directions, inverse masses and
- * inertias (full 3×3 from the upper triangle), and the directions' dot
+/* What the group's patches share, lane-wise: directions, inverse masses
+ * and inertias (full 3×3 from the upper triangle), and the directions' dot
  * products dd[j][k] = d_j·d_k. */
 typedef struct point_frame {
   lcp_d4 D[3][3], im[2], ii[2][9], dd[3][3];
 } point_frame;
 
-/* What a point contributes to A, lane-wise: per side s and direction k,
- * c[s][k] = r_s × d_k and t[s][k] = I_s⁻¹ c[s][k], so that A_jk of two of
- * its rows is Σ_s (d_j·d_k)/m_s + c_j·t_k. */
+/* What an arm contributes to A, lane-wise: per side s and direction k,
+ * c[s][k] = r_s × d_k and t[s][k] = I_s⁻¹ c[s][k], so that A_jk of two
+ * rows at the arm is Σ_s (d_j·d_k)/m_s + c_j·t_k. */
 typedef struct point_terms4 {
   lcp_d4 c[2][3][3], t[2][3][3];
 } point_terms4;
 
-/* J_j · M⁻¹J_kᵀ for row j of point a and row k of point b, on the same
- * sides, with dd = d_j·d_k (an absent side's terms are zeros) */
-static SIMD_INLINE lcp_d4 point_cross4(const lcp_d4 im[2], const point_terms4 *a, int j,
-                                       const point_terms4 *b, int k, lcp_d4 dd) {
-  lcp_d4 s0 = dot3x4(a->c[0][j][0], b->t[0][k][0], a->c[0][j][1], b->t[0][k][1], a->c[0][j][2],
-                     b->t[0][k][2]);
-  lcp_d4 s1 = dot3x4(a->c[1][j][0], b->t[1][k][0], a->c[1][j][1], b->t[1][k][1], a->c[1][j][2],
-                     b->t[1][k][2]);
+/* J_j · M⁻¹J_kᵀ for rows j and k at the arm of a, with dd = d_j·d_k (an
+ * absent side's terms are zeros) */
+static SIMD_INLINE lcp_d4 point_cross4(const lcp_d4 im[2], const point_terms4 *a, int j, int k,
+                                       lcp_d4 dd) {
+  lcp_d4 s0 = dot3x4(a->c[0][j][0], a->t[0][k][0], a->c[0][j][1], a->t[0][k][1], a->c[0][j][2],
+                     a->t[0][k][2]);
+  lcp_d4 s1 = dot3x4(a->c[1][j][0], a->t[1][k][0], a->c[1][j][1], a->t[1][k][1], a->c[1][j][2],
+                     a->t[1][k][2]);
   return d4_add(d4_madd(s0, im[0], dd), d4_madd(s1, im[1], dd));
 }
 
 #define PUT(f, x) d4_store(rec + LANES * (f), (x))
 
 /* The record's header (directions, inverse masses, inertias) into rec,
- * and the frame the points' fields are computed in. */
+ * and the frame the rows' fields are computed in. */
 static SIMD_INLINE void point_frame_fill(const point_inputs *in, double *rec, point_frame *fr) {
 #pragma GCC unroll 3
   for (int d = 0; d < 3; ++d)
@@ -755,20 +863,21 @@ static SIMD_INLINE void point_frame_fill(const point_inputs *in, double *rec, po
           dot3x4(fr->D[j][0], fr->D[m][0], fr->D[j][1], fr->D[m][1], fr->D[j][2], fr->D[m][2]);
 }
 
-/* Point q's arms into rec and its terms c = r × d, t = I⁻¹ c. */
+/* Arm q's (q = K: the centre's) values into rec at field `at` and its terms
+ * c = r × d, t = I⁻¹ c for directions k0 .. k1 − 1. */
 static SIMD_INLINE void point_terms_fill(const point_inputs *in, const point_frame *fr, int32_t q,
-                                         double *rec, point_terms4 *pt) {
-  const int32_t Q = H_SIZE + Q_SIZE * q;
+                                         int32_t at, int k0, int k1, double *rec,
+                                         point_terms4 *pt) {
 #pragma GCC unroll 2
   for (int s = 0; s < 2; ++s) {
     lcp_d4 arm[3];
 #pragma GCC unroll 3
     for (int m = 0; m < 3; ++m) {
       arm[m] = d4_load(in->arm[q][s][m]);
-      PUT(Q + Q_ARM + 3 * s + m, arm[m]);
+      PUT(at + 3 * s + m, arm[m]);
     }
 #pragma GCC unroll 3
-    for (int k = 0; k < 3; ++k) {
+    for (int k = k0; k < k1; ++k) {
       lcp_d4 *c = pt->c[s][k], *t = pt->t[s][k];
       cross4(arm, fr->D[k], c);
 #pragma GCC unroll 3
@@ -779,74 +888,135 @@ static SIMD_INLINE void point_terms_fill(const point_inputs *in, const point_fra
   }
 }
 
-/* Point q's row constants into rec (PR_*): A_kk + cfm with A_kk taken as
- * degenerate below DEGENERATE_RATIO of the sum of its terms' magnitudes (as
- * lcp__solver_row_diag), the steps and the couplings. Returns the used lanes
- * whose A_kk is not finite or degenerate. */
-static SIMD_INLINE lcp_m4 point_rows_fill(const point_inputs *in, const point_frame *fr,
-                                          const point_terms4 *pt, int32_t q, double omega,
-                                          bool cone, lcp_m4 used, double *rec) {
-  const int32_t P = H_SIZE + Q_SIZE * q + Q_ROWS;
-  const lcp_d4 zero = d4_splat(0.0), w = d4_splat(omega), half = d4_splat(0.5);
-  const lcp_d4 cfm = d4_load(in->cfm[q]);
-  lcp_m4 bad = m4_first(0);
-  lcp_d4 diag[3];
-#pragma GCC unroll 3
-  for (int k = 0; k < 3; ++k) {
-    /* the linear terms, im_s d_k·d_k, are positive: their sum is both
-     * theirs and their magnitudes' */
-    lcp_d4 lin = d4_mul(d4_add(fr->im[0], fr->im[1]), fr->dd[k][k]);
-    lcp_d4 a = lin, scale = lin;
+/* lcp__solver_row_diag's A + cfm from A's value a and its terms' magnitudes
+ * scale, lane-wise; the used lanes where it is not finite or degenerate
+ * are added to *bad. */
+static SIMD_INLINE lcp_d4 diag_check(lcp_d4 a, lcp_d4 scale, lcp_d4 cfm, lcp_m4 used, lcp_m4 *bad) {
+  lcp_d4 diag = d4_add(a, cfm);
+  lcp_m4 good = m4_and(
+      m4_and(d4_finite(a), d4_finite(scale)),
+      m4_and(d4_gt(a, d4_mul(d4_splat(DEGENERATE_RATIO), scale)), d4_gt(diag, d4_splat(0.0))));
+  *bad = m4_or(*bad, m4_andnot(used, good));
+  return diag;
+}
+
+/* A_kk + cfm of the row along d_k at the arm of pt, and the lanes where it
+ * is not finite or degenerate (below DEGENERATE_RATIO of the sum of its
+ * terms' magnitudes, as lcp__solver_row_diag) among the used ones. */
+static SIMD_INLINE lcp_d4 point_diag(const point_frame *fr, const point_terms4 *pt, int k,
+                                     lcp_d4 cfm, lcp_m4 used, lcp_m4 *bad) {
+  /* the linear terms, im_s d_k·d_k, are positive: their sum is both
+   * theirs and their magnitudes' */
+  lcp_d4 lin = d4_mul(d4_add(fr->im[0], fr->im[1]), fr->dd[k][k]);
+  lcp_d4 a = lin, scale = lin;
 #pragma GCC unroll 2
-    for (int s = 0; s < 2; ++s)
+  for (int s = 0; s < 2; ++s)
 #pragma GCC unroll 3
-      for (int m = 0; m < 3; ++m) {
-        lcp_d4 ang = d4_mul(pt->c[s][k][m], pt->t[s][k][m]);
-        a = d4_add(a, ang);
-        scale = d4_add(scale, d4_abs(ang));
-      }
-    diag[k] = d4_add(a, cfm);
-    lcp_m4 good =
-        m4_and(m4_and(d4_finite(a), d4_finite(scale)),
-               m4_and(d4_gt(a, d4_mul(d4_splat(DEGENERATE_RATIO), scale)), d4_gt(diag[k], zero)));
-    bad = m4_or(bad, m4_andnot(used, good));
+    for (int m = 0; m < 3; ++m) {
+      lcp_d4 ang = d4_mul(pt->c[s][k][m], pt->t[s][k][m]);
+      a = d4_add(a, ang);
+      scale = d4_add(scale, d4_abs(ang));
+    }
+  return diag_check(a, scale, cfm, used, bad);
+}
+
+/* The patch's row constants into rec: each point's normal row (Q_*), then
+ * the friction rows' (F_*): the tangents' steps (ω/λmax of their 2×2 block
+ * for the cone, lcp__solver_pair_lambda_max), the torsion row's
+ * A_ττ = Σ_s d_0·I_s⁻¹d_0 and its couplings A_τk = Σ_s d_0·I_s⁻¹(r_s × d_k)
+ * to the tangents. Returns the used lanes with a degenerate row. */
+static SIMD_INLINE lcp_m4 patch_rows_fill(const point_inputs *in, const point_frame *fr,
+                                          double omega, bool cone, lcp_m4 used, double *rec,
+                                          const int K) {
+  const lcp_d4 zero = d4_splat(0.0), w = d4_splat(omega), half = d4_splat(0.5);
+  const lcp_d4 cfm = d4_load(in->cfm);
+  lcp_m4 bad = m4_first(0);
+#pragma GCC unroll 4
+  for (int32_t q = 0; q < K; ++q) {
+    const int32_t Q = H_SIZE + Q_SIZE * q;
+    point_terms4 pt;
+    point_terms_fill(in, fr, q, Q + Q_ARM, 0, 1, rec, &pt);
+    lcp_d4 diag = point_diag(fr, &pt, 0, cfm, used, &bad);
+    lcp_d4 step = d4_div(w, diag);
+    PUT(Q + Q_STEP, step);
+    PUT(Q + Q_BIAS, d4_mul(step, d4_load(in->target[q])));
+    PUT(Q + Q_DIAG, diag);
   }
-  lcp_d4 step[3];
-  step[0] = d4_div(w, diag[0]);
+  const int32_t Fb = H_SIZE + Q_SIZE * K;
+  point_terms4 pt;
+  point_terms_fill(in, fr, K, Fb + F_ARM, K == 1 ? 0 : 1, 3, rec, &pt);
+  lcp_d4 diag1 = point_diag(fr, &pt, 1, cfm, used, &bad);
+  lcp_d4 diag2 = point_diag(fr, &pt, 2, cfm, used, &bad);
+  lcp_d4 step1, step2;
   if (cone) {
-    /* ω/λmax of the pair's 2×2 block (lcp__solver_pair_lambda_max) */
-    lcp_d4 x = d4_mul(half, d4_add(point_cross4(fr->im, pt, 1, pt, 2, fr->dd[1][2]),
-                                   point_cross4(fr->im, pt, 2, pt, 1, fr->dd[2][1])));
-    lcp_d4 h = d4_mul(half, d4_sub(diag[1], diag[2]));
+    lcp_d4 x = d4_mul(half, d4_add(point_cross4(fr->im, &pt, 1, 2, fr->dd[1][2]),
+                                   point_cross4(fr->im, &pt, 2, 1, fr->dd[2][1])));
+    lcp_d4 h = d4_mul(half, d4_sub(diag1, diag2));
     lcp_d4 lmax =
-        d4_add(d4_mul(half, d4_add(diag[1], diag[2])), d4_sqrt(d4_add(d4_mul(h, h), d4_mul(x, x))));
-    step[1] = step[2] = d4_div(w, lmax);
+        d4_add(d4_mul(half, d4_add(diag1, diag2)), d4_sqrt(d4_add(d4_mul(h, h), d4_mul(x, x))));
+    step1 = step2 = d4_div(w, lmax);
   } else {
-    step[1] = d4_div(w, diag[1]);
-    step[2] = d4_div(w, diag[2]);
+    step1 = d4_div(w, diag1);
+    step2 = d4_div(w, diag2);
   }
+  lcp_d4 diag_t = zero, step_t = zero, c1t = zero, c2t = zero;
+  if (K >= 2) {
+    lcp_d4 a = zero, scale = zero;
+    const lcp_d4 *n = fr->D[0];
+#pragma GCC unroll 2
+    for (int s = 0; s < 2; ++s) {
+      lcp_d4 tn[3];
 #pragma GCC unroll 3
-  for (int d = 0; d < 3; ++d)
-    PUT(P + PR_STEP + d, step[d]);
-  PUT(P + PR_CFM, cfm);
-  PUT(P + PR_BIAS, d4_mul(step[0], d4_load(in->target[q])));
-  PUT(P + PR_DIAG, diag[0]);
-  PUT(P + PR_MU, d4_load(in->mu[q]));
-  PUT(P + PR_C_NA, d4_mul(step[1], point_cross4(fr->im, pt, 1, pt, 0, fr->dd[1][0])));
-  PUT(P + PR_C_NB, d4_mul(step[2], point_cross4(fr->im, pt, 2, pt, 0, fr->dd[2][0])));
-  PUT(P + PR_C_AB, cone ? zero : d4_mul(step[2], point_cross4(fr->im, pt, 2, pt, 1, fr->dd[2][1])));
+      for (int r = 0; r < 3; ++r) {
+        tn[r] =
+            dot3x4(fr->ii[s][3 * r], n[0], fr->ii[s][3 * r + 1], n[1], fr->ii[s][3 * r + 2], n[2]);
+        lcp_d4 term = d4_mul(n[r], tn[r]);
+        a = d4_add(a, term);
+        scale = d4_add(scale, d4_abs(term));
+      }
+      c1t = d4_add(c1t, dot3x4(tn[0], pt.c[s][1][0], tn[1], pt.c[s][1][1], tn[2], pt.c[s][1][2]));
+      c2t = d4_add(c2t, dot3x4(tn[0], pt.c[s][2][0], tn[1], pt.c[s][2][1], tn[2], pt.c[s][2][2]));
+    }
+    diag_t = diag_check(a, scale, cfm, used, &bad);
+    step_t = d4_div(w, diag_t);
+    c1t = d4_mul(step_t, c1t);
+    c2t = d4_mul(step_t, c2t);
+  } else {
+    /* F_C_N1, F_C_N2: the normal into the tangents, at the point */
+    c1t = d4_mul(step1, point_cross4(fr->im, &pt, 1, 0, fr->dd[1][0]));
+    c2t = d4_mul(step2, point_cross4(fr->im, &pt, 2, 0, fr->dd[2][0]));
+  }
+  PUT(Fb + F_STEP, step1);
+  PUT(Fb + F_STEP + 1, step2);
+  PUT(Fb + F_STEP + 2, step_t);
+  PUT(Fb + F_DIAG, diag1);
+  PUT(Fb + F_DIAG + 1, diag2);
+  PUT(Fb + F_DIAG + 2, diag_t);
+  PUT(Fb + F_CFM, cfm);
+  PUT(Fb + F_MU, d4_load(in->mu));
+  PUT(Fb + F_MU_T, d4_load(in->mu_t));
+  PUT(Fb + F_C_12, cone ? zero : d4_mul(step2, point_cross4(fr->im, &pt, 2, 1, fr->dd[2][1])));
+  PUT(Fb + F_C_1T, c1t);
+  PUT(Fb + F_C_2T, c2t);
   return bad;
 }
 
-/* Point q's warm start, clamped as lcp__contact_unit_warm: the normal into
- * [0, ∞), the friction pair onto the disc (cone) or into ±μλn (box); an
- * empty lane's inputs are zeros and its impulses come out 0. */
-static SIMD_INLINE void point_warm(const point_inputs *in, int32_t q, bool cone, lcp_d4 lam[3]) {
+/* The patch's warm start, clamped as the items clamp it: each normal into
+ * [0, ∞), the tangents onto the disc (cone) or into ±μΣλn (box), the
+ * torsion into ±μ r Σλn; an empty lane's inputs are zeros and its
+ * impulses come out 0. */
+static SIMD_INLINE void patch_warm(const point_inputs *in, bool cone, lcp_d4 lam[POINT_MAX + 3],
+                                   const int K) {
   const lcp_d4 zero = d4_splat(0.0), one = d4_splat(1.0);
-  lcp_d4 l0 = d4_load(in->lambda[q][0]), l1 = d4_load(in->lambda[q][1]);
-  lcp_d4 l2 = d4_load(in->lambda[q][2]);
-  l0 = d4_select(d4_lt(l0, zero), zero, l0);
-  lcp_d4 bound = d4_mul(d4_load(in->mu[q]), l0);
+  lcp_d4 total = zero;
+#pragma GCC unroll 4
+  for (int32_t q = 0; q < K; ++q) {
+    lcp_d4 l = d4_load(in->lambda[q]);
+    lam[q] = d4_select(d4_lt(l, zero), zero, l);
+    total = d4_add(total, lam[q]);
+  }
+  lcp_d4 l1 = d4_load(in->lambda[K]), l2 = d4_load(in->lambda[K + 1]);
+  lcp_d4 bound = d4_mul(d4_load(in->mu), total);
   if (cone) {
     lcp_d4 len = d4_sqrt(d4_add(d4_mul(l1, l1), d4_mul(l2, l2)));
     lcp_d4 f = d4_select(d4_gt(len, bound), d4_div(bound, len), one);
@@ -859,42 +1029,43 @@ static SIMD_INLINE void point_warm(const point_inputs *in, int32_t q, bool cone,
     l2 = d4_select(d4_lt(l2, lo), lo, l2);
     l2 = d4_select(d4_gt(l2, bound), bound, l2);
   }
-  lam[0] = l0;
-  lam[1] = l1;
-  lam[2] = l2;
+  lam[K] = l1;
+  lam[K + 1] = l2;
+  if (K >= 2) {
+    lcp_d4 lt = d4_load(in->lambda[K + 2]), bt = d4_mul(d4_load(in->mu_t), total);
+    lt = d4_select(d4_lt(lt, d4_neg(bt)), d4_neg(bt), lt);
+    lam[K + 2] = d4_select(d4_gt(lt, bt), bt, lt);
+  }
 }
 
-/* v += M⁻¹Jᵀλ of the warm start: per point P = Σ_k d_k λ_k, −P/m_A and
- * −I_A⁻¹(r_A × P) on A, + on B */
-static SIMD_INLINE void point_warm_apply(const lane_group *g, const point_inputs *in,
-                                         const point_frame *fr, lcp_d4 lam[POINT_MAX][3],
+/* v += M⁻¹Jᵀλ of the warm start: each point's normal impulse, then the
+ * patch's friction at its centre (point_apply) */
+static SIMD_INLINE void patch_warm_apply(const lane_group *g, const double *rec,
+                                         const point_frame *fr, const lcp_d4 lam[POINT_MAX + 3],
                                          const int K) {
-  lcp_d4 V[2][6];
+  lcp_d4 V[2][6], arm[2][3], P[3];
   group_gather(g, V);
 #pragma GCC unroll 4
   for (int32_t q = 0; q < K; ++q) {
-    lcp_d4 P3[3], arm[2][3];
+#pragma GCC unroll 2
+    for (int s = 0; s < 2; ++s)
+#pragma GCC unroll 3
+      for (int c = 0; c < 3; ++c)
+        arm[s][c] = d4_load(rec + LANES * (H_SIZE + Q_SIZE * q + Q_ARM + 3 * s + c));
 #pragma GCC unroll 3
     for (int c = 0; c < 3; ++c)
-      P3[c] = dot3x4(fr->D[0][c], lam[q][0], fr->D[1][c], lam[q][1], fr->D[2][c], lam[q][2]);
-#pragma GCC unroll 2
-    for (int s = 0; s < 2; ++s) {
-#pragma GCC unroll 3
-      for (int m = 0; m < 3; ++m)
-        arm[s][m] = d4_load(in->arm[q][s][m]);
-      lcp_d4 torque[3];
-      cross4(arm[s], P3, torque);
-      lcp_d4 sign = s == 0 ? d4_splat(-1.0) : d4_splat(1.0);
-#pragma GCC unroll 3
-      for (int c = 0; c < 3; ++c) {
-        const lcp_d4 *ii = fr->ii[s];
-        V[s][c] = d4_add(V[s][c], d4_mul(sign, d4_mul(fr->im[s], P3[c])));
-        V[s][3 + c] =
-            d4_add(V[s][3 + c], d4_mul(sign, dot3x4(ii[3 * c], torque[0], ii[3 * c + 1], torque[1],
-                                                    ii[3 * c + 2], torque[2])));
-      }
-    }
+      P[c] = d4_mul(fr->D[0][c], lam[q]);
+    point_apply(rec, V, arm, P, fr->D[0], d4_splat(0.0), false);
   }
+#pragma GCC unroll 2
+  for (int s = 0; s < 2; ++s)
+#pragma GCC unroll 3
+    for (int c = 0; c < 3; ++c)
+      arm[s][c] = d4_load(rec + LANES * (H_SIZE + Q_SIZE * K + F_ARM + 3 * s + c));
+#pragma GCC unroll 3
+  for (int c = 0; c < 3; ++c)
+    P[c] = d4_madd(d4_mul(fr->D[1][c], lam[K]), fr->D[2][c], lam[K + 1]);
+  point_apply(rec, V, arm, P, fr->D[0], K >= 2 ? lam[K + 2] : d4_splat(0.0), K >= 2);
   group_scatter(g, V);
 }
 
@@ -906,26 +1077,18 @@ static SIMD_INLINE bool point_group_fill(const solver_problem *p, lane_group *g,
   const lcp_m4 used = m4_first(g->lanes_used); /* the lanes holding a unit */
   point_frame fr;
   point_frame_fill(&in, rec, &fr);
-  lcp_d4 lam[POINT_MAX][3];
-  lcp_m4 bad = m4_first(0);
-#pragma GCC unroll 4
-  for (int32_t q = 0; q < K; ++q) {
-    point_terms4 pt;
-    point_terms_fill(&in, &fr, q, rec, &pt);
-    bad = m4_or(bad, point_rows_fill(&in, &fr, &pt, q, omega, cone, used, rec));
-    point_warm(&in, q, cone, lam[q]);
-#pragma GCC unroll 3
-    for (int d = 0; d < 3; ++d)
-      d4_store(g->lam + LANES * (3 * q + d), lam[q][d]);
-  }
-  if (m4_any(bad))
+  if (m4_any(patch_rows_fill(&in, &fr, omega, cone, used, rec, K)))
     return false;
   /* empty lanes: zero fields (their steps, 1/0, made NaNs) */
   const int32_t fields = lcp__contact_unit_fields(FORM_POINTS, K);
   for (int32_t l = g->lanes_used; l < LANES; ++l)
     for (int32_t f = 0; f < fields; ++f)
       rec[LANES * f + l] = 0.0;
-  point_warm_apply(g, &in, &fr, lam, K);
+  lcp_d4 lam[POINT_MAX + 3];
+  patch_warm(&in, cone, lam, K);
+  for (int32_t r = 0; r < solver_patch_rows(K); ++r)
+    d4_store(g->lam + LANES * r, lam[r]);
+  patch_warm_apply(g, rec, &fr, lam, K);
   return true;
 }
 #undef PUT
@@ -1002,16 +1165,18 @@ contact_fill_fn lcp__contact_pick_point_fill(bool baseline_only) {
 /* ---- new targets (the relax iterations) ----
  *
  * The bias of a row is step·target in either form of record, so new
- * targets only rewrite those fields, lane by lane. Point units carry the
- * normal's bias alone (their friction rows have no target). */
+ * targets only rewrite those fields, lane by lane. Patch units carry their
+ * normals' biases alone (their friction and torsion rows have no target). */
 void lcp__contact_group_retarget(lane_group *g, const double *targets) {
   for (int32_t lane = 0; lane < g->lanes_used; ++lane) {
     for (int32_t q = 0; q < g->count[lane]; ++q) {
-      const double *t = targets + g->row[lane] + 3 * q;
       if (g->form == FORM_POINTS) {
-        const int32_t P = H_SIZE + Q_SIZE * q + Q_ROWS;
-        g->rec[LANES * (P + PR_BIAS) + lane] = g->rec[LANES * (P + PR_STEP) + lane] * t[0];
+        /* a patch: its K normal rows first, row + q */
+        const int32_t Q = H_SIZE + Q_SIZE * q;
+        g->rec[LANES * (Q + Q_BIAS) + lane] =
+            g->rec[LANES * (Q + Q_STEP) + lane] * targets[g->row[lane] + q];
       } else {
+        const double *t = targets + g->row[lane] + 3 * q;
         const int32_t P = U_SIZE + P_SIZE * q + P_ROWS;
         for (int d = 0; d < 3; ++d)
           g->rec[LANES * (P + R_BIAS + d) + lane] = g->rec[LANES * (P + R_STEP + d) + lane] * t[d];

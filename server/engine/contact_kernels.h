@@ -3,10 +3,13 @@
  * (contact_kernels.c); PGS (solver_pgs.c) decides which rows make units and
  * in which groups and order they are swept.
  *
- * A unit is a contact manifold's consecutive points, each a non-friction
+ * A unit is either a contact patch given by geometry (a solver_contact:
+ * a manifold's normal rows and its patch friction rows, FORM_POINTS) or
+ * consecutive single points given by coefficients, each a non-friction
  * row and its ROW_FRICTION_1/2 pair, on the same one or two 6-wide sides
- * (bodies) with the same directions. A group is LANES units on pairwise
- * disjoint velocity entries, swept together, one unit per lane. */
+ * (bodies) with the same directions (FORM_COEFS). A group is LANES units
+ * on pairwise disjoint velocity entries, swept together, one unit per
+ * lane. */
 #ifndef LCP_CONTACT_KERNELS_H
 #define LCP_CONTACT_KERNELS_H
 
@@ -17,18 +20,18 @@
 
 enum { LANES = 4 };
 /* A unit of points given by coefficients (FORM_COEFS) has one or two
- * points; a unit of solver_contact points (FORM_POINTS) up to POINT_MAX. */
-enum { UNIT_MAX_POINTS = 2, POINT_MAX = 4 };
+ * points; a solver_contact patch (FORM_POINTS) up to POINT_MAX. */
+enum { UNIT_MAX_POINTS = 2, POINT_MAX = SOLVER_PATCH_MAX_POINTS };
 enum { FORM_COEFS = 0, FORM_POINTS = 1 };
 
 typedef struct lane_group {
   double *rec;          /* lcp__contact_unit_fields(form, points) fields of LANES doubles */
-  double *lam;          /* [3·points][LANES]: the units' impulses */
+  double *lam;          /* [lcp__contact_unit_rows][LANES]: the units' impulses */
   double *v[2][LANES];  /* velocity of each side of each lane */
   int32_t row[LANES];   /* first row of each lane's unit; −1: empty lane */
   int32_t count[LANES]; /* points of each lane's unit */
-  /* FORM_POINTS: each lane's first contact (index into problem->contacts),
-   * for the fill */
+  /* FORM_POINTS: each lane's patch (index into problem->contacts), for
+   * the fill */
   int32_t contact[LANES];
   int32_t points; /* 1 or 2 (coefficients), 1 to POINT_MAX (points): the group's kind, */
   int32_t form;   /*   and FORM_* */
@@ -37,6 +40,9 @@ typedef struct lane_group {
 
 /* How many fields (of LANES doubles each) a group's record has. */
 int32_t lcp__contact_unit_fields(int32_t form, int32_t points);
+/* How many rows (consecutive, from its first) a unit of `points` points
+ * has: 3 per point given by coefficients, solver_patch_rows for a patch. */
+int32_t lcp__contact_unit_rows(int32_t form, int32_t points);
 
 /* The present sides of a row, in side order, when each is 6 wide (a body). */
 typedef struct side_layout {
@@ -69,10 +75,11 @@ void lcp__contact_unit_fill(const solver_problem *p, const double *diag, const d
                             double omega, bool cone, int32_t i0, int32_t points,
                             const side_layout (*l)[3], lane_group *g, double *rec, int32_t k,
                             double *dummy_v);
-/* Can contact c be (a point of) a point unit? Its normal's λ must be
- * referred to by its two friction rows only, its sides must be apart, and
- * its rows those a point record holds (the step's contacts): the normal
- * bounded by [0, ∞), one cfm for the three rows, one μ, no friction target. */
+/* Can patch c be a point unit? Its normals' λ must be referred to by its
+ * own friction rows only, its sides must be apart, and its rows those a
+ * patch record holds (the step's contacts): the normals bounded by
+ * [0, ∞), one cfm for all its rows, one μ for the tangents, no friction
+ * target. */
 bool lcp__contact_point_unit_placeable(const solver_problem *p, const uint8_t *refs,
                                        const solver_contact *c);
 
@@ -83,7 +90,7 @@ void lcp__contact_group_retarget(lane_group *g, const double *targets);
 /* Sweeps count groups once; folds into *res the largest |Δλ_i|·(A_ii + cfm_i)
  * and into *acc their sum (non-finite as soon as an update is). */
 typedef void (*contact_sweep_fn)(const lane_group *g, int32_t count, double *res, double *acc);
-/* Fills a group of point units (g->contact set, records and impulses
+/* Fills a group of patch units (g->contact set, records and impulses
  * allocated), four lanes at once: their records, their warm starts clamped
  * and applied to velocity. false when a used lane's A_kk is not finite or
  * degenerate (the caller then sets the problem up without point units). */

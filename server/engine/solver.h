@@ -33,6 +33,10 @@ typedef enum row_kind {
   ROW_NORMAL = 1,     /* contact normal: fixed bounds, usually [0, ∞) */
   ROW_FRICTION_1 = 2, /* first tangent of a contact; bounds from its normal row */
   ROW_FRICTION_2 = 3, /* second tangent; always the row right after its ROW_FRICTION_1 */
+  /* torsional friction of a contact patch about its normal: |λ| ≤ μ_τ Σλn
+   * (box-bounded in both friction models; mu holds μ r, r the patch's
+   * torsional radius) */
+  ROW_TORSION = 4,
 } row_kind;
 
 typedef struct solver_row {
@@ -43,9 +47,14 @@ typedef struct solver_row {
   int32_t dof_count[2];
   int32_t coef_offset[2];
   row_kind kind;
-  int32_t normal_row; /* friction rows: index of their contact's normal row */
-  double mu;          /* friction rows: bound is μ λ_normal */
-  double target;      /* desired w (bias: Baumgarte, speculative gap, PD target) */
+  /* Friction and torsion rows: their bound is μ Σ λn over the normal rows
+   * normal_row, ..., normal_row + normal_count − 1 (a contact patch's
+   * points: Coulomb's bound on the patch's total normal impulse; 1 for a
+   * single point). */
+  int32_t normal_row;
+  int32_t normal_count;
+  double mu;     /* friction rows: bound is μ Σλn; torsion rows: μ r */
+  double target; /* desired w (bias: Baumgarte, speculative gap, PD target) */
   /* The relax iterations' target (solver_settings.relax_iterations): the
    * velocity-level part of target alone, without positional correction. */
   double relax_target;
@@ -58,27 +67,44 @@ typedef struct solver_row {
   double lambda; /* in: warm start; out: the solution */
 } solver_row;
 
-/* A contact point on free bodies given by its geometry instead of by
- * coefficients. Its rows are rows row (normal or bilateral), row + 1 and
- * row + 2 (ROW_FRICTION_1/2 with normal_row == row), complete except that
- * their J and M⁻¹Jᵀ coefficients are not written; for direction d_k
- * (k = 0, 1, 2: the three rows) they are
+/* A contact patch on free bodies (a manifold: point_count points sharing
+ * one normal) given by its geometry instead of by coefficients. Its rows
+ * are, with K = point_count:
  *
- *     J_k = [−d_k, −r_A × d_k | d_k, r_B × d_k],
- *     M⁻¹J_kᵀ = [−d_k/m_A, −I_A⁻¹(r_A × d_k) | d_k/m_B, I_B⁻¹(r_B × d_k)],
+ *   row .. row + K − 1   each point's normal (or bilateral) row, direction
+ *                        d_0 at the point's arms point_arm[q];
+ *   row + K, row + K + 1 ROW_FRICTION_1/2 along d_1, d_2 at the patch centre
+ *                        (arms arm), normal_row == row, normal_count == K;
+ *   row + K + 2          for K ≥ 2: ROW_TORSION about d_0, normal_row ==
+ *                        row, normal_count == K.
  *
- * side A at velocity entries dof[0] (moving against d_k), side B at dof[1];
- * the rows' side fields say the same (a side with dof −1 is absent: the
- * row's dof_count 0 there). The solver sweeps such points from the
- * directions and arms alone, and writes the coefficients at the rows'
- * coef_offset only when it needs them (other solvers, or a point its
- * contact path does not take). */
+ * complete except that their J and M⁻¹Jᵀ coefficients are not written; for
+ * direction d at arms r_A, r_B they are
+ *
+ *     J = [−d, −r_A × d | d, r_B × d],
+ *     M⁻¹Jᵀ = [−d/m_A, −I_A⁻¹(r_A × d) | d/m_B, I_B⁻¹(r_B × d)],
+ *
+ * and for the torsion row J = [0, −d_0 | 0, d_0] (relative spin about the
+ * normal), M⁻¹Jᵀ = [0, −I_A⁻¹d_0 | 0, I_B⁻¹d_0]; side A at velocity
+ * entries dof[0], side B at dof[1]; the rows' side fields say the same (a
+ * side with dof −1 is absent: the row's dof_count 0 there). The solver
+ * sweeps such patches from the directions and arms alone, and writes the
+ * coefficients at the rows' coef_offset only when it needs them (other
+ * solvers, or a patch its contact path does not take). A single point is
+ * a patch of K = 1: rows normal, friction 1, friction 2 at its own arms. */
+enum { SOLVER_PATCH_MAX_POINTS = 4 };
 typedef struct solver_contact {
   int32_t row;
-  int32_t dof[2];   /* a multiple of 6: body dof / 6's mass properties below; −1: absent */
-  double dir[3][3]; /* d_0 (normal), d_1, d_2 */
-  double arm[2][3]; /* r_A, r_B: contact point minus each body's centre of mass */
+  int32_t point_count; /* K, 1 to SOLVER_PATCH_MAX_POINTS */
+  int32_t dof[2];      /* a multiple of 6: body dof / 6's mass properties below; −1: absent */
+  double dir[3][3];    /* d_0 (normal), d_1, d_2 */
+  double arm[2][3];    /* r_A, r_B of the patch centre (the friction rows) */
+  double point_arm[SOLVER_PATCH_MAX_POINTS][2][3]; /* r_A, r_B of each point */
 } solver_contact;
+
+/* How many rows a patch of K points has: K normals, two tangents, and the
+ * torsion row when K ≥ 2. */
+static inline int32_t solver_patch_rows(int32_t points) { return points + 2 + (points >= 2); }
 
 typedef struct solver_problem {
   int32_t row_count;
@@ -146,10 +172,12 @@ typedef struct solver_result {
 /* Each solver starts from the rows' lambda (warm start; zero for a cold start),
  * first adding M⁻¹Jᵀλ to velocity, and leaves the solution in the rows
  * (the relax iterations' solution when there are any).
- * Friction rows with ROW_FRICTION_1/2 pairs are bounded per row by μλn in the
- * box model, and projected together onto the disc of radius μλn in the cone
- * model. Return LCP_OK, LCP_ERR_NO_MEMORY, or LCP_ERR_NUMERIC when a
- * non-finite value appears. */
+ * Friction rows with ROW_FRICTION_1/2 pairs are bounded per row by μΣλn in
+ * the box model, and projected together onto the disc of radius μΣλn in
+ * the cone model; torsion rows per row by μ_τΣλn in both. PGS then gives
+ * each patch's normals the symmetric distribution (lcp__solver_patches_even).
+ * Return LCP_OK, LCP_ERR_NO_MEMORY, or LCP_ERR_NUMERIC when a non-finite
+ * value appears. */
 int lcp__solver_pgs(const solver_settings *settings, solver_problem *problem, solver_result *result,
                     arena *scratch);
 int lcp__solver_jacobi(const solver_settings *settings, solver_problem *problem,

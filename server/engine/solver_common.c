@@ -7,9 +7,11 @@
  *     λ_i = lo_i ⇒ w_i ≥ 0;  λ_i = hi_i ⇒ w_i ≤ 0;  lo_i < λ_i < hi_i ⇒ w_i = 0
  *
  * Friction rows come in (ROW_FRICTION_1, ROW_FRICTION_2) pairs whose bounds
- * follow their normal row's current λn (isotropic Coulomb friction): box
- * model |λt_k| ≤ μλn per row; cone model |(λt1, λt2)| ≤ μλn. A friction
- * row's own lo/hi are not used; a negative λn counts as 0. */
+ * follow the total current impulse Σλn of their normal rows (a contact
+ * patch's points; isotropic Coulomb friction on the patch, as PhysX's patch
+ * friction): box model |λt_k| ≤ μΣλn per row; cone model
+ * |(λt1, λt2)| ≤ μΣλn; a ROW_TORSION row |λτ| ≤ μ_τΣλn. A friction row's
+ * own lo/hi are not used; a negative λn counts as 0. */
 #include "solver_internal.h"
 
 #include "lcp_math.h"
@@ -101,7 +103,7 @@ int lcp__solver_check_problem(const solver_problem *p) {
   for (int32_t i = 0; i < p->row_count; ++i) {
     const solver_row *r = &p->rows[i];
     int kind = (int)r->kind;
-    if (kind < ROW_BILATERAL || kind > ROW_FRICTION_2)
+    if (kind < ROW_BILATERAL || kind > ROW_TORSION)
       return LCP_ERR_INVALID_ARGUMENT;
     for (int a = 0; a < 2; ++a) {
       if (r->dof_count[a] < 0)
@@ -112,9 +114,13 @@ int lcp__solver_check_problem(const solver_problem *p) {
         return LCP_ERR_INVALID_ARGUMENT;
     }
     if (is_friction(r->kind)) {
-      if (r->normal_row < 0 || r->normal_row >= p->row_count || r->normal_row == i ||
-          is_friction(p->rows[r->normal_row].kind))
+      if (r->normal_count < 1 || r->normal_row < 0 ||
+          (int64_t)r->normal_row + r->normal_count > (int64_t)p->row_count ||
+          (i >= r->normal_row && i < r->normal_row + r->normal_count))
         return LCP_ERR_INVALID_ARGUMENT;
+      for (int32_t j = 0; j < r->normal_count; ++j)
+        if (is_friction(p->rows[r->normal_row + j].kind))
+          return LCP_ERR_INVALID_ARGUMENT;
       if (!isfinite(r->mu))
         numeric = true;
       else if (r->mu < 0.0)
@@ -130,18 +136,26 @@ int lcp__solver_check_problem(const solver_problem *p) {
   int32_t next_row = 0;
   for (int32_t k = 0; k < p->contact_count; ++k) {
     const solver_contact *c = &p->contacts[k];
-    if (c->row < next_row || c->row > p->row_count - 3)
+    const int32_t K = c->point_count;
+    if (K < 1 || K > SOLVER_PATCH_MAX_POINTS || c->row < next_row ||
+        c->row > p->row_count - solver_patch_rows(K))
       return LCP_ERR_INVALID_ARGUMENT;
-    next_row = c->row + 3;
+    next_row = c->row + solver_patch_rows(K);
     const solver_row *r = &p->rows[c->row];
-    if (is_friction(r[0].kind) || r[1].kind != ROW_FRICTION_1 || r[2].kind != ROW_FRICTION_2 ||
-        r[1].normal_row != c->row || r[2].normal_row != c->row)
-      return LCP_ERR_INVALID_ARGUMENT;
+    for (int32_t q = 0; q < K; ++q)
+      if (is_friction(r[q].kind))
+        return LCP_ERR_INVALID_ARGUMENT;
+    for (int32_t m = K; m < solver_patch_rows(K); ++m)
+      if (r[m].kind != (m == K       ? ROW_FRICTION_1
+                        : m == K + 1 ? ROW_FRICTION_2
+                                     : ROW_TORSION) ||
+          r[m].normal_row != c->row || r[m].normal_count != K)
+        return LCP_ERR_INVALID_ARGUMENT;
     for (int s = 0; s < 2; ++s) {
       int32_t dof = c->dof[s];
       if (dof != -1 && (dof < 0 || dof % 6 != 0 || dof > p->dof_count - 6))
         return LCP_ERR_INVALID_ARGUMENT;
-      for (int m = 0; m < 3; ++m)
+      for (int32_t m = 0; m < solver_patch_rows(K); ++m)
         if (r[m].dof_count[s] != (dof >= 0 ? 6 : 0) || (dof >= 0 && r[m].dof_offset[s] != dof))
           return LCP_ERR_INVALID_ARGUMENT;
     }
@@ -158,25 +172,37 @@ int lcp__solver_check_iterative(const solver_settings *settings, const solver_pr
   return lcp__solver_check_problem(p);
 }
 
+/* Writes the coefficients of one patch row's side s: direction d at arm
+ * (lin = true), or the spin about d alone (lin = false, torsion). */
+static void expand_side(const solver_problem *p, const solver_contact *c, const solver_row *r,
+                        int s, vec3 d, const double arm[3], bool lin_part) {
+  double sign = s == 0 ? -1.0 : 1.0;
+  int32_t body = c->dof[s] / 6;
+  mat3 inv_inertia;
+  memcpy(&inv_inertia, p->body_inv_inertia[body], sizeof inv_inertia);
+  double inv_mass = lin_part ? p->body_inv_mass[body] : 0.0;
+  vec3 lin = lin_part ? v3_scale(d, sign) : v3_zero();
+  vec3 ang = v3_scale(lin_part ? v3_cross(v3_from(arm), d) : d, sign);
+  vec3 response = m3_mulv(&inv_inertia, ang);
+  double *j = p->J + r->coef_offset[s], *t = p->MinvJt + r->coef_offset[s];
+  j[0] = lin.x, j[1] = lin.y, j[2] = lin.z, j[3] = ang.x, j[4] = ang.y, j[5] = ang.z;
+  t[0] = lin.x * inv_mass, t[1] = lin.y * inv_mass, t[2] = lin.z * inv_mass;
+  t[3] = response.x, t[4] = response.y, t[5] = response.z;
+}
+
 void lcp__solver_contact_expand(const solver_problem *p, const solver_contact *c) {
-  for (int m = 0; m < 3; ++m) {
+  const int32_t K = c->point_count;
+  for (int32_t m = 0; m < solver_patch_rows(K); ++m) {
     const solver_row *r = &p->rows[c->row + m];
-    vec3 d = v3_from(c->dir[m]);
+    int dir = m < K ? 0 : m == K ? 1 : m == K + 1 ? 2 : 0;
+    vec3 d = v3_from(c->dir[dir]);
     for (int s = 0; s < 2; ++s) {
       if (c->dof[s] < 0)
         continue;
-      double sign = s == 0 ? -1.0 : 1.0;
-      int32_t body = c->dof[s] / 6;
-      mat3 inv_inertia;
-      memcpy(&inv_inertia, p->body_inv_inertia[body], sizeof inv_inertia);
-      double inv_mass = p->body_inv_mass[body];
-      vec3 lin = v3_scale(d, sign);
-      vec3 ang = v3_scale(v3_cross(v3_from(c->arm[s]), d), sign);
-      vec3 response = m3_mulv(&inv_inertia, ang);
-      double *j = p->J + r->coef_offset[s], *t = p->MinvJt + r->coef_offset[s];
-      j[0] = lin.x, j[1] = lin.y, j[2] = lin.z, j[3] = ang.x, j[4] = ang.y, j[5] = ang.z;
-      t[0] = lin.x * inv_mass, t[1] = lin.y * inv_mass, t[2] = lin.z * inv_mass;
-      t[3] = response.x, t[4] = response.y, t[5] = response.z;
+      if (m < K)
+        expand_side(p, c, r, s, d, c->point_arm[m][s], true);
+      else
+        expand_side(p, c, r, s, d, c->arm[s], m < K + 2);
     }
   }
 }
@@ -345,33 +371,54 @@ static void fill_item(pgs_item *it, const solver_problem *p, int32_t i, double d
   it->diag = diag;
   item_set_step(it, omega / diag, r);
   it->row = i;
-  it->pad_ = 0;
   if (is_friction(r->kind)) {
     it->lo = 0.0;
     it->hi = 0.0;
     it->mu = r->mu;
     it->normal = r->normal_row;
+    it->normal_count = r->normal_count;
   } else {
     it->lo = r->lo;
     it->hi = r->hi;
     it->mu = 0.0;
     it->normal = i;
+    it->normal_count = 1;
   }
 }
 
-/* The warm start of a generic row from the row itself (its normal's for
+/* The clamped warm start Σλn of a friction row's normals: each normal's
+ * into its fixed bounds (0 when degenerate), negatives counting as 0. */
+static double warm_normal_sum(const solver_problem *p, const solver_row *r) {
+  double sum = 0.0;
+  for (int32_t j = 0; j < r->normal_count; ++j) {
+    const solver_row *nr = &p->rows[r->normal_row + j];
+    double n = lcp__solver_row_diag(p, nr) > 0.0 ? clampd(nr->lambda, nr->lo, nr->hi) : 0.0;
+    sum += n > 0.0 ? n : 0.0;
+  }
+  return sum;
+}
+
+/* The warm start of a generic row from the row itself (its normals' for
  * friction), clamped into its bounds: the normal's into its fixed bounds,
- * the friction row's into ±μλn with that clamped λn. */
+ * the friction row's into ±μΣλn with those clamped λn. */
 static double item_warm(const solver_problem *p, int32_t i, double diag) {
   const solver_row *r = &p->rows[i];
   if (!(diag > 0.0))
     return 0.0;
   if (!is_friction(r->kind))
     return clampd(r->lambda, r->lo, r->hi);
-  const solver_row *nr = &p->rows[r->normal_row];
-  double n = lcp__solver_row_diag(p, nr) > 0.0 ? clampd(nr->lambda, nr->lo, nr->hi) : 0.0;
-  double bound = r->mu * (n > 0.0 ? n : 0.0);
+  double bound = r->mu * warm_normal_sum(p, r);
   return clampd(r->lambda, -bound, bound);
+}
+
+double lcp__solver_friction_bound(const solver_row *r, const double *lam, const int32_t *pos) {
+  double sum = 0.0;
+  for (int32_t j = 0; j < r->normal_count; ++j) {
+    int32_t at = pos ? pos[r->normal_row + j] : r->normal_row + j;
+    double n = at >= 0 ? lam[at] : 0.0;
+    sum += n > 0.0 ? n : 0.0;
+  }
+  return r->mu * sum;
 }
 
 void lcp__solver_items_skip(solver_items *s, solver_problem *p, int32_t i) {
@@ -384,7 +431,8 @@ int lcp__solver_items_add(solver_items *s, solver_problem *p, int32_t i, double 
   const int32_t first = s->count;
   double d1 = -1.0;
   if (cone && i + 1 < p->row_count && p->rows[i].kind == ROW_FRICTION_1 &&
-      p->rows[i + 1].kind == ROW_FRICTION_2 && p->rows[i + 1].normal_row == p->rows[i].normal_row) {
+      p->rows[i + 1].kind == ROW_FRICTION_2 && p->rows[i + 1].normal_row == p->rows[i].normal_row &&
+      p->rows[i + 1].normal_count == p->rows[i].normal_count) {
     d1 = lcp__solver_row_diag(p, &p->rows[i + 1]);
     if (d1 < 0.0)
       return LCP_ERR_NUMERIC;
@@ -400,11 +448,9 @@ int lcp__solver_items_add(solver_items *s, solver_problem *p, int32_t i, double 
     bool fused =
         a->kind == IT_FAST && b->kind == IT_FAST && a->v[0] == b->v[0] && a->v[1] == b->v[1];
     a->kind = b->kind = fused ? IT_PAIR_FAST : IT_PAIR_GENERAL;
-    /* the pair's warm start onto the disc of radius μλn, λn the normal's
-     * clamped warm start */
-    const solver_row *nr = &p->rows[p->rows[i].normal_row];
-    double ln = lcp__solver_row_diag(p, nr) > 0.0 ? clampd(nr->lambda, nr->lo, nr->hi) : 0.0;
-    double bound = p->rows[i].mu * (ln > 0.0 ? ln : 0.0);
+    /* the pair's warm start onto the disc of radius μΣλn, λn the normals'
+     * clamped warm starts */
+    double bound = p->rows[i].mu * warm_normal_sum(p, &p->rows[i]);
     double l1 = p->rows[i].lambda, l2 = p->rows[i + 1].lambda;
     double len = sqrt(l1 * l1 + l2 * l2);
     double f = len > bound ? bound / len : 1.0;
@@ -429,4 +475,164 @@ int lcp__solver_items_add(solver_items *s, solver_problem *p, int32_t i, double 
 void lcp__solver_items_finish(const solver_items *s, solver_problem *p) {
   for (int32_t k = 0; k < s->count; ++k)
     p->rows[s->items[k].row].lambda = s->lam[s->items[k].row];
+}
+
+/* ---- the symmetric distribution of a patch's normal impulses ----
+ *
+ * For the normal rows of one patch (one normal n, points p_i), Jᵀλ is
+ * [−n Σλ_i, −(Σλ_i r_A,i) × n | n Σλ_i, (Σλ_i r_B,i) × n], and a point's
+ * offset along n drops out of r × n: it depends on Σλ_i and Σλ_i p_i⊥
+ * only (p_i⊥ = (x_i, y_i), the point in the contact plane). A rigid face's
+ * normal rows thus have rank 3 and any λ with the same three sums is as
+ * good a solution; Gauss–Seidel picks one by the order of its sweep. The
+ * minimum-norm nonnegative one,
+ *
+ *     min ½|λ|²  subject to  A λ = b, λ ≥ 0,  A = [1; x; y] (3×K),
+ *
+ * is unique, and symmetric for a symmetric load (the load's symmetry maps
+ * it to a solution of the same norm). Its optimality conditions are
+ * λ_i = max(0, a_i·μ) for a multiplier μ ∈ R³ with A λ = b: the dual,
+ * max_μ b·μ − ½ Σ max(0, a_i·μ)², is concave and piecewise quadratic, and
+ * its Newton step from μ with active set S = {i : a_i·μ > 0} is
+ * μ ← G_S⁻¹ b, G_S = Σ_{i∈S} a_i a_iᵀ (a semismooth Newton method, as for
+ * projections onto a simplex). It stops when S repeats: then λ_S = A_Sᵀμ
+ * meets A λ = b exactly and a_i·μ ≤ 0 off S, the optimality conditions. */
+
+enum { EVEN_MAX_NEWTON = 8 };
+
+/* μ = G⁻¹ b for the symmetric 3×3 G (row-major), or (G + ε tr(G) I)⁻¹ b
+ * when G is near singular (collinear points, b in its range): the tiny ε
+ * gives the least-norm μ to rounding. false when not finite. */
+static bool solve_gram3(const double G[9], const double b[3], double mu[3]) {
+  double tr = G[0] + G[4] + G[8];
+  double e = 0.0;
+  {
+    double c00 = G[4] * G[8] - G[5] * G[5], c01 = G[2] * G[5] - G[1] * G[8];
+    double c02 = G[1] * G[5] - G[2] * G[4];
+    double det = G[0] * c00 + G[1] * c01 + G[2] * c02;
+    if (!(fabs(det) > 1e-9 * tr * tr * tr))
+      e = 1e-12 * tr;
+  }
+  double a = G[0] + e, bb = G[1], c = G[2], d = G[4] + e, f = G[5], g = G[8] + e;
+  /* cofactors of the symmetric [[a, bb, c], [bb, d, f], [c, f, g]] */
+  double c00 = d * g - f * f, c01 = c * f - bb * g, c02 = bb * f - c * d;
+  double c11 = a * g - c * c, c12 = bb * c - a * f, c22 = a * d - bb * bb;
+  double det = a * c00 + bb * c01 + c * c02;
+  if (!(fabs(det) > 0.0) || !isfinite(det))
+    return false;
+  mu[0] = (c00 * b[0] + c01 * b[1] + c02 * b[2]) / det;
+  mu[1] = (c01 * b[0] + c11 * b[1] + c12 * b[2]) / det;
+  mu[2] = (c02 * b[0] + c12 * b[1] + c22 * b[2]) / det;
+  return isfinite(mu[0] + mu[1] + mu[2]);
+}
+
+bool lcp__patch_even(int32_t K, const double *x, const double *y, const bool *active, double *lam) {
+  if (K < 2 || K > SOLVER_PATCH_MAX_POINTS)
+    return false;
+  int32_t idx[SOLVER_PATCH_MAX_POINTS], n = 0;
+  double mx = 0.0, my = 0.0;
+  for (int32_t q = 0; q < K; ++q)
+    if (active[q]) {
+      idx[n++] = q;
+      mx += x[q];
+      my += y[q];
+    }
+  if (n < 2)
+    return false;
+  mx /= n, my /= n;
+  /* coordinates about the points' mean, scaled to about 1: G is then as
+   * well conditioned as the patch's shape lets it be */
+  double h = 0.0, a[SOLVER_PATCH_MAX_POINTS][3], b[3] = {0.0, 0.0, 0.0};
+  for (int32_t i = 0; i < n; ++i)
+    h = fmax(h, fmax(fabs(x[idx[i]] - mx), fabs(y[idx[i]] - my)));
+  for (int32_t i = 0; i < n; ++i) {
+    a[i][0] = 1.0;
+    a[i][1] = h > 0.0 ? (x[idx[i]] - mx) / h : 0.0;
+    a[i][2] = h > 0.0 ? (y[idx[i]] - my) / h : 0.0;
+    for (int k = 0; k < 3; ++k)
+      b[k] += lam[idx[i]] * a[i][k];
+  }
+  if (!(b[0] > 0.0) || !isfinite(b[0] + b[1] + b[2]))
+    return false;
+  bool in[SOLVER_PATCH_MAX_POINTS];
+  double s[SOLVER_PATCH_MAX_POINTS];
+  for (int32_t i = 0; i < n; ++i)
+    in[i] = true;
+  bool settled = false;
+  for (int it = 0; it < EVEN_MAX_NEWTON && !settled; ++it) {
+    double G[9] = {0.0}, mu[3];
+    for (int32_t i = 0; i < n; ++i)
+      if (in[i])
+        for (int r = 0; r < 3; ++r)
+          for (int c = 0; c < 3; ++c)
+            G[3 * r + c] += a[i][r] * a[i][c];
+    if (!solve_gram3(G, b, mu))
+      return false;
+    settled = true;
+    for (int32_t i = 0; i < n; ++i) {
+      s[i] = a[i][0] * mu[0] + a[i][1] * mu[1] + a[i][2] * mu[2];
+      bool now = s[i] > 0.0;
+      settled &= now == in[i];
+      in[i] = now;
+    }
+  }
+  if (!settled)
+    return false; /* (a cycle: the sweep's distribution is kept) */
+  double out[SOLVER_PATCH_MAX_POINTS], r[3] = {0.0, 0.0, 0.0};
+  for (int32_t i = 0; i < n; ++i) {
+    out[i] = in[i] ? s[i] : 0.0;
+    for (int k = 0; k < 3; ++k)
+      r[k] += out[i] * a[i][k];
+  }
+  /* A λ = b to rounding (collinear points: b must be in A's range) */
+  for (int k = 0; k < 3; ++k)
+    if (!(fabs(r[k] - b[k]) <= 1e-9 * b[0]))
+      return false;
+  /* the total exactly as it was (to its last bits), as the friction
+   * bounds μΣλn were met with it */
+  double f = b[0] / r[0];
+  for (int32_t i = 0; i < n; ++i)
+    lam[idx[i]] = out[i] * f;
+  return true;
+}
+
+/* The relative velocity along n at arms r_A, r_B: n·((v_B + ω_B × r_B) −
+ * (v_A + ω_A × r_A)), an absent side still. */
+static double patch_normal_velocity(const solver_problem *p, const solver_contact *c, int32_t q) {
+  vec3 n = v3_from(c->dir[0]);
+  double w = 0.0;
+  for (int s = 0; s < 2; ++s) {
+    if (c->dof[s] < 0)
+      continue;
+    const double *u = p->velocity + c->dof[s];
+    vec3 v = v3_add(v3_from(u), v3_cross(v3_from(u + 3), v3_from(c->point_arm[q][s])));
+    w += (s == 0 ? -1.0 : 1.0) * v3_dot(n, v);
+  }
+  return w;
+}
+
+void lcp__solver_patches_even(solver_problem *p, double w_tolerance) {
+  for (int32_t k = 0; k < p->contact_count; ++k) {
+    const solver_contact *c = &p->contacts[k];
+    const int32_t K = c->point_count;
+    if (K < 2)
+      continue;
+    solver_row *r = &p->rows[c->row];
+    double x[SOLVER_PATCH_MAX_POINTS], y[SOLVER_PATCH_MAX_POINTS], lam[SOLVER_PATCH_MAX_POINTS];
+    bool active[SOLVER_PATCH_MAX_POINTS], plain = true;
+    const int s = c->dof[1] >= 0 ? 1 : 0;
+    vec3 t1 = v3_from(c->dir[1]), t2 = v3_from(c->dir[2]);
+    for (int32_t q = 0; q < K; ++q) {
+      plain &= r[q].kind == ROW_NORMAL && r[q].lo == 0.0 && r[q].hi == INFINITY;
+      vec3 arm = v3_from(c->point_arm[q][s]);
+      x[q] = v3_dot(arm, t1);
+      y[q] = v3_dot(arm, t2);
+      lam[q] = r[q].lambda;
+      /* complementarity: a point separating (w > 0) keeps λ = 0 */
+      active[q] = lam[q] > 0.0 || patch_normal_velocity(p, c, q) - r[q].target <= w_tolerance;
+    }
+    if (plain && lcp__patch_even(K, x, y, active, lam))
+      for (int32_t q = 0; q < K; ++q)
+        r[q].lambda = lam[q];
+  }
 }

@@ -519,7 +519,8 @@ static int compute_diagonal(const solver_problem *p, double *diag) {
 static bool is_cone_pair(const solver_problem *p, const double *diag, int32_t i) {
   const solver_row *r = p->rows;
   return i + 1 < p->row_count && r[i].kind == ROW_FRICTION_1 && r[i + 1].kind == ROW_FRICTION_2 &&
-         r[i + 1].normal_row == r[i].normal_row && diag[i] > 0.0 && diag[i + 1] > 0.0;
+         r[i + 1].normal_row == r[i].normal_row && r[i + 1].normal_count == r[i].normal_count &&
+         diag[i] > 0.0 && diag[i + 1] > 0.0;
 }
 
 static double pair_lambda_max(const solver_problem *p, const double *diag, int32_t i) {
@@ -536,8 +537,7 @@ static void clamp_warm_start(const solver_problem *p, const double *diag, bool c
   for (int32_t i = 0; i < p->row_count; ++i) {
     if (!is_friction(r[i].kind))
       continue;
-    double n = lam[r[i].normal_row];
-    double bound = r[i].mu * (n > 0.0 ? n : 0.0);
+    double bound = lcp__solver_friction_bound(&r[i], lam, NULL);
     if (cone && is_cone_pair(p, diag, i)) {
       double l1 = r[i].lambda, l2 = r[i + 1].lambda;
       double len = sqrt(l1 * l1 + l2 * l2);
@@ -556,15 +556,16 @@ static void clamp_warm_start(const solver_problem *p, const double *diag, bool c
  * Dense A_kl = ½(J_k·M⁻¹J_lᵀ + J_l·M⁻¹J_kᵀ) + δ_kl cfm_k over the
  * non-degenerate rows (symmetrised: the two products agree in exact
  * arithmetic, and the factorisation needs exact symmetry), b = J u_free −
- * target. Friction bounds depend on λn, so Dantzig runs inside a fixed-point
+ * target. Friction bounds depend on λn (a patch's total Σλn, solver.h),
+ * so Dantzig runs inside a fixed-point
  * loop on them (ODE's findex idea, done as an outer loop), starting from the
  * warm-started impulses, until the solution stops changing (≤ 50 solves).
  * The change is measured on w, max|A Δλ| (m/s; reported as the residual,
  * and the loop count as iterations): with redundant contacts λ is fixed
  * only up to directions that A barely sees, and its noise there must not
  * keep the loop going. The bounds are:
- *   box model: |λt_k| ≤ μ λn(previous solve);
- *   cone model: |λt_k| ≤ μ λn |c_k| with c a unit vector per contact, i.e. a
+ *   box model (and torsion rows): |λt_k| ≤ μ Σλn(previous solve);
+ *   cone model: |λt_k| ≤ μ Σλn |c_k| with c a unit vector per contact, i.e. a
  *     box inscribed in the disc, re-aimed after each solve at
  *     g = λt − wt/λmax (c = |g|/‖g‖, λmax of the pair's 2×2 block as in PGS).
  *     Its fixed points are exactly the Coulomb cone's solutions: sticking
@@ -674,9 +675,7 @@ static void direct_bounds(direct_problem *d, const solver_row *rows) {
     const solver_row *rk = &rows[d->act[k]];
     double l, h;
     if (is_friction(rk->kind)) {
-      int32_t nk = d->pos[rk->normal_row];
-      double ln = nk >= 0 ? d->prev[nk] : 0.0;
-      double r = rk->mu * (ln > 0.0 ? ln : 0.0) * d->cdir[k];
+      double r = lcp__solver_friction_bound(rk, d->prev, d->pos) * d->cdir[k];
       l = -r;
       h = r;
     } else {
@@ -749,9 +748,7 @@ static void direct_finish(direct_problem *d, solver_problem *problem) {
     const solver_row *rk = &rows[d->act[k]];
     if (!is_friction(rk->kind))
       continue;
-    int32_t nk = d->pos[rk->normal_row];
-    double ln = nk >= 0 ? lam[nk] : 0.0;
-    double r = rk->mu * (ln > 0.0 ? ln : 0.0);
+    double r = lcp__solver_friction_bound(rk, lam, d->pos);
     if (d->pair[k] == k + 1) {
       double len = hypot(lam[k], lam[k + 1]);
       if (len > r) {
@@ -820,6 +817,7 @@ static int direct_solve_once(const solver_settings *settings, solver_problem *pr
       break;
   }
   direct_finish(&d, problem);
+  lcp__solver_patches_even(problem, PATCH_W_TOLERANCE);
   lcp__solver_set_result(result, loops, d.has_friction ? change : 0.0);
   return lcp__solver_check_finite_output(problem);
 }

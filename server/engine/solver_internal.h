@@ -22,7 +22,22 @@
  * row cannot move its own w (lcp__solver_row_diag). */
 #define DEGENERATE_RATIO 1e-13
 
-static inline bool is_friction(row_kind k) { return k == ROW_FRICTION_1 || k == ROW_FRICTION_2; }
+/* rows whose bound follows normal rows' impulses: tangents and torsion */
+static inline bool is_friction(row_kind k) {
+  return k == ROW_FRICTION_1 || k == ROW_FRICTION_2 || k == ROW_TORSION;
+}
+
+/* Σ max(λ_j, 0) over a friction row's normals, normal .. normal + count − 1,
+ * in lam (indexed by row): the patch's total normal impulse, a negative
+ * one counting as 0. */
+static inline double normal_sum(const double *lam, int32_t normal, int32_t count) {
+  double sum = 0.0;
+  for (int32_t j = 0; j < count; ++j) {
+    double n = lam[normal + j];
+    sum += n > 0.0 ? n : 0.0;
+  }
+  return sum;
+}
 
 static inline double clampd(double x, double lo, double hi) {
   x = x < lo ? lo : x;
@@ -98,6 +113,25 @@ void lcp__solver_row_apply(const solver_problem *p, const solver_row *r, double 
  * formulas at solver_contact), for the code that works from coefficients. */
 void lcp__solver_contact_expand(const solver_problem *p, const solver_contact *c);
 void lcp__solver_contacts_expand_all(const solver_problem *p);
+/* The bound of friction row r from the normals' impulses in lam (indexed
+ * by row, or through pos when pos is not NULL: lam[pos[row]], −1 absent):
+ * μ Σ max(λn, 0). */
+double lcp__solver_friction_bound(const solver_row *r, const double *lam, const int32_t *pos);
+/* Gives each patch's normal impulses (problem contacts with K ≥ 2) the
+ * symmetric distribution: among its points whose w_i is within w_tolerance
+ * of 0, the minimum-norm nonnegative λ with the same Σλ_i and Σλ_i p_i (p_i
+ * the points in the contact plane). Jᵀλ, and so the velocity, every w and
+ * every friction bound (they depend on Σλ_i only) are unchanged: a
+ * symmetric load gets a symmetric distribution, which Gauss–Seidel, for
+ * the rank-3 rows of a rigid face, does not give. */
+void lcp__solver_patches_even(solver_problem *p, double w_tolerance);
+/* The w_tolerance the solvers give it (m/s): the velocity error an
+ * iterative solve leaves. */
+#define PATCH_W_TOLERANCE 1e-5
+/* The same on the impulses of one patch of K points at positions x, y in
+ * its plane, over the points with active[q]; false (lam unchanged) when no
+ * such distribution is found. */
+bool lcp__patch_even(int32_t K, const double *x, const double *y, const bool *active, double *lam);
 /* The largest eigenvalue of a friction pair's 2×2 block [[d1, a], [a, d2]]
  * of A + diag(cfm), rows i and i + 1 with diagonals d1 and d2. Both
  * tangents take the common step 1/λmax: with a common scalar step the
@@ -125,17 +159,17 @@ typedef struct pgs_item {
   /* The update λ − ω (J_i·v − target + cfm λ)/(A_ii + cfm), regrouped as
    * keep·λ + bias − step·(J_i·v) so that the part that waits for v is one
    * multiply-subtract: */
-  double step;    /* ω / (A_ii + cfm_i); ω / λmax of the block for a cone pair */
-  double keep;    /* 1 − step·cfm_i */
-  double bias;    /* step·target_i */
-  double diag;    /* A_ii + cfm_i, for the residual */
-  double lo, hi;  /* fixed bounds; 0 for friction rows */
-  double mu;      /* friction: bounds ±μ max(λn, 0); 0 otherwise */
-  int32_t n[2];   /* side widths (0 for an absent side) */
-  int32_t row;    /* row index */
-  int32_t normal; /* row whose λ scales the bounds (itself when mu == 0) */
-  int32_t kind;   /* IT_*; a pair is this item and the next */
-  int32_t pad_;
+  double step;          /* ω / (A_ii + cfm_i); ω / λmax of the block for a cone pair */
+  double keep;          /* 1 − step·cfm_i */
+  double bias;          /* step·target_i */
+  double diag;          /* A_ii + cfm_i, for the residual */
+  double lo, hi;        /* fixed bounds; 0 for friction rows */
+  double mu;            /* friction: bounds ±μ Σ max(λn, 0); 0 otherwise */
+  int32_t n[2];         /* side widths (0 for an absent side) */
+  int32_t row;          /* row index */
+  int32_t normal;       /* first row whose λ scales the bounds (itself when mu == 0) */
+  int32_t kind;         /* IT_*; a pair is this item and the next */
+  int32_t normal_count; /* rows normal .. normal + normal_count − 1 scale the bounds */
 } pgs_item;
 
 /* J_i · v (without the target) */
@@ -160,12 +194,11 @@ static inline void item_apply(const pgs_item *it, double dl) {
  *
  *     λ ← clamp(λ − ω (w + cfm λ)/(A_ii + cfm), lo, hi),  w = J_i·v − target,
  *
- * the bounds of a friction row being ±μλn with λn the normal row's current
- * impulse; jv = J_i·v. */
+ * the bounds of a friction row being ±μΣλn with Σλn its normal rows' current
+ * impulses; jv = J_i·v. */
 static inline double item_update(const pgs_item *it, const double *lam, double jv) {
   double l = lam[it->row];
-  double n = lam[it->normal];
-  double bound = it->mu * (n > 0.0 ? n : 0.0);
+  double bound = it->mu * normal_sum(lam, it->normal, it->normal_count);
   double x = (it->keep * l + it->bias) - it->step * jv;
   return clampd(x, it->lo - bound, it->hi + bound);
 }
@@ -175,8 +208,7 @@ static inline double item_update(const pgs_item *it, const double *lam, double j
 static inline void pair_update(const pgs_item *a, const pgs_item *b, const double *lam, double jv1,
                                double jv2, double *out1, double *out2) {
   double l1 = lam[a->row], l2 = lam[b->row];
-  double n = lam[a->normal];
-  double radius = a->mu * (n > 0.0 ? n : 0.0);
+  double radius = a->mu * normal_sum(lam, a->normal, a->normal_count);
   double u1 = (a->keep * l1 + a->bias) - a->step * jv1;
   double u2 = (b->keep * l2 + b->bias) - b->step * jv2;
   double len2 = u1 * u1 + u2 * u2;

@@ -109,6 +109,7 @@ int lcp__solver_jacobi(const solver_settings *settings, solver_problem *problem,
     rc = jacobi_iterate(settings, &s, next, relax_iterations, &it, &res);
   }
   lcp__solver_items_finish(&s, problem);
+  lcp__solver_patches_even(problem, PATCH_W_TOLERANCE);
   lcp__solver_set_result(result, it, res);
   return rc != LCP_OK ? rc : lcp__solver_check_finite_output(problem);
 }

@@ -104,7 +104,7 @@ static lane_group *unit_slot(unit_staging *st, arena *scratch, int32_t color, in
   g->rec = g->lam = NULL;
   if (form == FORM_COEFS || !st->point_units) {
     g->rec = ARENA_NEW(scratch, double, LANES *lcp__contact_unit_fields(form, points));
-    g->lam = ARENA_NEW(scratch, double, LANES * 3 * points);
+    g->lam = ARENA_NEW(scratch, double, LANES *lcp__contact_unit_rows(form, points));
     if (!g->rec || !g->lam)
       return NULL;
   }
@@ -217,7 +217,7 @@ static int run_end(pgs_builder *b) {
         int32_t fields = lcp__contact_unit_fields(g->form, g->points);
         if (!g->rec) {
           g->rec = ARENA_NEW(b->scratch, double, LANES *fields);
-          g->lam = ARENA_NEW(b->scratch, double, LANES * 3 * g->points);
+          g->lam = ARENA_NEW(b->scratch, double, LANES *lcp__contact_unit_rows(g->form, g->points));
           if (!g->rec || !g->lam)
             return LCP_ERR_NO_MEMORY;
           if (!b->fill(b->p, g, b->omega, b->cone, s->items.dummy_v))
@@ -226,7 +226,7 @@ static int run_end(pgs_builder *b) {
           for (int32_t l = g->lanes_used; l < LANES; ++l) {
             for (int32_t f = 0; f < fields; ++f)
               g->rec[LANES * f + l] = 0.0;
-            for (int32_t f = 0; f < 3 * g->points; ++f)
+            for (int32_t f = 0; f < lcp__contact_unit_rows(g->form, g->points); ++f)
               g->lam[LANES * f + l] = 0.0;
           }
         }
@@ -298,9 +298,12 @@ static int builder_init(pgs_builder *b, const solver_settings *settings, solver_
     return LCP_ERR_NO_MEMORY;
   memset(st->head, 0xff, sizeof st->head); /* all −1 */
   memset(st->tail, 0xff, sizeof st->tail);
+  /* a friction row refers to each of its normals (a patch's: all of them) */
   for (int32_t i = 0; i < n; ++i)
-    if (is_friction(p->rows[i].kind) && b->refs[p->rows[i].normal_row] < 255)
-      b->refs[p->rows[i].normal_row]++;
+    if (is_friction(p->rows[i].kind))
+      for (int32_t j = 0; j < p->rows[i].normal_count; ++j)
+        if (b->refs[p->rows[i].normal_row + j] < 255)
+          b->refs[p->rows[i].normal_row + j]++;
   return LCP_OK;
 }
 
@@ -331,36 +334,28 @@ static int32_t next_contact_row(const pgs_builder *b) {
   return b->ci < b->p->contact_count ? b->p->contacts[b->ci].row : b->p->row_count;
 }
 
-/* Row i starts a contact point that is a point unit: placed now, computed
- * when the run ends (contact_fill_fn); the next points join while they are
- * on the same bodies with the same directions (a manifold's points, as the
- * step writes them). *taken: its rows, 0 when row i is no point unit's. */
+/* Row i starts a contact patch that is a point unit: placed now, computed
+ * when the run ends (contact_fill_fn). *taken: its rows, 0 when row i is
+ * no point unit's. */
 static int place_point_unit(pgs_builder *b, int32_t i, int32_t *taken) {
   *taken = 0;
-  const int32_t ci = b->ci, contact_count = b->p->contact_count;
-  if (next_contact_row(b) != i || ci >= contact_count)
+  const int32_t ci = b->ci;
+  if (next_contact_row(b) != i || ci >= b->p->contact_count)
     return LCP_OK;
   const solver_contact *c = &b->p->contacts[ci];
-  if (!(b->placeable && b->placeable[ci])) {
-    ++b->ci; /* not a unit: its rows (expanded) go another way */
-    return LCP_OK;
-  }
-  int32_t points = 1;
-  while (points < POINT_MAX && ci + points < contact_count && c[points].row == i + 3 * points &&
-         c[points].dof[0] == c->dof[0] && c[points].dof[1] == c->dof[1] &&
-         memcmp(c[points].dir, c->dir, sizeof c->dir) == 0 && b->placeable[ci + points])
-    ++points;
+  ++b->ci;
+  if (!(b->placeable && b->placeable[ci]))
+    return LCP_OK; /* not a unit: its rows (expanded) go another way */
   side_layout sl = {.sides = 0, .dof = {-1, -1}};
   for (int s = 0; s < 2; ++s)
     if (c->dof[s] >= 0)
       sl.dof[sl.sides++] = c->dof[s];
   int32_t lane;
-  lane_group *g = unit_place(b, &sl, FORM_POINTS, points, &lane);
+  lane_group *g = unit_place(b, &sl, FORM_POINTS, c->point_count, &lane);
   if (!g)
     return LCP_ERR_NO_MEMORY;
   g->contact[lane] = ci;
-  b->ci += points;
-  *taken = 3 * points;
+  *taken = solver_patch_rows(c->point_count);
   return LCP_OK;
 }
 
@@ -400,10 +395,15 @@ static int place_coefficient_unit(pgs_builder *b, int32_t i, int32_t *taken) {
 
 /* Row i starts a robot block. A block ends before the next contact point's
  * rows (not yet expanded); one whose K is not clearly positive definite is
- * left to the items. */
+ * left to the items. A patch's normal rows on a robot link (consecutive,
+ * on one side) are not made a block: their distribution among the points
+ * moves nothing (for a rigid link they have rank 3) and an exact solve
+ * per sweep costs more than the rows. */
 static int place_block(pgs_builder *b, int32_t i, int32_t *taken) {
   *taken = 0;
   pgs_setup *s = b->out;
+  if (b->p->rows[i].kind == ROW_NORMAL)
+    return LCP_OK;
   int32_t m = b->use_blocks ? lcp__robot_block_rows(b->p, i, next_contact_row(b), b->bdiag) : 0;
   if (m == 0)
     return LCP_OK;
@@ -513,19 +513,26 @@ static int pgs_prepare(const solver_settings *settings, solver_problem *p, arena
   return setup_pass(settings, p, scratch, POINTS_AS_COEFFICIENTS, out);
 }
 
-/* The solution into the rows: the units' from their groups, the items'
+/* The impulses into the rows: the units' from their groups, the items'
  * and the blocks' from lam (degenerate rows were set to 0 by the setup). */
-static void pgs_finish(solver_problem *p, const pgs_setup *s) {
+static void pgs_write_impulses(solver_problem *p, const pgs_setup *s) {
   for (int32_t k = 0; k < s->group_count; ++k) {
     const lane_group *g = &s->groups[k];
     for (int32_t lane = 0; lane < g->lanes_used; ++lane)
-      for (int32_t r = 0; r < 3 * g->count[lane]; ++r)
+      for (int32_t r = 0; r < lcp__contact_unit_rows(g->form, g->count[lane]); ++r)
         p->rows[g->row[lane] + r].lambda = g->lam[LANES * r + lane];
   }
   lcp__solver_items_finish(&s->items, p);
   for (int32_t k = 0; k < s->block_count; ++k)
     for (int32_t r = 0; r < s->blocks[k].m; ++r)
       p->rows[s->blocks[k].first + r].lambda = s->items.lam[s->blocks[k].first + r];
+}
+
+/* The solution into the rows, each patch's normal impulses in their
+ * symmetric distribution. */
+static void pgs_finish(solver_problem *p, const pgs_setup *s) {
+  pgs_write_impulses(p, s);
+  lcp__solver_patches_even(p, PATCH_W_TOLERANCE);
 }
 
 /* ---- the sweeps ---- */
@@ -633,7 +640,7 @@ static int pgs_retarget(solver_problem *p, pgs_setup *s, arena *scratch) {
   double *targets = ARENA_NEW(scratch, double, p->row_count > 0 ? p->row_count : 1);
   if (!targets)
     return LCP_ERR_NO_MEMORY;
-  pgs_finish(p, s);
+  pgs_write_impulses(p, s);
   lcp__solver_relax_targets(p, targets);
   for (int32_t k = 0; k < s->items.count; ++k) {
     pgs_item *it = &s->items.items[k];

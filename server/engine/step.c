@@ -756,18 +756,29 @@ static int store_contacts(lcp_world_t *world, step_context *ctx) {
     c->slot_a = pair->a;
     c->slot_b = pair->b;
     c->point_count = m->point_count;
+    const int32_t K = m->point_count;
+    const solver_row *r = &rows[ctx->manifold_row[k]];
+    /* the patch's friction rows follow its K normal rows (contact_rows.c) */
+    const solver_row *f = r + K;
+    double total = 0.0;
     bool pushing = false;
-    for (int32_t q = 0; q < m->point_count; ++q) {
-      const solver_row *r = &rows[ctx->manifold_row[k] + 3 * q];
+    for (int32_t q = 0; q < K; ++q)
+      total += r[q].lambda;
+    for (int32_t d = 0; d < solver_patch_rows(K) - K; ++d) {
+      c->friction_impulse[d] = f[d].lambda;
+      pushing |= f[d].lambda != 0.0;
+    }
+    for (int32_t q = 0; q < K; ++q) {
       /* Field by field: a struct assignment may copy a temporary's padding,
        * and the cache's bytes go into snapshots, whose bytes must be the
        * same for the same state (the memset above zeroed the padding). */
       cached_point *cp = &c->points[q];
       cp->feature_id = m->points[q].feature_id;
-      cp->normal_impulse = r[0].lambda;
-      cp->friction_impulse[0] = r[1].lambda;
-      cp->friction_impulse[1] = r[2].lambda;
-      pushing |= (r[0].lambda != 0.0) | (r[1].lambda != 0.0) | (r[2].lambda != 0.0);
+      cp->normal_impulse = r[q].lambda;
+      pushing |= r[q].lambda != 0.0;
+      /* each point's share of the patch's tangential impulse, in
+       * proportion to its normal impulse (equal shares when none) */
+      double share = total > 0.0 ? r[q].lambda / total : 1.0 / K;
       lcp_contact_info_t *info = &world->contacts[n++];
       info->geom_a = ga->id;
       info->geom_b = gb->id;
@@ -780,9 +791,9 @@ static int store_contacts(lcp_world_t *world, step_context *ctx) {
       v3_store(m->points[q].position, info->position);
       v3_store(m->normal, info->normal);
       info->depth = m->points[q].depth;
-      info->normal_impulse = r[0].lambda;
-      info->friction_impulse[0] = r[1].lambda;
-      info->friction_impulse[1] = r[2].lambda;
+      info->normal_impulse = r[q].lambda;
+      info->friction_impulse[0] = share * f[0].lambda;
+      info->friction_impulse[1] = share * f[1].lambda;
     }
     /* a body is pushed when a row touching it carries an impulse
      * (stage_integrate) */

@@ -99,11 +99,11 @@ typedef struct robot_state {
   bool velocity_synchronized;
 } robot_state;
 
-/* Impulses of one contact point kept for the next step's warm start. */
+/* The normal impulse of one contact point kept for the next step's warm
+ * start. */
 typedef struct cached_point {
   uint32_t feature_id;
   double normal_impulse;
-  double friction_impulse[2];
 } cached_point;
 
 typedef struct cached_manifold {
@@ -113,6 +113,9 @@ typedef struct cached_manifold {
   int32_t slot_a, slot_b;
   int32_t point_count;
   cached_point points[MANIFOLD_MAX_POINTS];
+  /* the patch's friction impulses: along its two tangents at its centre,
+   * and about its normal (torsion; 0 for a single point) */
+  double friction_impulse[3];
 } cached_manifold;
 
 typedef struct world_model {

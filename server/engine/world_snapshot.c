@@ -13,7 +13,7 @@
  * doubles: a snapshot is for the same build on the same machine kind. */
 
 #define SNAPSHOT_MAGIC 0x4c435053u /* "LCPS" */
-#define SNAPSHOT_VERSION 3u
+#define SNAPSHOT_VERSION 4u
 
 typedef struct snapshot_header {
   uint32_t magic;
