@@ -394,8 +394,8 @@ static int place_coefficient_unit(pgs_builder *b, int32_t i, int32_t *taken) {
 }
 
 /* Row i starts a robot block. A block ends before the next contact point's
- * rows (not yet expanded); one whose K is not clearly positive definite is
- * left to the items. A patch's normal rows on a robot link (consecutive,
+ * rows (not yet expanded); one whose K has no Cholesky factor is solved by
+ * Dantzig's method alone (robot_blocks.h). A patch's normal rows on a robot link (consecutive,
  * on one side) are not made a block: their distribution among the points
  * moves nothing (for a rigid link they have rank 3) and an exact solve
  * per sweep costs more than the rows. */
@@ -409,8 +409,6 @@ static int place_block(pgs_builder *b, int32_t i, int32_t *taken) {
     return LCP_OK;
   row_block *block = &s->blocks[s->block_count];
   int rc = lcp__robot_block_init(block, b->p, i, m, b->bdiag, s->items.lam, b->scratch);
-  if (rc == LCP_ERR_STATE)
-    return LCP_OK;
   if (rc != LCP_OK || (rc = run_end_if_open(b)) != LCP_OK)
     return rc;
   ops_add(s, OP_BLOCKS, s->block_count++);
