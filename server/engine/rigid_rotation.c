@@ -149,6 +149,18 @@ static inline void plane_turn(double t, double sigma, double *u1, double *u2) {
 void lcp__rigid_rotation_step(quat orientation, const mat3 *inertia, const mat3 *inv_inertia,
                               vec3 angular_velocity, double h, quat *out_orientation,
                               vec3 *out_angular_velocity) {
+  /* A body with equal principal moments (a sphere, a cube) keeps its
+   * world ω under no torque and turns uniformly about it. The splitting
+   * below only approximates that turn; one Cayley turn (1, hω/2),
+   * normalised, is as accurate (angle 2 atan(h|ω|/2)), keeps L = I ω and
+   * the energy exactly, and costs a fraction. */
+  if (is_diagonal(inertia) && inertia->m[0][0] == inertia->m[1][1] &&
+      inertia->m[1][1] == inertia->m[2][2]) {
+    vec3 half = v3_scale(angular_velocity, 0.5 * h);
+    *out_orientation = q_normalize(q_mul((quat){1.0, half.x, half.y, half.z}, orientation));
+    *out_angular_velocity = angular_velocity;
+    return;
+  }
   mat3 R = q_to_mat3(orientation);
   vec3 pi_body = m3_mulv(inertia, m3_tmulv(&R, angular_velocity));
   vec3 L = m3_mulv(&R, pi_body);

@@ -197,9 +197,11 @@ int lcp__dantzig_dense(int32_t n, const double *A, const double *b, const double
 
 /* The iterations split into main and relax ones (relax_iterations); no
  * relax iterations when no row of p has a relax target other than its
- * target and none may bounce. */
+ * target and none may bounce. *bounces: some row may bounce (its relax
+ * target then depends on its impulse). */
 void lcp__solver_split_iterations(const solver_settings *settings, const solver_problem *p,
-                                  int32_t *main_iterations, int32_t *relax_iterations);
+                                  int32_t *main_iterations, int32_t *relax_iterations,
+                                  bool *bounces);
 /* The relax target of each row into targets[row_count]: relax_target, or
  * max(relax_target, bounce) for a row with bounce > 0 whose impulse (in
  * the rows' lambda) is > 0. */

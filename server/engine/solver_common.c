@@ -276,22 +276,27 @@ double lcp__solver_pair_lambda_max(const solver_problem *p, int32_t i, double d1
   return 0.5 * (d1 + d2) + sqrt(h * h + a * a);
 }
 
-/* Does any row's relax target differ from its target (or may it bounce)?
- * When none does, relax iterations would solve the same problem again:
- * all the iterations are main ones, and the positions move with the
+/* Does any row's relax target differ from its target, and may any row
+ * bounce? When none does, relax iterations would solve the same problem
+ * again: all the iterations are main ones, and the positions move with the
  * final velocity (which keeps, e.g., the angular momentum of colliding
  * bodies exact when no positional correction acts). */
-static bool problem_has_relax(const solver_problem *p) {
-  for (int32_t i = 0; i < p->row_count; ++i)
-    if (p->rows[i].relax_target != p->rows[i].target || p->rows[i].bounce > 0.0)
-      return true;
-  return false;
+static bool problem_has_relax(const solver_problem *p, bool *bounces) {
+  bool relax = false;
+  *bounces = false;
+  for (int32_t i = 0; i < p->row_count; ++i) {
+    relax |= p->rows[i].relax_target != p->rows[i].target;
+    *bounces |= p->rows[i].bounce > 0.0;
+  }
+  return relax || *bounces;
 }
 
 void lcp__solver_split_iterations(const solver_settings *settings, const solver_problem *p,
-                                  int32_t *main_iterations, int32_t *relax_iterations) {
+                                  int32_t *main_iterations, int32_t *relax_iterations,
+                                  bool *bounces) {
   int32_t total = settings->max_iterations, relax = settings->relax_iterations;
-  if (relax > 0 && !problem_has_relax(p))
+  *bounces = false;
+  if (relax > 0 && !problem_has_relax(p, bounces))
     relax = 0;
   relax = relax < 0 ? 0 : relax;
   relax = relax > total - 1 ? total - 1 : relax;
@@ -301,6 +306,7 @@ void lcp__solver_split_iterations(const solver_settings *settings, const solver_
 }
 
 void lcp__solver_relax_targets(const solver_problem *p, double *targets) {
+  /* (a row's impulse is read only when it may bounce) */
   for (int32_t i = 0; i < p->row_count; ++i) {
     const solver_row *r = &p->rows[i];
     double t = r->relax_target;

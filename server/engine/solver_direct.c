@@ -829,8 +829,10 @@ static int direct_solve_once(const solver_settings *settings, solver_problem *pr
 int lcp__solver_direct(const solver_settings *settings, solver_problem *problem,
                        solver_result *result, arena *scratch, int32_t max_rows) {
   int32_t main_iterations = 1, relax_iterations = 0;
+  bool bounces = false;
   if (settings && problem)
-    lcp__solver_split_iterations(settings, problem, &main_iterations, &relax_iterations);
+    lcp__solver_split_iterations(settings, problem, &main_iterations, &relax_iterations, &bounces);
+  (void)bounces; /* the first solve wrote the impulses into the rows */
   if (!settings || !problem || !scratch || (relax_iterations == 0 && !problem->position_velocity))
     return direct_solve_once(settings, problem, result, scratch, max_rows);
   const int32_t n = problem->row_count, dofs = problem->dof_count;

@@ -94,7 +94,8 @@ int lcp__solver_jacobi(const solver_settings *settings, solver_problem *problem,
   if (!next)
     return LCP_ERR_NO_MEMORY;
   int32_t main_iterations, relax_iterations, it = 0;
-  lcp__solver_split_iterations(settings, problem, &main_iterations, &relax_iterations);
+  bool bounces;
+  lcp__solver_split_iterations(settings, problem, &main_iterations, &relax_iterations, &bounces);
   double res = 0.0;
   rc = jacobi_iterate(settings, &s, next, main_iterations, &it, &res);
   if (rc == LCP_OK && problem->position_velocity)
@@ -102,7 +103,8 @@ int lcp__solver_jacobi(const solver_settings *settings, solver_problem *problem,
            sizeof(double) * (size_t)problem->dof_count);
   if (rc == LCP_OK && relax_iterations > 0 && s.count > 0) {
     /* the relax targets into the items' biases (as PGS's pgs_retarget) */
-    lcp__solver_items_finish(&s, problem);
+    if (bounces) /* only a bounce depends on the impulses */
+      lcp__solver_items_finish(&s, problem);
     lcp__solver_relax_targets(problem, next);
     for (int32_t k = 0; k < s.count; ++k)
       s.items[k].bias = s.items[k].step * next[s.items[k].row];

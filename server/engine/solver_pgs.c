@@ -633,12 +633,13 @@ static double pgs_sweep(const pgs_setup *s, double *sum) {
 /* The relax iterations' targets into the setup: the items' and the
  * units' biases (step·target) and the blocks' targets, from
  * lcp__solver_relax_targets (which reads the impulses of the main
- * iterations, written into the rows first). */
-static int pgs_retarget(solver_problem *p, pgs_setup *s, arena *scratch) {
+ * iterations, written into the rows first when a row may bounce). */
+static int pgs_retarget(solver_problem *p, pgs_setup *s, bool bounces, arena *scratch) {
   double *targets = ARENA_NEW(scratch, double, p->row_count > 0 ? p->row_count : 1);
   if (!targets)
     return LCP_ERR_NO_MEMORY;
-  pgs_write_impulses(p, s);
+  if (bounces) /* only a bounce depends on the impulses */
+    pgs_write_impulses(p, s);
   lcp__solver_relax_targets(p, targets);
   for (int32_t k = 0; k < s->items.count; ++k) {
     pgs_item *it = &s->items.items[k];
@@ -678,14 +679,15 @@ int lcp__solver_pgs(const solver_settings *settings, solver_problem *problem, so
   if (rc != LCP_OK)
     return rc;
   int32_t main_iterations, relax_iterations, it = 0;
-  lcp__solver_split_iterations(settings, problem, &main_iterations, &relax_iterations);
+  bool bounces;
+  lcp__solver_split_iterations(settings, problem, &main_iterations, &relax_iterations, &bounces);
   double res = 0.0;
   rc = pgs_iterate(settings, &s, main_iterations, &it, &res);
   if (rc == LCP_OK && problem->position_velocity)
     memcpy(problem->position_velocity, problem->velocity,
            sizeof(double) * (size_t)problem->dof_count);
   if (rc == LCP_OK && relax_iterations > 0 && s.op_count > 0) {
-    rc = pgs_retarget(problem, &s, scratch);
+    rc = pgs_retarget(problem, &s, bounces, scratch);
     if (rc == LCP_OK)
       rc = pgs_iterate(settings, &s, relax_iterations, &it, &res);
   }

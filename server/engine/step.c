@@ -153,31 +153,26 @@ static vec3 geom_point_velocity(const lcp_world_t *world, const step_context *ct
 }
 
 /* How far geom g can move in this step, at most: h (|v| + |ω| R + h |g|),
- * R the distance from its body's centre of mass (or link frame) to the
- * farthest corner of its box [lo, hi]. Contacts are made this much before
- * touching besides the contact margin (speculative contacts, as in Box2D
- * and Catto's "Speculative contacts"), so a fast body meets thin geometry
- * before it could pass through it. */
-static double geom_reach(const lcp_world_t *world, const step_context *ctx, int32_t g, vec3 lo,
-                         vec3 hi) {
+ * R the farthest the geom reaches from its body's centre of mass (or its
+ * link's frame), g_len = |g|. Contacts are made this much before touching
+ * besides the contact margin (speculative contacts, as in Box2D and Catto's
+ * "Speculative contacts"), so a fast body meets thin geometry before it
+ * could pass through it. */
+static double geom_reach(const lcp_world_t *world, const step_context *ctx, int32_t g,
+                         double g_len) {
   if (ctx->geom_static[g])
     return 0.0;
-  const lcp_world_settings_t *s = ctx->settings;
-  vec3 v, w, origin;
+  vec3 v, w;
   int32_t r = ctx->geom_robot[g];
   if (r >= 0) {
     const mb_data *d = &world->robot_data[r];
-    int32_t l = ctx->geom_link[g];
-    v = d->link_v[l], w = d->link_w[l], origin = d->link_x[l].p;
+    v = d->link_v[ctx->geom_link[g]], w = d->link_w[ctx->geom_link[g]];
   } else {
-    int32_t slot = ctx->geom_body[g];
-    const body_state *b = &world->state.bodies[slot];
-    v = b->linear_velocity, w = b->angular_velocity, origin = ctx->body_x[slot].p;
+    const body_state *b = &world->state.bodies[ctx->geom_body[g]];
+    v = b->linear_velocity, w = b->angular_velocity;
   }
-  vec3 centre = v3_scale(v3_add(lo, hi), 0.5), half = v3_scale(v3_sub(hi, lo), 0.5);
-  double radius = v3_len(v3_sub(centre, origin)) + v3_len(half);
-  double h = s->timestep;
-  return h * (v3_len(v) + v3_len(w) * radius + h * v3_len(v3_from(s->gravity)));
+  double h = ctx->settings->timestep;
+  return h * (v3_len(v) + v3_len(w) * world->model.geoms[g].reach_radius + h * g_len);
 }
 
 static int stage_kinematics(lcp_world_t *world, step_context *ctx) {
@@ -240,6 +235,7 @@ static int stage_kinematics(lcp_world_t *world, step_context *ctx) {
   ctx->geom_reach = STEP_NEW(a, double, ng);
   if (!ctx->geom_reach)
     return LCP_ERR_NO_MEMORY;
+  const double g_len = v3_len(v3_from(ctx->settings->gravity));
   for (int32_t g = 0; g < ng; ++g) {
     const geom_model *geom = &model->geoms[g];
     if (geom->robot != LCP_NULL_ID) {
@@ -259,7 +255,7 @@ static int stage_kinematics(lcp_world_t *world, step_context *ctx) {
     }
     vec3 lo, hi;
     lcp__shape_aabb(&geom->shape, &ctx->geom_x[g], &lo, &hi);
-    ctx->geom_reach[g] = geom_reach(world, ctx, g, lo, hi);
+    ctx->geom_reach[g] = geom_reach(world, ctx, g, g_len);
     double margin = ctx->settings->contact_margin + ctx->geom_reach[g];
     vec3 inflate = v3(margin, margin, margin);
     ctx->geom_lo[g] = v3_sub(lo, inflate);

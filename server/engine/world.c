@@ -615,6 +615,16 @@ int lcp__world_add_geom(lcp_world_t *world, const lcp_geom_def_t *def, lcp_body_
   };
   if ((rc = make_shape(world, def, &g.shape, &g.hull)) != LCP_OK)
     return rc;
+  /* how far the geom reaches from its body's or link's frame: the
+   * farthest corner of its own box, beyond its offset (planes: none) */
+  if (def->type != LCP_SHAPE_PLANE) {
+    xform at_origin = xf_identity();
+    vec3 lo, hi;
+    lcp__shape_aabb(&g.shape, &at_origin, &lo, &hi);
+    vec3 corner = v3(fmax(fabs(lo.x), fabs(hi.x)), fmax(fabs(lo.y), fabs(hi.y)),
+                     fmax(fabs(lo.z), fabs(hi.z)));
+    g.reach_radius = v3_len(g.local.p) + v3_len(corner);
+  }
   if (lcp__id_pool_add(&model->geom_ids, model->geom_count, &g.id) != LCP_OK) {
     lcp__hull_free(g.hull);
     free(g.hull);

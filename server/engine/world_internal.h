@@ -52,6 +52,7 @@ typedef struct geom_model {
   hull *hull; /* owned; shape.hull points here */
   double friction;
   double restitution;
+  double reach_radius; /* farthest point from the body's or link's frame origin, m */
   uint32_t category_bits;
   uint32_t collide_mask;
 } geom_model;
