@@ -332,16 +332,19 @@ static int32_t manifold_rows_build(const lcp_world_t *world, step_context *ctx, 
    * to its three directions: the normal row's, and the tangents' at the
    * centre as the mean of the points' (a response is linear in the spatial
    * force, and a force at c = (1/K) Σ p_q is the mean of the same force at
-   * the points). w->responses holds the point's [n, t1, t2] per side at
-   * 3 wa s, then the tangents' sums [t1, t2] per side at 3 (wa + wb) + 2 wa s. */
+   * the points); the first point's pass also gives the torsion row's, the
+   * response to a pure angular impulse about n, which is the same at any
+   * point (lcp__mb_response_point3_spin). w->responses holds the point's
+   * [n, t1, t2, spin] per side at 4 wa s, then the tangents' sums [t1, t2]
+   * per side at 4 (wa + wb) + 2 wa s. */
   const int32_t width[2] = {mr.wa, mr.wb}, robot[2] = {mr.ra, mr.rb};
   const int32_t link_geom[2] = {mr.pair->a, mr.pair->b};
   double *point_response[2] = {NULL, NULL}, *tangent_response[2] = {NULL, NULL};
   if (!mr.self_contact)
     for (int sd = 0; sd < 2; ++sd)
       if (width[sd] > 0 && robot[sd] >= 0) {
-        point_response[sd] = w->responses + 3 * mr.wa * sd;
-        tangent_response[sd] = w->responses + 3 * (mr.wa + mr.wb) + 2 * mr.wa * sd;
+        point_response[sd] = w->responses + 4 * mr.wa * sd;
+        tangent_response[sd] = w->responses + 4 * (mr.wa + mr.wb) + 2 * mr.wa * sd;
       }
   const int32_t normal_row = w->row;
   for (int32_t q = 0; q < K; ++q) {
@@ -356,9 +359,14 @@ static int32_t manifold_rows_build(const lcp_world_t *world, step_context *ctx, 
       if (!point_response[sd])
         continue;
       const int32_t nv = width[sd];
-      lcp__mb_response_point3(&model->robots[robot[sd]].mb, &world->robot_data[robot[sd]],
-                              ctx->geom_link[link_geom[sd]], cp->position, mr.dir,
-                              point_response[sd]);
+      const mb_model *mb = &model->robots[robot[sd]].mb;
+      mb_data *data = &world->robot_data[robot[sd]];
+      int32_t link = ctx->geom_link[link_geom[sd]];
+      if (q == 0 && K > 1)
+        lcp__mb_response_point3_spin(mb, data, link, cp->position, mr.dir, mr.dir[0],
+                                     point_response[sd]);
+      else
+        lcp__mb_response_point3(mb, data, link, cp->position, mr.dir, point_response[sd]);
       for (int32_t k = 0; k < 2 * nv; ++k)
         tangent_response[sd][k] = q == 0 ? point_response[sd][nv + k]
                                          : tangent_response[sd][k] + point_response[sd][nv + k];
@@ -383,9 +391,12 @@ static int32_t manifold_rows_build(const lcp_world_t *world, step_context *ctx, 
   for (int32_t d = 0; d < solver_patch_rows(K) - K; ++d) {
     solver_row *row = &p->rows[w->row++];
     bool torsion = d == 2;
-    const double *const response[2] = {
-        torsion || !tangent_response[0] ? NULL : tangent_response[0] + d * mr.wa,
-        torsion || !tangent_response[1] ? NULL : tangent_response[1] + d * mr.wb};
+    const double *const response[2] = {!tangent_response[0] ? NULL
+                                       : torsion            ? point_response[0] + 3 * mr.wa
+                                                            : tangent_response[0] + d * mr.wa,
+                                       !tangent_response[1] ? NULL
+                                       : torsion            ? point_response[1] + 3 * mr.wb
+                                                            : tangent_response[1] + d * mr.wb};
     contact_row_sides(world, ctx, &mr, w, row, centre, mr.dir[torsion ? 0 : d + 1], torsion, arm[0],
                       arm[1], response);
     row_kind kind = torsion ? ROW_TORSION : d == 0 ? ROW_FRICTION_1 : ROW_FRICTION_2;

@@ -417,28 +417,27 @@ void lcp__mb_response_point(const mb_model *m, mb_data *d, int32_t link, vec3 po
   response_pass(m, d, w->lw[link].mdof, sv_scale(f, -1.0), dqd);
 }
 
-void lcp__mb_response_point3(const mb_model *m, mb_data *d, int32_t link, vec3 point,
-                             const vec3 dirs[3], double *dqd) {
+/* The same two passes as response_pass, for `count` (≤ RESPONSE_MAX)
+ * impulses p[k] on link at once, the responses at dqd + k nv: the chains
+ * are independent, so they overlap in the pipeline. */
+static inline void response_impulses(const mb_model *m, mb_data *d, int32_t link, sv *p,
+                                     const int count, double *dqd) {
   mb_work *w = d->work;
   const mb_dof *restrict dof = w->dof;
   const int32_t nd = w->ndof, nv = m->nv;
-  double(*restrict ru)[3] = w->ru3;
-  sv(*restrict ra)[3] = w->ra3;
-  /* The same two passes as response_pass, for three impulses at once: the
-   * three chains are independent, so they overlap in the pipeline. */
-  sv p[3];
-  for (int k = 0; k < 3; ++k)
-    p[k] = sv_scale(impulse_force(w->origin, point, dirs[k], v3_zero()), -1.0);
+  double(*restrict ru)[RESPONSE_MAX] = w->ru_n;
+  sv(*restrict ra)[RESPONSE_MAX] = w->ra_n;
   for (int32_t j = 0; j < nd; ++j)
-    ru[j][0] = ru[j][1] = ru[j][2] = 0.0;
+    for (int k = 0; k < count; ++k)
+      ru[j][k] = 0.0;
   for (int32_t j = w->lw[link].mdof; j >= 0; j = dof[j].parent)
-    for (int k = 0; k < 3; ++k) {
+    for (int k = 0; k < count; ++k) {
       const double u = -sv_dot(dof[j].S, p[k]);
       ru[j][k] = u;
       p[k] = sv_madd(p[k], dof[j].UD, u);
     }
-  sv root[3];
-  for (int k = 0; k < 3; ++k) {
+  sv root[RESPONSE_MAX];
+  for (int k = 0; k < count; ++k) {
     if (m->floating) {
       root[k] = sv_scale(sm_apply(&w->root_inv, p[k]), -1.0);
       sv_store(root[k], dqd + k * nv); /* an impulse: no ω × v term */
@@ -448,13 +447,32 @@ void lcp__mb_response_point3(const mb_model *m, mb_data *d, int32_t link, vec3 p
   }
   for (int32_t j = 0; j < nd; ++j) {
     const mb_dof *f = &dof[j];
-    for (int k = 0; k < 3; ++k) {
+    for (int k = 0; k < count; ++k) {
       const sv ap = f->parent < 0 ? root[k] : ra[f->parent][k];
       const double x = f->Dinv * (ru[j][k] - sv_dot(f->U, ap));
       ra[j][k] = sv_madd(ap, f->S, x);
       dqd[k * nv + w->v0 + j] = x;
     }
   }
+}
+
+void lcp__mb_response_point3(const mb_model *m, mb_data *d, int32_t link, vec3 point,
+                             const vec3 dirs[3], double *dqd) {
+  const mb_work *w = d->work;
+  sv p[3];
+  for (int k = 0; k < 3; ++k)
+    p[k] = sv_scale(impulse_force(w->origin, point, dirs[k], v3_zero()), -1.0);
+  response_impulses(m, d, link, p, 3, dqd);
+}
+
+void lcp__mb_response_point3_spin(const mb_model *m, mb_data *d, int32_t link, vec3 point,
+                                  const vec3 dirs[3], vec3 spin, double *dqd) {
+  const mb_work *w = d->work;
+  sv p[4];
+  for (int k = 0; k < 3; ++k)
+    p[k] = sv_scale(impulse_force(w->origin, point, dirs[k], v3_zero()), -1.0);
+  p[3] = sv_scale(impulse_force(w->origin, point, v3_zero(), spin), -1.0);
+  response_impulses(m, d, link, p, 4, dqd);
 }
 
 void lcp__mb_response_dof(const mb_model *m, mb_data *d, int32_t v_index, double *dqd) {

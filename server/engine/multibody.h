@@ -105,6 +105,11 @@ void lcp__mb_response_point(const mb_model *m, mb_data *d, int32_t link, vec3 po
  * angular part), into dqd[k nv .. (k + 1) nv): one pass for the three. */
 void lcp__mb_response_point3(const mb_model *m, mb_data *d, int32_t link, vec3 point,
                              const vec3 dirs[3], double *dqd);
+/* The same and, at dqd[3 nv .. 4 nv), the response to a pure angular
+ * impulse about spin (lcp__mb_response_point with dir 0, ang_dir spin), all
+ * in one pass: a contact patch's normal and tangents and its torsion. */
+void lcp__mb_response_point3_spin(const mb_model *m, mb_data *d, int32_t link, vec3 point,
+                                  const vec3 dirs[3], vec3 spin, double *dqd);
 
 /* Response dqd = M⁻¹ e_k of a unit generalised impulse on velocity index k
  * (a joint, or a base coordinate): column k of M⁻¹. O(n). */

@@ -211,6 +211,9 @@ typedef struct mb_dof {
   int32_t pad;
 } mb_dof;
 
+/* The most impulses whose responses are found in one pass. */
+enum { RESPONSE_MAX = 4 };
+
 typedef struct mb_work {
   vec3 origin;  /* O: the base origin of the last lcp__mb_kinematics */
   sm root_inv;  /* inverse of the root's articulated inertia (floating base) */
@@ -219,8 +222,8 @@ typedef struct mb_work {
   int32_t v0;   /* velocity index of dof 0: 6 for a floating base, else 0 */
   mb_lw *lw;
   mb_dof *dof;
-  double (*ru3)[3]; /* [ndof] per-direction u of lcp__mb_response_point3 */
-  sv (*ra3)[3];     /* [ndof] per-direction velocity change of lcp__mb_response_point3 */
+  double (*ru_n)[RESPONSE_MAX]; /* [ndof] per-impulse u of the responses to several impulses */
+  sv (*ra_n)[RESPONSE_MAX];     /* [ndof] per-impulse velocity change of the same */
 } mb_work;
 
 #endif

@@ -185,9 +185,9 @@ int lcp__mb_data_init(mb_data *d, const mb_model *m) {
   /* One block: header, per-link and per-dof workspaces (cache-line aligned). */
   const size_t off_lw = (sizeof(mb_work) + 63) & ~(size_t)63;
   const size_t off_dof = (off_lw + n * sizeof(mb_lw) + 63) & ~(size_t)63;
-  const size_t off_ru3 = (off_dof + (nd + 1) * sizeof(mb_dof) + 63) & ~(size_t)63;
-  const size_t off_ra3 = (off_ru3 + (nd + 1) * 3 * sizeof(double) + 63) & ~(size_t)63;
-  const size_t size = (off_ra3 + (nd + 1) * 3 * sizeof(sv) + 63) & ~(size_t)63;
+  const size_t off_ru = (off_dof + (nd + 1) * sizeof(mb_dof) + 63) & ~(size_t)63;
+  const size_t off_ra = (off_ru + (nd + 1) * RESPONSE_MAX * sizeof(double) + 63) & ~(size_t)63;
+  const size_t size = (off_ra + (nd + 1) * RESPONSE_MAX * sizeof(sv) + 63) & ~(size_t)63;
   unsigned char *block = aligned_alloc(64, size);
   d->link_x = calloc(n, sizeof(xform));
   d->link_v = calloc(n, sizeof(vec3));
@@ -201,8 +201,8 @@ int lcp__mb_data_init(mb_data *d, const mb_model *m) {
   mb_work *w = (mb_work *)(void *)block;
   w->lw = (mb_lw *)(void *)(block + off_lw);
   w->dof = (mb_dof *)(void *)(block + off_dof);
-  w->ru3 = (double(*)[3])(void *)(block + off_ru3);
-  w->ra3 = (sv(*)[3])(void *)(block + off_ra3);
+  w->ru_n = (double(*)[RESPONSE_MAX])(void *)(block + off_ru);
+  w->ra_n = (sv(*)[RESPONSE_MAX])(void *)(block + off_ra);
   w->ndof = m->joint_count;
   w->v0 = m->floating ? 6 : 0;
   for (size_t i = 0; i < n; ++i) {

@@ -45,7 +45,7 @@ static int rows_allocate(lcp_world_t *world, step_context *ctx, row_writer *w) {
   double(*body_inv_inertia)[9] = (double(*)[9])STEP_NEW(a, double, 9 * (p->dof_count / 6));
   ctx->manifold_row = STEP_NEW(a, int32_t, ctx->manifold_count);
   w->scratch = STEP_NEW(a, double, 2 * self_width);
-  w->responses = STEP_NEW(a, double, 10 * self_width);
+  w->responses = STEP_NEW(a, double, 12 * self_width);
   if (!p->rows || !p->J || !p->MinvJt || !p->velocity || !w->contacts || !body_inv_mass ||
       !body_inv_inertia || !ctx->manifold_row || !w->scratch || !w->responses)
     return LCP_ERR_NO_MEMORY;

@@ -14,7 +14,7 @@ typedef struct row_writer {
   int32_t row;              /* the next row */
   int64_t coef;             /* the next coefficient */
   double *scratch;          /* 2 nv of the widest robot: a self-contact's other link */
-  double *responses;        /* 10 nv: a patch's link responses (contact_rows.c) */
+  double *responses;        /* 12 nv: a patch's link responses (contact_rows.c) */
 } row_writer;
 
 static inline void write_absent_side(solver_row *row, int side) {
