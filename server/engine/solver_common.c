@@ -617,7 +617,7 @@ static double patch_normal_velocity(const solver_problem *p, const solver_contac
   return w;
 }
 
-void lcp__solver_patches_even(solver_problem *p, double w_tolerance) {
+void lcp__solver_patches_even(solver_problem *p, double w_tolerance, const double *targets) {
   for (int32_t k = 0; k < p->contact_count; ++k) {
     const solver_contact *c = &p->contacts[k];
     const int32_t K = c->point_count;
@@ -635,7 +635,8 @@ void lcp__solver_patches_even(solver_problem *p, double w_tolerance) {
       y[q] = v3_dot(arm, t2);
       lam[q] = r[q].lambda;
       /* complementarity: a point separating (w > 0) keeps λ = 0 */
-      active[q] = lam[q] > 0.0 || patch_normal_velocity(p, c, q) - r[q].target <= w_tolerance;
+      double target = targets ? targets[c->row + q] : r[q].target;
+      active[q] = lam[q] > 0.0 || patch_normal_velocity(p, c, q) - target <= w_tolerance;
     }
     if (plain && lcp__patch_even(K, x, y, active, lam))
       for (int32_t q = 0; q < K; ++q)

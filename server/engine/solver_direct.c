@@ -817,7 +817,7 @@ static int direct_solve_once(const solver_settings *settings, solver_problem *pr
       break;
   }
   direct_finish(&d, problem);
-  lcp__solver_patches_even(problem, PATCH_W_TOLERANCE);
+  lcp__solver_patches_even(problem, PATCH_W_TOLERANCE, NULL);
   lcp__solver_set_result(result, loops, d.has_friction ? change : 0.0);
   return lcp__solver_check_finite_output(problem);
 }

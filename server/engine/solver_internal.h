@@ -123,8 +123,10 @@ double lcp__solver_friction_bound(const solver_row *r, const double *lam, const 
  * the points in the contact plane). Jᵀλ, and so the velocity, every w and
  * every friction bound (they depend on Σλ_i only) are unchanged: a
  * symmetric load gets a symmetric distribution, which Gauss–Seidel, for
- * the rank-3 rows of a rigid face, does not give. */
-void lcp__solver_patches_even(solver_problem *p, double w_tolerance);
+ * the rank-3 rows of a rigid face, does not give. w_i is taken against
+ * targets[row] when given (the relax iterations' targets), else against
+ * the rows' targets. */
+void lcp__solver_patches_even(solver_problem *p, double w_tolerance, const double *targets);
 /* The w_tolerance the solvers give it (m/s): the velocity error an
  * iterative solve leaves. */
 #define PATCH_W_TOLERANCE 1e-5

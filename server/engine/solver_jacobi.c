@@ -93,6 +93,7 @@ int lcp__solver_jacobi(const solver_settings *settings, solver_problem *problem,
   double *next = ARENA_NEW(scratch, double, problem->row_count > 0 ? problem->row_count : 1);
   if (!next)
     return LCP_ERR_NO_MEMORY;
+  double *targets = NULL; /* the relax iterations' */
   int32_t main_iterations, relax_iterations, it = 0;
   bool bounces;
   lcp__solver_split_iterations(settings, problem, &main_iterations, &relax_iterations, &bounces);
@@ -105,13 +106,16 @@ int lcp__solver_jacobi(const solver_settings *settings, solver_problem *problem,
     /* the relax targets into the items' biases (as PGS's pgs_retarget) */
     if (bounces) /* only a bounce depends on the impulses */
       lcp__solver_items_finish(&s, problem);
-    lcp__solver_relax_targets(problem, next);
+    targets = ARENA_NEW(scratch, double, problem->row_count);
+    if (!targets)
+      return LCP_ERR_NO_MEMORY;
+    lcp__solver_relax_targets(problem, targets);
     for (int32_t k = 0; k < s.count; ++k)
-      s.items[k].bias = s.items[k].step * next[s.items[k].row];
+      s.items[k].bias = s.items[k].step * targets[s.items[k].row];
     rc = jacobi_iterate(settings, &s, next, relax_iterations, &it, &res);
   }
   lcp__solver_items_finish(&s, problem);
-  lcp__solver_patches_even(problem, PATCH_W_TOLERANCE);
+  lcp__solver_patches_even(problem, PATCH_W_TOLERANCE, targets);
   lcp__solver_set_result(result, it, res);
   return rc != LCP_OK ? rc : lcp__solver_check_finite_output(problem);
 }

@@ -149,7 +149,8 @@ typedef struct pgs_setup {
   contact_sweep_fn sweep_groups;
   row_block *blocks;
   int32_t block_count;
-  dantzig_work *dz; /* Dantzig's work space for the largest block */
+  dantzig_work *dz;            /* Dantzig's work space for the largest block */
+  const double *relax_targets; /* the rows' targets in the relax iterations; NULL: none ran */
 } pgs_setup;
 
 /* Appends item, group or block k to the ops, extending the last op when it
@@ -530,7 +531,7 @@ static void pgs_write_impulses(solver_problem *p, const pgs_setup *s) {
  * symmetric distribution. */
 static void pgs_finish(solver_problem *p, const pgs_setup *s) {
   pgs_write_impulses(p, s);
-  lcp__solver_patches_even(p, PATCH_W_TOLERANCE);
+  lcp__solver_patches_even(p, PATCH_W_TOLERANCE, s->relax_targets);
 }
 
 /* ---- the sweeps ---- */
@@ -650,6 +651,7 @@ static int pgs_retarget(solver_problem *p, pgs_setup *s, bool bounces, arena *sc
       s->blocks[k].target[r] = targets[s->blocks[k].first + r];
   for (int32_t k = 0; k < s->group_count; ++k)
     lcp__contact_group_retarget(&s->groups[k], targets);
+  s->relax_targets = targets;
   return LCP_OK;
 }
 
