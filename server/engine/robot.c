@@ -91,10 +91,12 @@ int lcp_robot_add(lcp_world_t *world, const lcp_robot_def_t *def, const double b
   state.applied_torque = calloc(joints, sizeof(double));
   state.joint_impulse = calloc(JOINT_ROW_KINDS * joints, sizeof(double));
   state.control = calloc(joints, sizeof(lcp_joint_control_t));
+  state.qdd = calloc((size_t)mb->nv + 1, sizeof(double));
+  state.step_link_wrench = calloc(6 * (size_t)mb->link_count, sizeof(double));
   state.velocity_synchronized = true;
   if (!model.link_names || !model.joints || !state.q || !state.qd || !state.force ||
       !state.link_wrench || !state.applied_torque || !state.joint_impulse || !state.control ||
-      lcp__mb_data_init(&data, mb) != LCP_OK) {
+      !state.qdd || !state.step_link_wrench || lcp__mb_data_init(&data, mb) != LCP_OK) {
     lcp__world_free_robot(&model, &state, &data);
     return lcp__world_fail(world, LCP_ERR_NO_MEMORY, "out of memory adding a robot");
   }

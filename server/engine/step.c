@@ -697,6 +697,7 @@ static void integrate_robots(lcp_world_t *world, step_context *ctx) {
     /* positions with the main iterations' velocity, qd⁺ the relax
      * iterations' (integrate_bodies) */
     lcp__mb_integrate_positions(mb, st->q, &p->position_velocity[ctx->robot_dof[r]], h);
+    memcpy(st->qdd, st->qd, sizeof(double) * (size_t)mb->nv); /* qd before, for q̈ below */
     memcpy(st->qd, &p->velocity[ctx->robot_dof[r]], sizeof(double) * (size_t)mb->nv);
     st->velocity_synchronized = ctx->robot_free[r];
     if (ctx->robot_free[r]) {
@@ -713,6 +714,14 @@ static void integrate_robots(lcp_world_t *world, step_context *ctx) {
       const double *due = ctx->robot_momentum[r];
       lcp__mb_set_base_velocity_for_momentum(mb, st->q, st->qd, v3_from(due), v3_from(due + 3), d);
     }
+    /* what the sensors read of the step (sensors.c): q̈ = (qd⁺ − qd)/h and
+     * the external wrenches that acted, the base's generalised force being a
+     * wrench about the base origin, link 0's */
+    for (int32_t k = 0; k < mb->nv; ++k)
+      st->qdd[k] = (st->qd[k] - st->qdd[k]) / h;
+    memcpy(st->step_link_wrench, st->link_wrench, 6 * sizeof(double) * (size_t)mb->link_count);
+    for (int k = 0; mb->floating && k < 6; ++k)
+      st->step_link_wrench[k] += st->force[k];
     memset(st->force, 0, sizeof(double) * (size_t)mb->nv);
     memset(st->link_wrench, 0, 6 * sizeof(double) * (size_t)mb->link_count);
     const int32_t *rows = ctx->joint_rows[r];

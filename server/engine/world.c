@@ -109,6 +109,8 @@ void lcp__world_free_robot(robot_model *model, robot_state *state, mb_data *data
   free(state->applied_torque);
   free(state->joint_impulse);
   free(state->control);
+  free(state->qdd);
+  free(state->step_link_wrench);
   lcp__mb_data_free(data);
   memset(model, 0, sizeof *model);
   memset(state, 0, sizeof *state);
@@ -169,6 +171,7 @@ void lcp_world_destroy(lcp_world_t **world_ptr) {
   free(world->state.bodies);
   free(world->state.cache);
   free(world->contacts);
+  free(world->imus);
   lcp__sap_destroy(&world->broadphase);
   lcp__arena_destroy(&world->scratch);
   free(world);

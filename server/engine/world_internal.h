@@ -98,6 +98,11 @@ typedef struct robot_state {
    * the user) rather than the last step's velocity (step.c: velocity Verlet
    * while no row touches the robot). */
   bool velocity_synchronized;
+  /* The last step's, for the sensors (sensors.c): q̈ = (qd⁺ − qd)/h, and
+   * the external wrenches that acted (link_wrench, the base's generalised
+   * force added to link 0). */
+  double *qdd;              /* [nv] */
+  double *step_link_wrench; /* [6 link_count] */
 } robot_state;
 
 /* The normal impulse of one contact point kept for the next step's warm
@@ -162,6 +167,10 @@ struct lcp_world {
   int32_t contact_count;
   int32_t contact_capacity;
   lcp_contact_info_t *contacts;
+  /* IMU sites (sensors.c): model, creation order */
+  int32_t imu_count;
+  int32_t imu_capacity;
+  lcp_imu_def_t *imus;
   lcp_log_fn log_fn;
   void *log_user;
   char last_error[256];

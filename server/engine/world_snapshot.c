@@ -60,7 +60,8 @@ static uint64_t layout_signature(const lcp_world_t *world) {
 }
 
 /* A snapshot holds, after the bodies and the cache, every robot's doubles
- * (q, qd, force, link_wrench, applied_torque, joint_impulse) in robot order,
+ * (q, qd, force, link_wrench, applied_torque, joint_impulse, and the
+ * last step's qdd and step_link_wrench for the sensors) in robot order,
  * then every robot's controls (joint_count records and a flag word: bit 0
  * gravity compensation, bit 1 velocity_synchronized). */
 typedef struct robot_snapshot_part {
@@ -68,7 +69,10 @@ typedef struct robot_snapshot_part {
   size_t count;
 } robot_snapshot_part;
 
-static int robot_double_parts(const robot_model *r, robot_state *st, robot_snapshot_part out[6]) {
+enum { ROBOT_SNAPSHOT_PARTS = 8 };
+
+static int robot_double_parts(const robot_model *r, robot_state *st,
+                              robot_snapshot_part out[ROBOT_SNAPSHOT_PARTS]) {
   size_t nq = (size_t)r->mb.nq, nv = (size_t)r->mb.nv, nj = (size_t)r->mb.joint_count;
   out[0] = (robot_snapshot_part){st->q, nq};
   out[1] = (robot_snapshot_part){st->qd, nv};
@@ -76,13 +80,15 @@ static int robot_double_parts(const robot_model *r, robot_state *st, robot_snaps
   out[3] = (robot_snapshot_part){st->link_wrench, 6 * (size_t)r->mb.link_count};
   out[4] = (robot_snapshot_part){st->applied_torque, nj};
   out[5] = (robot_snapshot_part){st->joint_impulse, JOINT_ROW_KINDS * nj};
-  return 6;
+  out[6] = (robot_snapshot_part){st->qdd, nv};
+  out[7] = (robot_snapshot_part){st->step_link_wrench, 6 * (size_t)r->mb.link_count};
+  return ROBOT_SNAPSHOT_PARTS;
 }
 
 static size_t robots_double_bytes(const lcp_world_t *world) {
   size_t n = 0;
   for (int32_t i = 0; i < world->model.robot_count; ++i) {
-    robot_snapshot_part parts[6];
+    robot_snapshot_part parts[ROBOT_SNAPSHOT_PARTS];
     int count = robot_double_parts(&world->model.robots[i], &world->state.robots[i], parts);
     for (int k = 0; k < count; ++k)
       n += parts[k].count;
@@ -106,7 +112,7 @@ static size_t robots_state_bytes(const lcp_world_t *world) {
 static void robots_state_copy(const world_model *model, robot_state *states, unsigned char *flat,
                               bool save) {
   for (int32_t i = 0; i < model->robot_count; ++i) {
-    robot_snapshot_part parts[6];
+    robot_snapshot_part parts[ROBOT_SNAPSHOT_PARTS];
     int count = robot_double_parts(&model->robots[i], &states[i], parts);
     for (int k = 0; k < count; ++k) {
       size_t bytes = parts[k].count * sizeof(double);

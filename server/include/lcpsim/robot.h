@@ -198,6 +198,99 @@ int lcp_robot_get_applied_torques(const lcp_world_t *world, lcp_robot_id id, dou
  * default. */
 int lcp_robot_set_gravity_compensation(lcp_world_t *world, lcp_robot_id id, bool on);
 
+/* ---- sensors ----
+ * Readings of the state and of the last step, computed when asked (nothing
+ * here costs a step anything). Accelerations are the last step's: the
+ * step keeps q̈ = (qd⁺ − qd)/h per robot (part of the state, kept by
+ * snapshots), and every acceleration below is derived from it at the
+ * current configuration and velocity. Forces from contacts are the last
+ * step's impulses divided by the timestep h. Spatial pairs are linear part
+ * first, world axes unless said otherwise. */
+
+/* A link's twist in its own frame: Rᵀ v of the link frame origin and Rᵀ ω,
+ * R the link's world orientation. */
+int lcp_robot_get_link_velocity_local(const lcp_world_t *world, lcp_robot_id id, int32_t link,
+                                      double linear[3], double angular[3]);
+
+/* Every link's acceleration, 6 per link (link_count × 6): the classical
+ * acceleration of the link frame origin (the second time derivative of its
+ * world position), then the angular acceleration, world axes. By the usual
+ * recursion from the base, with s the joint's world axis and r the child
+ * origin less the parent's:
+ *   α_c = α_p + s q̈ + ω_p × s q̇                        (revolute),
+ *   a_c = a_p + α_p × r + ω_p × (ω_p × r)
+ *         + s q̈ + 2 ω_p × s q̇                          (the last two: prismatic). */
+int lcp_robot_get_link_accelerations(const lcp_world_t *world, lcp_robot_id id,
+                                     double *accelerations, int32_t link_count);
+
+/* Joint reaction wrenches, 6 per link (link_count × 6): the wrench the
+ * parent transmits to the subtree of each link through its joint (the
+ * actuation along the joint's axis included), force then torque about the
+ * link frame origin (the joint's origin), world axes. By Newton–Euler on
+ * the subtree with the last step's accelerations, its gravity, the external
+ * wrenches applied during the step and its contacts' forces:
+ *   f_joint = Σ_{i ∈ subtree} (m_i a_ci − m_i g, I_i α_i + ω_i × I_i ω_i
+ *             + c_i × (m_i a_ci − m_i g)) − (external and contact wrenches),
+ * moments about the world origin, then moved to the joint origin o by
+ * τ_o = τ − o × f. Link 0 gets the wrench the world gives the base: the
+ * support reaction of a fixed base, about zero for a floating one. Contact
+ * torsion (the spin friction of a patch) is not included. */
+int lcp_robot_get_joint_wrenches(const lcp_world_t *world, lcp_robot_id id, double *wrenches,
+                                 int32_t link_count);
+
+/* The last step's contact forces on each link, 12 per link (link_count ×
+ * 12): the normal force and its torque about the link frame origin, then
+ * the friction force and its torque; world axes, N and N·m (impulses / h). */
+int lcp_robot_get_contact_wrenches(const lcp_world_t *world, lcp_robot_id id, double *wrenches,
+                                   int32_t link_count);
+/* The same for a free body, about its centre of mass: normal[6], friction[6]. */
+int lcp_body_get_contact_wrench(const lcp_world_t *world, lcp_body_id id, double normal[6],
+                                double friction[6]);
+/* A contact's friction impulse as a world vector: friction_impulse[0] t1 +
+ * friction_impulse[1] t2, (t1, t2) the tangents of its normal, the impulse
+ * on side b (side a gets its opposite), N·s. */
+void lcp_contact_friction_vector(const lcp_contact_info_t *contact, double impulse[3]);
+
+/* Kinetic energy ½ q̇ᵀ M q̇ (½ m v·v + ½ ω·I ω for a body), J, and potential
+ * energy −Σ m g·c in the world's gravity (zero at the world origin), J. */
+int lcp_robot_get_energy(const lcp_world_t *world, lcp_robot_id id, double *kinetic,
+                         double *potential);
+int lcp_body_get_energy(const lcp_world_t *world, lcp_body_id id, double *kinetic,
+                        double *potential);
+
+/* An IMU: a site on a link reading specific force (what an accelerometer
+ * reads: f = Rᵀ (a_site − g), +|g| upward at rest) and angular rate ω_s =
+ * Rᵀ ω, R the site's world orientation, with bias and Gaussian white noise
+ * added per axis. The noise is drawn from a counter-based generator keyed
+ * by (seed, the world's step count, axis): a reading depends on the state
+ * alone, so snapshots and replays read the same noise. */
+typedef struct lcp_imu_def {
+  char name[LCP_NAME_MAX];
+  lcp_robot_id robot;
+  int32_t link;
+  double position[3];    /* site origin in the link frame */
+  double orientation[4]; /* site axes in the link frame, w, x, y, z */
+  double accel_noise;    /* standard deviation, m/s², ≥ 0 */
+  double gyro_noise;     /* standard deviation, rad/s, ≥ 0 */
+  double accel_bias[3];  /* m/s², site axes */
+  double gyro_bias[3];   /* rad/s, site axes */
+  uint64_t seed;
+} lcp_imu_def_t;
+
+/* No robot, link 0, at the link origin, no noise or bias, seed 0. */
+lcp_imu_def_t lcp_imu_def_default(void);
+
+/* IMU ids are indices in creation order. An IMU names a robot: when the
+ * robot is removed, reading the IMU is LCP_ERR_NOT_FOUND. Names are unique
+ * (an empty name is allowed and not looked up). */
+typedef int32_t lcp_imu_id;
+int lcp_imu_add(lcp_world_t *world, const lcp_imu_def_t *def, lcp_imu_id *out_id);
+int32_t lcp_world_imu_count(const lcp_world_t *world);
+int lcp_imu_get_def(const lcp_world_t *world, lcp_imu_id id, lcp_imu_def_t *out);
+int lcp_imu_find(const lcp_world_t *world, const char *name, lcp_imu_id *out_id);
+int lcp_imu_read(const lcp_world_t *world, lcp_imu_id id, double specific_force[3],
+                 double angular_rate[3]);
+
 LCP_API_END
 #ifdef __cplusplus
 }
