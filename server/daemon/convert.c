@@ -369,8 +369,228 @@ static double *new_doubles(lcpd_arena_t *arena, int32_t count) {
   return lcpd_arena_array(arena, count > 0 ? (size_t)count : 0, sizeof(double));
 }
 
+/* ---- sensors (the Sensors block of lcpsim.proto) ---- */
+
+static Lcpsim__V1__Wrench *new_wrench(lcpd_arena_t *arena, const double w[6]) {
+  Lcpsim__V1__Wrench *m = LCPD_NEW(arena, Lcpsim__V1__Wrench);
+  if (!m)
+    return NULL;
+  lcpsim__v1__wrench__init(m);
+  m->force = lcpd_new_vec3(arena, w);
+  m->torque = lcpd_new_vec3(arena, w + 3);
+  return m->force && m->torque ? m : NULL;
+}
+
+static Lcpsim__V1__ContactWrench *new_contact_wrench(lcpd_arena_t *arena, const double normal[6],
+                                                     const double friction[6]) {
+  Lcpsim__V1__ContactWrench *m = LCPD_NEW(arena, Lcpsim__V1__ContactWrench);
+  if (!m)
+    return NULL;
+  lcpsim__v1__contact_wrench__init(m);
+  m->normal = new_wrench(arena, normal);
+  m->friction = new_wrench(arena, friction);
+  return m->normal && m->friction ? m : NULL;
+}
+
+static Lcpsim__V1__Energy *new_energy(lcpd_arena_t *arena, double kinetic, double potential) {
+  Lcpsim__V1__Energy *m = LCPD_NEW(arena, Lcpsim__V1__Energy);
+  if (!m)
+    return NULL;
+  lcpsim__v1__energy__init(m);
+  m->kinetic = kinetic;
+  m->potential = potential;
+  return m;
+}
+
+/* An array of n message pointers, or NULL. */
+static void *new_pointers(lcpd_arena_t *arena, int32_t n) {
+  return lcpd_arena_array(arena, n > 0 ? (size_t)n : 0, sizeof(void *));
+}
+
+static bool add_link_twists(lcpd_arena_t *arena, const lcp_world_t *world,
+                            const lcpd_robot_t *robot, Lcpsim__V1__RobotState *m) {
+  int32_t n = robot->link_count;
+  if (!(m->link_twists = new_pointers(arena, n)) || !(m->link_twists_local = new_pointers(arena, n)))
+    return false;
+  for (int32_t l = 0; l < n; ++l) {
+    double v[3] = {0}, w[3] = {0};
+    lcp_robot_get_link_velocity(world, robot->id, l, v, w);
+    if (!(m->link_twists[l] = lcpd_new_twist(arena, v, w)))
+      return false;
+    lcp_robot_get_link_velocity_local(world, robot->id, l, v, w);
+    if (!(m->link_twists_local[l] = lcpd_new_twist(arena, v, w)))
+      return false;
+  }
+  m->n_link_twists = m->n_link_twists_local = (size_t)n;
+  return true;
+}
+
+static bool add_link_accelerations(lcpd_arena_t *arena, const lcp_world_t *world,
+                                   const lcpd_robot_t *robot, const lcp_robot_info_t *info,
+                                   Lcpsim__V1__RobotState *m) {
+  int32_t n = robot->link_count;
+  double *acc = new_doubles(arena, 6 * n);
+  m->qdd = new_doubles(arena, info->nv);
+  if (!acc || !m->qdd || !(m->link_accelerations = new_pointers(arena, n)))
+    return false;
+  lcp_robot_get_qdd(world, robot->id, m->qdd, info->nv);
+  m->n_qdd = (size_t)info->nv;
+  lcp_robot_get_link_accelerations(world, robot->id, acc, n);
+  for (int32_t l = 0; l < n; ++l) {
+    Lcpsim__V1__Acceleration *a = LCPD_NEW(arena, Lcpsim__V1__Acceleration);
+    if (!a)
+      return false;
+    lcpsim__v1__acceleration__init(a);
+    a->linear = lcpd_new_vec3(arena, acc + 6 * l);
+    a->angular = lcpd_new_vec3(arena, acc + 6 * l + 3);
+    if (!a->linear || !a->angular)
+      return false;
+    m->link_accelerations[l] = a;
+  }
+  m->n_link_accelerations = (size_t)n;
+  return true;
+}
+
+/* Per movable joint: its child link's reaction wrench, in world axes and
+ * turned into the child link's (Rᵀ f, Rᵀ τ). */
+static bool add_joint_wrenches(lcpd_arena_t *arena, const lcp_world_t *world,
+                               const lcpd_robot_t *robot, const lcp_robot_info_t *info,
+                               Lcpsim__V1__RobotState *m) {
+  double *all = new_doubles(arena, 6 * robot->link_count);
+  if (!all || !(m->joint_wrenches = new_pointers(arena, info->joint_count)))
+    return false;
+  lcp_robot_get_joint_wrenches(world, robot->id, all, robot->link_count);
+  for (int32_t j = 0; j < info->joint_count; ++j) {
+    lcp_joint_info_t ji;
+    int32_t link = 0;
+    lcp_robot_get_joint(world, robot->id, j, &ji);
+    lcp_robot_find_link(world, robot->id, ji.child_link, &link);
+    double position[3], q[4], local[6];
+    lcp_robot_get_link_pose(world, robot->id, link, position, q);
+    const double inverse[4] = {q[0], -q[1], -q[2], -q[3]};
+    lcp_quat_rotate(inverse, all + 6 * link, local);
+    lcp_quat_rotate(inverse, all + 6 * link + 3, local + 3);
+    Lcpsim__V1__JointWrench *w = LCPD_NEW(arena, Lcpsim__V1__JointWrench);
+    if (!w)
+      return false;
+    lcpsim__v1__joint_wrench__init(w);
+    w->joint = lcpd_arena_strdup(arena, ji.name);
+    w->world = new_wrench(arena, all + 6 * link);
+    w->local = new_wrench(arena, local);
+    if (!w->joint || !w->world || !w->local)
+      return false;
+    m->joint_wrenches[j] = w;
+  }
+  m->n_joint_wrenches = (size_t)info->joint_count;
+  return true;
+}
+
+static bool add_link_contact_wrenches(lcpd_arena_t *arena, const lcp_world_t *world,
+                                      const lcpd_robot_t *robot, Lcpsim__V1__RobotState *m) {
+  int32_t n = robot->link_count;
+  double *all = new_doubles(arena, 12 * n);
+  if (!all || !(m->link_contact_wrenches = new_pointers(arena, n)))
+    return false;
+  lcp_robot_get_contact_wrenches(world, robot->id, all, n);
+  for (int32_t l = 0; l < n; ++l)
+    if (!(m->link_contact_wrenches[l] = new_contact_wrench(arena, all + 12 * l, all + 12 * l + 6)))
+      return false;
+  m->n_link_contact_wrenches = (size_t)n;
+  return true;
+}
+
+static bool add_imus(lcpd_arena_t *arena, const lcp_world_t *world, const lcpd_robot_t *robot,
+                     Lcpsim__V1__RobotState *m) {
+  int32_t count = lcp_world_imu_count(world), mine = 0;
+  lcp_imu_def_t def;
+  for (int32_t i = 0; i < count; ++i)
+    mine += lcp_imu_get_def(world, i, &def) == LCP_OK && def.robot == robot->id;
+  if (mine == 0)
+    return true;
+  if (!(m->imus = new_pointers(arena, mine)))
+    return false;
+  for (int32_t i = 0; i < count; ++i) {
+    double f[3], rate[3];
+    if (lcp_imu_get_def(world, i, &def) != LCP_OK || def.robot != robot->id ||
+        lcp_imu_read(world, i, f, rate) != LCP_OK)
+      continue;
+    Lcpsim__V1__ImuReading *r = LCPD_NEW(arena, Lcpsim__V1__ImuReading);
+    if (!r)
+      return false;
+    lcpsim__v1__imu_reading__init(r);
+    r->name = lcpd_arena_strdup(arena, def.name);
+    r->link = lcpd_arena_strdup(arena, def.link >= 0 && def.link < robot->link_count
+                                           ? robot->link_names[def.link]
+                                           : "");
+    r->specific_force = lcpd_new_vec3(arena, f);
+    r->angular_rate = lcpd_new_vec3(arena, rate);
+    if (!r->name || !r->link || !r->specific_force || !r->angular_rate)
+      return false;
+    m->imus[m->n_imus++] = r;
+  }
+  return true;
+}
+
+static bool add_robot_sensors(lcpd_arena_t *arena, const lcp_world_t *world,
+                              const lcpd_robot_t *robot, const lcp_robot_info_t *info,
+                              const Lcpsim__V1__Sensors *sensors, Lcpsim__V1__RobotState *m) {
+  if (sensors->link_twists && !add_link_twists(arena, world, robot, m))
+    return false;
+  if (sensors->link_accelerations && !add_link_accelerations(arena, world, robot, info, m))
+    return false;
+  if (sensors->joint_wrenches && !add_joint_wrenches(arena, world, robot, info, m))
+    return false;
+  if (sensors->contact_wrenches && !add_link_contact_wrenches(arena, world, robot, m))
+    return false;
+  if (sensors->imus && !add_imus(arena, world, robot, m))
+    return false;
+  if (sensors->energy) {
+    double kinetic = 0.0, potential = 0.0;
+    lcp_robot_get_energy(world, robot->id, &kinetic, &potential);
+    if (!(m->energy = new_energy(arena, kinetic, potential)))
+      return false;
+  }
+  return true;
+}
+
+static bool add_body_sensors(lcpd_arena_t *arena, const lcp_world_t *world,
+                             const lcpd_body_t *body, const Lcpsim__V1__Sensors *sensors,
+                             Lcpsim__V1__BodyState *m) {
+  if (sensors->contact_wrenches) {
+    double normal[6] = {0}, friction[6] = {0};
+    lcp_body_get_contact_wrench(world, body->id, normal, friction);
+    if (!(m->contact_wrench = new_contact_wrench(arena, normal, friction)))
+      return false;
+  }
+  if (sensors->energy) {
+    double kinetic = 0.0, potential = 0.0;
+    lcp_body_get_energy(world, body->id, &kinetic, &potential);
+    if (!(m->energy = new_energy(arena, kinetic, potential)))
+      return false;
+  }
+  return true;
+}
+
+static Lcpsim__V1__SolverStats *new_solver_stats(lcpd_arena_t *arena, const lcp_world_t *world) {
+  Lcpsim__V1__SolverStats *m = LCPD_NEW(arena, Lcpsim__V1__SolverStats);
+  if (!m)
+    return NULL;
+  lcpsim__v1__solver_stats__init(m);
+  lcp_step_stats_t stats;
+  lcp_world_get_stats(world, &stats);
+  m->pairs = stats.pairs;
+  m->manifolds = stats.manifolds;
+  m->contacts = stats.contacts;
+  m->rows = stats.rows;
+  m->iterations = stats.iterations;
+  m->residual = stats.residual;
+  m->warm_started = stats.warm_started;
+  return m;
+}
+
 static Lcpsim__V1__RobotState *new_robot_state(lcpd_arena_t *arena, const lcp_world_t *world,
-                                               const lcpd_robot_t *robot) {
+                                               const lcpd_robot_t *robot,
+                                               const Lcpsim__V1__Sensors *sensors) {
   lcp_robot_info_t info = {0};
   lcp_robot_get_info(world, robot->id, &info);
   Lcpsim__V1__RobotState *m = LCPD_NEW(arena, Lcpsim__V1__RobotState);
@@ -403,11 +623,14 @@ static Lcpsim__V1__RobotState *new_robot_state(lcpd_arena_t *arena, const lcp_wo
     if (!(m->link_poses[k] = lcpd_new_pose(arena, position, orientation)))
       return NULL;
   }
+  if (sensors && !add_robot_sensors(arena, world, robot, &info, sensors, m))
+    return NULL;
   return m;
 }
 
 static Lcpsim__V1__BodyState *new_body_state(lcpd_arena_t *arena, const lcp_world_t *world,
-                                             const lcpd_body_t *body) {
+                                             const lcpd_body_t *body,
+                                             const Lcpsim__V1__Sensors *sensors) {
   double position[3] = {0}, orientation[4] = {1, 0, 0, 0}, linear[3] = {0}, angular[3] = {0};
   lcp_body_get_pose(world, body->id, position, orientation);
   lcp_body_get_velocity(world, body->id, linear, angular);
@@ -420,6 +643,8 @@ static Lcpsim__V1__BodyState *new_body_state(lcpd_arena_t *arena, const lcp_worl
   m->pose = lcpd_new_pose(arena, position, orientation);
   m->twist = lcpd_new_twist(arena, linear, angular);
   if (!m->name || !m->pose || !m->twist)
+    return NULL;
+  if (sensors && !add_body_sensors(arena, world, body, sensors, m))
     return NULL;
   return m;
 }
@@ -448,7 +673,7 @@ static char *contact_side_name(lcpd_arena_t *arena, const lcpd_sim_t *sim, lcp_b
 }
 
 static Lcpsim__V1__Contact *new_contact(lcpd_arena_t *arena, const lcpd_sim_t *sim,
-                                        const lcp_contact_info_t *c) {
+                                        const lcp_contact_info_t *c, bool friction) {
   Lcpsim__V1__Contact *m = LCPD_NEW(arena, Lcpsim__V1__Contact);
   if (!m)
     return NULL;
@@ -461,11 +686,23 @@ static Lcpsim__V1__Contact *new_contact(lcpd_arena_t *arena, const lcpd_sim_t *s
     return NULL;
   m->depth = c->depth;
   m->normal_impulse = c->normal_impulse;
+  if (friction) {
+    double impulse[3];
+    lcp_contact_friction_vector(c, impulse);
+    if (!(m->friction_impulse = lcpd_new_vec3(arena, impulse)))
+      return NULL;
+  }
   return m;
 }
 
 Lcpsim__V1__State *lcpd_new_state(lcpd_arena_t *arena, const lcpd_sim_t *sim, bool include_contacts,
                                   uint64_t sequence) {
+  return lcpd_new_state_sensed(arena, sim, include_contacts, NULL, sequence);
+}
+
+Lcpsim__V1__State *lcpd_new_state_sensed(lcpd_arena_t *arena, const lcpd_sim_t *sim,
+                                         bool include_contacts,
+                                         const Lcpsim__V1__Sensors *sensors, uint64_t sequence) {
   const lcp_world_t *world = sim->live.world;
   Lcpsim__V1__State *m = LCPD_NEW(arena, Lcpsim__V1__State);
   if (!m)
@@ -480,11 +717,11 @@ Lcpsim__V1__State *lcpd_new_state(lcpd_arena_t *arena, const lcpd_sim_t *sim, bo
     return NULL;
   m->n_robots = (size_t)sim->live.robot_count;
   for (int32_t i = 0; i < sim->live.robot_count; ++i)
-    if (!(m->robots[i] = new_robot_state(arena, world, &sim->live.robots[i])))
+    if (!(m->robots[i] = new_robot_state(arena, world, &sim->live.robots[i], sensors)))
       return NULL;
   m->n_bodies = (size_t)sim->live.body_count;
   for (int32_t i = 0; i < sim->live.body_count; ++i)
-    if (!(m->bodies[i] = new_body_state(arena, world, &sim->live.bodies[i])))
+    if (!(m->bodies[i] = new_body_state(arena, world, &sim->live.bodies[i], sensors)))
       return NULL;
   int32_t count = include_contacts ? lcp_world_get_contacts(world, NULL, 0) : 0;
   if (count > 0) {
@@ -495,8 +732,10 @@ Lcpsim__V1__State *lcpd_new_state(lcpd_arena_t *arena, const lcpd_sim_t *sim, bo
     count = lcp_world_get_contacts(world, contacts, count);
     m->n_contacts = (size_t)count;
     for (int32_t i = 0; i < count; ++i)
-      if (!(m->contacts[i] = new_contact(arena, sim, &contacts[i])))
+      if (!(m->contacts[i] = new_contact(arena, sim, &contacts[i], sensors && sensors->contact_wrenches)))
         return NULL;
   }
+  if (sensors && sensors->solver_stats && !(m->solver_stats = new_solver_stats(arena, world)))
+    return NULL;
   return m;
 }

@@ -57,5 +57,10 @@ Lcpsim__V1__BodyInfo *lcpd_new_body_info(lcpd_arena_t *arena, const lcpd_body_t 
  * states). */
 Lcpsim__V1__State *lcpd_new_state(lcpd_arena_t *arena, const lcpd_sim_t *sim, bool include_contacts,
                                   uint64_t sequence);
+/* The same with the readings sensors asks for (NULL: none, as
+ * lcpd_new_state): each flag adds its fields, an unset one nothing. */
+Lcpsim__V1__State *lcpd_new_state_sensed(lcpd_arena_t *arena, const lcpd_sim_t *sim,
+                                         bool include_contacts,
+                                         const Lcpsim__V1__Sensors *sensors, uint64_t sequence);
 
 #endif

@@ -376,7 +376,8 @@ static int finish_step(lcpd_call_t *call, lcpd_sim_t *sim) {
   out->time = lcp_world_time(sim->live.world);
   out->step_count = lcp_world_step_count(sim->live.world);
   if (req->return_state &&
-      !(out->state = lcpd_new_state(&call->reply_arena, sim, req->include_contacts, 0)))
+      !(out->state = lcpd_new_state_sensed(&call->reply_arena, sim, req->include_contacts,
+                                           req->sensors, 0)))
     return call_out_of_memory(call);
   reply_ok(call, LCPSIM__V1__REPLY__RESULT_STEP, out);
   return LCP_OK;
@@ -450,7 +451,8 @@ static int handle_get_state(lcpd_call_t *call, lcpd_sim_t *sim,
   if (!out)
     return call_out_of_memory(call);
   lcpsim__v1__get_state_reply__init(out);
-  if (!(out->state = lcpd_new_state(&call->reply_arena, sim, req->include_contacts, 0)))
+  if (!(out->state = lcpd_new_state_sensed(&call->reply_arena, sim, req->include_contacts,
+                                           req->sensors, 0)))
     return call_out_of_memory(call);
   reply_ok(call, LCPSIM__V1__REPLY__RESULT_GET_STATE, out);
   return LCP_OK;
@@ -730,6 +732,31 @@ static int handle_subscribe(lcpd_call_t *call, lcpd_sim_t *sim,
                      &lcpsim__v1__subscribe_reply__descriptor);
 }
 
+/* An IMU site on a robot's link, as the scene file's <imu>. */
+static int handle_add_imu(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__AddImuRequest *req,
+                          lcpd_error_t *error) {
+  lcpd_imu_spec_t spec = {.orientation = {1, 0, 0, 0}};
+  int rc = check_name(req->name, "add_imu.name", error);
+  if (rc == LCP_OK && (!req->name || req->name[0] == '\0'))
+    rc = lcpd_fail(error, BAD, "add_imu.name: an imu needs a name");
+  if (rc == LCP_OK)
+    rc = lcpd_read_pose(req->pose, spec.position, spec.orientation, "add_imu.pose", error);
+  if (rc != LCP_OK)
+    return rc;
+  snprintf(spec.name, sizeof spec.name, "%s", req->name);
+  snprintf(spec.robot, sizeof spec.robot, "%s", req->robot ? req->robot : "");
+  snprintf(spec.link, sizeof spec.link, "%s", req->link ? req->link : "");
+  spec.accel_noise = req->accel_noise;
+  spec.gyro_noise = req->gyro_noise;
+  lcpd_read_vec3(req->accel_bias, spec.accel_bias);
+  lcpd_read_vec3(req->gyro_bias, spec.gyro_bias);
+  spec.seed = req->seed;
+  if (lcpd_sim_add_imu(sim, &spec, error) != LCP_OK)
+    return lcpd_error_prefix(error, "add_imu: ");
+  return reply_empty(call, LCPSIM__V1__REPLY__RESULT_ADD_IMU,
+                     &lcpsim__v1__add_imu_reply__descriptor);
+}
+
 /* ---- decoding and dispatch ---- */
 
 /* Serves the decoded request. Returns true when the reply is ready. */
@@ -776,6 +803,9 @@ static bool dispatch(lcpd_call_t *call, lcpd_sim_t *sim) {
     break;
   case LCPSIM__V1__REQUEST__CALL_SUBSCRIBE:
     rc = handle_subscribe(call, sim, r->subscribe, error);
+    break;
+  case LCPSIM__V1__REQUEST__CALL_ADD_IMU:
+    rc = handle_add_imu(call, sim, r->add_imu, error);
     break;
   default:
     rc = lcpd_fail(error, BAD,

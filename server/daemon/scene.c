@@ -22,6 +22,9 @@ void lcpd_scene_clear(lcpd_scene_t *scene) {
     lcp_robot_def_free(&scene->robots[i].def);
   free(scene->robots);
   free(scene->bodies);
+  free(scene->imus);
+  scene->imus = NULL;
+  scene->imu_count = 0;
   scene->robots = NULL;
   scene->bodies = NULL;
   scene->robot_count = 0;
@@ -67,6 +70,32 @@ int lcpd_scene_add_robot(lcpd_scene_t *scene, lcp_robot_def_t *def, const double
   spec->def = def;
   memcpy(spec->position, position, sizeof spec->position);
   memcpy(spec->orientation, orientation, sizeof spec->orientation);
+  return LCP_OK;
+}
+
+int lcpd_scene_add_imu(lcpd_scene_t *scene, const lcpd_imu_spec_t *imu, lcpd_error_t *error) {
+  const lcp_robot_def_t *def = NULL;
+  for (int32_t i = 0; i < scene->robot_count; ++i)
+    if (strcmp(scene->robots[i].def->name, imu->robot) == 0)
+      def = scene->robots[i].def;
+  if (!def)
+    return lcpd_fail(error, LCP_ERR_NOT_FOUND, "imu '%s': no robot '%s' before it", imu->name,
+                     imu->robot);
+  bool has_link = false;
+  for (int32_t i = 0; i < def->link_count; ++i)
+    has_link |= strcmp(def->links[i].name, imu->link) == 0;
+  if (!has_link)
+    return lcpd_fail(error, LCP_ERR_NOT_FOUND, "imu '%s': robot '%s' has no link '%s'", imu->name,
+                     imu->robot, imu->link);
+  for (int32_t i = 0; i < scene->imu_count; ++i)
+    if (strcmp(scene->imus[i].name, imu->name) == 0)
+      return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT, "the imu name '%s' is used twice",
+                       imu->name);
+  lcpd_imu_spec_t *grown = realloc(scene->imus, (size_t)(scene->imu_count + 1) * sizeof *grown);
+  if (!grown)
+    return lcpd_fail(error, LCP_ERR_NO_MEMORY, "out of memory");
+  scene->imus = grown;
+  scene->imus[scene->imu_count++] = *imu;
   return LCP_OK;
 }
 

@@ -47,6 +47,19 @@ typedef struct lcpd_robot_spec {
   double orientation[4];
 } lcpd_robot_spec_t;
 
+/* An IMU site on a robot's link (lcp_imu_def_t by names): the scene file's
+ * <imu> and the AddImu call. */
+typedef struct lcpd_imu_spec {
+  char name[LCP_NAME_MAX];
+  char robot[LCP_NAME_MAX];
+  char link[LCP_NAME_MAX];
+  double position[3];    /* in the link frame */
+  double orientation[4]; /* w, x, y, z */
+  double accel_noise, gyro_noise;
+  double accel_bias[3], gyro_bias[3];
+  uint64_t seed;
+} lcpd_imu_spec_t;
+
 typedef struct lcpd_scene {
   lcp_world_settings_t settings;
   lcpd_mode_t mode;
@@ -58,6 +71,8 @@ typedef struct lcpd_scene {
   int32_t robot_count;
   lcpd_body_spec_t *bodies;
   int32_t body_count;
+  lcpd_imu_spec_t *imus; /* added after the robots */
+  int32_t imu_count;
 } lcpd_scene_t;
 
 /* An empty scene: default settings, lockstep at rate 1, no ground. */
@@ -69,6 +84,9 @@ void lcpd_scene_clear(lcpd_scene_t *scene);
 int lcpd_scene_add_robot(lcpd_scene_t *scene, lcp_robot_def_t *def, const double position[3],
                          const double orientation[4], lcpd_error_t *error);
 int lcpd_scene_add_body(lcpd_scene_t *scene, const lcpd_body_spec_t *body, lcpd_error_t *error);
+/* An IMU on a robot of the scene, on a link of it, with a name no other
+ * IMU of the scene has. */
+int lcpd_scene_add_imu(lcpd_scene_t *scene, const lcpd_imu_spec_t *imu, lcpd_error_t *error);
 /* Whether a robot or body of that name is in the scene. */
 bool lcpd_scene_has_name(const lcpd_scene_t *scene, const char *name);
 

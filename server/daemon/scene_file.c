@@ -360,6 +360,65 @@ static int read_body(reader *r, const xmlNode *node) {
   return LCP_OK;
 }
 
+/* A name-like attribute (the IMU's own name, its robot's and link's): 1 to
+ * LCP_NAME_MAX − 1 bytes, required. */
+static int read_required_text(reader *r, const xmlNode *node, const char *name,
+                              char out[LCP_NAME_MAX]) {
+  char text[512];
+  if (!attribute(node, name, text, sizeof text) || text[0] == '\0' ||
+      strlen(text) >= LCP_NAME_MAX)
+    return fail_at(r, node, BAD, "<%s> needs a %s of 1 to %d bytes", node->name, name,
+                   LCP_NAME_MAX - 1);
+  memcpy(out, text, strlen(text) + 1);
+  return LCP_OK;
+}
+
+/* <imu name robot link xyz rpy noise="σ_accel σ_gyro" bias="accel (3) gyro
+ * (3)" seed/>: after its robot. */
+static int read_imu(reader *r, const xmlNode *node) {
+  static const char *const known[] = {"name", "robot", "link", "xyz",  "rpy",
+                                      "noise", "bias",  "seed", NULL};
+  lcpd_imu_spec_t imu = {.orientation = {1, 0, 0, 0}};
+  double noise[2] = {0, 0}, bias[6] = {0, 0, 0, 0, 0, 0};
+  int rc = check_attributes(r, node, known);
+  if (rc == LCP_OK)
+    rc = read_required_text(r, node, "name", imu.name);
+  if (rc == LCP_OK)
+    rc = read_required_text(r, node, "robot", imu.robot);
+  if (rc == LCP_OK)
+    rc = read_required_text(r, node, "link", imu.link);
+  if (rc == LCP_OK)
+    rc = read_pose(r, node, imu.position, imu.orientation);
+  if (rc == LCP_OK)
+    rc = read_numbers(r, node, "noise", noise, 2);
+  if (rc == LCP_OK)
+    rc = read_numbers(r, node, "bias", bias, 6);
+  if (rc != LCP_OK)
+    return rc;
+  if (!(noise[0] >= 0.0 && noise[1] >= 0.0))
+    return fail_at(r, node, BAD, "<imu noise=\"%g %g\">: standard deviations must be >= 0",
+                   noise[0], noise[1]);
+  char text[64];
+  if (attribute(node, "seed", text, sizeof text)) {
+    char *end;
+    errno = 0;
+    unsigned long long seed = strtoull(text, &end, 10);
+    if (end == text || *end != '\0' || errno == ERANGE || text[0] == '-')
+      return fail_at(r, node, BAD, "<imu seed=\"%s\">: expected a whole number in [0, 2^64)",
+                     text);
+    imu.seed = (uint64_t)seed;
+  }
+  imu.accel_noise = noise[0];
+  imu.gyro_noise = noise[1];
+  memcpy(imu.accel_bias, bias, sizeof imu.accel_bias);
+  memcpy(imu.gyro_bias, bias + 3, sizeof imu.gyro_bias);
+  lcpd_error_t added;
+  rc = lcpd_scene_add_imu(r->scene, &imu, &added);
+  if (rc != LCP_OK)
+    return fail_at(r, node, rc, "%s", added.message);
+  return LCP_OK;
+}
+
 static int read_root(reader *r, const xmlNode *root) {
   if (!root || !named(root, "lcpsim"))
     return fail_at(r, root, BAD, "the root element must be <lcpsim>");
@@ -393,8 +452,11 @@ static int read_root(reader *r, const xmlNode *root) {
       rc = read_robot(r, node);
     } else if (named(node, "body")) {
       rc = read_body(r, node);
+    } else if (named(node, "imu")) {
+      rc = read_imu(r, node);
     } else {
-      rc = fail_at(r, node, BAD, "unknown element <%s> (expected settings, ground, robot, body)",
+      rc = fail_at(r, node, BAD,
+                   "unknown element <%s> (expected settings, ground, robot, body, imu)",
                    node->name);
     }
   }

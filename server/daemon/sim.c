@@ -56,6 +56,34 @@ static int live_add_robot(lcpd_live_t *live, const lcp_robot_def_t *def, const d
   return LCP_OK;
 }
 
+static int live_add_imu(lcpd_live_t *live, const lcpd_imu_spec_t *spec, lcpd_error_t *error) {
+  lcp_imu_def_t def = lcp_imu_def_default();
+  const lcpd_robot_t *robot = NULL;
+  for (int32_t i = 0; i < live->robot_count; ++i)
+    if (strcmp(live->robots[i].name, spec->robot) == 0)
+      robot = &live->robots[i];
+  if (!robot)
+    return lcpd_fail(error, LCP_ERR_NOT_FOUND, "imu '%s': no robot '%s'", spec->name, spec->robot);
+  if (lcp_robot_find_link(live->world, robot->id, spec->link, &def.link) != LCP_OK)
+    return lcpd_fail(error, LCP_ERR_NOT_FOUND, "imu '%s': robot '%s' has no link '%s'", spec->name,
+                     spec->robot, spec->link);
+  if (spec->name[0] == '\0')
+    return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT, "an imu needs a name");
+  memcpy(def.name, spec->name, LCP_NAME_MAX);
+  def.robot = robot->id;
+  memcpy(def.position, spec->position, sizeof def.position);
+  memcpy(def.orientation, spec->orientation, sizeof def.orientation);
+  def.accel_noise = spec->accel_noise;
+  def.gyro_noise = spec->gyro_noise;
+  memcpy(def.accel_bias, spec->accel_bias, sizeof def.accel_bias);
+  memcpy(def.gyro_bias, spec->gyro_bias, sizeof def.gyro_bias);
+  def.seed = spec->seed;
+  int rc = lcp_imu_add(live->world, &def, NULL);
+  if (rc != LCP_OK)
+    return lcpd_fail(error, rc, "%s", lcp_world_last_error(live->world));
+  return LCP_OK;
+}
+
 static int live_add_body(lcpd_live_t *live, const lcpd_body_spec_t *spec, lcpd_body_t **out,
                          lcpd_error_t *error) {
   int rc = lcpd_body_spec_validate(spec, "", error);
@@ -118,6 +146,8 @@ static int live_build(lcpd_live_t *live, const lcpd_scene_t *scene, lcpd_error_t
                         scene->robots[i].orientation, NULL, error);
   for (int32_t i = 0; rc == LCP_OK && i < scene->body_count; ++i)
     rc = live_add_body(live, &scene->bodies[i], NULL, error);
+  for (int32_t i = 0; rc == LCP_OK && i < scene->imu_count; ++i)
+    rc = live_add_imu(live, &scene->imus[i], error);
   if (rc != LCP_OK)
     live_clear(live);
   return rc;
@@ -213,6 +243,10 @@ int lcpd_sim_add_body(lcpd_sim_t *sim, const lcpd_body_spec_t *spec, lcpd_body_t
                      "the name '%s' is taken by another robot or body", named.name);
   }
   return live_add_body(&sim->live, &named, out, error);
+}
+
+int lcpd_sim_add_imu(lcpd_sim_t *sim, const lcpd_imu_spec_t *spec, lcpd_error_t *error) {
+  return live_add_imu(&sim->live, spec, error);
 }
 
 int lcpd_sim_remove(lcpd_sim_t *sim, const char *name, lcpd_error_t *error) {

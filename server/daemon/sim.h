@@ -97,6 +97,9 @@ int lcpd_sim_add_robot(lcpd_sim_t *sim, const lcp_robot_def_t *def, const double
 /* Adds a body; an empty name gets one made up ("body1", ...). */
 int lcpd_sim_add_body(lcpd_sim_t *sim, const lcpd_body_spec_t *spec, lcpd_body_t **out,
                       lcpd_error_t *error);
+/* Adds an IMU to a robot of the world (checked by the engine: finite,
+ * noise >= 0, a unique name). */
+int lcpd_sim_add_imu(lcpd_sim_t *sim, const lcpd_imu_spec_t *spec, lcpd_error_t *error);
 /* Removes the robot or body of that name (LCP_ERR_NOT_FOUND when none). */
 int lcpd_sim_remove(lcpd_sim_t *sim, const char *name, lcpd_error_t *error);
 

@@ -47,6 +47,17 @@ int lcp_robot_get_link_velocity_local(const lcp_world_t *world, lcp_robot_id id,
   return LCP_OK;
 }
 
+int lcp_robot_get_qdd(const lcp_world_t *world, lcp_robot_id id, double *qdd, int32_t nv) {
+  int32_t slot;
+  const robot_model *r = robot_at(world, id, &slot);
+  if (!r)
+    return LCP_ERR_NOT_FOUND;
+  if (!qdd || nv != r->mb.nv)
+    return LCP_ERR_INVALID_ARGUMENT;
+  memcpy(qdd, world->state.robots[slot].qdd, sizeof(double) * (size_t)nv);
+  return LCP_OK;
+}
+
 /* Classical accelerations of links 0 .. last (parents come first, so the
  * recursion needs no more): acc[6 l ..] = (a of the link origin, α). The
  * equations are those of lcp_robot_get_link_accelerations (robot.h). */

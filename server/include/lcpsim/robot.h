@@ -212,6 +212,9 @@ int lcp_robot_set_gravity_compensation(lcp_world_t *world, lcp_robot_id id, bool
 int lcp_robot_get_link_velocity_local(const lcp_world_t *world, lcp_robot_id id, int32_t link,
                                       double linear[3], double angular[3]);
 
+/* The last step's joint-space acceleration q̈ = (qd⁺ − qd)/h (nv). */
+int lcp_robot_get_qdd(const lcp_world_t *world, lcp_robot_id id, double *qdd, int32_t nv);
+
 /* Every link's acceleration, 6 per link (link_count × 6): the classical
  * acceleration of the link frame origin (the second time derivative of its
  * world position), then the angular acceleration, world axes. By the usual
