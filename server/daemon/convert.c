@@ -410,7 +410,8 @@ static void *new_pointers(lcpd_arena_t *arena, int32_t n) {
 static bool add_link_twists(lcpd_arena_t *arena, const lcp_world_t *world,
                             const lcpd_robot_t *robot, Lcpsim__V1__RobotState *m) {
   int32_t n = robot->link_count;
-  if (!(m->link_twists = new_pointers(arena, n)) || !(m->link_twists_local = new_pointers(arena, n)))
+  if (!(m->link_twists = new_pointers(arena, n)) ||
+      !(m->link_twists_local = new_pointers(arena, n)))
     return false;
   for (int32_t l = 0; l < n; ++l) {
     double v[3] = {0}, w[3] = {0};
@@ -519,9 +520,8 @@ static bool add_imus(lcpd_arena_t *arena, const lcp_world_t *world, const lcpd_r
       return false;
     lcpsim__v1__imu_reading__init(r);
     r->name = lcpd_arena_strdup(arena, def.name);
-    r->link = lcpd_arena_strdup(arena, def.link >= 0 && def.link < robot->link_count
-                                           ? robot->link_names[def.link]
-                                           : "");
+    r->link = lcpd_arena_strdup(
+        arena, def.link >= 0 && def.link < robot->link_count ? robot->link_names[def.link] : "");
     r->specific_force = lcpd_new_vec3(arena, f);
     r->angular_rate = lcpd_new_vec3(arena, rate);
     if (!r->name || !r->link || !r->specific_force || !r->angular_rate)
@@ -553,9 +553,8 @@ static bool add_robot_sensors(lcpd_arena_t *arena, const lcp_world_t *world,
   return true;
 }
 
-static bool add_body_sensors(lcpd_arena_t *arena, const lcp_world_t *world,
-                             const lcpd_body_t *body, const Lcpsim__V1__Sensors *sensors,
-                             Lcpsim__V1__BodyState *m) {
+static bool add_body_sensors(lcpd_arena_t *arena, const lcp_world_t *world, const lcpd_body_t *body,
+                             const Lcpsim__V1__Sensors *sensors, Lcpsim__V1__BodyState *m) {
   if (sensors->contact_wrenches) {
     double normal[6] = {0}, friction[6] = {0};
     lcp_body_get_contact_wrench(world, body->id, normal, friction);
@@ -701,8 +700,8 @@ Lcpsim__V1__State *lcpd_new_state(lcpd_arena_t *arena, const lcpd_sim_t *sim, bo
 }
 
 Lcpsim__V1__State *lcpd_new_state_sensed(lcpd_arena_t *arena, const lcpd_sim_t *sim,
-                                         bool include_contacts,
-                                         const Lcpsim__V1__Sensors *sensors, uint64_t sequence) {
+                                         bool include_contacts, const Lcpsim__V1__Sensors *sensors,
+                                         uint64_t sequence) {
   const lcp_world_t *world = sim->live.world;
   Lcpsim__V1__State *m = LCPD_NEW(arena, Lcpsim__V1__State);
   if (!m)
@@ -732,7 +731,8 @@ Lcpsim__V1__State *lcpd_new_state_sensed(lcpd_arena_t *arena, const lcpd_sim_t *
     count = lcp_world_get_contacts(world, contacts, count);
     m->n_contacts = (size_t)count;
     for (int32_t i = 0; i < count; ++i)
-      if (!(m->contacts[i] = new_contact(arena, sim, &contacts[i], sensors && sensors->contact_wrenches)))
+      if (!(m->contacts[i] =
+                new_contact(arena, sim, &contacts[i], sensors && sensors->contact_wrenches)))
         return NULL;
   }
   if (sensors && sensors->solver_stats && !(m->solver_stats = new_solver_stats(arena, world)))

@@ -60,7 +60,7 @@ Lcpsim__V1__State *lcpd_new_state(lcpd_arena_t *arena, const lcpd_sim_t *sim, bo
 /* The same with the readings sensors asks for (NULL: none, as
  * lcpd_new_state): each flag adds its fields, an unset one nothing. */
 Lcpsim__V1__State *lcpd_new_state_sensed(lcpd_arena_t *arena, const lcpd_sim_t *sim,
-                                         bool include_contacts,
-                                         const Lcpsim__V1__Sensors *sensors, uint64_t sequence);
+                                         bool include_contacts, const Lcpsim__V1__Sensors *sensors,
+                                         uint64_t sequence);
 
 #endif

@@ -375,9 +375,8 @@ static int finish_step(lcpd_call_t *call, lcpd_sim_t *sim) {
   lcpsim__v1__step_reply__init(out);
   out->time = lcp_world_time(sim->live.world);
   out->step_count = lcp_world_step_count(sim->live.world);
-  if (req->return_state &&
-      !(out->state = lcpd_new_state_sensed(&call->reply_arena, sim, req->include_contacts,
-                                           req->sensors, 0)))
+  if (req->return_state && !(out->state = lcpd_new_state_sensed(
+                                 &call->reply_arena, sim, req->include_contacts, req->sensors, 0)))
     return call_out_of_memory(call);
   reply_ok(call, LCPSIM__V1__REPLY__RESULT_STEP, out);
   return LCP_OK;
@@ -451,8 +450,8 @@ static int handle_get_state(lcpd_call_t *call, lcpd_sim_t *sim,
   if (!out)
     return call_out_of_memory(call);
   lcpsim__v1__get_state_reply__init(out);
-  if (!(out->state = lcpd_new_state_sensed(&call->reply_arena, sim, req->include_contacts,
-                                           req->sensors, 0)))
+  if (!(out->state =
+            lcpd_new_state_sensed(&call->reply_arena, sim, req->include_contacts, req->sensors, 0)))
     return call_out_of_memory(call);
   reply_ok(call, LCPSIM__V1__REPLY__RESULT_GET_STATE, out);
   return LCP_OK;

@@ -365,8 +365,7 @@ static int read_body(reader *r, const xmlNode *node) {
 static int read_required_text(reader *r, const xmlNode *node, const char *name,
                               char out[LCP_NAME_MAX]) {
   char text[512];
-  if (!attribute(node, name, text, sizeof text) || text[0] == '\0' ||
-      strlen(text) >= LCP_NAME_MAX)
+  if (!attribute(node, name, text, sizeof text) || text[0] == '\0' || strlen(text) >= LCP_NAME_MAX)
     return fail_at(r, node, BAD, "<%s> needs a %s of 1 to %d bytes", node->name, name,
                    LCP_NAME_MAX - 1);
   memcpy(out, text, strlen(text) + 1);
@@ -376,7 +375,7 @@ static int read_required_text(reader *r, const xmlNode *node, const char *name,
 /* <imu name robot link xyz rpy noise="σ_accel σ_gyro" bias="accel (3) gyro
  * (3)" seed/>: after its robot. */
 static int read_imu(reader *r, const xmlNode *node) {
-  static const char *const known[] = {"name", "robot", "link", "xyz",  "rpy",
+  static const char *const known[] = {"name",  "robot", "link", "xyz", "rpy",
                                       "noise", "bias",  "seed", NULL};
   lcpd_imu_spec_t imu = {.orientation = {1, 0, 0, 0}};
   double noise[2] = {0, 0}, bias[6] = {0, 0, 0, 0, 0, 0};
@@ -404,8 +403,7 @@ static int read_imu(reader *r, const xmlNode *node) {
     errno = 0;
     unsigned long long seed = strtoull(text, &end, 10);
     if (end == text || *end != '\0' || errno == ERANGE || text[0] == '-')
-      return fail_at(r, node, BAD, "<imu seed=\"%s\">: expected a whole number in [0, 2^64)",
-                     text);
+      return fail_at(r, node, BAD, "<imu seed=\"%s\">: expected a whole number in [0, 2^64)", text);
     imu.seed = (uint64_t)seed;
   }
   imu.accel_noise = noise[0];
@@ -455,9 +453,9 @@ static int read_root(reader *r, const xmlNode *root) {
     } else if (named(node, "imu")) {
       rc = read_imu(r, node);
     } else {
-      rc = fail_at(r, node, BAD,
-                   "unknown element <%s> (expected settings, ground, robot, body, imu)",
-                   node->name);
+      rc =
+          fail_at(r, node, BAD,
+                  "unknown element <%s> (expected settings, ground, robot, body, imu)", node->name);
     }
   }
   return rc;
