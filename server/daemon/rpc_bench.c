@@ -5,11 +5,13 @@
  * world, in lockstep mode, for the default call).
  *
  *   lcpsim-rpc-bench [--endpoint tcp://127.0.0.1:5555] [--call step|ping]
- *                    [--robot arm7] [--bytes N] [--calls N]
+ *                    [--robot arm7] [--bytes N] [--calls N] [--sensors GROUP,...]
  *
  * --call step (the default): a control tick, Step(1) with position targets
  * for every joint of the robot (q*_i(t) = 0.5 sin(2π·0.5·t + i), kp 100,
- * kd 10) and return_state. --call ping: a Ping with an N-byte payload.
+ * kd 10) and return_state, with the sensor groups given by --sensors (names of
+ * the Sensors message's fields, or all). --call ping: a Ping with an N-byte
+ * payload.
  *
  * Prints scene=rpc endpoint=tcp bytes=N calls=N us_per_call=X echo_us=Y
  * ratio=X/Y, then call=, request_bytes=, reply_bytes= and client_us=. bytes
@@ -76,6 +78,8 @@ typedef struct daemon_bench {
   Lcpsim__V1__SetTargetRequest target;
   Lcpsim__V1__SetTargetRequest *targets[1];
   Lcpsim__V1__StepRequest step;
+  Lcpsim__V1__Sensors sensors;
+  bool with_sensors;
   /* Ping */
   unsigned char *payload;
   Lcpsim__V1__PingRequest ping;
@@ -215,6 +219,8 @@ static bool daemon_setup(daemon_bench *b, const char *robot, size_t payload) {
   b->step.n_targets = 1;
   b->step.targets = b->targets;
   b->step.return_state = true;
+  if (b->with_sensors)
+    b->step.sensors = &b->sensors;
   lcpsim__v1__request__init(&b->request);
   b->request.call_case = LCPSIM__V1__REQUEST__CALL_STEP;
   b->request.step = &b->step;
@@ -369,15 +375,42 @@ static bool daemon_stop(pid_t pid) {
   return true;
 }
 
+/* Sets the flags named in a comma-separated list ("all": every one). */
+static bool parse_sensors(const char *list, Lcpsim__V1__Sensors *out) {
+  static const char *const names[] = {"link_twists",    "link_accelerations", "imus",
+                                      "joint_wrenches", "contact_wrenches",   "energy",
+                                      "solver_stats"};
+  protobuf_c_boolean *flags[] = {&out->link_twists,    &out->link_accelerations, &out->imus,
+                                 &out->joint_wrenches, &out->contact_wrenches,   &out->energy,
+                                 &out->solver_stats};
+  char copy[256];
+  snprintf(copy, sizeof copy, "%s", list);
+  for (char *save = NULL, *name = strtok_r(copy, ",", &save); name;
+       name = strtok_r(NULL, ",", &save)) {
+    bool known = false;
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; ++k)
+      if (strcmp(name, names[k]) == 0 || strcmp(name, "all") == 0) {
+        *flags[k] = true;
+        known = true;
+      }
+    if (!known)
+      return false;
+  }
+  return true;
+}
+
 static void usage(FILE *out) {
   fprintf(out, "usage: lcpsim-rpc-bench [--endpoint ENDPOINT] [--call step|ping] [--robot NAME]\n"
-               "                        [--bytes N] [--calls N]\n"
+               "                        [--bytes N] [--calls N] [--sensors GROUP,...]\n"
                "                        [--start-daemon LCPSIMD [--daemon-arg ARG]...]\n"
                "Times N calls (default 10000) against a running lcpsimd (default\n"
                "tcp://127.0.0.1:5555) and a bare ZeroMQ REQ/REP echo with the same request and\n"
                "reply sizes. --call step (default): Step(1) with position targets for every\n"
                "joint of the robot (default arm7) and the state returned; the daemon must be in\n"
-               "lockstep mode. --call ping: a Ping with an N-byte payload (default 64).\n"
+               "lockstep mode; --sensors GROUP,... also asks for those sensor groups\n"
+               "(link_twists, link_accelerations, imus, joint_wrenches, contact_wrenches,\n"
+               "energy, solver_stats, or all). --call ping: a Ping with an N-byte payload\n"
+               "(default 64).\n"
                "--start-daemon LCPSIMD: start that lcpsimd on ephemeral TCP ports (with any\n"
                "--daemon-arg ARG, repeatable, e.g. --daemon-arg=--busy-poll-us=0), measure\n"
                "against it instead of --endpoint, then stop it.\n");
@@ -390,6 +423,8 @@ int main(int argc, char **argv) {
   char daemon_endpoint[256];
   long bytes = 64, calls = 10000;
   call_kind kind = CALL_STEP;
+  const char *sensors = NULL;
+  Lcpsim__V1__Sensors sensor_flags = LCPSIM__V1__SENSORS__INIT;
   static const struct option options[] = {
       {"endpoint", required_argument, NULL, 'e'},
       {"call", required_argument, NULL, 'c'},
@@ -398,6 +433,7 @@ int main(int argc, char **argv) {
       {"calls", required_argument, NULL, 'n'},
       {"start-daemon", required_argument, NULL, 's'},
       {"daemon-arg", required_argument, NULL, 'a'},
+      {"sensors", required_argument, NULL, 'S'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -445,6 +481,13 @@ int main(int argc, char **argv) {
       }
       daemon_args[daemon_arg_count++] = optarg;
       break;
+    case 'S':
+      sensors = optarg;
+      if (!parse_sensors(optarg, &sensor_flags)) {
+        fprintf(stderr, "lcpsim-rpc-bench: --sensors: unknown group in '%s'\n", optarg);
+        return 2;
+      }
+      break;
     case 'h':
       usage(stdout);
       return 0;
@@ -477,7 +520,10 @@ int main(int argc, char **argv) {
   }
   /* The daemon first, to learn the sizes the echo imitates. */
   void *context = zmq_ctx_new();
-  daemon_bench b = {.kind = kind, .socket = open_req(context, endpoint)};
+  daemon_bench b = {.kind = kind,
+                    .socket = open_req(context, endpoint),
+                    .sensors = sensor_flags,
+                    .with_sensors = sensors != NULL};
   bool ok = b.socket && daemon_setup(&b, robot, (size_t)bytes);
   double daemon_seconds = 0.0, echo_seconds = 0.0, ignored = 0.0;
   for (int i = 0; ok && i < WARMUP_CALLS; ++i)
@@ -529,9 +575,10 @@ int main(int argc, char **argv) {
   int transport = colon ? (int)(colon - endpoint) : (int)strlen(endpoint);
   double x = daemon_seconds / (double)calls, y = echo_seconds / (double)calls;
   printf("scene=rpc endpoint=%.*s bytes=%zu calls=%ld us_per_call=%.2f echo_us=%.2f ratio=%.3f "
-         "call=%s request_bytes=%zu reply_bytes=%zu client_us=%.2f\n",
+         "call=%s request_bytes=%zu reply_bytes=%zu client_us=%.2f%s%s\n",
          transport, endpoint, b.request_bytes + b.reply_bytes, calls, x * 1e6, y * 1e6, x / y,
          kind == CALL_STEP ? "step" : "ping", b.request_bytes, b.reply_bytes,
-         b.client_seconds / (double)calls * 1e6);
+         b.client_seconds / (double)calls * 1e6, sensors ? " sensors=" : "",
+         sensors ? sensors : "");
   return 0;
 }
