@@ -192,8 +192,7 @@ static void test_joint_wrench_hanging(void **state) {
   double wrench[12];
   assert_int_equal(lcp_robot_get_joint_wrenches(w, r, wrench, 2), LCP_OK);
   expect_weight(wrench + 6, 2.0, below);
-  /* the world holds the base and the link: 3 kg, the link's moment about
-   * the base origin, where its joint is */
+  /* the world holds up the base and the link: 3 kg */
   ASSERT_NEAR(wrench[2], 3.0 * G, 1e-6);
   lcp_world_destroy(&w);
 }

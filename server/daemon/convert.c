@@ -392,13 +392,15 @@ static Lcpsim__V1__ContactWrench *new_contact_wrench(lcpd_arena_t *arena, const 
   return m->normal && m->friction ? m : NULL;
 }
 
-static Lcpsim__V1__Energy *new_energy(lcpd_arena_t *arena, double kinetic, double potential) {
+/* The energy of a robot or a body, by the engine's getter of its kind. */
+static Lcpsim__V1__Energy *new_energy(lcpd_arena_t *arena, const lcp_world_t *world, int32_t id,
+                                      int (*get)(const lcp_world_t *, int32_t, double *,
+                                                 double *)) {
   Lcpsim__V1__Energy *m = LCPD_NEW(arena, Lcpsim__V1__Energy);
   if (!m)
     return NULL;
   lcpsim__v1__energy__init(m);
-  m->kinetic = kinetic;
-  m->potential = potential;
+  get(world, id, &m->kinetic, &m->potential);
   return m;
 }
 
@@ -544,13 +546,8 @@ static bool add_robot_sensors(lcpd_arena_t *arena, const lcp_world_t *world,
     return false;
   if (sensors->imus && !add_imus(arena, world, robot, m))
     return false;
-  if (sensors->energy) {
-    double kinetic = 0.0, potential = 0.0;
-    lcp_robot_get_energy(world, robot->id, &kinetic, &potential);
-    if (!(m->energy = new_energy(arena, kinetic, potential)))
-      return false;
-  }
-  return true;
+  return !sensors->energy ||
+         (m->energy = new_energy(arena, world, robot->id, lcp_robot_get_energy));
 }
 
 static bool add_body_sensors(lcpd_arena_t *arena, const lcp_world_t *world, const lcpd_body_t *body,
@@ -561,13 +558,7 @@ static bool add_body_sensors(lcpd_arena_t *arena, const lcp_world_t *world, cons
     if (!(m->contact_wrench = new_contact_wrench(arena, normal, friction)))
       return false;
   }
-  if (sensors->energy) {
-    double kinetic = 0.0, potential = 0.0;
-    lcp_body_get_energy(world, body->id, &kinetic, &potential);
-    if (!(m->energy = new_energy(arena, kinetic, potential)))
-      return false;
-  }
-  return true;
+  return !sensors->energy || (m->energy = new_energy(arena, world, body->id, lcp_body_get_energy));
 }
 
 static Lcpsim__V1__SolverStats *new_solver_stats(lcpd_arena_t *arena, const lcp_world_t *world) {

@@ -30,6 +30,19 @@ static int body_at(const lcp_world_t *world, lcp_body_id id, int32_t *slot) {
   return *slot < 0 ? LCP_ERR_NOT_FOUND : LCP_OK;
 }
 
+/* The checks of a query writing per-link arrays: a live robot, an output,
+ * link_count its links; then its kinematics current. */
+static int links_query(const lcp_world_t *world, lcp_robot_id id, const void *out,
+                       int32_t link_count, int32_t *slot) {
+  const robot_model *r = robot_at(world, id, slot);
+  if (!r)
+    return LCP_ERR_NOT_FOUND;
+  if (!out || link_count != r->mb.link_count)
+    return LCP_ERR_INVALID_ARGUMENT;
+  lcp__world_ensure_robot_kinematics(world);
+  return LCP_OK;
+}
+
 /* ---- twists and accelerations ---- */
 
 int lcp_robot_get_link_velocity_local(const lcp_world_t *world, lcp_robot_id id, int32_t link,
@@ -97,16 +110,14 @@ static vec3 *new_vectors(int32_t n) { return malloc(2 * (size_t)(n > 0 ? n : 1) 
 int lcp_robot_get_link_accelerations(const lcp_world_t *world, lcp_robot_id id,
                                      double *accelerations, int32_t link_count) {
   int32_t slot;
-  const robot_model *r = robot_at(world, id, &slot);
-  if (!r)
-    return LCP_ERR_NOT_FOUND;
-  if (!accelerations || link_count != r->mb.link_count)
-    return LCP_ERR_INVALID_ARGUMENT;
+  int rc = links_query(world, id, accelerations, link_count, &slot);
+  if (rc != LCP_OK)
+    return rc;
+  const robot_model *r = &world->model.robots[slot];
   vec3 *linear = new_vectors(link_count);
   if (!linear)
     return LCP_ERR_NO_MEMORY;
   vec3 *angular = linear + link_count;
-  lcp__world_ensure_robot_kinematics(world);
   link_accelerations(r, &world->state.robots[slot], &world->robot_data[slot], link_count - 1,
                      linear, angular);
   for (int32_t l = 0; l < link_count; ++l) {
@@ -128,16 +139,6 @@ void lcp_contact_friction_vector(const lcp_contact_info_t *contact, double impul
   v3_store(f, impulse);
 }
 
-/* The forces of contact c on its side b (side = +1) or a (side = −1):
- * the normal force ±n λn / h and the friction force ±λt / h. */
-static void contact_forces(const lcp_contact_info_t *c, double side, double h, vec3 *normal,
-                           vec3 *friction) {
-  double f[3];
-  lcp_contact_friction_vector(c, f);
-  *normal = v3_scale(v3_from(c->normal), side * c->normal_impulse / h);
-  *friction = v3_scale(v3_from(f), side / h);
-}
-
 /* Adds a force at point, as a wrench about `about`, to out[6]. */
 static void add_force_at(double out[6], vec3 force, vec3 point, vec3 about) {
   vec3 torque = v3_cross(v3_sub(point, about), force);
@@ -145,15 +146,24 @@ static void add_force_at(double out[6], vec3 force, vec3 point, vec3 about) {
   out[3] += torque.x, out[4] += torque.y, out[5] += torque.z;
 }
 
+/* Adds the forces of contact c on its side b (side 1) or a (side 0), as
+ * wrenches about `about`: the normal force ±n λn / h to normal[6], the
+ * friction force ±λt / h to friction[6]. */
+static void add_contact(const lcp_contact_info_t *c, int side, double h, vec3 about,
+                        double normal[6], double friction[6]) {
+  double f[3], sign = side ? 1.0 : -1.0;
+  lcp_contact_friction_vector(c, f);
+  vec3 point = v3_from(c->position);
+  add_force_at(normal, v3_scale(v3_from(c->normal), sign * c->normal_impulse / h), point, about);
+  add_force_at(friction, v3_scale(v3_from(f), sign / h), point, about);
+}
+
 int lcp_robot_get_contact_wrenches(const lcp_world_t *world, lcp_robot_id id, double *wrenches,
                                    int32_t link_count) {
   int32_t slot;
-  const robot_model *r = robot_at(world, id, &slot);
-  if (!r)
-    return LCP_ERR_NOT_FOUND;
-  if (!wrenches || link_count != r->mb.link_count)
-    return LCP_ERR_INVALID_ARGUMENT;
-  lcp__world_ensure_robot_kinematics(world);
+  int rc = links_query(world, id, wrenches, link_count, &slot);
+  if (rc != LCP_OK)
+    return rc;
   const mb_data *d = &world->robot_data[slot];
   double h = world->model.settings.timestep;
   memset(wrenches, 0, 12 * sizeof(double) * (size_t)link_count);
@@ -161,12 +171,8 @@ int lcp_robot_get_contact_wrenches(const lcp_world_t *world, lcp_robot_id id, do
     const lcp_contact_info_t *c = &world->contacts[k];
     for (int side = 0; side < 2; ++side) {
       int32_t robot = side ? c->robot_b : c->robot_a, link = side ? c->link_b : c->link_a;
-      if (robot != id || link < 0 || link >= link_count)
-        continue;
-      vec3 normal, friction, point = v3_from(c->position);
-      contact_forces(c, side ? 1.0 : -1.0, h, &normal, &friction);
-      add_force_at(wrenches + 12 * link, normal, point, d->link_x[link].p);
-      add_force_at(wrenches + 12 * link + 6, friction, point, d->link_x[link].p);
+      if (robot == id && link >= 0 && link < link_count)
+        add_contact(c, side, h, d->link_x[link].p, wrenches + 12 * link, wrenches + 12 * link + 6);
     }
   }
   return LCP_OK;
@@ -187,12 +193,8 @@ int lcp_body_get_contact_wrench(const lcp_world_t *world, lcp_body_id id, double
   for (int32_t k = 0; k < world->contact_count; ++k) {
     const lcp_contact_info_t *c = &world->contacts[k];
     for (int side = 0; side < 2; ++side) {
-      if ((side ? c->body_b : c->body_a) != id)
-        continue;
-      vec3 fn, ft, point = v3_from(c->position);
-      contact_forces(c, side ? 1.0 : -1.0, h, &fn, &ft);
-      add_force_at(normal, fn, point, center);
-      add_force_at(friction, ft, point, center);
+      if ((side ? c->body_b : c->body_a) == id)
+        add_contact(c, side, h, center, normal, friction);
     }
   }
   return LCP_OK;
@@ -203,11 +205,10 @@ int lcp_body_get_contact_wrench(const lcp_world_t *world, lcp_body_id id, double
 int lcp_robot_get_joint_wrenches(const lcp_world_t *world, lcp_robot_id id, double *wrenches,
                                  int32_t link_count) {
   int32_t slot;
-  const robot_model *r = robot_at(world, id, &slot);
-  if (!r)
-    return LCP_ERR_NOT_FOUND;
-  if (!wrenches || link_count != r->mb.link_count)
-    return LCP_ERR_INVALID_ARGUMENT;
+  int rc = links_query(world, id, wrenches, link_count, &slot);
+  if (rc != LCP_OK)
+    return rc;
+  const robot_model *r = &world->model.robots[slot];
   vec3 *linear = new_vectors(link_count);
   double *contact = malloc(12 * sizeof(double) * (size_t)link_count);
   if (!linear || !contact) {
@@ -216,7 +217,6 @@ int lcp_robot_get_joint_wrenches(const lcp_world_t *world, lcp_robot_id id, doub
     return LCP_ERR_NO_MEMORY;
   }
   vec3 *angular = linear + link_count;
-  lcp__world_ensure_robot_kinematics(world);
   const mb_model *mb = &r->mb;
   const robot_state *st = &world->state.robots[slot];
   const mb_data *d = &world->robot_data[slot];
