@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include <cmocka.h>
 
@@ -306,12 +307,53 @@ static void test_noise_is_the_same_in_two_daemons(void **state) {
   daemon_stop(&other);
 }
 
+/* A bad <imu> stops the daemon with the file, the line and what is wrong. */
+static void test_bad_imu_elements(void **state) {
+  (void)state;
+  char robot[512];
+  snprintf(robot, sizeof robot,
+           "<lcpsim>\n  <robot name=\"arm7\" urdf=\"%s/arm7.urdf\" base=\"fixed\"/>\n",
+           robots_dir());
+  struct {
+    const char *imu;
+    const char *error; /* after "FILE:" */
+  } cases[] = {
+      {"  <imu name=\"i\" robot=\"arm7\" link=\"link1\" nosie=\"1 1\"/>",
+       ":3: <imu> has no attribute 'nosie'"},
+      {"  <imu name=\"i\" robot=\"dog\" link=\"link1\"/>", ":3: imu 'i': no robot 'dog' before it"},
+      {"  <imu name=\"i\" robot=\"arm7\" link=\"paw\"/>",
+       ":3: imu 'i': robot 'arm7' has no link 'paw'"},
+      {"  <imu robot=\"arm7\" link=\"link1\"/>", ":3: <imu> needs a name"},
+      {"  <imu name=\"i\" robot=\"arm7\" link=\"link1\" noise=\"-1 0\"/>",
+       ":3: <imu noise=\"-1 0\">: standard deviations must be >= 0"},
+      {"  <imu name=\"i\" robot=\"arm7\" link=\"link1\" bias=\"1 2 3\"/>",
+       ":3: <imu bias=\"1 2 3\">: expected 6 finite numbers"},
+      {"  <imu name=\"i\" robot=\"arm7\" link=\"link1\" seed=\"-3\"/>", ":3: <imu seed=\"-3\">"},
+      {"  <imu name=\"i\" robot=\"arm7\" link=\"link1\"/>\n  <imu name=\"i\" robot=\"arm7\" "
+       "link=\"link2\"/>",
+       ":4: the imu name 'i' is used twice"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    char text[2048], path[512], out[512], err[2048], needle[600];
+    snprintf(text, sizeof text, "%s%s\n</lcpsim>\n", robot, cases[i].imu);
+    write_temp_file("bad_imu.xml", text, path, sizeof path);
+    const char *args[] = {"--world", path, NULL};
+    int status = daemon_run_to_exit(args, out, sizeof out, err, sizeof err);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+    snprintf(needle, sizeof needle, "%s%s", path, cases[i].error);
+    if (!strstr(err, needle))
+      fail_msg("stderr '%s' does not contain '%s'", err, needle);
+    remove_temp_file(path);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_no_sensors_encode_nothing, setup, teardown),
       cmocka_unit_test_setup_teardown(test_each_group_alone, setup, teardown),
       cmocka_unit_test_setup_teardown(test_add_imu_and_reset, setup, teardown),
       cmocka_unit_test_setup_teardown(test_noise_is_the_same_in_two_daemons, setup, teardown),
+      cmocka_unit_test(test_bad_imu_elements),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
