@@ -42,8 +42,9 @@ static lcp_robot_def_t *one_link_robot(lcp_joint_type_t type, const double axis[
   memcpy(l->axis, axis, sizeof l->axis);
   l->mass = mass;
   memcpy(l->com, com, sizeof l->com);
-  /* a rod-like, anisotropic inertia, so that ω × I ω is not zero */
+  /* anisotropic, with a product of inertia, so that ω × I ω is not zero */
   l->inertia[0] = 0.02, l->inertia[4] = 0.05, l->inertia[8] = 0.04;
+  l->inertia[2] = l->inertia[6] = 0.01;
   return def;
 }
 
@@ -136,6 +137,22 @@ static void test_imu_spinning(void **state) {
   assert_int_equal(lcp_robot_get_link_accelerations(w, r, acc, 2), LCP_OK);
   for (int k = 0; k < 6; ++k)
     ASSERT_NEAR(acc[6 + k], 0.0, 1e-6); /* no angular acceleration, origin on the axis */
+  /* The joint holds the link on its circle: F = m (ω × (ω × c) − g) and,
+   * about the joint's origin, τ = ω × I ω + c × F (world axes: I = R I_c Rᵀ,
+   * c = R c_local). */
+  double position[3], q[4], R[9];
+  assert_int_equal(lcp_robot_get_link_pose(w, r, 1, position, q), LCP_OK);
+  lcp_quat_to_matrix(q, R);
+  mat3 Rm = m3_from(R);
+  vec3 c = m3_mulv(&Rm, v3_from(com)), wv = v3(0.0, 0.0, omega);
+  const double inertia[9] = {0.02, 0, 0.01, 0, 0.05, 0, 0.01, 0, 0.04};
+  mat3 I_local = m3_from(inertia), I = m3_rotate_tensor(&Rm, &I_local);
+  vec3 F = v3_scale(v3_sub(v3_cross(wv, v3_cross(wv, c)), v3(0.0, 0.0, -G)), 3.0);
+  vec3 tau = v3_add(v3_cross(wv, m3_mulv(&I, wv)), v3_cross(c, F));
+  double wrench[12];
+  assert_int_equal(lcp_robot_get_joint_wrenches(w, r, wrench, 2), LCP_OK);
+  ASSERT_VEC_NEAR(v3_from(wrench + 6), F, 1e-6);
+  ASSERT_VEC_NEAR(v3_from(wrench + 9), tau, 1e-6);
   lcp_world_destroy(&w);
 }
 

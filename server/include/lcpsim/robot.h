@@ -237,7 +237,10 @@ int lcp_robot_get_link_accelerations(const lcp_world_t *world, lcp_robot_id id,
  * moments about the world origin, then moved to the joint origin o by
  * τ_o = τ − o × f. Link 0 gets the wrench the world gives the base: the
  * support reaction of a fixed base, about zero for a floating one. Contact
- * torsion (the spin friction of a patch) is not included. */
+ * torsion (the spin friction of a patch) is not included. Evaluated at the
+ * state after the step with the step's q̈ (the step itself solved at the
+ * state before it): exact at rest and in steady motion, within O(h) of the
+ * step's own balance while the configuration changes. */
 int lcp_robot_get_joint_wrenches(const lcp_world_t *world, lcp_robot_id id, double *wrenches,
                                  int32_t link_count);
 
