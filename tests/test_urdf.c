@@ -477,8 +477,9 @@ static void test_package(void **state) {
   opt.package_path_count = 1;
   assert_int_equal(lcp_urdf_load_file(path, &opt, &def, err, sizeof err), LCP_ERR_NOT_FOUND);
   assert_null(def);
-  ASSERT_CONTAINS(err, "package.urdf:11: mesh file 'package://meshes/tetra_ascii.stl' not found");
-  ASSERT_CONTAINS(err, "/nonexistent/packages/meshes/tetra_ascii.stl");
+  ASSERT_CONTAINS(err, "package.urdf:11: mesh file 'package://meshes/tetra_ascii.stl' not found: "
+                       "unknown package 'meshes' (searched /nonexistent/packages (not a "
+                       "directory))");
   assert_int_equal(lcp_urdf_load_file(path, NULL, &def, err, sizeof err), LCP_ERR_NOT_FOUND);
   ASSERT_CONTAINS(err, "package.urdf:11:");
   ASSERT_CONTAINS(err, "no package paths");
@@ -866,7 +867,7 @@ static void test_string(void **state) {
                              &def, err, sizeof err),
                    LCP_ERR_NOT_FOUND);
   ASSERT_CONTAINS(err, "<string>:4: mesh file 'x.dae' not found");
-  /* Only STL: a mesh that exists but is another format. */
+  /* A mesh file that exists but is in no format assimp reads. */
   lcp_urdf_options_t fixed = lcp_urdf_options_default();
   fixed.floating_base = 0;
   assert_int_equal(lcp_urdf_load_string("<robot name='r'><link name='a'><collision><geometry>\n"
@@ -874,7 +875,8 @@ static void test_string(void **state) {
                                         "</geometry></collision></link></robot>",
                                         LCP_TEST_DATA_DIR, &fixed, &def, err, sizeof err),
                    LCP_ERR_INVALID_ARGUMENT);
-  ASSERT_CONTAINS(err, "<string>:2: mesh 'urdf/values.urdf': only STL collision meshes");
+  ASSERT_CONTAINS(err, "<string>:2: mesh 'urdf/values.urdf': ");
+  ASSERT_CONTAINS(err, "/urdf/values.urdf: cannot read the mesh (");
 
   /* Document-level problems. */
   const struct {

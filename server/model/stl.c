@@ -4,6 +4,8 @@
  * A collision mesh becomes a convex hull of its vertices, so only the
  * distinct vertices matter: triangles, normals and the solid's name are read
  * (to check the file) and dropped. */
+#include "mesh.h"
+
 #include "lcpsim/urdf.h"
 
 #include <errno.h>
@@ -91,13 +93,17 @@ static int compare_keys(const void *a, const void *b) {
 
 /* Keeps the first appearance of every vertex, in file order, so the result
  * does not depend on the sort (deterministic either way). Exact equality is
- * right here: STL repeats shared vertices bit for bit. */
-static int dedup(const double *raw, int32_t n, double **points, int32_t *count) {
+ * right here: STL repeats shared vertices bit for bit. index_of (may be NULL)
+ * gets, for every raw vertex, the index of its distinct vertex. */
+static int dedup(const double *raw, int32_t n, double **points, int32_t *count,
+                 int32_t *index_of) {
   vertex_key *keys = malloc((size_t)n * sizeof *keys);
-  unsigned char *keep = calloc((size_t)n, 1);
-  if (!keys || !keep) {
+  int32_t *first = malloc((size_t)n * sizeof *first); /* the run's first raw vertex */
+  int32_t *out_index = malloc((size_t)n * sizeof *out_index);
+  if (!keys || !first || !out_index) {
     free(keys);
-    free(keep);
+    free(first);
+    free(out_index);
     return LCP_ERR_NO_MEMORY;
   }
   for (int32_t i = 0; i < n; ++i) {
@@ -105,27 +111,33 @@ static int dedup(const double *raw, int32_t n, double **points, int32_t *count) 
     keys[i].index = i;
   }
   qsort(keys, (size_t)n, sizeof *keys, compare_keys);
-  int32_t distinct = 0;
+  int32_t distinct = 0, run = -1;
   for (int32_t i = 0; i < n; ++i) {
     const double *a = keys[i].p, *b = i > 0 ? keys[i - 1].p : NULL;
     if (!b || a[0] != b[0] || a[1] != b[1] || a[2] != b[2]) {
-      keep[keys[i].index] = 1;
+      run = keys[i].index; /* equal keys are sorted by index: the first comes first */
       ++distinct;
     }
+    first[keys[i].index] = run;
   }
   free(keys);
   double *out = malloc((size_t)distinct * 3 * sizeof *out);
   if (!out) {
-    free(keep);
+    free(first);
+    free(out_index);
     return LCP_ERR_NO_MEMORY;
   }
   int32_t j = 0;
   for (int32_t i = 0; i < n; ++i)
-    if (keep[i]) {
+    if (first[i] == i) {
       memcpy(&out[3 * j], &raw[3 * i], 3 * sizeof *out);
-      ++j;
+      out_index[i] = j++;
     }
-  free(keep);
+  if (index_of)
+    for (int32_t i = 0; i < n; ++i)
+      index_of[i] = out_index[first[i]];
+  free(first);
+  free(out_index);
   *points = out;
   *count = distinct;
   return LCP_OK;
@@ -292,14 +304,18 @@ static int parse_ascii(const char *path, const char *text, double **raw, int32_t
   return LCP_OK;
 }
 
-int lcp_stl_load(const char *path, double **points, int32_t *count, char *error,
-                 size_t error_size) {
+int lcp__stl_load_mesh(const char *path, double **points, int32_t *count, int32_t **triangles,
+                       int32_t *triangle_count, char *error, size_t error_size) {
   if (error && error_size > 0)
     error[0] = '\0';
   if (!path || !points || !count)
     return stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "lcp_stl_load: NULL argument");
   *points = NULL;
   *count = 0;
+  if (triangles)
+    *triangles = NULL;
+  if (triangle_count)
+    *triangle_count = 0;
   char *data = NULL;
   size_t size = 0;
   int rc = read_whole_file(path, &data, &size, error, error_size);
@@ -311,20 +327,20 @@ int lcp_stl_load(const char *path, double **points, int32_t *count, char *error,
   /* Binary files may also begin with "solid" (many exporters write it into
    * the header), so the size test comes first: a binary STL is exactly
    * 84 + 50 × triangles bytes. */
-  uint32_t triangles = 0;
+  uint32_t binary_triangles = 0;
   if (size >= 84)
-    triangles = (uint32_t)bytes[80] | (uint32_t)bytes[81] << 8 | (uint32_t)bytes[82] << 16 |
-                (uint32_t)bytes[83] << 24;
-  if (size >= 84 && (uint64_t)size == 84 + 50 * (uint64_t)triangles) {
-    if (triangles == 0)
+    binary_triangles = (uint32_t)bytes[80] | (uint32_t)bytes[81] << 8 |
+                       (uint32_t)bytes[82] << 16 | (uint32_t)bytes[83] << 24;
+  if (size >= 84 && (uint64_t)size == 84 + 50 * (uint64_t)binary_triangles) {
+    if (binary_triangles == 0)
       rc = stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: no triangles", path);
-    else if ((uint64_t)triangles * 9 > (uint64_t)INT32_MAX)
+    else if ((uint64_t)binary_triangles * 9 > (uint64_t)INT32_MAX)
       rc = stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: too many triangles", path);
-    else if (!(raw = malloc((size_t)triangles * 9 * sizeof *raw)))
+    else if (!(raw = malloc((size_t)binary_triangles * 9 * sizeof *raw)))
       rc = LCP_ERR_NO_MEMORY;
     else {
-      rc = parse_binary(path, bytes, triangles, raw, error, error_size);
-      n = (int32_t)triangles * 3;
+      rc = parse_binary(path, bytes, binary_triangles, raw, error, error_size);
+      n = (int32_t)binary_triangles * 3;
     }
   } else {
     const char *p = data;
@@ -336,13 +352,30 @@ int lcp_stl_load(const char *path, double **points, int32_t *count, char *error,
       rc = stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
                     "%s: not an STL file (binary STL of %u triangles needs %llu bytes, the file "
                     "has %zu)",
-                    path, (unsigned)triangles, 84 + 50 * (unsigned long long)triangles, size);
+                    path, (unsigned)binary_triangles, 84 + 50 * (unsigned long long)binary_triangles,
+                    size);
     else
       rc = stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: not an STL file", path);
   }
   free(data);
+  /* Every three raw vertices are a triangle: its corners' distinct indices. */
+  int32_t *corners = NULL;
+  if (rc == LCP_OK && triangles && !(corners = malloc((size_t)(n > 0 ? n : 1) * sizeof *corners)))
+    rc = LCP_ERR_NO_MEMORY;
   if (rc == LCP_OK)
-    rc = dedup(raw, n, points, count);
+    rc = dedup(raw, n, points, count, corners);
   free(raw);
+  if (rc == LCP_OK && triangles) {
+    *triangles = corners;
+    if (triangle_count)
+      *triangle_count = n / 3;
+  } else {
+    free(corners);
+  }
   return rc;
+}
+
+int lcp_stl_load(const char *path, double **points, int32_t *count, char *error,
+                 size_t error_size) {
+  return lcp__stl_load_mesh(path, points, count, NULL, NULL, error, error_size);
 }
