@@ -73,8 +73,7 @@ int lcp_robot_add(lcp_world_t *world, const lcp_robot_def_t *def, const double b
   }
   char frame_why[200];
   if (lcp__robot_frames_check(def, frame_why, sizeof frame_why) != LCP_OK)
-    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "robot '%s': %s", def->name,
-                           frame_why);
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "robot '%s': %s", def->name, frame_why);
   if (reserve_robot(world) != LCP_OK)
     return lcp__world_fail(world, LCP_ERR_NO_MEMORY, "out of memory adding a robot");
 

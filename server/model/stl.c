@@ -95,8 +95,7 @@ static int compare_keys(const void *a, const void *b) {
  * does not depend on the sort (deterministic either way). Exact equality is
  * right here: STL repeats shared vertices bit for bit. index_of (may be NULL)
  * gets, for every raw vertex, the index of its distinct vertex. */
-static int dedup(const double *raw, int32_t n, double **points, int32_t *count,
-                 int32_t *index_of) {
+static int dedup(const double *raw, int32_t n, double **points, int32_t *count, int32_t *index_of) {
   vertex_key *keys = malloc((size_t)n * sizeof *keys);
   int32_t *first = malloc((size_t)n * sizeof *first); /* the run's first raw vertex */
   int32_t *out_index = malloc((size_t)n * sizeof *out_index);
@@ -329,8 +328,8 @@ int lcp__stl_load_mesh(const char *path, double **points, int32_t *count, int32_
    * 84 + 50 × triangles bytes. */
   uint32_t binary_triangles = 0;
   if (size >= 84)
-    binary_triangles = (uint32_t)bytes[80] | (uint32_t)bytes[81] << 8 |
-                       (uint32_t)bytes[82] << 16 | (uint32_t)bytes[83] << 24;
+    binary_triangles = (uint32_t)bytes[80] | (uint32_t)bytes[81] << 8 | (uint32_t)bytes[82] << 16 |
+                       (uint32_t)bytes[83] << 24;
   if (size >= 84 && (uint64_t)size == 84 + 50 * (uint64_t)binary_triangles) {
     if (binary_triangles == 0)
       rc = stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: no triangles", path);
@@ -352,8 +351,8 @@ int lcp__stl_load_mesh(const char *path, double **points, int32_t *count, int32_
       rc = stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
                     "%s: not an STL file (binary STL of %u triangles needs %llu bytes, the file "
                     "has %zu)",
-                    path, (unsigned)binary_triangles, 84 + 50 * (unsigned long long)binary_triangles,
-                    size);
+                    path, (unsigned)binary_triangles,
+                    84 + 50 * (unsigned long long)binary_triangles, size);
     else
       rc = stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: not an STL file", path);
   }

@@ -13,6 +13,7 @@
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -20,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -429,8 +429,7 @@ static bool is_package(const char *dir, const char *name) {
   while (len > 1 && dir[len - 1] == '/')
     --len;
   size_t n = strlen(name);
-  return len >= n && strncmp(dir + len - n, name, n) == 0 &&
-         (len == n || dir[len - n - 1] == '/');
+  return len >= n && strncmp(dir + len - n, name, n) == 0 && (len == n || dir[len - n - 1] == '/');
 }
 
 static int skip_hidden(const struct dirent *e) { return e->d_name[0] != '.'; }
@@ -539,8 +538,8 @@ static int resolve_mesh(loader *L, const xmlNode *n, const char *uri, char **out
     }
     if (!file_exists(path)) {
       rc = fail(L, line_of(n), LCP_ERR_NOT_FOUND,
-                "mesh file '%s' not found: package '%s' is %s, which has no %s", uri, package,
-                dir, path);
+                "mesh file '%s' not found: package '%s' is %s, which has no %s", uri, package, dir,
+                path);
       free(path);
       free(dir);
       return rc;
