@@ -11,22 +11,11 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static int mesh_fail(char *error, size_t error_size, int status, const char *fmt, ...) {
-  if (error && error_size > 0) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(error, error_size, fmt, ap);
-    va_end(ap);
-  }
-  return status;
-}
 
 static bool has_suffix_ci(const char *s, const char *suffix) {
   size_t a = strlen(s), b = strlen(suffix);
@@ -64,9 +53,10 @@ static int from_scene(const char *path, const struct aiScene *scene, lcp__mesh_t
       triangles += mesh->mFaces[f].mNumIndices == 3;
   }
   if (triangles == 0)
-    return mesh_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: no triangles", path);
+    return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: no triangles", path);
   if (vertices > (uint64_t)INT32_MAX / 3 || triangles > (uint64_t)INT32_MAX / 3)
-    return mesh_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: too many triangles", path);
+    return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: too many triangles",
+                           path);
   out->points = malloc((size_t)vertices * 3 * sizeof *out->points);
   out->triangles = malloc((size_t)triangles * 3 * sizeof *out->triangles);
   if (!out->points || !out->triangles) {
@@ -84,8 +74,8 @@ static int from_scene(const char *path, const struct aiScene *scene, lcp__mesh_t
       q[0] = p->x, q[1] = p->y, q[2] = p->z;
       if (!isfinite(q[0]) || !isfinite(q[1]) || !isfinite(q[2])) {
         lcp__mesh_free(out);
-        return mesh_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                         "%s: a vertex has a non-finite coordinate", path);
+        return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+                               "%s: a vertex has a non-finite coordinate", path);
       }
     }
     for (unsigned f = 0; f < mesh->mNumFaces; ++f) {
@@ -123,8 +113,9 @@ static int load_with_assimp(const char *path, lcp__mesh_t *out, char *error, siz
   aiReleasePropertyStore(props);
   if (!scene) {
     const char *why = aiGetErrorString();
-    return mesh_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: cannot read the mesh (%s)",
-                     path, why && why[0] ? why : "assimp gave no reason");
+    return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+                           "%s: cannot read the mesh (%s)", path,
+                           why && why[0] ? why : "assimp gave no reason");
   }
   int rc = from_scene(path, scene, out, error, error_size);
   aiReleaseImport(scene);
@@ -141,8 +132,9 @@ int lcp__mesh_load(const char *path, lcp__mesh_t *out, char *error, size_t error
   /* assimp's own message for a missing file does not say that it is missing. */
   if (access(path, R_OK) != 0) {
     bool missing = errno == ENOENT || errno == ENOTDIR;
-    return mesh_fail(error, error_size, missing ? LCP_ERR_NOT_FOUND : LCP_ERR_INVALID_ARGUMENT,
-                     "%s: cannot open (%s)", path, missing ? "no such file" : "not readable");
+    return lcp__mesh_error(error, error_size,
+                           missing ? LCP_ERR_NOT_FOUND : LCP_ERR_INVALID_ARGUMENT,
+                           "%s: cannot open (%s)", path, missing ? "no such file" : "not readable");
   }
   return load_with_assimp(path, out, error, error_size);
 }

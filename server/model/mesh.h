@@ -28,6 +28,11 @@ void lcp__mesh_free(lcp__mesh_t *mesh);
 int lcp__stl_load_mesh(const char *path, double **points, int32_t *count, int32_t **triangles,
                        int32_t *triangle_count, char *error, size_t error_size);
 
+/* Writes the message (printf-style) into error (may be NULL) and returns
+ * status: the error reporting of the mesh readers. */
+int lcp__mesh_error(char *error, size_t error_size, int status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 typedef enum lcp__convexity {
   LCP__MESH_CONVEX = 0,
   LCP__MESH_NOT_CONVEX = 1,

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int stl_fail(char *error, size_t error_size, int status, const char *fmt, ...) {
+int lcp__mesh_error(char *error, size_t error_size, int status, const char *fmt, ...) {
   if (error && error_size > 0) {
     va_list ap;
     va_start(ap, fmt);
@@ -33,8 +33,9 @@ static int read_whole_file(const char *path, char **out, size_t *out_size, char 
   FILE *f = fopen(path, "rb");
   if (!f) {
     bool missing = errno == ENOENT || errno == ENOTDIR;
-    return stl_fail(error, error_size, missing ? LCP_ERR_NOT_FOUND : LCP_ERR_INVALID_ARGUMENT,
-                    "%s: cannot open (%s)", path, missing ? "no such file" : "not readable");
+    return lcp__mesh_error(error, error_size,
+                           missing ? LCP_ERR_NOT_FOUND : LCP_ERR_INVALID_ARGUMENT,
+                           "%s: cannot open (%s)", path, missing ? "no such file" : "not readable");
   }
   size_t cap = 1 << 16, size = 0;
   char *buf = malloc(cap);
@@ -47,7 +48,8 @@ static int read_whole_file(const char *path, char **out, size_t *out_size, char 
       if (cap > ((size_t)1 << 31)) { /* 2 GiB: no collision mesh is that big */
         free(buf);
         fclose(f);
-        return stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: file too large", path);
+        return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: file too large",
+                               path);
       }
       char *bigger = realloc(buf, cap * 2);
       if (!bigger) {
@@ -67,7 +69,7 @@ static int read_whole_file(const char *path, char **out, size_t *out_size, char 
   fclose(f);
   if (bad) {
     free(buf);
-    return stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: read error", path);
+    return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: read error", path);
   }
   buf[size] = '\0';
   *out = buf;
@@ -158,8 +160,9 @@ static int parse_binary(const char *path, const unsigned char *data, uint32_t tr
       for (int k = 0; k < 3; ++k) {
         double x = read_f32_le(tri + 12 + 12 * v + 4 * k);
         if (!isfinite(x))
-          return stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                          "%s: triangle %u has a non-finite vertex coordinate", path, (unsigned)t);
+          return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+                                 "%s: triangle %u has a non-finite vertex coordinate", path,
+                                 (unsigned)t);
         raw[9 * (size_t)t + 3 * (size_t)v + (size_t)k] = x;
       }
   }
@@ -212,9 +215,9 @@ static int expect_word(ascii_reader *r, const char *word) {
   int len = 0;
   while (!is_space_or_end(r->p[len]) && len < 32)
     ++len;
-  return stl_fail(r->error, r->error_size, LCP_ERR_INVALID_ARGUMENT,
-                  "%s:%d: expected '%s', found '%.*s'", r->path, r->line, word, len,
-                  len ? r->p : "end of file");
+  return lcp__mesh_error(r->error, r->error_size, LCP_ERR_INVALID_ARGUMENT,
+                         "%s:%d: expected '%s', found '%.*s'", r->path, r->line, word, len,
+                         len ? r->p : "end of file");
 }
 
 static int expect_number(ascii_reader *r, double *out) {
@@ -225,9 +228,9 @@ static int expect_number(ascii_reader *r, double *out) {
     int len = 0;
     while (!is_space_or_end(r->p[len]) && len < 32)
       ++len;
-    return stl_fail(r->error, r->error_size, LCP_ERR_INVALID_ARGUMENT,
-                    "%s:%d: expected a finite number, found '%.*s'", r->path, r->line, len,
-                    len ? r->p : "end of file");
+    return lcp__mesh_error(r->error, r->error_size, LCP_ERR_INVALID_ARGUMENT,
+                           "%s:%d: expected a finite number, found '%.*s'", r->path, r->line, len,
+                           len ? r->p : "end of file");
   }
   r->p = end;
   *out = x;
@@ -270,8 +273,8 @@ static int parse_ascii(const char *path, const char *text, double **raw, int32_t
         if (len + 3 > cap) {
           size_t bigger_cap = cap ? 2 * cap : 96;
           if (bigger_cap > (size_t)INT32_MAX) {
-            rc = stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: too many vertices",
-                          path);
+            rc = lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+                                 "%s: too many vertices", path);
             break;
           }
           double *bigger = realloc(v, bigger_cap * sizeof *v);
@@ -293,7 +296,7 @@ static int parse_ascii(const char *path, const char *text, double **raw, int32_t
       skip_line(&r); /* the name after endsolid */
   }
   if (rc == LCP_OK && len == 0)
-    rc = stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: no triangles", path);
+    rc = lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: no triangles", path);
   if (rc != LCP_OK) {
     free(v);
     return rc;
@@ -308,7 +311,8 @@ int lcp__stl_load_mesh(const char *path, double **points, int32_t *count, int32_
   if (error && error_size > 0)
     error[0] = '\0';
   if (!path || !points || !count)
-    return stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "lcp_stl_load: NULL argument");
+    return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+                           "lcp_stl_load: NULL argument");
   *points = NULL;
   *count = 0;
   if (triangles)
@@ -332,9 +336,10 @@ int lcp__stl_load_mesh(const char *path, double **points, int32_t *count, int32_
                        (uint32_t)bytes[83] << 24;
   if (size >= 84 && (uint64_t)size == 84 + 50 * (uint64_t)binary_triangles) {
     if (binary_triangles == 0)
-      rc = stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: no triangles", path);
+      rc = lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: no triangles", path);
     else if ((uint64_t)binary_triangles * 9 > (uint64_t)INT32_MAX)
-      rc = stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: too many triangles", path);
+      rc = lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: too many triangles",
+                           path);
     else if (!(raw = malloc((size_t)binary_triangles * 9 * sizeof *raw)))
       rc = LCP_ERR_NO_MEMORY;
     else {
@@ -348,13 +353,14 @@ int lcp__stl_load_mesh(const char *path, double **points, int32_t *count, int32_
     if (strncmp(p, "solid", 5) == 0 && strlen(data) == size)
       rc = parse_ascii(path, data, &raw, &n, error, error_size);
     else if (size >= 84)
-      rc = stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                    "%s: not an STL file (binary STL of %u triangles needs %llu bytes, the file "
-                    "has %zu)",
-                    path, (unsigned)binary_triangles,
-                    84 + 50 * (unsigned long long)binary_triangles, size);
+      rc = lcp__mesh_error(
+          error, error_size, LCP_ERR_INVALID_ARGUMENT,
+          "%s: not an STL file (binary STL of %u triangles needs %llu bytes, the file "
+          "has %zu)",
+          path, (unsigned)binary_triangles, 84 + 50 * (unsigned long long)binary_triangles, size);
     else
-      rc = stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: not an STL file", path);
+      rc =
+          lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: not an STL file", path);
   }
   free(data);
   /* Every three raw vertices are a triangle: its corners' distinct indices. */
