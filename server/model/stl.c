@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* STL reading for URDF collision meshes (lcpsim/urdf.h): binary and ASCII.
  *
- * A collision mesh becomes a convex hull of its vertices, so only the
- * distinct vertices matter: triangles, normals and the solid's name are read
- * (to check the file) and dropped. */
+ * A collision mesh becomes a convex hull of its vertices, so the distinct
+ * vertices are what lcp_stl_load returns; the triangles (as indices into
+ * them) are kept only for the loader's convexity check (mesh.h). Normals and
+ * the solid's name are read, to check the file, and dropped.
+ *
+ * STL keeps this reader of its own rather than going through assimp with the
+ * other formats: it reports a bad number with its line, and tells binary
+ * from ASCII files by their size (a binary file may begin with "solid"). */
 #include "mesh.h"
 
 #include "lcpsim/urdf.h"

@@ -48,7 +48,8 @@
  *   base pose).
  *
  * Errors return LCP_ERR_INVALID_ARGUMENT (bad or unsupported content),
- * LCP_ERR_NOT_FOUND (the URDF file or a mesh file does not exist) or
+ * LCP_ERR_NOT_FOUND (the URDF file or a mesh file does not exist, or a
+ * package:// URI names a package found nowhere) or
  * LCP_ERR_NO_MEMORY, with a message "FILE:LINE: what is wrong" in error
  * ("<string>" stands for FILE when loading from a string). *out is NULL on
  * error. The loader never prints and keeps no global state (libxml2 errors are
