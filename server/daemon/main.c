@@ -72,9 +72,10 @@ static void usage(FILE *out) {
           "                           names the endpoints as bound\n"
           "  --world FILE             load a scene file (README.md, 'Scene files')\n"
           "  --urdf FILE              add a robot from a URDF file (repeatable; base fixed or\n"
-          "                           floating as the file says), resting on the ground\n"
-          "                           unless --urdf-pose follows; a name that is taken\n"
-          "                           gets a suffix (quadruped_2)\n"
+          "                           floating as the file says); unless --urdf-pose\n"
+          "                           follows, upright, resting on the ground, in a row\n"
+          "                           along +y with the others; a name that is taken gets\n"
+          "                           a suffix (quadruped_2)\n"
           "  --urdf-pose X,Y,Z[,ROLL,PITCH,YAW]\n"
           "                           base pose of the preceding --urdf (m, rad)\n"
           "  --urdf-name NAME         name of the preceding --urdf's robot\n"
@@ -361,10 +362,10 @@ static void log_urdf_warning(void *user, lcp_log_level_t level, const char *mess
   lcpd_log(level <= LCP_LOG_WARNING ? LCPD_LOG_WARNING : LCPD_LOG_DEBUG, "%s", message);
 }
 
-/* Where the ground touches a robot added at the origin: the lowest point of
- * its collision geoms at its initial joint values, found in a scratch world
- * (the robot's own, so nothing else in the scene is disturbed). */
-static int resting_height(const lcp_robot_def_t *def, double *z, lcpd_error_t *error) {
+/* The box around a robot's collision geoms when it is added at the origin,
+ * at its initial joint values; found in a scratch world (the robot's own, so
+ * nothing else in the scene is disturbed). A robot without geoms: a point. */
+static int robot_box(const lcp_robot_def_t *def, double lo[3], double hi[3], lcpd_error_t *error) {
   lcp_world_t *scratch = NULL;
   lcp_world_settings_t settings = lcp_world_settings_default();
   int rc = lcp_world_create(&settings, &scratch);
@@ -372,18 +373,23 @@ static int resting_height(const lcp_robot_def_t *def, double *z, lcpd_error_t *e
     return lcpd_fail(error, rc, "robot '%s': cannot place it (no memory)", def->name);
   const double origin[3] = {0, 0, 0}, identity[4] = {1, 0, 0, 0};
   lcp_robot_id id;
-  double lo[3] = {0, 0, 0}, hi[3];
   rc = lcp_robot_add(scratch, def, origin, identity, &id);
   if (rc == LCP_OK)
     rc = lcp_robot_get_aabb(scratch, id, lo, hi);
-  if (rc == LCP_ERR_NOT_FOUND) /* no collision geometry: nothing to rest on */
-    rc = LCP_OK, lo[2] = 0.0;
+  if (rc == LCP_ERR_NOT_FOUND) { /* no collision geometry */
+    rc = LCP_OK;
+    memset(lo, 0, 3 * sizeof *lo);
+    memset(hi, 0, 3 * sizeof *hi);
+  }
   if (rc != LCP_OK)
     lcpd_fail(error, rc, "robot '%s': %s", def->name, lcp_world_last_error(scratch));
   lcp_world_destroy(&scratch);
-  *z = -lo[2];
   return rc;
 }
+
+/* Robots given without --urdf-pose stand in a row along +y, this far apart
+ * (box to box), so that no two start inside each other. */
+#define URDF_ROW_GAP 0.25
 
 /* The package:// lookup of --urdf and LoadModel: --package-path, then the
  * directories of ROS_PACKAGE_PATH. */
@@ -404,9 +410,10 @@ static bool scene_name_taken(const void *scene, const char *name) {
   return lcpd_scene_has_name(scene, name);
 }
 
-/* One --urdf into the scene: loaded, named, placed. */
+/* One --urdf into the scene: loaded, named, placed. *row_end is where the
+ * row of robots placed without a pose ends in y (-INFINITY before the first). */
 static int add_urdf(const options *o, const package_config *packages, const urdf_option *u,
-                    lcpd_scene_t *scene, lcpd_error_t *error) {
+                    lcpd_scene_t *scene, double *row_end, lcpd_error_t *error) {
   lcp_urdf_options_t urdf_options = lcp_urdf_options_default();
   urdf_options.log = log_urdf_warning;
   set_packages(&urdf_options, o, packages);
@@ -434,9 +441,19 @@ static int add_urdf(const options *o, const package_config *packages, const urdf
   if (u->has_pose) {
     memcpy(position, u->position, sizeof position);
     memcpy(orientation, u->orientation, sizeof orientation);
-  } else if (scene->has_ground && (rc = resting_height(def, &position[2], error)) != LCP_OK) {
-    lcp_robot_def_free(&def);
-    return rc;
+  } else {
+    /* Upright, its lowest geom resting on the ground z = 0, beside the robots
+     * placed before it. */
+    double lo[3], hi[3];
+    if ((rc = robot_box(def, lo, hi, error)) != LCP_OK) {
+      lcp_robot_def_free(&def);
+      return rc;
+    }
+    if (scene->has_ground)
+      position[2] = -lo[2];
+    if (isfinite(*row_end))
+      position[1] = *row_end + URDF_ROW_GAP - lo[1];
+    *row_end = position[1] + hi[1];
   }
   return lcpd_scene_add_robot(scene, def, position, orientation, error);
 }
@@ -454,8 +471,9 @@ static int build_scene(const options *o, const package_config *packages, lcpd_sc
     scene->has_ground = true;
     rc = LCP_OK;
   }
+  double row_end = -INFINITY;
   for (int i = 0; rc == LCP_OK && i < o->urdf_count; ++i)
-    rc = add_urdf(o, packages, &o->urdfs[i], scene, error);
+    rc = add_urdf(o, packages, &o->urdfs[i], scene, &row_end, error);
   if (rc != LCP_OK) {
     lcpd_scene_clear(scene);
     return rc;

@@ -307,6 +307,31 @@ static void test_urdf_rests_on_the_ground(void **state) {
   daemon_stop(&d);
 }
 
+/* Robots without a pose stand in a row along +y, 0.25 m apart: the
+ * quadruped's feet (spheres of 0.025 m, at y = ±0.18 in the trunk) are its
+ * outermost geoms, so the gap between the two robots' feet is 0.25 m. */
+static void test_urdf_row(void **state) {
+  (void)state;
+  char urdf[1024];
+  snprintf(urdf, sizeof urdf, "%s/quadruped.urdf", robots_dir());
+  daemon_proc d;
+  daemon_start(&d, (const char *[]){"--urdf", urdf, "--urdf", urdf, NULL});
+  void *c = connect_req(d.rep);
+  Lcpsim__V1__Reply *s = call_get_state(c, 1, false);
+  const Lcpsim__V1__RobotState *a = robot_state(s, "quadruped"), *b = robot_state(s, "quadruped_2");
+  double a_max = -INFINITY, b_min = INFINITY;
+  for (size_t f = 0; f < 4; ++f) {
+    a_max = fmax(a_max, a->frame_poses[f]->position->y);
+    b_min = fmin(b_min, b->frame_poses[f]->position->y);
+  }
+  assert_float_equal(a->base_pose->position->y, 0.0, 0.0);
+  assert_float_equal((b_min - 0.025) - (a_max + 0.025), 0.25, 1e-12);
+  assert_float_equal(b->base_pose->position->z, a->base_pose->position->z, 0.0);
+  reply_free(&s);
+  close_socket(&c);
+  daemon_stop(&d);
+}
+
 static void test_urdf_option_errors(void **state) {
   (void)state;
   char out[256], err[4096];
@@ -342,6 +367,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_load_model_packages_and_names, teardown),
       cmocka_unit_test_teardown(test_bad_robot_files_leave_the_world, teardown),
       cmocka_unit_test_teardown(test_urdf_rests_on_the_ground, teardown),
+      cmocka_unit_test_teardown(test_urdf_row, teardown),
       cmocka_unit_test_teardown(test_urdf_option_errors, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
