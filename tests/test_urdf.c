@@ -477,8 +477,9 @@ static void test_package(void **state) {
   opt.package_path_count = 1;
   assert_int_equal(lcp_urdf_load_file(path, &opt, &def, err, sizeof err), LCP_ERR_NOT_FOUND);
   assert_null(def);
-  ASSERT_CONTAINS(err, "package.urdf:11: mesh file 'package://meshes/tetra_ascii.stl' not found");
-  ASSERT_CONTAINS(err, "/nonexistent/packages/meshes/tetra_ascii.stl");
+  ASSERT_CONTAINS(err, "package.urdf:11: mesh file 'package://meshes/tetra_ascii.stl' not found: "
+                       "unknown package 'meshes' (searched /nonexistent/packages (not a "
+                       "directory))");
   assert_int_equal(lcp_urdf_load_file(path, NULL, &def, err, sizeof err), LCP_ERR_NOT_FOUND);
   ASSERT_CONTAINS(err, "package.urdf:11:");
   ASSERT_CONTAINS(err, "no package paths");
@@ -866,7 +867,7 @@ static void test_string(void **state) {
                              &def, err, sizeof err),
                    LCP_ERR_NOT_FOUND);
   ASSERT_CONTAINS(err, "<string>:4: mesh file 'x.dae' not found");
-  /* Only STL: a mesh that exists but is another format. */
+  /* A mesh file that exists but is in no format assimp reads. */
   lcp_urdf_options_t fixed = lcp_urdf_options_default();
   fixed.floating_base = 0;
   assert_int_equal(lcp_urdf_load_string("<robot name='r'><link name='a'><collision><geometry>\n"
@@ -874,7 +875,8 @@ static void test_string(void **state) {
                                         "</geometry></collision></link></robot>",
                                         LCP_TEST_DATA_DIR, &fixed, &def, err, sizeof err),
                    LCP_ERR_INVALID_ARGUMENT);
-  ASSERT_CONTAINS(err, "<string>:2: mesh 'urdf/values.urdf': only STL collision meshes");
+  ASSERT_CONTAINS(err, "<string>:2: mesh 'urdf/values.urdf': ");
+  ASSERT_CONTAINS(err, "/urdf/values.urdf: cannot read the mesh (");
 
   /* Document-level problems. */
   const struct {
@@ -962,6 +964,308 @@ static void test_string(void **state) {
   lcp_robot_def_free(&def);
 }
 
+/* ---- package:// in a ROS package, meshes through assimp, frames ---- */
+
+#define FAKE_PACKAGE_DIR LCP_TEST_DATA_DIR "/packages/fake_robot_description"
+#define MESHBOT FAKE_PACKAGE_DIR "/urdf/meshbot.urdf"
+
+typedef struct collected_log {
+  char text[4096];
+  int count;
+} collected_log;
+
+static void collect_log(void *user, lcp_log_level_t level, const char *message) {
+  (void)level;
+  collected_log *log = user;
+  size_t used = strlen(log->text);
+  snprintf(log->text + used, sizeof log->text - used, "%s\n", message);
+  ++log->count;
+}
+
+static double max_abs_coordinate(const lcp_geom_def_t *g, int k) {
+  double m = 0.0;
+  for (int32_t i = 0; i < g->hull_point_count; ++i)
+    m = fmax(m, fabs(g->hull_points[3 * i + k]));
+  return m;
+}
+
+/* meshbot as its comment describes it: two links (camera merged into base,
+ * tool and tip into arm), four mesh geoms, three frames. */
+static void check_meshbot(const lcp_robot_def_t *def) {
+  assert_int_equal(def->link_count, 2);
+  assert_string_equal(def->links[0].name, "base");
+  assert_string_equal(def->links[1].name, "arm");
+  assert_int_equal(def->geom_count, 4);
+  for (int32_t g = 0; g < 4; ++g)
+    assert_int_equal(def->geoms[g].type, LCP_SHAPE_HULL);
+  /* base: the OBJ box, its 8 corners as written (assimp reads floats). */
+  const lcp_geom_def_t *box = &def->geoms[def->links[0].first_geom];
+  assert_int_equal(box->hull_point_count, 8);
+  assert_true(has_point(box->hull_points, 8, (float)0.1, (float)0.05, (float)0.05));
+  assert_true(has_point(box->hull_points, 8, (float)-0.1, (float)-0.05, (float)-0.05));
+  /* camera (merged into base): the COLLADA cube, 1 unit of 0.05 m a side, up
+   * axis kept: ±0.025 m on each axis (float precision), at the camera's pose. */
+  const lcp_geom_def_t *cube = &def->geoms[def->links[0].first_geom + 1];
+  assert_int_equal(cube->hull_point_count, 8);
+  for (int k = 0; k < 3; ++k) {
+    ASSERT_NEAR(max_abs_coordinate(cube, k), 0.025, 1e-8);
+    for (int32_t i = 0; i < 8; ++i)
+      ASSERT_NEAR(fabs(cube->hull_points[3 * i + k]), 0.025, 1e-8);
+  }
+  ASSERT_NEAR(cube->local_position[0], 0.1, 1e-15);
+  ASSERT_NEAR(cube->local_position[2], 0.05, 1e-15);
+  ASSERT_NEAR(cube->local_orientation[0], cos(0.25), 1e-15);
+  ASSERT_NEAR(cube->local_orientation[2], sin(0.25), 1e-15);
+  /* arm: the dented cube (all 9 vertices; the engine takes the hull), then
+   * the STL tetrahedron at half scale, 0.2 m up and turned about z. */
+  const lcp_geom_def_t *dented = &def->geoms[def->links[1].first_geom];
+  assert_int_equal(dented->hull_point_count, 9);
+  assert_true(has_point(dented->hull_points, 9, 0.0, 0.0, 0.0));
+  assert_true(has_point(dented->hull_points, 9, (float)0.05, (float)0.05, (float)0.05));
+  const lcp_geom_def_t *tetra = &def->geoms[def->links[1].first_geom + 1];
+  assert_int_equal(tetra->hull_point_count, 4);
+  assert_true(has_point(tetra->hull_points, 4, 0.05, 0.0, 0.0));
+  ASSERT_NEAR(tetra->local_position[2], 0.2, 1e-15);
+  /* Frames: the merged links in depth-first order, on the links they went to,
+   * with their offsets composed (tip = tool ∘ (0.01, 0, 0.03) = (0, 0.01, 0.23)). */
+  assert_int_equal(def->frame_count, 3);
+  const char *names[3] = {"camera", "tool", "tip"};
+  const int32_t links[3] = {0, 1, 1};
+  const double positions[3][3] = {{0.1, 0.0, 0.05}, {0.0, 0.0, 0.2}, {0.0, 0.01, 0.23}};
+  const double orientations[3][4] = {{cos(0.25), 0.0, sin(0.25), 0.0},
+                                     {cos(TEST_PI / 4), 0.0, 0.0, sin(TEST_PI / 4)},
+                                     {cos(TEST_PI / 4), 0.0, 0.0, sin(TEST_PI / 4)}};
+  for (int f = 0; f < 3; ++f) {
+    assert_string_equal(def->frames[f].name, names[f]);
+    assert_int_equal(def->frames[f].link, links[f]);
+    for (int k = 0; k < 3; ++k)
+      ASSERT_NEAR(def->frames[f].position[k], positions[f][k], 1e-15);
+    for (int k = 0; k < 4; ++k)
+      ASSERT_NEAR(def->frames[f].orientation[k], orientations[f][k], 1e-15);
+  }
+}
+
+static void test_package_meshes(void **state) {
+  (void)state;
+  char err[1024];
+  lcp_robot_def_t *def = NULL;
+  collected_log log = {"", 0};
+  /* 1. The package by name (--package-path fake_robot=DIR). */
+  const lcp_urdf_package_t packages[2] = {{"other", "/nonexistent"},
+                                          {"fake_robot", FAKE_PACKAGE_DIR}};
+  lcp_urdf_options_t opt = lcp_urdf_options_default();
+  opt.packages = packages;
+  opt.package_count = 2;
+  opt.log = collect_log;
+  opt.log_user = &log;
+  if (lcp_urdf_load_file(MESHBOT, &opt, &def, err, sizeof err) != LCP_OK)
+    fail_msg("%s", err);
+  check_meshbot(def);
+  lcp_robot_def_free(&def);
+  /* The dented cube, and only it, is warned about, at its <mesh> line. */
+  assert_int_equal(log.count, 1);
+  ASSERT_CONTAINS(log.text, "meshbot.urdf:49: mesh 'package://fake_robot/meshes/dented.obj' is "
+                            "not convex: it collides as its convex hull");
+  /* 2. A directory of packages (ROS_PACKAGE_PATH): the package's directory
+   * has another name, its package.xml says fake_robot. */
+  opt = lcp_urdf_options_default();
+  const char *const of_packages[2] = {"/nonexistent", LCP_TEST_DATA_DIR "/packages"};
+  opt.package_paths = of_packages;
+  opt.package_path_count = 2;
+  if (lcp_urdf_load_file(MESHBOT, &opt, &def, err, sizeof err) != LCP_OK)
+    fail_msg("%s", err);
+  check_meshbot(def);
+  lcp_robot_def_free(&def);
+  /* 3. The package root itself. */
+  const char *const root[1] = {FAKE_PACKAGE_DIR "/"};
+  opt.package_paths = root;
+  opt.package_path_count = 1;
+  if (lcp_urdf_load_file(MESHBOT, &opt, &def, err, sizeof err) != LCP_OK)
+    fail_msg("%s", err);
+  check_meshbot(def);
+  lcp_robot_def_free(&def);
+  /* 4. Wrong package: the name and every place searched. */
+  const char *const elsewhere[1] = {LCP_TEST_DATA_DIR "/meshes"};
+  opt.packages = packages;
+  opt.package_count = 1;
+  opt.package_paths = elsewhere;
+  assert_int_equal(lcp_urdf_load_file(MESHBOT, &opt, &def, err, sizeof err), LCP_ERR_NOT_FOUND);
+  assert_null(def);
+  ASSERT_CONTAINS(err, "meshbot.urdf:17: mesh file 'package://fake_robot/meshes/box.obj' not "
+                       "found: unknown package 'fake_robot' (searched other=/nonexistent, ");
+  ASSERT_CONTAINS(err, "/tests/data/meshes)");
+  /* 5. A file the package does not have. */
+  opt = lcp_urdf_options_default();
+  opt.packages = &packages[1];
+  opt.package_count = 1;
+  assert_int_equal(lcp_urdf_load_string("<robot name='r'>\n<link name='a'><collision><geometry>\n"
+                                        "<mesh filename='package://fake_robot/meshes/nothing.obj'/>"
+                                        "</geometry></collision></link></robot>",
+                                        NULL, &opt, &def, err, sizeof err),
+                   LCP_ERR_NOT_FOUND);
+  ASSERT_CONTAINS(err, "<string>:3: mesh file 'package://fake_robot/meshes/nothing.obj' not "
+                       "found: package 'fake_robot' is ");
+  ASSERT_CONTAINS(err, "fake_robot_description/meshes/nothing.obj");
+  /* 6. A mesh assimp cannot read. */
+  assert_int_equal(lcp_urdf_load_string("<robot name='r'>\n<link name='a'><collision><geometry>\n\n"
+                                        "<mesh filename='package://fake_robot/meshes/broken.obj'/>"
+                                        "</geometry></collision></link></robot>",
+                                        NULL, &opt, &def, err, sizeof err),
+                   LCP_ERR_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(err, "<string>:4: mesh 'package://fake_robot/meshes/broken.obj': ");
+  ASSERT_CONTAINS(err, "broken.obj");
+  assert_null(def);
+}
+
+static void test_split_package_path(void **state) {
+  (void)state;
+  char **paths = NULL;
+  int32_t count = -1;
+  assert_int_equal(lcp_urdf_split_package_path("/a/b::/c:", &paths, &count), LCP_OK);
+  assert_int_equal(count, 2);
+  assert_string_equal(paths[0], "/a/b");
+  assert_string_equal(paths[1], "/c");
+  free(paths);
+  assert_int_equal(lcp_urdf_split_package_path(":", &paths, &count), LCP_OK);
+  assert_int_equal(count, 0);
+  assert_null(paths);
+  assert_int_equal(lcp_urdf_split_package_path(NULL, &paths, &count), LCP_OK);
+  assert_int_equal(count, 0);
+}
+
+/* Rotation of v by the unit quaternion q (w, x, y, z). */
+static void rotate(const double q[4], const double v[3], double out[3]) {
+  lcp_quat_rotate(q, v, out);
+}
+
+static void test_frames_in_world(void **state) {
+  (void)state;
+  char err[1024];
+  lcp_robot_def_t *def = NULL;
+  lcp_urdf_options_t opt = lcp_urdf_options_default();
+  const lcp_urdf_package_t package = {"fake_robot", FAKE_PACKAGE_DIR};
+  opt.packages = &package;
+  opt.package_count = 1;
+  if (lcp_urdf_load_file(MESHBOT, &opt, &def, err, sizeof err) != LCP_OK)
+    fail_msg("%s", err);
+  lcp_world_t *world = NULL;
+  lcp_world_settings_t settings = lcp_world_settings_default();
+  assert_int_equal(lcp_world_create(&settings, &world), LCP_OK);
+  const double base_p[3] = {1.0, 2.0, 3.0}, base_q[4] = {1.0, 0.0, 0.0, 0.0};
+  lcp_robot_id id;
+  assert_int_equal(lcp_robot_add(world, def, base_p, base_q, &id), LCP_OK);
+  int32_t count = -1;
+  assert_int_equal(lcp_robot_get_frame_count(world, id, &count), LCP_OK);
+  assert_int_equal(count, 3);
+  int32_t tip = -1, none = -7;
+  assert_int_equal(lcp_robot_find_frame(world, id, "tip", &tip), LCP_OK);
+  assert_int_equal(tip, 2);
+  assert_int_equal(lcp_robot_find_frame(world, id, "nose", &none), LCP_ERR_NOT_FOUND);
+  assert_int_equal(none, -7);
+  /* A merged link is no link. */
+  int32_t link = -1;
+  assert_int_equal(lcp_robot_find_link(world, id, "tip", &link), LCP_ERR_NOT_FOUND);
+  lcp_frame_info_t info;
+  assert_int_equal(lcp_robot_get_frame(world, id, tip, &info), LCP_OK);
+  assert_string_equal(info.name, "tip");
+  assert_string_equal(info.link_name, "arm");
+  assert_int_equal(info.link, 1);
+  assert_int_equal(lcp_robot_get_frame(world, id, 3, &info), LCP_ERR_NOT_FOUND);
+  /* The arm at q = 0.3 about y: the tip is at the arm's origin (the base's
+   * (-0.1, 0, 0.05)) plus R_y(0.3) (0, 0.01, 0.23). */
+  double q[8];
+  assert_int_equal(lcp_robot_get_q(world, id, q, 8), LCP_OK);
+  q[7] = 0.3;
+  assert_int_equal(lcp_robot_set_q(world, id, q, 8), LCP_OK);
+  double p[3], o[4];
+  assert_int_equal(lcp_robot_get_frame_pose(world, id, tip, p, o), LCP_OK);
+  ASSERT_NEAR(p[0], 0.9 + 0.23 * sin(0.3), 1e-14);
+  ASSERT_NEAR(p[1], 2.01, 1e-14);
+  ASSERT_NEAR(p[2], 3.05 + 0.23 * cos(0.3), 1e-14);
+  /* Its orientation: R_y(0.3) then the tool's 90° about z. */
+  double x_axis[3] = {1.0, 0.0, 0.0}, turned[3];
+  rotate(o, x_axis, turned);
+  ASSERT_NEAR(turned[0], 0.0, 1e-14);
+  ASSERT_NEAR(turned[1], 1.0, 1e-14);
+  ASSERT_NEAR(turned[2], 0.0, 1e-14);
+  /* The camera on the base: (1.1, 2, 3.05). */
+  assert_int_equal(lcp_robot_get_frame_pose(world, id, 0, p, o), LCP_OK);
+  ASSERT_NEAR(p[0], 1.1, 1e-14);
+  ASSERT_NEAR(p[1], 2.0, 1e-14);
+  ASSERT_NEAR(p[2], 3.05, 1e-14);
+  /* The robot's box: the OBJ box's bottom is lowest, 0.05 below the base
+   * (float precision), its +x end 0.1 ahead, the camera cube reaching past it
+   * to 0.1 + 0.025 (cos 0.5 + sin 0.5). */
+  double lo[3], hi[3];
+  assert_int_equal(lcp_robot_get_aabb(world, id, lo, hi), LCP_OK);
+  ASSERT_NEAR(lo[2], 3.0 - (float)0.05, 1e-12);
+  ASSERT_NEAR(hi[0], 1.1 + 0.025 * (cos(0.5) + sin(0.5)), 1e-8);
+
+  /* Bad frames in a definition: refused, nothing added, the reason named. */
+  lcp_robot_def_t *bad = NULL;
+  assert_int_equal(lcp_robot_def_alloc(2, 0, &bad), LCP_OK);
+  snprintf(bad->name, sizeof bad->name, "bad");
+  snprintf(bad->links[0].name, sizeof bad->links[0].name, "l0");
+  snprintf(bad->links[1].name, sizeof bad->links[1].name, "l1");
+  assert_int_equal(lcp_robot_def_add_frame(bad, "f", 2, NULL, NULL), LCP_ERR_INVALID_ARGUMENT);
+  const double zero_q[4] = {0, 0, 0, 0};
+  assert_int_equal(lcp_robot_def_add_frame(bad, "f", 1, NULL, zero_q), LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(lcp_robot_def_add_frame(bad, "", 1, NULL, NULL), LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(bad->frame_count, 0);
+  assert_int_equal(lcp_robot_def_add_frame(bad, "l1", 1, NULL, NULL), LCP_OK);
+  int32_t robots = lcp_world_robot_count(world);
+  assert_int_equal(lcp_robot_add(world, bad, NULL, NULL, NULL), LCP_ERR_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(lcp_world_last_error(world), "frame 'l1' has the name of a link");
+  snprintf(bad->frames[0].name, sizeof bad->frames[0].name, "f");
+  assert_int_equal(lcp_robot_def_add_frame(bad, "f", 0, NULL, NULL), LCP_OK);
+  assert_int_equal(lcp_robot_add(world, bad, NULL, NULL, NULL), LCP_ERR_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(lcp_world_last_error(world), "two frames are named 'f'");
+  bad->frames[1].link = 5; /* written by hand, past the check of add_frame */
+  snprintf(bad->frames[1].name, sizeof bad->frames[1].name, "g");
+  assert_int_equal(lcp_robot_add(world, bad, NULL, NULL, NULL), LCP_ERR_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(lcp_world_last_error(world), "frame 'g': link 5 is not one of the robot's 2");
+  assert_int_equal(lcp_world_robot_count(world), robots);
+  lcp_robot_def_free(&bad);
+  lcp_world_destroy(&world);
+  lcp_robot_def_free(&def);
+}
+
+/* Each bad input names its file and line. */
+static void test_bad_robot_inputs(void **state) {
+  (void)state;
+  char err[1024];
+  lcp_robot_def_t *def = NULL;
+  static const struct {
+    const char *xml;
+    const char *expected;
+  } cases[] = {
+      /* A joint naming a link (frame) that does not exist. */
+      {"<robot name='r'><link name='a'/>\n<joint name='j' type='fixed'><parent link='a'/>\n"
+       "<child link='camera'/></joint></robot>",
+       "<string>:3: joint 'j': child link 'camera' not found"},
+      /* An inertia that is not positive (semi)definite. */
+      {"<robot name='r'><link name='a'><inertial><mass value='1'/>\n"
+       "<inertia ixx='1' ixy='2' ixz='0' iyy='1' iyz='0' izz='1'/></inertial></link></robot>",
+       "<string>:2: link 'a': <inertia> is not positive semidefinite"},
+      /* Negative friction: contact, and joint. */
+      {"<robot name='r'><link name='a'>\n<contact><lateral_friction value='-0.1'/></contact>"
+       "</link></robot>",
+       "<string>:2: <lateral_friction> attribute 'value' must be >= 0, not -0.1"},
+      {"<robot name='r'><link name='a'/><link name='b'><inertial><mass value='1'/><inertia "
+       "ixx='1' ixy='0' ixz='0' iyy='1' iyz='0' izz='1'/></inertial></link>\n"
+       "<joint name='j' type='continuous'><parent link='a'/><child link='b'/>\n"
+       "<limit effort='1' velocity='1'/><dynamics friction='-2'/></joint></robot>",
+       "<string>:3: <dynamics> attribute 'friction' must be >= 0, not -2"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    int rc = lcp_urdf_load_string(cases[i].xml, NULL, NULL, &def, err, sizeof err);
+    if (rc != LCP_ERR_INVALID_ARGUMENT)
+      fail_msg("case %zu: %d (%s)", i, rc, err);
+    assert_null(def);
+    ASSERT_CONTAINS(err, cases[i].expected);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_arm7),
@@ -978,6 +1282,10 @@ int main(void) {
       cmocka_unit_test(test_warnings),
       cmocka_unit_test(test_string),
       cmocka_unit_test(test_contact),
+      cmocka_unit_test(test_package_meshes),
+      cmocka_unit_test(test_split_package_path),
+      cmocka_unit_test(test_frames_in_world),
+      cmocka_unit_test(test_bad_robot_inputs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -347,6 +347,25 @@ Lcpsim__V1__RobotInfo *lcpd_new_robot_info(lcpd_arena_t *arena, const lcpd_sim_t
   for (int32_t k = 0; k < robot->link_count; ++k)
     if (!(m->links[k] = lcpd_arena_strdup(arena, robot->link_names[k])))
       return NULL;
+  int32_t frames = 0;
+  lcp_robot_get_frame_count(world, robot->id, &frames);
+  if (frames > 0 && !(m->frames = lcpd_arena_array(arena, (size_t)frames, sizeof *m->frames)))
+    return NULL;
+  m->n_frames = (size_t)frames;
+  for (int32_t k = 0; k < frames; ++k) {
+    lcp_frame_info_t fi;
+    lcp_robot_get_frame(world, robot->id, k, &fi);
+    Lcpsim__V1__FrameInfo *f = LCPD_NEW(arena, Lcpsim__V1__FrameInfo);
+    if (!f)
+      return NULL;
+    lcpsim__v1__frame_info__init(f);
+    f->name = lcpd_arena_strdup(arena, fi.name);
+    f->link = lcpd_arena_strdup(arena, fi.link_name);
+    f->offset = lcpd_new_pose(arena, fi.position, fi.orientation);
+    if (!f->name || !f->link || !f->offset)
+      return NULL;
+    m->frames[k] = f;
+  }
   return m;
 }
 
@@ -615,6 +634,17 @@ static Lcpsim__V1__RobotState *new_robot_state(lcpd_arena_t *arena, const lcp_wo
   }
   if (sensors && !add_robot_sensors(arena, world, robot, &info, sensors, m))
     return NULL;
+  int32_t frames = 0;
+  lcp_robot_get_frame_count(world, robot->id, &frames);
+  if (frames > 0 &&
+      !(m->frame_poses = lcpd_arena_array(arena, (size_t)frames, sizeof *m->frame_poses)))
+    return NULL;
+  m->n_frame_poses = (size_t)frames;
+  for (int32_t k = 0; k < frames; ++k) {
+    lcp_robot_get_frame_pose(world, robot->id, k, position, orientation);
+    if (!(m->frame_poses[k] = lcpd_new_pose(arena, position, orientation)))
+      return NULL;
+  }
   return m;
 }
 

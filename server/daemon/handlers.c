@@ -462,6 +462,10 @@ static void log_urdf_warning(void *user, lcp_log_level_t level, const char *mess
   lcpd_log(level <= LCP_LOG_WARNING ? LCPD_LOG_WARNING : LCPD_LOG_DEBUG, "load_model: %s", message);
 }
 
+static bool sim_name_taken(const void *sim, const char *name) {
+  return lcpd_sim_name_taken(sim, name);
+}
+
 static int handle_load_model(lcpd_call_t *call, lcpd_sim_t *sim,
                              const Lcpsim__V1__LoadModelRequest *req, lcpd_error_t *error) {
   int rc = check_name(req->name, "load_model.name", error);
@@ -487,6 +491,30 @@ static int handle_load_model(lcpd_call_t *call, lcpd_sim_t *sim,
   rc = lcpd_read_pose(req->base_pose, position, orientation, "load_model.base_pose", error);
   if (rc != LCP_OK)
     return rc;
+  /* The request's packages and package paths first, then the daemon's. */
+  size_t package_count = req->n_packages + (size_t)sim->package_count;
+  size_t path_count = req->n_package_paths + (size_t)sim->package_path_count;
+  lcp_urdf_package_t *packages =
+      lcpd_arena_array(&call->reply_arena, package_count, sizeof *packages);
+  const char **paths = lcpd_arena_array(&call->reply_arena, path_count, sizeof *paths);
+  if ((package_count && !packages) || (path_count && !paths))
+    return call_out_of_memory(call);
+  for (size_t i = 0; i < req->n_packages; ++i) {
+    if (!req->packages[i]->key[0] || !req->packages[i]->value[0])
+      return lcpd_fail(error, BAD, "load_model.packages: entry %zu needs a name and a directory",
+                       i);
+    packages[i] = (lcp_urdf_package_t){req->packages[i]->key, req->packages[i]->value};
+  }
+  for (int32_t i = 0; i < sim->package_count; ++i)
+    packages[req->n_packages + (size_t)i] = sim->packages[i];
+  for (size_t i = 0; i < req->n_package_paths; ++i)
+    paths[i] = req->package_paths[i];
+  for (int32_t i = 0; i < sim->package_path_count; ++i)
+    paths[req->n_package_paths + (size_t)i] = sim->package_paths[i];
+  options.packages = packages;
+  options.package_count = (int32_t)package_count;
+  options.package_paths = paths;
+  options.package_path_count = (int32_t)path_count;
   lcp_robot_def_t *def = NULL;
   char why[sizeof error->message] = "";
   if (req->source_case == LCPSIM__V1__LOAD_MODEL_REQUEST__SOURCE_URDF_PATH) {
@@ -511,8 +539,24 @@ static int handle_load_model(lcpd_call_t *call, lcpd_sim_t *sim,
   }
   if (rc != LCP_OK)
     return lcpd_fail(error, rc, "load_model: %s", why);
-  if (req->name[0])
+  /* A URDF loaded twice gets a free name of its own (quadruped_2); a name the
+   * client chose is never changed, but a taken one is refused with a free one
+   * suggested. */
+  char free_name[LCP_NAME_MAX];
+  if (req->name[0]) {
+    if (lcpd_sim_name_taken(sim, req->name)) {
+      bool found = lcpd_unique_name(req->name, sim_name_taken, sim, free_name);
+      lcp_robot_def_free(&def);
+      return lcpd_fail(error, BAD,
+                       "load_model.name: the name '%s' is taken by another robot or "
+                       "body%s%s%s",
+                       req->name, found ? " (a free one: '" : "", found ? free_name : "",
+                       found ? "')" : "");
+    }
     snprintf(def->name, sizeof def->name, "%s", req->name);
+  } else if (lcpd_unique_name(def->name, sim_name_taken, sim, free_name)) {
+    snprintf(def->name, sizeof def->name, "%s", free_name);
+  }
   def->self_collision = req->self_collision;
   lcpd_robot_t *robot = NULL;
   rc = lcpd_sim_add_robot(sim, def, position, orientation, &robot, error);

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define DEFAULT_BIND "tcp://127.0.0.1:5555"
 #define DEFAULT_PUB "tcp://127.0.0.1:5556"
@@ -29,13 +30,25 @@
 /* The most a reply or a published state may occupy while it is built. */
 #define REPLY_LIMIT_BYTES ((size_t)512 << 20)
 #define MAX_URDFS 64
+#define MAX_PACKAGES 256
+
+/* A --urdf option with the --urdf-pose and --urdf-name that follow it. */
+typedef struct urdf_option {
+  const char *path;
+  const char *name; /* NULL: the URDF's, made unique */
+  bool has_pose;    /* false: resting on the ground */
+  double position[3];
+  double orientation[4];
+} urdf_option;
 
 typedef struct options {
   const char *bind;
   const char *pub;
   const char *world;
-  const char *urdfs[MAX_URDFS];
+  urdf_option urdfs[MAX_URDFS];
   int urdf_count;
+  lcp_urdf_package_t packages[MAX_PACKAGES]; /* --package-path NAME=DIR */
+  int package_count;
   bool mode_given;
   lcpd_mode_t mode;
   bool rate_given;
@@ -58,8 +71,16 @@ static void usage(FILE *out) {
           "                           port 0 picks a free port; the first line of output\n"
           "                           names the endpoints as bound\n"
           "  --world FILE             load a scene file (README.md, 'Scene files')\n"
-          "  --urdf FILE              add a robot from a URDF file at the origin (repeatable;\n"
-          "                           base fixed or floating as the file says)\n"
+          "  --urdf FILE              add a robot from a URDF file (repeatable; base fixed or\n"
+          "                           floating as the file says); unless --urdf-pose\n"
+          "                           follows, upright, resting on the ground, in a row\n"
+          "                           along +y with the others; a name that is taken gets\n"
+          "                           a suffix (quadruped_2)\n"
+          "  --urdf-pose X,Y,Z[,ROLL,PITCH,YAW]\n"
+          "                           base pose of the preceding --urdf (m, rad)\n"
+          "  --urdf-name NAME         name of the preceding --urdf's robot\n"
+          "  --package-path NAME=DIR  package://NAME/... is DIR/... (repeatable); then the\n"
+          "                           directories of ROS_PACKAGE_PATH are searched\n"
           "  --mode lockstep|realtime step when asked (default) or at rate x wall clock\n"
           "  --rate R                 realtime mode: simulated seconds per second [1]\n"
           "  --timestep H             step length in seconds [the scene's, else 1/240]\n"
@@ -98,6 +119,33 @@ static bool parse_count(const char *text, long long *out) {
   return true;
 }
 
+/* "x,y,z" or "x,y,z,roll,pitch,yaw" (finite numbers). */
+static bool parse_pose(const char *text, double position[3], double orientation[4]) {
+  double v[6] = {0, 0, 0, 0, 0, 0};
+  int count = 0;
+  const char *p = text;
+  for (;;) {
+    if (count == 6)
+      return false;
+    char *end;
+    errno = 0;
+    v[count] = strtod(p, &end);
+    if (errno != 0 || end == p || !isfinite(v[count]))
+      return false;
+    ++count;
+    if (*end == '\0')
+      break;
+    if (*end != ',')
+      return false;
+    p = end + 1;
+  }
+  if (count != 3 && count != 6)
+    return false;
+  memcpy(position, v, 3 * sizeof *v);
+  lcp_quat_from_rpy(&v[3], orientation);
+  return true;
+}
+
 /* Returns -1 to exit 0 (help, version), 0 to run, 2 on a usage error. */
 static int parse_options(int argc, char **argv, options *o) {
   enum {
@@ -105,6 +153,9 @@ static int parse_options(int argc, char **argv, options *o) {
     OPT_PUB,
     OPT_WORLD,
     OPT_URDF,
+    OPT_URDF_POSE,
+    OPT_URDF_NAME,
+    OPT_PACKAGE_PATH,
     OPT_MODE,
     OPT_RATE,
     OPT_TIMESTEP,
@@ -120,6 +171,9 @@ static int parse_options(int argc, char **argv, options *o) {
       {"pub", required_argument, NULL, OPT_PUB},
       {"world", required_argument, NULL, OPT_WORLD},
       {"urdf", required_argument, NULL, OPT_URDF},
+      {"urdf-pose", required_argument, NULL, OPT_URDF_POSE},
+      {"urdf-name", required_argument, NULL, OPT_URDF_NAME},
+      {"package-path", required_argument, NULL, OPT_PACKAGE_PATH},
       {"mode", required_argument, NULL, OPT_MODE},
       {"rate", required_argument, NULL, OPT_RATE},
       {"timestep", required_argument, NULL, OPT_TIMESTEP},
@@ -154,8 +208,65 @@ static int parse_options(int argc, char **argv, options *o) {
         fprintf(stderr, "lcpsimd: at most %d --urdf options\n", MAX_URDFS);
         return 2;
       }
-      o->urdfs[o->urdf_count++] = optarg;
+      o->urdfs[o->urdf_count++] = (urdf_option){.path = optarg};
       break;
+    case OPT_URDF_POSE:
+    case OPT_URDF_NAME: {
+      const char *option = c == OPT_URDF_POSE ? "--urdf-pose" : "--urdf-name";
+      if (o->urdf_count == 0) {
+        fprintf(stderr, "lcpsimd: %s applies to the --urdf before it, and there is none\n", option);
+        return 2;
+      }
+      urdf_option *u = &o->urdfs[o->urdf_count - 1];
+      if (c == OPT_URDF_NAME) {
+        if (u->name) {
+          fprintf(stderr, "lcpsimd: --urdf %s has a second --urdf-name\n", u->path);
+          return 2;
+        }
+        if (optarg[0] == '\0' || strlen(optarg) >= LCP_NAME_MAX) {
+          fprintf(stderr, "lcpsimd: --urdf-name must have 1 to %d characters, not '%s'\n",
+                  LCP_NAME_MAX - 1, optarg);
+          return 2;
+        }
+        u->name = optarg;
+      } else {
+        if (u->has_pose) {
+          fprintf(stderr, "lcpsimd: --urdf %s has a second --urdf-pose\n", u->path);
+          return 2;
+        }
+        if (!parse_pose(optarg, u->position, u->orientation)) {
+          fprintf(stderr,
+                  "lcpsimd: --urdf-pose must be x,y,z or x,y,z,roll,pitch,yaw (m, rad), not "
+                  "'%s'\n",
+                  optarg);
+          return 2;
+        }
+        u->has_pose = true;
+      }
+      break;
+    }
+    case OPT_PACKAGE_PATH: {
+      const char *equals = strchr(optarg, '=');
+      if (!equals || equals == optarg || !equals[1]) {
+        fprintf(stderr, "lcpsimd: --package-path must be NAME=DIR, not '%s'\n", optarg);
+        return 2;
+      }
+      if (o->package_count == MAX_PACKAGES) {
+        fprintf(stderr, "lcpsimd: at most %d --package-path options\n", MAX_PACKAGES);
+        return 2;
+      }
+      /* NAME=DIR split in place: getopt's argv is ours to write. */
+      char *name = optarg;
+      name[equals - optarg] = '\0';
+      struct stat info;
+      if (stat(equals + 1, &info) != 0 || !S_ISDIR(info.st_mode)) {
+        fprintf(stderr, "lcpsimd: --package-path %s=%s: '%s' is not a directory\n", name,
+                equals + 1, equals + 1);
+        return 2;
+      }
+      o->packages[o->package_count++] = (lcp_urdf_package_t){name, equals + 1};
+      break;
+    }
     case OPT_MODE:
       o->mode_given = true;
       if (strcmp(optarg, "lockstep") == 0) {
@@ -251,8 +362,105 @@ static void log_urdf_warning(void *user, lcp_log_level_t level, const char *mess
   lcpd_log(level <= LCP_LOG_WARNING ? LCPD_LOG_WARNING : LCPD_LOG_DEBUG, "%s", message);
 }
 
+/* The box around a robot's collision geoms when it is added at the origin,
+ * at its initial joint values; found in a scratch world (the robot's own, so
+ * nothing else in the scene is disturbed). A robot without geoms: a point. */
+static int robot_box(const lcp_robot_def_t *def, double lo[3], double hi[3], lcpd_error_t *error) {
+  lcp_world_t *scratch = NULL;
+  lcp_world_settings_t settings = lcp_world_settings_default();
+  int rc = lcp_world_create(&settings, &scratch);
+  if (rc != LCP_OK)
+    return lcpd_fail(error, rc, "robot '%s': cannot place it (no memory)", def->name);
+  const double origin[3] = {0, 0, 0}, identity[4] = {1, 0, 0, 0};
+  lcp_robot_id id;
+  rc = lcp_robot_add(scratch, def, origin, identity, &id);
+  if (rc == LCP_OK)
+    rc = lcp_robot_get_aabb(scratch, id, lo, hi);
+  if (rc == LCP_ERR_NOT_FOUND) { /* no collision geometry */
+    rc = LCP_OK;
+    memset(lo, 0, 3 * sizeof *lo);
+    memset(hi, 0, 3 * sizeof *hi);
+  }
+  if (rc != LCP_OK)
+    lcpd_fail(error, rc, "robot '%s': %s", def->name, lcp_world_last_error(scratch));
+  lcp_world_destroy(&scratch);
+  return rc;
+}
+
+/* Robots given without --urdf-pose stand in a row along +y, this far apart
+ * (box to box), so that no two start inside each other. */
+#define URDF_ROW_GAP 0.25
+
+/* The package:// lookup of --urdf and LoadModel: --package-path, then the
+ * directories of ROS_PACKAGE_PATH. */
+typedef struct package_config {
+  char **ros_paths; /* lcp_urdf_split_package_path's block */
+  int32_t ros_path_count;
+} package_config;
+
+static void set_packages(lcp_urdf_options_t *urdf_options, const options *o,
+                         const package_config *packages) {
+  urdf_options->packages = o->packages;
+  urdf_options->package_count = o->package_count;
+  urdf_options->package_paths = (const char *const *)packages->ros_paths;
+  urdf_options->package_path_count = packages->ros_path_count;
+}
+
+static bool scene_name_taken(const void *scene, const char *name) {
+  return lcpd_scene_has_name(scene, name);
+}
+
+/* One --urdf into the scene: loaded, named, placed. *row_end is where the
+ * row of robots placed without a pose ends in y (-INFINITY before the first). */
+static int add_urdf(const options *o, const package_config *packages, const urdf_option *u,
+                    lcpd_scene_t *scene, double *row_end, lcpd_error_t *error) {
+  lcp_urdf_options_t urdf_options = lcp_urdf_options_default();
+  urdf_options.log = log_urdf_warning;
+  set_packages(&urdf_options, o, packages);
+  lcp_robot_def_t *def = NULL;
+  int rc = lcp_urdf_load_file(u->path, &urdf_options, &def, error->message, sizeof error->message);
+  if (rc != LCP_OK) {
+    error->code = rc;
+    return rc;
+  }
+  char name[LCP_NAME_MAX];
+  if (u->name && lcpd_scene_has_name(scene, u->name)) {
+    bool found = lcpd_unique_name(u->name, scene_name_taken, scene, name);
+    rc = lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
+                   "--urdf %s --urdf-name %s: the name is taken by another robot or body%s%s%s",
+                   u->path, u->name, found ? " (a free one: '" : "", found ? name : "",
+                   found ? "')" : "");
+    lcp_robot_def_free(&def);
+    return rc;
+  }
+  if (u->name)
+    snprintf(def->name, sizeof def->name, "%s", u->name);
+  else if (lcpd_unique_name(def->name, scene_name_taken, scene, name))
+    snprintf(def->name, sizeof def->name, "%s", name);
+  double position[3] = {0, 0, 0}, orientation[4] = {1, 0, 0, 0};
+  if (u->has_pose) {
+    memcpy(position, u->position, sizeof position);
+    memcpy(orientation, u->orientation, sizeof orientation);
+  } else {
+    /* Upright, its lowest geom resting on the ground z = 0, beside the robots
+     * placed before it. */
+    double lo[3], hi[3];
+    if ((rc = robot_box(def, lo, hi, error)) != LCP_OK) {
+      lcp_robot_def_free(&def);
+      return rc;
+    }
+    if (scene->has_ground)
+      position[2] = -lo[2];
+    if (isfinite(*row_end))
+      position[1] = *row_end + URDF_ROW_GAP - lo[1];
+    *row_end = position[1] + hi[1];
+  }
+  return lcpd_scene_add_robot(scene, def, position, orientation, error);
+}
+
 /* The world to serve, from the options. */
-static int build_scene(const options *o, lcpd_scene_t *scene, lcpd_error_t *error) {
+static int build_scene(const options *o, const package_config *packages, lcpd_scene_t *scene,
+                       lcpd_error_t *error) {
   int rc;
   if (o->world) {
     rc = lcpd_scene_file_load(o->world, scene, error);
@@ -263,19 +471,9 @@ static int build_scene(const options *o, lcpd_scene_t *scene, lcpd_error_t *erro
     scene->has_ground = true;
     rc = LCP_OK;
   }
-  for (int i = 0; rc == LCP_OK && i < o->urdf_count; ++i) {
-    lcp_urdf_options_t urdf_options = lcp_urdf_options_default();
-    urdf_options.log = log_urdf_warning;
-    lcp_robot_def_t *def = NULL;
-    rc =
-        lcp_urdf_load_file(o->urdfs[i], &urdf_options, &def, error->message, sizeof error->message);
-    if (rc != LCP_OK) {
-      error->code = rc;
-    } else {
-      const double origin[3] = {0, 0, 0}, identity[4] = {1, 0, 0, 0};
-      rc = lcpd_scene_add_robot(scene, def, origin, identity, error);
-    }
-  }
+  double row_end = -INFINITY;
+  for (int i = 0; rc == LCP_OK && i < o->urdf_count; ++i)
+    rc = add_urdf(o, packages, &o->urdfs[i], scene, &row_end, error);
   if (rc != LCP_OK) {
     lcpd_scene_clear(scene);
     return rc;
@@ -297,16 +495,28 @@ int main(int argc, char **argv) {
   lcpd_log_set_level(o.log_level);
 
   lcpd_error_t error = {0};
+  package_config packages = {0};
+  if (lcp_urdf_split_package_path(getenv("ROS_PACKAGE_PATH"), &packages.ros_paths,
+                                  &packages.ros_path_count) != LCP_OK) {
+    LCPD_ERROR("out of memory");
+    return 1;
+  }
   lcpd_scene_t scene;
-  if (build_scene(&o, &scene, &error) != LCP_OK) {
+  if (build_scene(&o, &packages, &scene, &error) != LCP_OK) {
     LCPD_ERROR("%s", error.message);
+    free(packages.ros_paths);
     return 1;
   }
   lcpd_sim_t sim;
   if (lcpd_sim_init(&sim, &scene, &error) != LCP_OK) {
     LCPD_ERROR("cannot build the world: %s", error.message);
+    free(packages.ros_paths);
     return 1;
   }
+  sim.packages = o.packages;
+  sim.package_count = o.package_count;
+  sim.package_paths = (const char *const *)packages.ros_paths;
+  sim.package_path_count = packages.ros_path_count;
   size_t max_message = (size_t)o.max_message_bytes;
   lcpd_server_options_t server_options = {
       .bind_endpoint = o.bind,
@@ -321,6 +531,7 @@ int main(int argc, char **argv) {
   if (lcpd_server_open(&server, &sim, &server_options, &error) != LCP_OK) {
     LCPD_ERROR("%s", error.message);
     lcpd_sim_destroy(&sim);
+    free(packages.ros_paths);
     return 1;
   }
   /* The first line of output: tests and scripts read the bound endpoints
@@ -335,6 +546,7 @@ int main(int argc, char **argv) {
   lcpd_server_run(&server);
   lcpd_server_close(&server);
   lcpd_sim_destroy(&sim);
+  free(packages.ros_paths);
   LCPD_INFO("stopped");
   return 0;
 }

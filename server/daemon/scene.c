@@ -41,6 +41,29 @@ bool lcpd_scene_has_name(const lcpd_scene_t *scene, const char *name) {
   return false;
 }
 
+bool lcpd_scene_name_taken(const void *scene, const char *name) {
+  return lcpd_scene_has_name(scene, name);
+}
+
+bool lcpd_unique_name(const char *base, bool (*taken)(const void *context, const char *name),
+                      const void *context, char out[LCP_NAME_MAX]) {
+  if (!taken(context, base)) {
+    snprintf(out, LCP_NAME_MAX, "%s", base);
+    return true;
+  }
+  for (int n = 2; n < 10000; ++n) {
+    char suffix[8];
+    int len = snprintf(suffix, sizeof suffix, "_%d", n);
+    int keep = (int)strlen(base);
+    if (keep > LCP_NAME_MAX - 1 - len)
+      keep = LCP_NAME_MAX - 1 - len;
+    snprintf(out, LCP_NAME_MAX, "%.*s%s", keep, base, suffix);
+    if (!taken(context, out))
+      return true;
+  }
+  return false;
+}
+
 static bool finite3(const double v[3]) {
   return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]);
 }

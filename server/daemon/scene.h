@@ -80,6 +80,12 @@ void lcpd_scene_init(lcpd_scene_t *scene);
 /* Frees the robot definitions and the arrays; the scene is empty again. */
 void lcpd_scene_clear(lcpd_scene_t *scene);
 
+/* A name free by taken(): base itself, else base_2, base_3, ... (cut so
+ * that it fits LCP_NAME_MAX). false when none up to base_9999 is free. */
+bool lcpd_unique_name(const char *base, bool (*taken)(const void *context, const char *name),
+                      const void *context, char out[LCP_NAME_MAX]);
+bool lcpd_scene_name_taken(const void *scene, const char *name); /* for lcpd_unique_name */
+
 /* Takes ownership of def (freed on failure too). */
 int lcpd_scene_add_robot(lcpd_scene_t *scene, lcp_robot_def_t *def, const double position[3],
                          const double orientation[4], lcpd_error_t *error);

@@ -9,6 +9,7 @@
 
 #include "lcpsim/lcpsim.h"
 #include "lcpsim/robot.h"
+#include "lcpsim/urdf.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -73,6 +74,13 @@ struct lcpd_sim {
   int32_t slot_count;
   size_t slot_bytes;
   uint32_t next_body_number; /* for made-up body names */
+  /* Where LoadModel finds package:// files after the request's own: the
+   * command line's --package-path NAME=DIR, then ROS_PACKAGE_PATH's
+   * directories (lcp_urdf_options_t). Not owned: main's, for the daemon's life. */
+  const lcp_urdf_package_t *packages;
+  int32_t package_count;
+  const char *const *package_paths;
+  int32_t package_path_count;
 };
 
 /* Builds the world from scene, which the sim takes over (the caller's scene

@@ -3,6 +3,7 @@
  * in joint space, queries, and the multibody algorithms at the current state.
  * The step that moves them is in step.c; what the world keeps of its robots
  * (storage, kinematics cache) is in world.c, which this file is built on. */
+#include "robot_frames.h"
 #include "world_internal.h"
 
 #include <stdio.h>
@@ -70,6 +71,9 @@ int lcp_robot_add(lcp_world_t *world, const lcp_robot_def_t *def, const double b
       return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "link '%s': geom range out of bounds",
                              l->name);
   }
+  char frame_why[200];
+  if (lcp__robot_frames_check(def, frame_why, sizeof frame_why) != LCP_OK)
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "robot '%s': %s", def->name, frame_why);
   if (reserve_robot(world) != LCP_OK)
     return lcp__world_fail(world, LCP_ERR_NO_MEMORY, "out of memory adding a robot");
 
@@ -96,7 +100,8 @@ int lcp_robot_add(lcp_world_t *world, const lcp_robot_def_t *def, const double b
   state.velocity_synchronized = true;
   if (!model.link_names || !model.joints || !state.q || !state.qd || !state.force ||
       !state.link_wrench || !state.applied_torque || !state.joint_impulse || !state.control ||
-      !state.qdd || !state.step_link_wrench || lcp__mb_data_init(&data, mb) != LCP_OK) {
+      !state.qdd || !state.step_link_wrench || lcp__robot_frames_copy(&model, def) != LCP_OK ||
+      lcp__mb_data_init(&data, mb) != LCP_OK) {
     lcp__world_free_robot(&model, &state, &data);
     return lcp__world_fail(world, LCP_ERR_NO_MEMORY, "out of memory adding a robot");
   }

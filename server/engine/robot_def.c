@@ -2,6 +2,9 @@
 /* Allocation of robot definitions (lcpsim/robot.h). */
 #include "lcpsim/robot.h"
 
+#include <stdint.h>
+
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +45,33 @@ void lcp_robot_def_free(lcp_robot_def_t **def) {
     free((void *)(*def)->geoms[i].hull_points); /* hull points are owned by the def */
   free((*def)->links);
   free((*def)->geoms);
+  free((*def)->frames);
   free(*def);
   *def = NULL;
+}
+
+int lcp_robot_def_add_frame(lcp_robot_def_t *def, const char *name, int32_t link,
+                            const double position[3], const double orientation[4]) {
+  if (!def || !name || name[0] == '\0' || strlen(name) >= LCP_NAME_MAX || link < 0 ||
+      link >= def->link_count || def->frame_count < 0 || def->frame_count == INT32_MAX)
+    return LCP_ERR_INVALID_ARGUMENT;
+  double p[3] = {0.0, 0.0, 0.0}, q[4] = {1.0, 0.0, 0.0, 0.0};
+  if (position)
+    memcpy(p, position, sizeof p);
+  if (orientation)
+    memcpy(q, orientation, sizeof q);
+  if (!isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2]) || !lcp_quat_is_valid(q))
+    return LCP_ERR_INVALID_ARGUMENT;
+  lcp_frame_def_t *frames =
+      realloc(def->frames, (size_t)(def->frame_count + 1) * sizeof *def->frames);
+  if (!frames)
+    return LCP_ERR_NO_MEMORY;
+  def->frames = frames;
+  lcp_frame_def_t *f = &frames[def->frame_count++];
+  memset(f, 0, sizeof *f);
+  memcpy(f->name, name, strlen(name) + 1);
+  f->link = link;
+  memcpy(f->position, p, sizeof p);
+  memcpy(f->orientation, q, sizeof q);
+  return LCP_OK;
 }

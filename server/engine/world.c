@@ -102,6 +102,7 @@ void lcp__world_free_robot(robot_model *model, robot_state *state, mb_data *data
   lcp__mb_model_free(&model->mb);
   free(model->link_names);
   free(model->joints);
+  free(model->frames);
   free(state->q);
   free(state->qd);
   free(state->force);

@@ -66,6 +66,14 @@ typedef struct joint_model {
   double lower, upper, effort_limit, velocity_limit, damping, friction;
 } joint_model;
 
+/* A named pose fixed to a link (lcpsim/robot.h, frames): what remains of a
+ * URDF link merged into its parent by a fixed joint. */
+typedef struct frame_model {
+  char name[LCP_NAME_MAX];
+  int32_t link;
+  xform in_link; /* the frame's pose in its link's frame */
+} frame_model;
+
 typedef struct robot_model {
   lcp_robot_id id;
   char name[LCP_NAME_MAX];
@@ -73,6 +81,8 @@ typedef struct robot_model {
   bool self_collision;
   char (*link_names)[LCP_NAME_MAX]; /* [mb.link_count] */
   joint_model *joints;              /* [mb.joint_count], in link order */
+  frame_model *frames;              /* [frame_count] */
+  int32_t frame_count;
 } robot_model;
 
 /* The rows a joint can have, for the warm-start impulses kept per joint. */

@@ -1,9 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* STL reading for URDF collision meshes (lcpsim/urdf.h): binary and ASCII.
  *
- * A collision mesh becomes a convex hull of its vertices, so only the
- * distinct vertices matter: triangles, normals and the solid's name are read
- * (to check the file) and dropped. */
+ * A collision mesh becomes a convex hull of its vertices, so the distinct
+ * vertices are what lcp_stl_load returns; the triangles (as indices into
+ * them) are kept only for the loader's convexity check (mesh.h). Normals and
+ * the solid's name are read, to check the file, and dropped.
+ *
+ * STL keeps this reader of its own rather than going through assimp with the
+ * other formats: it reports a bad number with its line, and tells binary
+ * from ASCII files by their size (a binary file may begin with "solid"). */
+#include "mesh.h"
+
 #include "lcpsim/urdf.h"
 
 #include <errno.h>
@@ -13,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int stl_fail(char *error, size_t error_size, int status, const char *fmt, ...) {
+int lcp__mesh_error(char *error, size_t error_size, int status, const char *fmt, ...) {
   if (error && error_size > 0) {
     va_list ap;
     va_start(ap, fmt);
@@ -31,8 +38,9 @@ static int read_whole_file(const char *path, char **out, size_t *out_size, char 
   FILE *f = fopen(path, "rb");
   if (!f) {
     bool missing = errno == ENOENT || errno == ENOTDIR;
-    return stl_fail(error, error_size, missing ? LCP_ERR_NOT_FOUND : LCP_ERR_INVALID_ARGUMENT,
-                    "%s: cannot open (%s)", path, missing ? "no such file" : "not readable");
+    return lcp__mesh_error(error, error_size,
+                           missing ? LCP_ERR_NOT_FOUND : LCP_ERR_INVALID_ARGUMENT,
+                           "%s: cannot open (%s)", path, missing ? "no such file" : "not readable");
   }
   size_t cap = 1 << 16, size = 0;
   char *buf = malloc(cap);
@@ -45,7 +53,8 @@ static int read_whole_file(const char *path, char **out, size_t *out_size, char 
       if (cap > ((size_t)1 << 31)) { /* 2 GiB: no collision mesh is that big */
         free(buf);
         fclose(f);
-        return stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: file too large", path);
+        return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: file too large",
+                               path);
       }
       char *bigger = realloc(buf, cap * 2);
       if (!bigger) {
@@ -65,7 +74,7 @@ static int read_whole_file(const char *path, char **out, size_t *out_size, char 
   fclose(f);
   if (bad) {
     free(buf);
-    return stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: read error", path);
+    return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: read error", path);
   }
   buf[size] = '\0';
   *out = buf;
@@ -91,13 +100,16 @@ static int compare_keys(const void *a, const void *b) {
 
 /* Keeps the first appearance of every vertex, in file order, so the result
  * does not depend on the sort (deterministic either way). Exact equality is
- * right here: STL repeats shared vertices bit for bit. */
-static int dedup(const double *raw, int32_t n, double **points, int32_t *count) {
+ * right here: STL repeats shared vertices bit for bit. index_of (may be NULL)
+ * gets, for every raw vertex, the index of its distinct vertex. */
+static int dedup(const double *raw, int32_t n, double **points, int32_t *count, int32_t *index_of) {
   vertex_key *keys = malloc((size_t)n * sizeof *keys);
-  unsigned char *keep = calloc((size_t)n, 1);
-  if (!keys || !keep) {
+  int32_t *first = malloc((size_t)n * sizeof *first); /* the run's first raw vertex */
+  int32_t *out_index = malloc((size_t)n * sizeof *out_index);
+  if (!keys || !first || !out_index) {
     free(keys);
-    free(keep);
+    free(first);
+    free(out_index);
     return LCP_ERR_NO_MEMORY;
   }
   for (int32_t i = 0; i < n; ++i) {
@@ -105,27 +117,33 @@ static int dedup(const double *raw, int32_t n, double **points, int32_t *count) 
     keys[i].index = i;
   }
   qsort(keys, (size_t)n, sizeof *keys, compare_keys);
-  int32_t distinct = 0;
+  int32_t distinct = 0, run = -1;
   for (int32_t i = 0; i < n; ++i) {
     const double *a = keys[i].p, *b = i > 0 ? keys[i - 1].p : NULL;
     if (!b || a[0] != b[0] || a[1] != b[1] || a[2] != b[2]) {
-      keep[keys[i].index] = 1;
+      run = keys[i].index; /* equal keys are sorted by index: the first comes first */
       ++distinct;
     }
+    first[keys[i].index] = run;
   }
   free(keys);
   double *out = malloc((size_t)distinct * 3 * sizeof *out);
   if (!out) {
-    free(keep);
+    free(first);
+    free(out_index);
     return LCP_ERR_NO_MEMORY;
   }
   int32_t j = 0;
   for (int32_t i = 0; i < n; ++i)
-    if (keep[i]) {
+    if (first[i] == i) {
       memcpy(&out[3 * j], &raw[3 * i], 3 * sizeof *out);
-      ++j;
+      out_index[i] = j++;
     }
-  free(keep);
+  if (index_of)
+    for (int32_t i = 0; i < n; ++i)
+      index_of[i] = out_index[first[i]];
+  free(first);
+  free(out_index);
   *points = out;
   *count = distinct;
   return LCP_OK;
@@ -147,8 +165,9 @@ static int parse_binary(const char *path, const unsigned char *data, uint32_t tr
       for (int k = 0; k < 3; ++k) {
         double x = read_f32_le(tri + 12 + 12 * v + 4 * k);
         if (!isfinite(x))
-          return stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                          "%s: triangle %u has a non-finite vertex coordinate", path, (unsigned)t);
+          return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+                                 "%s: triangle %u has a non-finite vertex coordinate", path,
+                                 (unsigned)t);
         raw[9 * (size_t)t + 3 * (size_t)v + (size_t)k] = x;
       }
   }
@@ -201,9 +220,9 @@ static int expect_word(ascii_reader *r, const char *word) {
   int len = 0;
   while (!is_space_or_end(r->p[len]) && len < 32)
     ++len;
-  return stl_fail(r->error, r->error_size, LCP_ERR_INVALID_ARGUMENT,
-                  "%s:%d: expected '%s', found '%.*s'", r->path, r->line, word, len,
-                  len ? r->p : "end of file");
+  return lcp__mesh_error(r->error, r->error_size, LCP_ERR_INVALID_ARGUMENT,
+                         "%s:%d: expected '%s', found '%.*s'", r->path, r->line, word, len,
+                         len ? r->p : "end of file");
 }
 
 static int expect_number(ascii_reader *r, double *out) {
@@ -214,9 +233,9 @@ static int expect_number(ascii_reader *r, double *out) {
     int len = 0;
     while (!is_space_or_end(r->p[len]) && len < 32)
       ++len;
-    return stl_fail(r->error, r->error_size, LCP_ERR_INVALID_ARGUMENT,
-                    "%s:%d: expected a finite number, found '%.*s'", r->path, r->line, len,
-                    len ? r->p : "end of file");
+    return lcp__mesh_error(r->error, r->error_size, LCP_ERR_INVALID_ARGUMENT,
+                           "%s:%d: expected a finite number, found '%.*s'", r->path, r->line, len,
+                           len ? r->p : "end of file");
   }
   r->p = end;
   *out = x;
@@ -259,8 +278,8 @@ static int parse_ascii(const char *path, const char *text, double **raw, int32_t
         if (len + 3 > cap) {
           size_t bigger_cap = cap ? 2 * cap : 96;
           if (bigger_cap > (size_t)INT32_MAX) {
-            rc = stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: too many vertices",
-                          path);
+            rc = lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+                                 "%s: too many vertices", path);
             break;
           }
           double *bigger = realloc(v, bigger_cap * sizeof *v);
@@ -282,7 +301,7 @@ static int parse_ascii(const char *path, const char *text, double **raw, int32_t
       skip_line(&r); /* the name after endsolid */
   }
   if (rc == LCP_OK && len == 0)
-    rc = stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: no triangles", path);
+    rc = lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: no triangles", path);
   if (rc != LCP_OK) {
     free(v);
     return rc;
@@ -292,14 +311,19 @@ static int parse_ascii(const char *path, const char *text, double **raw, int32_t
   return LCP_OK;
 }
 
-int lcp_stl_load(const char *path, double **points, int32_t *count, char *error,
-                 size_t error_size) {
+int lcp__stl_load_mesh(const char *path, double **points, int32_t *count, int32_t **triangles,
+                       int32_t *triangle_count, char *error, size_t error_size) {
   if (error && error_size > 0)
     error[0] = '\0';
   if (!path || !points || !count)
-    return stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "lcp_stl_load: NULL argument");
+    return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+                           "lcp_stl_load: NULL argument");
   *points = NULL;
   *count = 0;
+  if (triangles)
+    *triangles = NULL;
+  if (triangle_count)
+    *triangle_count = 0;
   char *data = NULL;
   size_t size = 0;
   int rc = read_whole_file(path, &data, &size, error, error_size);
@@ -311,20 +335,21 @@ int lcp_stl_load(const char *path, double **points, int32_t *count, char *error,
   /* Binary files may also begin with "solid" (many exporters write it into
    * the header), so the size test comes first: a binary STL is exactly
    * 84 + 50 × triangles bytes. */
-  uint32_t triangles = 0;
+  uint32_t binary_triangles = 0;
   if (size >= 84)
-    triangles = (uint32_t)bytes[80] | (uint32_t)bytes[81] << 8 | (uint32_t)bytes[82] << 16 |
-                (uint32_t)bytes[83] << 24;
-  if (size >= 84 && (uint64_t)size == 84 + 50 * (uint64_t)triangles) {
-    if (triangles == 0)
-      rc = stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: no triangles", path);
-    else if ((uint64_t)triangles * 9 > (uint64_t)INT32_MAX)
-      rc = stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: too many triangles", path);
-    else if (!(raw = malloc((size_t)triangles * 9 * sizeof *raw)))
+    binary_triangles = (uint32_t)bytes[80] | (uint32_t)bytes[81] << 8 | (uint32_t)bytes[82] << 16 |
+                       (uint32_t)bytes[83] << 24;
+  if (size >= 84 && (uint64_t)size == 84 + 50 * (uint64_t)binary_triangles) {
+    if (binary_triangles == 0)
+      rc = lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: no triangles", path);
+    else if ((uint64_t)binary_triangles * 9 > (uint64_t)INT32_MAX)
+      rc = lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: too many triangles",
+                           path);
+    else if (!(raw = malloc((size_t)binary_triangles * 9 * sizeof *raw)))
       rc = LCP_ERR_NO_MEMORY;
     else {
-      rc = parse_binary(path, bytes, triangles, raw, error, error_size);
-      n = (int32_t)triangles * 3;
+      rc = parse_binary(path, bytes, binary_triangles, raw, error, error_size);
+      n = (int32_t)binary_triangles * 3;
     }
   } else {
     const char *p = data;
@@ -333,16 +358,34 @@ int lcp_stl_load(const char *path, double **points, int32_t *count, char *error,
     if (strncmp(p, "solid", 5) == 0 && strlen(data) == size)
       rc = parse_ascii(path, data, &raw, &n, error, error_size);
     else if (size >= 84)
-      rc = stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                    "%s: not an STL file (binary STL of %u triangles needs %llu bytes, the file "
-                    "has %zu)",
-                    path, (unsigned)triangles, 84 + 50 * (unsigned long long)triangles, size);
+      rc = lcp__mesh_error(
+          error, error_size, LCP_ERR_INVALID_ARGUMENT,
+          "%s: not an STL file (binary STL of %u triangles needs %llu bytes, the file "
+          "has %zu)",
+          path, (unsigned)binary_triangles, 84 + 50 * (unsigned long long)binary_triangles, size);
     else
-      rc = stl_fail(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: not an STL file", path);
+      rc =
+          lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: not an STL file", path);
   }
   free(data);
+  /* Every three raw vertices are a triangle: its corners' distinct indices. */
+  int32_t *corners = NULL;
+  if (rc == LCP_OK && triangles && !(corners = malloc((size_t)(n > 0 ? n : 1) * sizeof *corners)))
+    rc = LCP_ERR_NO_MEMORY;
   if (rc == LCP_OK)
-    rc = dedup(raw, n, points, count);
+    rc = dedup(raw, n, points, count, corners);
   free(raw);
+  if (rc == LCP_OK && triangles) {
+    *triangles = corners;
+    if (triangle_count)
+      *triangle_count = n / 3;
+  } else {
+    free(corners);
+  }
   return rc;
+}
+
+int lcp_stl_load(const char *path, double **points, int32_t *count, char *error,
+                 size_t error_size) {
+  return lcp__stl_load_mesh(path, points, count, NULL, NULL, error, error_size);
 }

@@ -7,10 +7,13 @@
  * the root; then merge fixed joints and build the lcp_robot_def_t. */
 #include "lcpsim/urdf.h"
 
+#include "mesh.h"
+
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -18,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- small rigid-transform algebra, on the engine's quaternion functions ---- */
@@ -357,11 +361,146 @@ static char *join_path(const char *dir, const char *rel) {
   return s;
 }
 
+static void ignore_generic_error(void *user, const char *fmt, ...);
+
 static bool file_exists(const char *path) { return access(path, F_OK) == 0; }
 
-/* The file a <mesh filename> names: package://NAME/REST against the package
- * paths, file:// and absolute paths as they are, others relative to the URDF's
- * directory. *out is malloc'd. */
+static bool is_directory(const char *path) {
+  struct stat info;
+  return stat(path, &info) == 0 && S_ISDIR(info.st_mode);
+}
+
+/* The <name> of a package.xml (format 1, 2 or 3: <package><name>NAME</name>),
+ * into out; false when the file is missing, malformed or has none. Parsed
+ * silently: a broken package.xml only means the package is not found by it. */
+static bool package_xml_name(const char *dir, char *out, size_t out_size) {
+  char *path = join_path(dir, "package.xml");
+  if (!path || !file_exists(path)) {
+    free(path);
+    return false;
+  }
+  xmlInitParser();
+  xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
+  xmlDoc *doc = NULL;
+  if (ctxt) {
+    xmlGenericErrorFunc old_generic = xmlGenericError;
+    void *old_generic_ctx = xmlGenericErrorContext;
+    xmlSetGenericErrorFunc(NULL, ignore_generic_error);
+    doc = xmlCtxtReadFile(ctxt, path, NULL,
+                          XML_PARSE_NONET | XML_PARSE_NOWARNING | XML_PARSE_NOERROR);
+    xmlSetGenericErrorFunc(old_generic_ctx, old_generic);
+    xmlFreeParserCtxt(ctxt);
+  }
+  free(path);
+  bool found = false;
+  const xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
+  if (root && is_element(root, "package"))
+    for (const xmlNode *c = root->children; c && !found; c = c->next)
+      if (is_element(c, "name")) {
+        xmlChar *text = xmlNodeGetContent(c);
+        if (text) {
+          /* Trim the whitespace around the name. */
+          const char *t = (const char *)text;
+          while (is_space(*t))
+            ++t;
+          size_t n = strlen(t);
+          while (n > 0 && is_space(t[n - 1]))
+            --n;
+          if (n > 0 && n < out_size) {
+            memcpy(out, t, n);
+            out[n] = '\0';
+            found = true;
+          }
+          xmlFree(text);
+        }
+      }
+  if (doc)
+    xmlFreeDoc(doc);
+  return found;
+}
+
+/* Whether directory dir is the package `name`: by its package.xml, else by
+ * its last path component. */
+static bool is_package(const char *dir, const char *name) {
+  char declared[256];
+  if (package_xml_name(dir, declared, sizeof declared))
+    return strcmp(declared, name) == 0;
+  size_t len = strlen(dir);
+  while (len > 1 && dir[len - 1] == '/')
+    --len;
+  size_t n = strlen(name);
+  return len >= n && strncmp(dir + len - n, name, n) == 0 && (len == n || dir[len - n - 1] == '/');
+}
+
+static int skip_hidden(const struct dirent *e) { return e->d_name[0] != '.'; }
+
+/* The directory of package `name` (lcpsim/urdf.h, lcp_urdf_options), malloc'd
+ * into *out, or NULL when there is none. */
+static int find_package(loader *L, const char *name, char **out) {
+  *out = NULL;
+  for (int32_t i = 0; i < L->opt.package_count; ++i) {
+    const lcp_urdf_package_t *p = &L->opt.packages[i];
+    if (p->name && p->dir && strcmp(p->name, name) == 0)
+      return (*out = join_path("", p->dir)) ? LCP_OK : LCP_ERR_NO_MEMORY;
+  }
+  for (int32_t i = 0; i < L->opt.package_path_count; ++i) {
+    const char *root = L->opt.package_paths[i];
+    if (!root || !is_directory(root))
+      continue;
+    if (is_package(root, name))
+      return (*out = join_path("", root)) ? LCP_OK : LCP_ERR_NO_MEMORY;
+    char *candidate = join_path(root, name);
+    if (!candidate)
+      return LCP_ERR_NO_MEMORY;
+    if (is_directory(candidate)) {
+      *out = candidate;
+      return LCP_OK;
+    }
+    free(candidate);
+    /* A package whose directory is named otherwise: alphabetical order, so the
+     * same tree always gives the same package. */
+    struct dirent **entries = NULL;
+    int n = scandir(root, &entries, skip_hidden, alphasort);
+    for (int k = 0; k < n; ++k) {
+      if (!*out) {
+        char *dir = join_path(root, entries[k]->d_name);
+        char declared[256];
+        if (dir && is_directory(dir) && package_xml_name(dir, declared, sizeof declared) &&
+            strcmp(declared, name) == 0)
+          *out = dir;
+        else
+          free(dir);
+      }
+      free(entries[k]);
+    }
+    free(entries);
+    if (*out)
+      return LCP_OK;
+  }
+  return LCP_OK;
+}
+
+/* "NAME=DIR, ..., DIR, ..." for the message of an unknown package. */
+static void describe_package_search(const loader *L, char *buf, size_t size) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int32_t i = 0; i < L->opt.package_count && used < size; ++i) {
+    const lcp_urdf_package_t *p = &L->opt.packages[i];
+    int n = snprintf(buf + used, size - used, "%s%s=%s", used ? ", " : "",
+                     p->name ? p->name : "(null)", p->dir ? p->dir : "(null)");
+    used += n > 0 ? (size_t)n : 0;
+  }
+  for (int32_t i = 0; i < L->opt.package_path_count && used < size; ++i) {
+    const char *root = L->opt.package_paths[i];
+    int n = snprintf(buf + used, size - used, "%s%s%s", used ? ", " : "", root ? root : "(null)",
+                     root && !is_directory(root) ? " (not a directory)" : "");
+    used += n > 0 ? (size_t)n : 0;
+  }
+}
+
+/* The file a <mesh filename> names: package://NAME/REST in package NAME
+ * (lcpsim/urdf.h), file:// and absolute paths as they are, others relative to
+ * the URDF's directory. *out is malloc'd. */
 static int resolve_mesh(loader *L, const xmlNode *n, const char *uri, char **out) {
   *out = NULL;
   if (strncmp(uri, "package://", 10) == 0) {
@@ -369,50 +508,45 @@ static int resolve_mesh(loader *L, const xmlNode *n, const char *uri, char **out
     if (!slash || slash == name || !slash[1])
       return fail(L, line_of(n), LCP_ERR_INVALID_ARGUMENT,
                   "mesh filename '%s' is not package://NAME/PATH", uri);
+    char package[LCP_NAME_MAX * 4];
     size_t name_len = (size_t)(slash - name);
-    char tried[256] = "";
-    for (int32_t i = 0; i < L->opt.package_path_count; ++i) {
-      const char *root = L->opt.package_paths[i];
-      if (!root)
-        continue;
-      /* P/NAME/REST: P is a directory of packages (as ROS_PACKAGE_PATH). */
-      char *candidate = join_path(root, name); /* "P/NAME/REST" */
-      if (!candidate)
-        return LCP_ERR_NO_MEMORY;
-      if (file_exists(candidate)) {
-        *out = candidate;
-        return LCP_OK;
-      }
-      size_t used = strlen(tried);
-      snprintf(tried + used, sizeof tried - used, "%s%s", used ? ", " : "", candidate);
-      free(candidate);
-      /* P/REST when P is the package itself. */
-      size_t rl = strlen(root);
-      while (rl > 1 && root[rl - 1] == '/')
-        --rl;
-      if (rl >= name_len && strncmp(root + rl - name_len, name, name_len) == 0 &&
-          (rl == name_len || root[rl - name_len - 1] == '/')) {
-        char *dir = malloc(rl + 1);
-        if (!dir)
-          return LCP_ERR_NO_MEMORY;
-        memcpy(dir, root, rl);
-        dir[rl] = '\0';
-        candidate = join_path(dir, slash + 1);
-        free(dir);
-        if (!candidate)
-          return LCP_ERR_NO_MEMORY;
-        if (file_exists(candidate)) {
-          *out = candidate;
-          return LCP_OK;
-        }
-        free(candidate);
-      }
-    }
-    if (L->opt.package_path_count <= 0)
+    if (name_len >= sizeof package)
+      return fail(L, line_of(n), LCP_ERR_INVALID_ARGUMENT,
+                  "mesh filename '%.80s...': the package name is too long", uri);
+    memcpy(package, name, name_len);
+    package[name_len] = '\0';
+    if (L->opt.package_count <= 0 && L->opt.package_path_count <= 0)
       return fail(L, line_of(n), LCP_ERR_NOT_FOUND,
-                  "mesh file '%s' not found: no package paths were given", uri);
-    return fail(L, line_of(n), LCP_ERR_NOT_FOUND, "mesh file '%s' not found (tried %s)", uri,
-                tried);
+                  "mesh file '%s' not found: unknown package '%s' (no package paths were given: "
+                  "--package-path %s=DIR or ROS_PACKAGE_PATH)",
+                  uri, package, package);
+    char *dir = NULL;
+    int rc = find_package(L, package, &dir);
+    if (rc != LCP_OK)
+      return rc;
+    if (!dir) {
+      char searched[768];
+      describe_package_search(L, searched, sizeof searched);
+      return fail(L, line_of(n), LCP_ERR_NOT_FOUND,
+                  "mesh file '%s' not found: unknown package '%s' (searched %s)", uri, package,
+                  searched);
+    }
+    char *path = join_path(dir, slash + 1);
+    if (!path) {
+      free(dir);
+      return LCP_ERR_NO_MEMORY;
+    }
+    if (!file_exists(path)) {
+      rc = fail(L, line_of(n), LCP_ERR_NOT_FOUND,
+                "mesh file '%s' not found: package '%s' is %s, which has no %s", uri, package, dir,
+                path);
+      free(path);
+      free(dir);
+      return rc;
+    }
+    free(dir);
+    *out = path;
+    return LCP_OK;
   }
   const char *path = uri;
   if (strncmp(uri, "file://", 7) == 0)
@@ -428,20 +562,6 @@ static int resolve_mesh(loader *L, const xmlNode *n, const char *uri, char **out
   }
   *out = resolved;
   return LCP_OK;
-}
-
-static bool ends_with_ci(const char *s, const char *suffix) {
-  size_t a = strlen(s), b = strlen(suffix);
-  if (a < b)
-    return false;
-  for (size_t i = 0; i < b; ++i) {
-    char c = s[a - b + i];
-    if (c >= 'A' && c <= 'Z')
-      c = (char)(c - 'A' + 'a');
-    if (c != suffix[i])
-      return false;
-  }
-  return true;
 }
 
 /* A hull needs 4 points that span a volume; checked here so the error names
@@ -514,36 +634,42 @@ static int read_mesh(loader *L, const xmlNode *n, lcp_geom_def_t *g) {
   char *path = NULL;
   if (rc == LCP_OK)
     rc = resolve_mesh(L, n, (const char *)uri, &path);
-  if (rc == LCP_OK && !ends_with_ci(path, ".stl"))
-    rc = fail(L, line_of(n), LCP_ERR_INVALID_ARGUMENT,
-              "mesh '%s': only STL collision meshes are supported", (const char *)uri);
-  double *points = NULL;
-  int32_t count = 0;
+  lcp__mesh_t mesh = {0};
   if (rc == LCP_OK) {
     char why[400];
-    rc = lcp_stl_load(path, &points, &count, why, sizeof why);
+    rc = lcp__mesh_load(path, &mesh, why, sizeof why);
     if (rc == LCP_ERR_NO_MEMORY)
       L->failed = true;
     else if (rc != LCP_OK)
       rc = fail(L, line_of(n), rc, "mesh '%s': %s", (const char *)uri, why);
   }
   if (rc == LCP_OK) {
-    for (int32_t i = 0; i < count; ++i)
+    for (int32_t i = 0; i < mesh.count; ++i)
       for (int k = 0; k < 3; ++k)
-        points[3 * i + k] *= scale[k];
-    if (!spans_volume(points, count))
+        mesh.points[3 * i + k] *= scale[k];
+    if (!spans_volume(mesh.points, mesh.count))
       rc = fail(L, line_of(n), LCP_ERR_INVALID_ARGUMENT,
                 "mesh '%s': its %d vertices do not span a volume (a convex hull needs 4 that are "
                 "not coplanar)",
-                (const char *)uri, (int)count);
+                (const char *)uri, (int)mesh.count);
   }
   if (rc == LCP_OK) {
+    lcp__convexity_t convexity = lcp__mesh_convexity(&mesh);
+    if (convexity == LCP__MESH_NOT_CONVEX)
+      warn(L, line_of(n),
+           "mesh '%s' is not convex: it collides as its convex hull (%d vertices, %d triangles)",
+           (const char *)uri, (int)mesh.count, (int)mesh.triangle_count);
+    else if (convexity == LCP__MESH_UNCHECKED)
+      warn(L, line_of(n),
+           "mesh '%s' (%d vertices, %d triangles) is too large to check for convexity: it "
+           "collides as its convex hull",
+           (const char *)uri, (int)mesh.count, (int)mesh.triangle_count);
     g->type = LCP_SHAPE_HULL;
-    g->hull_points = points;
-    g->hull_point_count = count;
-  } else {
-    free(points);
+    g->hull_points = mesh.points;
+    g->hull_point_count = mesh.count;
+    mesh.points = NULL; /* now the geom's */
   }
+  lcp__mesh_free(&mesh);
   free(path);
   xmlFree(uri);
   return rc;
@@ -1424,6 +1550,18 @@ static int build_def(loader *L, const int32_t *order, int32_t root, int32_t base
     d->geom_count = geom_next - d->first_geom;
   }
 
+  /* Every merged link stays as a frame on the kept link it went into, in
+   * link order (order is the depth-first preorder). */
+  for (int32_t k = 0; k < n && rc == LCP_OK; ++k) {
+    int32_t i = order[k], t = s.target[i];
+    if (t < 0 || t == i)
+      continue;
+    rc = lcp_robot_def_add_frame(def, L->links[i].name, s.new_index[t], s.in_target[i].p,
+                                 s.in_target[i].q);
+    if (rc != LCP_OK && rc != LCP_ERR_NO_MEMORY)
+      rc = fail(L, L->links[i].line, rc, "link '%s' cannot be kept as a frame", L->links[i].name);
+  }
+
 done:
   free(merged_next);
   free(merged_last);
@@ -1442,6 +1580,43 @@ done:
 }
 
 /* ---- entry points ---- */
+
+int lcp_urdf_split_package_path(const char *list, char ***paths, int32_t *count) {
+  if (!paths || !count)
+    return LCP_ERR_INVALID_ARGUMENT;
+  *paths = NULL;
+  *count = 0;
+  if (!list || !list[0])
+    return LCP_OK;
+  size_t len = strlen(list);
+  int32_t n = 1;
+  for (const char *p = list; *p; ++p)
+    n += *p == ':';
+  /* One block: n pointers, then a copy of the list with the ':'s as NULs. */
+  char **block = malloc((size_t)n * sizeof(char *) + len + 1);
+  if (!block)
+    return LCP_ERR_NO_MEMORY;
+  char *text = (char *)(block + n);
+  memcpy(text, list, len + 1);
+  int32_t kept = 0;
+  for (char *start = text;;) {
+    char *end = strchr(start, ':');
+    if (end)
+      *end = '\0';
+    if (*start)
+      block[kept++] = start;
+    if (!end)
+      break;
+    start = end + 1;
+  }
+  if (kept == 0) {
+    free(block);
+    return LCP_OK;
+  }
+  *paths = block;
+  *count = kept;
+  return LCP_OK;
+}
 
 lcp_urdf_options_t lcp_urdf_options_default(void) {
   lcp_urdf_options_t o;
@@ -1498,6 +1673,8 @@ static int start(loader *L, const char *file, const char *base_dir,
                 L->opt.floating_base);
   if (L->opt.package_path_count < 0 || (L->opt.package_path_count > 0 && !L->opt.package_paths))
     return fail(L, 0, LCP_ERR_INVALID_ARGUMENT, "bad package path list");
+  if (L->opt.package_count < 0 || (L->opt.package_count > 0 && !L->opt.packages))
+    return fail(L, 0, LCP_ERR_INVALID_ARGUMENT, "bad package list");
   return LCP_OK;
 }
 

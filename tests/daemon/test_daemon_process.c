@@ -304,9 +304,22 @@ static void test_urdf_and_timestep_options(void **state) {
   reply_free(&reply);
   close_socket(&c);
   daemon_stop(&d);
-  /* The same robot twice is a name clash, refused at start. */
-  expect_start_failure((const char *[]){"--urdf", urdf, "--urdf", urdf, NULL},
-                       "the name 'pendulum2' is taken");
+  /* The same robot twice: the second gets a free name of its own. */
+  daemon_start(&d, (const char *[]){"--urdf", urdf, "--urdf", urdf, NULL});
+  c = connect_req(d.rep);
+  reply = call_get_info(c, 3);
+  assert_int_equal(reply->get_info->n_robots, 2);
+  assert_string_equal(reply->get_info->robots[0]->name, "pendulum2");
+  assert_string_equal(reply->get_info->robots[1]->name, "pendulum2_2");
+  reply_free(&reply);
+  close_socket(&c);
+  daemon_stop(&d);
+  /* A name given with --urdf-name that is taken is a clash, refused at start
+   * with a free name suggested. */
+  expect_start_failure(
+      (const char *[]){"--urdf", urdf, "--urdf", urdf, "--urdf-name", "pendulum2", NULL},
+      "--urdf-name pendulum2: the name is taken by another robot or body (a free one: "
+      "'pendulum2_2')");
 }
 
 /* ---- signals ---- */

@@ -54,6 +54,14 @@ typedef struct lcp_link_def {
   int32_t geom_count;
 } lcp_link_def_t;
 
+/* A frame: a named pose fixed to a link (see "frames" at the end). */
+typedef struct lcp_frame_def {
+  char name[LCP_NAME_MAX];
+  int32_t link;          /* the link it is fixed to */
+  double position[3];    /* in the link frame */
+  double orientation[4]; /* w, x, y, z; normalised when the robot is added */
+} lcp_frame_def_t;
+
 typedef struct lcp_robot_def {
   char name[LCP_NAME_MAX];
   bool floating_base;
@@ -62,6 +70,8 @@ typedef struct lcp_robot_def {
   int32_t geom_count;
   lcp_geom_def_t *geoms; /* geom poses are in their link's frame; hull_points owned (malloc) */
   bool self_collision;   /* links collide with each other (never parent/child pairs) */
+  int32_t frame_count;
+  lcp_frame_def_t *frames; /* frame_count (malloc; owned, freed with the def); may be NULL */
 } lcp_robot_def_t;
 
 /* Frees what lcp_robot_def_alloc or the URDF loader allocated and NULLs *def. */
@@ -296,6 +306,46 @@ int lcp_imu_get_def(const lcp_world_t *world, lcp_imu_id id, lcp_imu_def_t *out)
 int lcp_imu_find(const lcp_world_t *world, const char *name, lcp_imu_id *out_id);
 int lcp_imu_read(const lcp_world_t *world, lcp_imu_id id, double specific_force[3],
                  double angular_rate[3]);
+
+/* ---- frames ----
+ * A frame is a named pose fixed to a link: a foot, a tool flange, a camera
+ * mount. The URDF loader makes one of every link it merges into its parent
+ * across a fixed joint (lcpsim/urdf.h): the link's mass and geoms go to the
+ * parent for the dynamics, its name and pose stay as a frame. Frames carry
+ * no mass and cost nothing in the step; a frame's world pose is its link's
+ * pose composed with the fixed offset, X_world_frame = X_world_link ∘
+ * X_link_frame. Frame names are unique within a robot, and differ from its
+ * link names. Frames are part of the model: snapshots do not hold them. */
+
+/* Appends a frame to def (the array grows; def owns it). name must be
+ * non-empty and shorter than LCP_NAME_MAX; link in [0, link_count);
+ * orientation NULL for the identity. LCP_ERR_INVALID_ARGUMENT otherwise. */
+int lcp_robot_def_add_frame(lcp_robot_def_t *def, const char *name, int32_t link,
+                            const double position[3], const double orientation[4]);
+
+typedef struct lcp_frame_info {
+  char name[LCP_NAME_MAX];
+  char link_name[LCP_NAME_MAX]; /* the link it is fixed to */
+  int32_t link;
+  double position[3]; /* offset in the link frame */
+  double orientation[4];
+} lcp_frame_info_t;
+
+/* Number of frames of a robot (0 when it has none). */
+int lcp_robot_get_frame_count(const lcp_world_t *world, lcp_robot_id id, int32_t *out_count);
+/* Frame index by name; LCP_ERR_NOT_FOUND when there is none of that name. */
+int lcp_robot_find_frame(const lcp_world_t *world, lcp_robot_id id, const char *name,
+                         int32_t *out_frame);
+int lcp_robot_get_frame(const lcp_world_t *world, lcp_robot_id id, int32_t frame,
+                        lcp_frame_info_t *out);
+/* World pose of a frame at the current state. */
+int lcp_robot_get_frame_pose(const lcp_world_t *world, lcp_robot_id id, int32_t frame,
+                             double position[3], double orientation[4]);
+
+/* World axis-aligned box around all the robot's collision geoms at the current
+ * state (what placing a robot on the ground needs); LCP_ERR_NOT_FOUND when
+ * the robot has no geoms. */
+int lcp_robot_get_aabb(const lcp_world_t *world, lcp_robot_id id, double lo[3], double hi[3]);
 
 LCP_API_END
 #ifdef __cplusplus

@@ -8,12 +8,18 @@
  * - Every fixed joint is merged away by default: the child's mass, centre of
  *   mass and inertia are combined with its parent's (parallel-axis theorem),
  *   its collision geoms are re-expressed in the parent frame, and the joints
- *   below it are re-attached to the parent. The merged link's name is gone;
- *   keep_fixed_links keeps such links as real links instead.
+ *   below it are re-attached to the parent. The merged link stays as a frame
+ *   of the robot (lcpsim/robot.h, frames): its name, the kept link it is
+ *   fixed to and its pose in that link's frame, in depth-first link order.
+ *   keep_fixed_links keeps such links as real links instead (no frames).
  * - <collision> geometry: box, sphere, cylinder (axis = the geom's z, as in
  *   URDF), capsule (non-standard; radius, and length = the distance between
- *   the two hemisphere centres; axis z), and STL meshes (binary or ASCII),
- *   which become convex hulls of their vertices (scale applied). Geoms get the
+ *   the two hemisphere centres; axis z), and meshes: STL (binary or ASCII,
+ *   read here), and OBJ, COLLADA (.dae) and the other formats assimp reads.
+ *   A mesh becomes the convex hull of its vertices (scale applied, COLLADA
+ *   <unit> applied, its up axis not: the file's coordinates are the link's);
+ *   a mesh that does not bound a convex solid is replaced by its hull with a
+ *   warning. Geoms get the
  *   defaults of lcp_geom_def_default() (μ = 0.5, e = 0, category 1, mask
  *   all), except what the link's <contact> element gives, in the convention
  *   PyBullet reads: <contact><lateral_friction value="μ"/><restitution
@@ -42,7 +48,8 @@
  *   base pose).
  *
  * Errors return LCP_ERR_INVALID_ARGUMENT (bad or unsupported content),
- * LCP_ERR_NOT_FOUND (the URDF file or a mesh file does not exist) or
+ * LCP_ERR_NOT_FOUND (the URDF file or a mesh file does not exist, or a
+ * package:// URI names a package found nowhere) or
  * LCP_ERR_NO_MEMORY, with a message "FILE:LINE: what is wrong" in error
  * ("<string>" stands for FILE when loading from a string). *out is NULL on
  * error. The loader never prints and keeps no global state (libxml2 errors are
@@ -59,9 +66,26 @@ extern "C" {
 #endif
 LCP_API_BEGIN
 
+/* A ROS package by name: package://NAME/REST is the file DIR/REST. */
+typedef struct lcp_urdf_package {
+  const char *name;
+  const char *dir;
+} lcp_urdf_package_t;
+
 typedef struct lcp_urdf_options {
-  /* Directories holding ROS packages: package://NAME/REST resolves to the
-   * first existing P/NAME/REST (or P/REST when P's last component is NAME). */
+  /* Where package://NAME/REST URIs point. The package NAME is, first of all:
+   *  1. the dir of the first entry of packages with that name (the daemon's
+   *     --package-path NAME=DIR);
+   *  2. else, for each of package_paths in order (as ROS_PACKAGE_PATH lists
+   *     them), P itself when P is a package of that name (P holds a
+   *     package.xml whose <name> is NAME, or P's last component is NAME),
+   *     else P/NAME when it is a directory (P is a directory of packages),
+   *     else a subdirectory of P (in name order) holding a package.xml whose
+   *     <name> is NAME.
+   * An unknown NAME is LCP_ERR_NOT_FOUND, its message naming the package
+   * and every place searched; so is a file missing from a found package. */
+  const lcp_urdf_package_t *packages;
+  int32_t package_count;
   const char *const *package_paths;
   int32_t package_path_count;
   /* -1: as the file says (see above); 0: fixed base; 1: floating base. */
@@ -87,6 +111,12 @@ int lcp_urdf_load_file(const char *path, const lcp_urdf_options_t *options, lcp_
  * base_dir, or to the working directory when base_dir is NULL. */
 int lcp_urdf_load_string(const char *xml, const char *base_dir, const lcp_urdf_options_t *options,
                          lcp_robot_def_t **out, char *error, size_t error_size);
+
+/* Splits a ROS_PACKAGE_PATH-style list (directories separated by ':'; empty
+ * entries skipped) into *paths (one malloc'd block holding the pointers and
+ * the strings: free(*paths) frees all), *count of them. NULL or "" gives
+ * none. LCP_ERR_NO_MEMORY, LCP_ERR_INVALID_ARGUMENT. */
+int lcp_urdf_split_package_path(const char *list, char ***paths, int32_t *count);
 
 /* Reads an STL file (binary or ASCII, told apart by size and content) and
  * returns its distinct vertices, count × 3 doubles, in order of first

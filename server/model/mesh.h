@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Collision meshes for URDF: STL by the reader in stl.c, every other format
+ * (OBJ, COLLADA .dae, and what else assimp reads) through assimp; and the
+ * test of whether a mesh is convex, since the engine collides with the
+ * convex hull of a mesh's vertices. */
+#ifndef LCP_MODEL_MESH_H
+#define LCP_MODEL_MESH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A mesh's distinct vertices (count × 3 doubles) and its triangles
+ * (triangle_count × 3 vertex indices), both malloc'd. Errors are
+ * LCP_ERR_NOT_FOUND (no such file), LCP_ERR_INVALID_ARGUMENT (unreadable or
+ * no triangles) with a message in error, LCP_ERR_NO_MEMORY. */
+typedef struct lcp__mesh {
+  double *points;
+  int32_t count;
+  int32_t *triangles;
+  int32_t triangle_count;
+} lcp__mesh_t;
+
+int lcp__mesh_load(const char *path, lcp__mesh_t *out, char *error, size_t error_size);
+void lcp__mesh_free(lcp__mesh_t *mesh);
+
+/* The STL reader with the triangles kept (lcp_stl_load drops them);
+ * triangles and triangle_count may be NULL. */
+int lcp__stl_load_mesh(const char *path, double **points, int32_t *count, int32_t **triangles,
+                       int32_t *triangle_count, char *error, size_t error_size);
+
+/* Writes the message (printf-style) into error (may be NULL) and returns
+ * status: the error reporting of the mesh readers. */
+int lcp__mesh_error(char *error, size_t error_size, int status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+typedef enum lcp__convexity {
+  LCP__MESH_CONVEX = 0,
+  LCP__MESH_NOT_CONVEX = 1,
+  LCP__MESH_UNCHECKED = 2, /* too large to test in reasonable time */
+} lcp__convexity_t;
+
+/* Whether the mesh bounds a convex solid: every triangle's plane has all the
+ * vertices on one side of it (within a tolerance relative to the mesh's
+ * size), which for a closed surface is convexity. Winding is not trusted. */
+lcp__convexity_t lcp__mesh_convexity(const lcp__mesh_t *mesh);
+
+#endif
