@@ -5,6 +5,7 @@
 #ifndef LCPD_SIM_H
 #define LCPD_SIM_H
 
+#include "held_wrench.h"
 #include "scene.h"
 
 #include "lcpsim/lcpsim.h"
@@ -72,7 +73,8 @@ struct lcpd_sim {
   lcpd_slot_t *slots;
   int32_t slot_count;
   size_t slot_bytes;
-  uint32_t next_body_number; /* for made-up body names */
+  uint32_t next_body_number;          /* for made-up body names */
+  lcpd_held_wrenches_t held_wrenches; /* applied before every step (ApplyWrench HOLD) */
 };
 
 /* Builds the world from scene, which the sim takes over (the caller's scene

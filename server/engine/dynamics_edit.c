@@ -128,6 +128,35 @@ int lcp_robot_set_state(lcp_world_t *world, lcp_robot_id id, const double *q, in
   return LCP_OK;
 }
 
+/* ---- wrenches ---- */
+
+int lcp_robot_apply_link_wrench(lcp_world_t *world, lcp_robot_id id, int32_t link,
+                                const double force[3], const double point[3],
+                                const double torque[3]) {
+  int32_t slot = id_pool_slot(&world->model.robot_ids, id);
+  if (slot < 0)
+    return lcp__world_fail(world, LCP_ERR_NOT_FOUND, "no robot with id %d", (int)id);
+  const robot_model *rm = &world->model.robots[slot];
+  if (link < 0 || link >= rm->mb.link_count)
+    return lcp__world_fail(world, LCP_ERR_NOT_FOUND, "robot '%s' has no link %d", rm->name,
+                           (int)link);
+  if (!force || !all_finite(force, 3) || (point && !all_finite(point, 3)) ||
+      (torque && !all_finite(torque, 3)))
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT,
+                           "force, point and torque must be finite");
+  lcp__world_ensure_robot_kinematics(world);
+  /* The pending wrench is kept about the link frame's origin o:
+   * τ_o = τ + (point − o) × f. */
+  vec3 f = v3_from(force);
+  vec3 r = point ? v3_sub(v3_from(point), world->robot_data[slot].link_x[link].p) : v3_zero();
+  vec3 t = v3_cross(r, f);
+  if (torque)
+    t = v3_add(t, v3_from(torque));
+  double *w = &world->state.robots[slot].link_wrench[6 * link];
+  w[0] += f.x, w[1] += f.y, w[2] += f.z, w[3] += t.x, w[4] += t.y, w[5] += t.z;
+  return LCP_OK;
+}
+
 /* ---- reading mass properties and materials ---- */
 
 int lcp_robot_get_link_mass(const lcp_world_t *world, lcp_robot_id id, int32_t link, double *mass,

@@ -210,6 +210,12 @@ int lcp_robot_set_gravity_compensation(lcp_world_t *world, lcp_robot_id id, bool
 int lcp_robot_set_state(lcp_world_t *world, lcp_robot_id id, const double *q, int32_t nq,
                         const double *qd, int32_t nv);
 
+/* A world force at a world point of a link (NULL point: the link frame's
+ * origin) and a world torque (NULL: none), for the next step only. */
+int lcp_robot_apply_link_wrench(lcp_world_t *world, lcp_robot_id id, int32_t link,
+                                const double force[3], const double point[3],
+                                const double torque[3]);
+
 /* Mass properties of a link as the dynamics use them: mass, centre of mass
  * in the link frame, inertia about it in link axes (row-major). */
 int lcp_robot_get_link_mass(const lcp_world_t *world, lcp_robot_id id, int32_t link,
