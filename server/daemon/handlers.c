@@ -791,24 +791,20 @@ static bool dispatch(lcpd_call_t *call, lcpd_sim_t *sim) {
     rc = handle_subscribe(call, sim, r->subscribe, error);
     break;
   case LCPSIM__V1__REQUEST__CALL_SET_ROBOT_STATE:
-    rc = state_call_reply(
-        call, LCPSIM__V1__REPLY__RESULT_SET_ROBOT_STATE,
-        lcpd_set_robot_state(sim, &call->reply_arena, r->set_robot_state, &result, error), result);
+    rc = lcpd_set_robot_state(sim, &call->reply_arena, r->set_robot_state, &result, error);
+    rc = state_call_reply(call, LCPSIM__V1__REPLY__RESULT_SET_ROBOT_STATE, rc, result);
     break;
   case LCPSIM__V1__REQUEST__CALL_SET_BODY_STATE:
-    rc = state_call_reply(
-        call, LCPSIM__V1__REPLY__RESULT_SET_BODY_STATE,
-        lcpd_set_body_state(sim, &call->reply_arena, r->set_body_state, &result, error), result);
+    rc = lcpd_set_body_state(sim, &call->reply_arena, r->set_body_state, &result, error);
+    rc = state_call_reply(call, LCPSIM__V1__REPLY__RESULT_SET_BODY_STATE, rc, result);
     break;
   case LCPSIM__V1__REQUEST__CALL_APPLY_WRENCH:
-    rc = state_call_reply(
-        call, LCPSIM__V1__REPLY__RESULT_APPLY_WRENCH,
-        lcpd_apply_wrench(sim, &call->reply_arena, r->apply_wrench, &result, error), result);
+    rc = lcpd_apply_wrench(sim, &call->reply_arena, r->apply_wrench, &result, error);
+    rc = state_call_reply(call, LCPSIM__V1__REPLY__RESULT_APPLY_WRENCH, rc, result);
     break;
   case LCPSIM__V1__REQUEST__CALL_SET_DYNAMICS:
-    rc = state_call_reply(
-        call, LCPSIM__V1__REPLY__RESULT_SET_DYNAMICS,
-        lcpd_set_dynamics(sim, &call->reply_arena, r->set_dynamics, &result, error), result);
+    rc = lcpd_set_dynamics(sim, &call->reply_arena, r->set_dynamics, &result, error);
+    rc = state_call_reply(call, LCPSIM__V1__REPLY__RESULT_SET_DYNAMICS, rc, result);
     break;
   default:
     rc = lcpd_fail(error, BAD,
