@@ -836,3 +836,234 @@ int lcpsim_subscriber_receive(lcpsim_subscriber_t *subscriber, int timeout_ms,
     return LCPSIM_OK;
   }
 }
+
+/* ---- editing the world between steps ---- */
+
+int lcpsim_client_set_robot_state(lcpsim_client_t *client,
+                                  const lcpsim_robot_state_change_t *change) {
+  if (!client || !change || !change->robot || (change->n_q && !change->q) ||
+      (change->n_qd && !change->qd) || (change->n_joints && !change->joints))
+    return LCPSIM_ERR_USAGE;
+  Lcpsim__V1__SetRobotStateRequest set = LCPSIM__V1__SET_ROBOT_STATE_REQUEST__INIT;
+  set.robot = (char *)change->robot;
+  set.n_q = change->n_q;
+  set.q = (double *)change->q;
+  set.n_qd = change->n_qd;
+  set.qd = (double *)change->qd;
+  Lcpsim__V1__JointState *joints = calloc(change->n_joints + 1, sizeof *joints);
+  Lcpsim__V1__JointState **pointers = calloc(change->n_joints + 1, sizeof *pointers);
+  if (!joints || !pointers) {
+    free(joints);
+    free(pointers);
+    return fail(client, LCPSIM_ERR_NO_MEMORY, "set_robot_state: out of memory");
+  }
+  for (size_t i = 0; i < change->n_joints; ++i) {
+    const lcpsim_joint_state_t *j = &change->joints[i];
+    lcpsim__v1__joint_state__init(&joints[i]);
+    joints[i].name = (char *)(j->name ? j->name : "");
+    if (j->has_position) {
+      joints[i].position_value_case = LCPSIM__V1__JOINT_STATE__POSITION_VALUE_POSITION;
+      joints[i].position = j->position;
+    }
+    if (j->has_velocity) {
+      joints[i].velocity_value_case = LCPSIM__V1__JOINT_STATE__VELOCITY_VALUE_VELOCITY;
+      joints[i].velocity = j->velocity;
+    }
+    pointers[i] = &joints[i];
+  }
+  set.n_joints = change->n_joints;
+  set.joints = pointers;
+  pose_message_t pose;
+  pose_message(&change->base_pose, &pose);
+  if (change->has_base_pose)
+    set.base_pose = &pose.pose;
+  Lcpsim__V1__Vec3 linear = vec3_message(change->base_linear);
+  Lcpsim__V1__Vec3 angular = vec3_message(change->base_angular);
+  Lcpsim__V1__Twist twist = LCPSIM__V1__TWIST__INIT;
+  twist.linear = &linear;
+  twist.angular = &angular;
+  if (change->has_base_twist)
+    set.base_twist = &twist;
+  request_t request = LCPSIM__V1__REQUEST__INIT;
+  request.call_case = LCPSIM__V1__REQUEST__CALL_SET_ROBOT_STATE;
+  request.set_robot_state = &set;
+  int code = call_for_status(client, &request);
+  free(joints);
+  free(pointers);
+  return code;
+}
+
+int lcpsim_client_set_body_state(lcpsim_client_t *client,
+                                 const lcpsim_body_state_change_t *change) {
+  if (!client || !change)
+    return LCPSIM_ERR_USAGE;
+  Lcpsim__V1__SetBodyStateRequest set = LCPSIM__V1__SET_BODY_STATE_REQUEST__INIT;
+  if (change->name) {
+    set.body_ref_case = LCPSIM__V1__SET_BODY_STATE_REQUEST__BODY_REF_NAME;
+    set.name = (char *)change->name;
+  } else {
+    set.body_ref_case = LCPSIM__V1__SET_BODY_STATE_REQUEST__BODY_REF_ID;
+    set.id = change->id;
+  }
+  pose_message_t pose;
+  pose_message(&change->pose, &pose);
+  if (change->has_pose)
+    set.pose = &pose.pose;
+  Lcpsim__V1__Vec3 linear = vec3_message(change->linear_velocity);
+  Lcpsim__V1__Vec3 angular = vec3_message(change->angular_velocity);
+  Lcpsim__V1__Twist twist = LCPSIM__V1__TWIST__INIT;
+  twist.linear = &linear;
+  twist.angular = &angular;
+  if (change->has_twist)
+    set.twist = &twist;
+  request_t request = LCPSIM__V1__REQUEST__INIT;
+  request.call_case = LCPSIM__V1__REQUEST__CALL_SET_BODY_STATE;
+  request.set_body_state = &set;
+  return call_for_status(client, &request);
+}
+
+/* Sends an ApplyWrenchRequest; hold_id (may be NULL) gets the reply's. */
+static int send_wrench(lcpsim_client_t *client, Lcpsim__V1__ApplyWrenchRequest *wrench,
+                       uint32_t *hold_id) {
+  request_t request = LCPSIM__V1__REQUEST__INIT;
+  request.call_case = LCPSIM__V1__REQUEST__CALL_APPLY_WRENCH;
+  request.apply_wrench = wrench;
+  reply_t *reply = NULL;
+  int code = call(client, &request, &reply);
+  if (code != LCPSIM_OK)
+    return code;
+  if (hold_id)
+    *hold_id = reply->apply_wrench->hold_id;
+  lcpsim__v1__reply__free_unpacked(reply, NULL);
+  return LCPSIM_OK;
+}
+
+int lcpsim_client_apply_wrench(lcpsim_client_t *client, const lcpsim_wrench_t *wrench,
+                               uint32_t *hold_id) {
+  if (!client || !wrench || !wrench->target)
+    return LCPSIM_ERR_USAGE;
+  Lcpsim__V1__ApplyWrenchRequest apply = LCPSIM__V1__APPLY_WRENCH_REQUEST__INIT;
+  apply.target = (char *)wrench->target;
+  apply.link = (char *)(wrench->link ? wrench->link : "");
+  Lcpsim__V1__Vec3 force = vec3_message(wrench->force);
+  Lcpsim__V1__Vec3 torque = vec3_message(wrench->torque);
+  Lcpsim__V1__Vec3 point = vec3_message(wrench->point);
+  apply.force = &force;
+  apply.torque = &torque;
+  if (wrench->has_point)
+    apply.point = &point;
+  apply.frame = (Lcpsim__V1__ApplyWrenchRequest__Frame)wrench->frame;
+  apply.duration = wrench->hold ? LCPSIM__V1__APPLY_WRENCH_REQUEST__DURATION__HOLD
+                                : LCPSIM__V1__APPLY_WRENCH_REQUEST__DURATION__NEXT_STEP;
+  return send_wrench(client, &apply, hold_id);
+}
+
+int lcpsim_client_clear_wrench(lcpsim_client_t *client, uint32_t hold_id) {
+  if (!client)
+    return LCPSIM_ERR_USAGE;
+  Lcpsim__V1__ApplyWrenchRequest clear = LCPSIM__V1__APPLY_WRENCH_REQUEST__INIT;
+  clear.clear = hold_id;
+  clear.clear_all = hold_id == 0;
+  return send_wrench(client, &clear, NULL);
+}
+
+/* The message of one SetDynamics body entry (its com lives in *com). */
+static void body_dynamics_message(const lcpsim_body_dynamics_t *in, Lcpsim__V1__BodyDynamics *out,
+                                  Lcpsim__V1__Vec3 *com) {
+  lcpsim__v1__body_dynamics__init(out);
+  out->body = (char *)(in->body ? in->body : "");
+  out->robot = (char *)(in->robot ? in->robot : "");
+  out->link = (char *)(in->link ? in->link : "");
+  if (in->has_mass) {
+    out->mass_value_case = LCPSIM__V1__BODY_DYNAMICS__MASS_VALUE_MASS;
+    out->mass = in->mass;
+  }
+  out->n_inertia = in->n_inertia;
+  out->inertia = (double *)in->inertia;
+  *com = vec3_message(in->com);
+  if (in->has_com)
+    out->com = com;
+  if (in->has_friction) {
+    out->friction_value_case = LCPSIM__V1__BODY_DYNAMICS__FRICTION_VALUE_FRICTION;
+    out->friction = in->friction;
+  }
+  if (in->has_restitution) {
+    out->restitution_value_case = LCPSIM__V1__BODY_DYNAMICS__RESTITUTION_VALUE_RESTITUTION;
+    out->restitution = in->restitution;
+  }
+}
+
+static void joint_dynamics_message(const lcpsim_joint_dynamics_t *in,
+                                   Lcpsim__V1__JointDynamics *out) {
+  lcpsim__v1__joint_dynamics__init(out);
+  out->robot = (char *)(in->robot ? in->robot : "");
+  out->joint = (char *)(in->joint ? in->joint : "");
+  if (in->has_damping) {
+    out->damping_value_case = LCPSIM__V1__JOINT_DYNAMICS__DAMPING_VALUE_DAMPING;
+    out->damping = in->damping;
+  }
+  if (in->has_friction) {
+    out->friction_value_case = LCPSIM__V1__JOINT_DYNAMICS__FRICTION_VALUE_FRICTION;
+    out->friction = in->friction;
+  }
+  if (in->has_lower) {
+    out->lower_value_case = LCPSIM__V1__JOINT_DYNAMICS__LOWER_VALUE_LOWER;
+    out->lower = in->lower;
+  }
+  if (in->has_upper) {
+    out->upper_value_case = LCPSIM__V1__JOINT_DYNAMICS__UPPER_VALUE_UPPER;
+    out->upper = in->upper;
+  }
+  if (in->has_effort_limit) {
+    out->effort_limit_value_case = LCPSIM__V1__JOINT_DYNAMICS__EFFORT_LIMIT_VALUE_EFFORT_LIMIT;
+    out->effort_limit = in->effort_limit;
+  }
+  if (in->has_velocity_limit) {
+    out->velocity_limit_value_case =
+        LCPSIM__V1__JOINT_DYNAMICS__VELOCITY_LIMIT_VALUE_VELOCITY_LIMIT;
+    out->velocity_limit = in->velocity_limit;
+  }
+}
+
+int lcpsim_client_set_dynamics(lcpsim_client_t *client, const lcpsim_body_dynamics_t *bodies,
+                               size_t n_bodies, const lcpsim_joint_dynamics_t *joints,
+                               size_t n_joints) {
+  if (!client || (n_bodies && !bodies) || (n_joints && !joints))
+    return LCPSIM_ERR_USAGE;
+  for (size_t i = 0; i < n_bodies; ++i)
+    if (bodies[i].n_inertia > 9)
+      return fail(client, LCPSIM_ERR_USAGE, "set_dynamics: bodies[%zu].n_inertia > 9", i);
+  Lcpsim__V1__BodyDynamics *body_messages = calloc(n_bodies + 1, sizeof *body_messages);
+  Lcpsim__V1__BodyDynamics **body_pointers = calloc(n_bodies + 1, sizeof *body_pointers);
+  Lcpsim__V1__Vec3 *coms = calloc(n_bodies + 1, sizeof *coms);
+  Lcpsim__V1__JointDynamics *joint_messages = calloc(n_joints + 1, sizeof *joint_messages);
+  Lcpsim__V1__JointDynamics **joint_pointers = calloc(n_joints + 1, sizeof *joint_pointers);
+  int code = LCPSIM_ERR_NO_MEMORY;
+  if (body_messages && body_pointers && coms && joint_messages && joint_pointers) {
+    Lcpsim__V1__SetDynamicsRequest set = LCPSIM__V1__SET_DYNAMICS_REQUEST__INIT;
+    for (size_t i = 0; i < n_bodies; ++i) {
+      body_dynamics_message(&bodies[i], &body_messages[i], &coms[i]);
+      body_pointers[i] = &body_messages[i];
+    }
+    for (size_t i = 0; i < n_joints; ++i) {
+      joint_dynamics_message(&joints[i], &joint_messages[i]);
+      joint_pointers[i] = &joint_messages[i];
+    }
+    set.n_bodies = n_bodies;
+    set.bodies = body_pointers;
+    set.n_joints = n_joints;
+    set.joints = joint_pointers;
+    request_t request = LCPSIM__V1__REQUEST__INIT;
+    request.call_case = LCPSIM__V1__REQUEST__CALL_SET_DYNAMICS;
+    request.set_dynamics = &set;
+    code = call_for_status(client, &request);
+  } else {
+    fail(client, code, "set_dynamics: out of memory");
+  }
+  free(body_messages);
+  free(body_pointers);
+  free(coms);
+  free(joint_messages);
+  free(joint_pointers);
+  return code;
+}

@@ -275,6 +275,112 @@ void lcpsim_subscriber_destroy(lcpsim_subscriber_t **subscriber);
 int lcpsim_subscriber_receive(lcpsim_subscriber_t *subscriber, int timeout_ms,
                               lcpsim_state_t **state);
 
+/* ---- editing the world between steps ---- */
+
+/* One joint's state by name; only the values whose has_ flag is set are sent. */
+typedef struct {
+  const char *name;
+  bool has_position;
+  double position; /* rad or m */
+  bool has_velocity;
+  double velocity; /* rad/s or m/s */
+} lcpsim_joint_state_t;
+
+/* SetRobotState: all or nothing; what is not given is kept. q and qd are full vectors (nq and nv
+ * values) or empty; joints by name; the base pose and twist of a floating base. */
+typedef struct {
+  const char *robot;
+  const double *q;
+  size_t n_q;
+  const double *qd;
+  size_t n_qd;
+  const lcpsim_joint_state_t *joints;
+  size_t n_joints;
+  bool has_base_pose;
+  lcpsim_pose_t base_pose;
+  bool has_base_twist;
+  double base_linear[3];  /* m/s, world axes, of the base origin */
+  double base_angular[3]; /* rad/s, world axes */
+} lcpsim_robot_state_change_t;
+
+/* SetBodyState: a free body by name (or, when name is NULL, by id). */
+typedef struct {
+  const char *name;
+  uint32_t id;
+  bool has_pose;
+  lcpsim_pose_t pose;
+  bool has_twist;
+  double linear_velocity[3];
+  double angular_velocity[3];
+} lcpsim_body_state_change_t;
+
+typedef enum {
+  LCPSIM_FRAME_WORLD = 0, /* world axes and coordinates */
+  LCPSIM_FRAME_LOCAL = 1, /* the body's or the link's frame */
+} lcpsim_frame_t;
+
+/* ApplyWrench: a force and a torque on a body or a robot's link (link NULL or "": the base), at
+ * a point (has_point unset: the centre of mass or the link origin), for the next step only or
+ * held until cleared. */
+typedef struct {
+  const char *target;
+  const char *link;
+  double force[3];  /* N */
+  double torque[3]; /* N·m */
+  bool has_point;
+  double point[3];
+  lcpsim_frame_t frame;
+  bool hold;
+} lcpsim_wrench_t;
+
+/* SetDynamics entries: a free body (body) or a robot's link (robot and link); only the values
+ * whose has_ flag (or n_inertia: 9 row-major, 3 the diagonal) is set are sent. */
+typedef struct {
+  const char *body;
+  const char *robot;
+  const char *link;
+  bool has_mass;
+  double mass;
+  size_t n_inertia;
+  double inertia[9];
+  bool has_com;
+  double com[3];
+  bool has_friction;
+  double friction;
+  bool has_restitution;
+  double restitution;
+} lcpsim_body_dynamics_t;
+
+typedef struct {
+  const char *robot;
+  const char *joint;
+  bool has_damping;
+  double damping;
+  bool has_friction;
+  double friction;
+  bool has_lower;
+  double lower;
+  bool has_upper;
+  double upper;
+  bool has_effort_limit;
+  double effort_limit;
+  bool has_velocity_limit;
+  double velocity_limit;
+} lcpsim_joint_dynamics_t;
+
+int lcpsim_client_set_robot_state(lcpsim_client_t *client,
+                                  const lcpsim_robot_state_change_t *change);
+int lcpsim_client_set_body_state(lcpsim_client_t *client, const lcpsim_body_state_change_t *change);
+/* hold_id (may be NULL) gets the held wrench's id, or 0 for the next step only. */
+int lcpsim_client_apply_wrench(lcpsim_client_t *client, const lcpsim_wrench_t *wrench,
+                               uint32_t *hold_id);
+/* Clears the held wrench of that id; 0 clears them all. */
+int lcpsim_client_clear_wrench(lcpsim_client_t *client, uint32_t hold_id);
+/* All or nothing. */
+int lcpsim_client_set_dynamics(lcpsim_client_t *client, const lcpsim_body_dynamics_t *bodies,
+                               size_t n_bodies, const lcpsim_joint_dynamics_t *joints,
+                               size_t n_joints);
+
 LCP_API_END
 #ifdef __cplusplus
 }

@@ -240,6 +240,34 @@ class Client {
     return this.call('subscribe', { everySteps, includeContacts }, options);
   }
 
+  // ---- editing the world between steps ----
+
+  // request: { robot, q, qd, joints: [{ name, position, velocity }],
+  // basePose, baseTwist }: all or nothing, what is left out is kept; the
+  // next step starts from exactly this state.
+  setRobotState(request, options) {
+    return this.call('setRobotState', request, options);
+  }
+
+  // request: { name | id, pose, twist } (a free body; left out: kept).
+  setBodyState(request, options) {
+    return this.call('setBodyState', request, options);
+  }
+
+  // request: { target, link, force, torque, point, frame ('WORLD' | 'LOCAL'),
+  // duration ('NEXT_STEP' | 'HOLD') } or { clear: holdId } or
+  // { clearAll: true }. Resolves with { holdId, held }.
+  applyWrench(request, options) {
+    return this.call('applyWrench', request, options);
+  }
+
+  // request: { bodies: [{ body | robot and link, mass, inertia, com,
+  // friction, restitution }], joints: [{ robot, joint, damping, friction,
+  // lower, upper, effortLimit, velocityLimit }] }: all or nothing.
+  setDynamics(request, options) {
+    return this.call('setDynamics', request, options);
+  }
+
   // Closes the socket; calls still waiting reject.
   async close() {
     if (this.closed) return;

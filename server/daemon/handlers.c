@@ -2,6 +2,7 @@
 #include "handlers.h"
 
 #include "convert.h"
+#include "handlers_state.h"
 #include "log.h"
 
 #include "lcpsim/urdf.h"
@@ -802,10 +803,22 @@ static int handle_add_imu(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__
 
 /* ---- decoding and dispatch ---- */
 
+/* The reply of a call served in handlers_state.c: its result, or its error
+ * (an arena's refusal reported as call_out_of_memory does). */
+static int state_call_reply(lcpd_call_t *call, Lcpsim__V1__Reply__ResultCase result_case, int rc,
+                            void *result) {
+  if (rc == LCP_ERR_NO_MEMORY)
+    return call_out_of_memory(call);
+  if (rc == LCP_OK)
+    reply_ok(call, result_case, result);
+  return rc;
+}
+
 /* Serves the decoded request. Returns true when the reply is ready. */
 static bool dispatch(lcpd_call_t *call, lcpd_sim_t *sim) {
   const Lcpsim__V1__Request *r = call->request;
   lcpd_error_t *error = &call->error;
+  void *result = NULL;
   int rc;
   switch (r->call_case) {
   case LCPSIM__V1__REQUEST__CALL_PING:
@@ -850,10 +863,26 @@ static bool dispatch(lcpd_call_t *call, lcpd_sim_t *sim) {
   case LCPSIM__V1__REQUEST__CALL_ADD_IMU:
     rc = handle_add_imu(call, sim, r->add_imu, error);
     break;
+  case LCPSIM__V1__REQUEST__CALL_SET_ROBOT_STATE:
+    rc = lcpd_set_robot_state(sim, &call->reply_arena, r->set_robot_state, &result, error);
+    rc = state_call_reply(call, LCPSIM__V1__REPLY__RESULT_SET_ROBOT_STATE, rc, result);
+    break;
+  case LCPSIM__V1__REQUEST__CALL_SET_BODY_STATE:
+    rc = lcpd_set_body_state(sim, &call->reply_arena, r->set_body_state, &result, error);
+    rc = state_call_reply(call, LCPSIM__V1__REPLY__RESULT_SET_BODY_STATE, rc, result);
+    break;
+  case LCPSIM__V1__REQUEST__CALL_APPLY_WRENCH:
+    rc = lcpd_apply_wrench(sim, &call->reply_arena, r->apply_wrench, &result, error);
+    rc = state_call_reply(call, LCPSIM__V1__REPLY__RESULT_APPLY_WRENCH, rc, result);
+    break;
+  case LCPSIM__V1__REQUEST__CALL_SET_DYNAMICS:
+    rc = lcpd_set_dynamics(sim, &call->reply_arena, r->set_dynamics, &result, error);
+    rc = state_call_reply(call, LCPSIM__V1__REPLY__RESULT_SET_DYNAMICS, rc, result);
+    break;
   default:
     rc = lcpd_fail(error, BAD,
                    "unknown or missing call: the Request sets none of the calls this daemon "
-                   "knows (field numbers 10 to 22)");
+                   "knows (field numbers 10 to 26)");
     break;
   }
   if (rc != LCP_OK) {

@@ -174,6 +174,7 @@ void lcpd_sim_destroy(lcpd_sim_t *sim) {
   sim->slots = NULL;
   sim->slot_count = 0;
   sim->slot_bytes = 0;
+  lcpd_held_destroy(&sim->held_wrenches);
 }
 
 int lcpd_sim_reset(lcpd_sim_t *sim, lcpd_error_t *error) {
@@ -187,6 +188,7 @@ int lcpd_sim_reset(lcpd_sim_t *sim, lcpd_error_t *error) {
   sim->rate = sim->scene.rate;
   sim->steps_since_publish = 0;
   sim->time_epoch++;
+  lcpd_held_clear(&sim->held_wrenches);
   return LCP_OK;
 }
 
@@ -276,7 +278,12 @@ int lcpd_sim_remove(lcpd_sim_t *sim, const char *name, lcpd_error_t *error) {
 }
 
 int lcpd_sim_step(lcpd_sim_t *sim, lcpd_error_t *error) {
-  int rc = lcp_world_step(sim->live.world);
+  int rc = sim->held_wrenches.count
+               ? lcpd_held_apply_all(&sim->held_wrenches, sim->live.world, error)
+               : LCP_OK;
+  if (rc != LCP_OK)
+    return rc;
+  rc = lcp_world_step(sim->live.world);
   if (rc != LCP_OK)
     return lcpd_fail(error, rc, "step %llu failed: %s",
                      (unsigned long long)lcp_world_step_count(sim->live.world) + 1,

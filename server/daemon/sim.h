@@ -5,6 +5,7 @@
 #ifndef LCPD_SIM_H
 #define LCPD_SIM_H
 
+#include "held_wrench.h"
 #include "scene.h"
 
 #include "lcpsim/lcpsim.h"
@@ -81,6 +82,7 @@ struct lcpd_sim {
   int32_t package_count;
   const char *const *package_paths;
   int32_t package_path_count;
+  lcpd_held_wrenches_t held_wrenches; /* applied before every step (ApplyWrench HOLD) */
 };
 
 /* Builds the world from scene, which the sim takes over (the caller's scene

@@ -59,6 +59,10 @@ typedef struct mb_model {
  * *out empty. */
 int lcp__mb_model_init(mb_model *out, const lcp_robot_def_t *def, char *err, size_t err_size);
 void lcp__mb_model_free(mb_model *m);
+/* Whether a row-major inertia is symmetric (within rounding) and positive
+ * definite (strict) or semidefinite, by Cholesky pivots relative to its
+ * trace: the test lcp__mb_model_init applies to every link. */
+bool lcp__mb_inertia_ok(const double *I, bool strict);
 
 /* Derived quantities of one state; opaque beyond what is listed. */
 typedef struct mb_data {

@@ -29,7 +29,7 @@ static bool all_finite(const double *a, int n) {
 
 /* Symmetric within rounding, and positive definite (strict) or semidefinite:
  * Cholesky pivots, with a tolerance relative to the trace. */
-static bool inertia_ok(const double *I, bool strict) {
+bool lcp__mb_inertia_ok(const double *I, bool strict) {
   double scale = fabs(I[0]) + fabs(I[4]) + fabs(I[8]);
   for (int i = 0; i < 9; ++i)
     scale = fmax(scale, fabs(I[i]));
@@ -123,7 +123,7 @@ int lcp__mb_model_init(mb_model *out, const lcp_robot_def_t *def, char *err, siz
                   (int)i, nl, nm, L->mass);
     if (L->mass < 0.0)
       return fail(err, err_size, "link %d '%.*s': negative mass %g", (int)i, nl, nm, L->mass);
-    if (!inertia_ok(L->inertia, movable))
+    if (!lcp__mb_inertia_ok(L->inertia, movable))
       return fail(err, err_size, "link %d '%.*s': inertia is not symmetric positive %s", (int)i, nl,
                   nm, movable ? "definite" : "semidefinite");
   }

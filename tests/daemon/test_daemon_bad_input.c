@@ -104,8 +104,8 @@ static void test_unknown_oneof_case(void **state) {
   /* id = 7, then field 99 (not a call of this protocol), length 0. */
   const unsigned char unknown[] = {0x08, 0x07, 0x9a, 0x06, 0x00};
   expect_raw_error(f, unknown, sizeof unknown, 7, BAD, "unknown or missing call");
-  /* Field 23, the next free number, as a varint. */
-  const unsigned char next[] = {0x08, 0x08, 0xb8, 0x01, 0x01};
+  /* Field 63, a number no call has yet, as a varint. */
+  const unsigned char next[] = {0x08, 0x08, 0xf8, 0x03, 0x01};
   expect_raw_error(f, next, sizeof next, 8, BAD, "unknown or missing call");
 }
 

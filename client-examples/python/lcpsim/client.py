@@ -338,6 +338,92 @@ class Client(_Socket):
         self._call("subscribe", pb.SubscribeRequest(every_steps=every_steps,
                                                     include_contacts=include_contacts))
 
+    # ---- editing the world between steps ----
+
+    def set_robot_state(self, robot, q=None, qd=None, joints=None, base_position=None,
+                        base_orientation=None, base_linear=None, base_angular=None):
+        """Sets a robot's state, all or nothing; what is not given is kept. q and qd are full
+        vectors (nq and nv values); or `joints` maps joint names to a position, or to a pair
+        (position, velocity) where either may be None; base_* set a floating base's pose
+        (orientation (w, x, y, z), unset: identity) and twist (world axes). The next step
+        starts from exactly this state (the robot's warm starts are dropped)."""
+        request = pb.SetRobotStateRequest(robot=robot)
+        request.q.extend(q if q is not None else [])
+        request.qd.extend(qd if qd is not None else [])
+        for name, value in (joints or {}).items():
+            position, velocity = value if isinstance(value, (tuple, list)) else (value, None)
+            joint = request.joints.add(name=name)
+            if position is not None:
+                joint.position = position
+            if velocity is not None:
+                joint.velocity = velocity
+        if base_position is not None or base_orientation is not None:
+            _pose(request.base_pose, base_position or (0.0, 0.0, 0.0), base_orientation)
+        if base_linear is not None or base_angular is not None:
+            _vec3(request.base_twist.linear, base_linear or (0.0, 0.0, 0.0))
+            _vec3(request.base_twist.angular, base_angular or (0.0, 0.0, 0.0))
+        self._call("set_robot_state", request)
+
+    def set_body_state(self, body, position=None, orientation=None, linear_velocity=None,
+                       angular_velocity=None):
+        """Sets a free body's pose and twist (a name or an id); None keeps the pose (both
+        position and orientation None) or the twist (both velocities None)."""
+        request = pb.SetBodyStateRequest()
+        if isinstance(body, str):
+            request.name = body
+        else:
+            request.id = int(body)
+        if position is not None or orientation is not None:
+            _pose(request.pose, position or (0.0, 0.0, 0.0), orientation)
+        if linear_velocity is not None or angular_velocity is not None:
+            _vec3(request.twist.linear, linear_velocity or (0.0, 0.0, 0.0))
+            _vec3(request.twist.angular, angular_velocity or (0.0, 0.0, 0.0))
+        self._call("set_body_state", request)
+
+    def apply_wrench(self, target=None, link="", force=None, torque=None, point=None,
+                     frame="world", hold=False, clear=None, clear_all=False):
+        """A force (N) and a torque (N·m) on a body or a robot's link (empty: the base), at a
+        point (None: the centre of mass or the link origin), in the "world" or the "local"
+        frame; for the next step only, or held (hold=True) until cleared. clear=ID or
+        clear_all=True removes held wrenches instead. Returns the ApplyWrenchReply (hold_id,
+        held)."""
+        request = pb.ApplyWrenchRequest(link=link, clear=clear or 0, clear_all=clear_all)
+        if target is not None:
+            request.target = target
+        if force is not None:
+            _vec3(request.force, force)
+        if torque is not None:
+            _vec3(request.torque, torque)
+        if point is not None:
+            _vec3(request.point, point)
+        if clear is None and not clear_all:
+            request.frame = _enum(pb.ApplyWrenchRequest.Frame, frame)
+            request.duration = (pb.ApplyWrenchRequest.HOLD if hold
+                                else pb.ApplyWrenchRequest.NEXT_STEP)
+        return self._call("apply_wrench", request)
+
+    def set_dynamics(self, bodies=(), joints=()):
+        """Changes mass properties, materials and joint dynamics, all or nothing. `bodies`:
+        dicts with "body" (a free body) or "robot" and "link", and any of "mass", "inertia"
+        (9 values or the 3 of the diagonal), "com" (links), "friction", "restitution".
+        `joints`: dicts with "robot", "joint" and any of "damping", "friction", "lower",
+        "upper", "effort_limit", "velocity_limit"."""
+        request = pb.SetDynamicsRequest()
+        for entry in bodies:
+            message = request.bodies.add()
+            for key, value in entry.items():
+                if key == "inertia":
+                    message.inertia.extend(value)
+                elif key == "com":
+                    _vec3(message.com, value)
+                else:
+                    setattr(message, key, value)
+        for entry in joints:
+            message = request.joints.add()
+            for key, value in entry.items():
+                setattr(message, key, value)
+        self._call("set_dynamics", request)
+
 
 class Subscriber(_Socket):
     """The daemon's state stream (its PUB socket). As with any ZeroMQ subscription, states

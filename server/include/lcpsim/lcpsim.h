@@ -316,6 +316,28 @@ int lcp_world_restore_state(lcp_world_t *world, const void *buffer, size_t size)
 /* A 64-bit hash (FNV-1a) of the bits of the state: equal states, equal hashes. */
 uint64_t lcp_world_state_hash(const lcp_world_t *world);
 
+/* ---- run-time edits of a body: state, mass, material ----
+ * The edits a user makes between steps (a reset, a teleport, domain
+ * randomisation). Each is checked whole before anything changes. */
+
+/* Sets a body's pose and twist (world axes; any of the four may be NULL to
+ * keep it). The next step starts from exactly this state: contacts are
+ * detected afresh, as every step does, and the warm-start impulses of the
+ * body's contacts are dropped, since they were solved for where it was.
+ * A static body takes a pose only (a non-NULL velocity must be zero). */
+int lcp_body_set_state(lcp_world_t *world, lcp_body_id id, const double position[3],
+                       const double orientation[4], const double linear[3],
+                       const double angular[3]);
+/* Mass (kg, > 0) and inertia (about the centre of mass, body axes,
+ * row-major, symmetric positive definite) of a dynamic body. The body's
+ * origin stays its centre of mass. */
+int lcp_body_set_mass(lcp_world_t *world, lcp_body_id id, double mass, const double inertia[9]);
+/* Friction μ (≥ 0) and restitution e ([0, 1]) of every geom of the body;
+ * the getter reads its first geom's (LCP_ERR_NOT_FOUND: no geom). */
+int lcp_body_set_material(lcp_world_t *world, lcp_body_id id, double friction, double restitution);
+int lcp_body_get_material(const lcp_world_t *world, lcp_body_id id, double *friction,
+                          double *restitution);
+
 LCP_API_END
 #ifdef __cplusplus
 }

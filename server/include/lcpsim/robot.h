@@ -347,6 +347,74 @@ int lcp_robot_get_frame_pose(const lcp_world_t *world, lcp_robot_id id, int32_t 
  * the robot has no geoms. */
 int lcp_robot_get_aabb(const lcp_world_t *world, lcp_robot_id id, double lo[3], double hi[3]);
 
+/* ---- run-time edits: robot state and dynamics ---- */
+
+/* Sets q (nq values) and qd (nv values); either may be NULL (with its count
+ * 0) to keep it. Checked whole (lengths, finite values, a normalisable base
+ * quaternion, normalised on entry) before anything changes. The next step
+ * starts from exactly this state: the warm-start impulses of the robot's
+ * contacts and joint rows are dropped and qd is the velocity at the state's
+ * time, so setting a state gives the same step as restoring a snapshot
+ * taken after setting it. */
+int lcp_robot_set_state(lcp_world_t *world, lcp_robot_id id, const double *q, int32_t nq,
+                        const double *qd, int32_t nv);
+
+/* A world force at a world point of a link (NULL point: the link frame's
+ * origin) and a world torque (NULL: none), for the next step only. */
+int lcp_robot_apply_link_wrench(lcp_world_t *world, lcp_robot_id id, int32_t link,
+                                const double force[3], const double point[3],
+                                const double torque[3]);
+
+/* Mass properties of a link as the dynamics use them: mass, centre of mass
+ * in the link frame, inertia about it in link axes (row-major). */
+int lcp_robot_get_link_mass(const lcp_world_t *world, lcp_robot_id id, int32_t link,
+                            double *mass, double com[3], double inertia[9]);
+/* Friction and restitution of a link's first geom (LCP_ERR_NOT_FOUND: none). */
+int lcp_robot_get_link_material(const lcp_world_t *world, lcp_robot_id id, int32_t link,
+                                double *friction, double *restitution);
+
+/* One change of a dynamics edit (lcp_world_edit_dynamics): what it
+ * addresses and which of its fields it sets (the others keep their value). */
+typedef enum lcp_edit_target {
+  LCP_EDIT_BODY = 0,  /* body */
+  LCP_EDIT_LINK = 1,  /* robot, index = link */
+  LCP_EDIT_JOINT = 2, /* robot, index = movable joint (lcp_robot_get_joint's index) */
+} lcp_edit_target_t;
+
+enum {
+  LCP_EDIT_MASS = 1u << 0,        /* body, link: kg; > 0 (≥ 0 on a link fixed to its parent) */
+  LCP_EDIT_INERTIA = 1u << 1,     /* body, link: symmetric positive definite */
+  LCP_EDIT_COM = 1u << 2,         /* link only: in the link frame */
+  LCP_EDIT_FRICTION = 1u << 3,    /* body, link: μ ≥ 0 of each of its geoms */
+  LCP_EDIT_RESTITUTION = 1u << 4, /* body, link: e in [0, 1] of each of its geoms */
+  LCP_EDIT_DAMPING = 1u << 5,     /* joint: ≥ 0 */
+  LCP_EDIT_JOINT_FRICTION = 1u << 6, /* joint: Coulomb friction ≥ 0 */
+  LCP_EDIT_LIMITS = 1u << 7,         /* joint (revolute, prismatic): lower ≤ upper */
+  LCP_EDIT_EFFORT_LIMIT = 1u << 8,   /* joint: ≥ 0, 0 for none */
+  LCP_EDIT_VELOCITY_LIMIT = 1u << 9, /* joint: ≥ 0, 0 for none */
+};
+
+typedef struct lcp_dynamics_edit {
+  lcp_edit_target_t target;
+  lcp_body_id body;   /* LCP_EDIT_BODY */
+  lcp_robot_id robot; /* LCP_EDIT_LINK, LCP_EDIT_JOINT */
+  int32_t index;      /* the link or the joint */
+  uint32_t fields;    /* LCP_EDIT_* bits */
+  double mass;
+  double inertia[9];
+  double com[3];
+  double friction, restitution;
+  double damping, joint_friction, lower, upper, effort_limit, velocity_limit;
+} lcp_dynamics_edit_t;
+
+/* Applies count edits all or nothing: every edit is resolved and checked
+ * (with the values it keeps) before any is applied. An object addressed
+ * twice is refused. On failure returns the error, writes the index of the
+ * failing edit to *failed_edit (when not NULL) and changes nothing. These
+ * are model changes: snapshots (the state) neither keep nor undo them. */
+int lcp_world_edit_dynamics(lcp_world_t *world, const lcp_dynamics_edit_t *edits, int32_t count,
+                            int32_t *failed_edit);
+
 LCP_API_END
 #ifdef __cplusplus
 }
