@@ -268,6 +268,13 @@ class Client {
     return this.call('subscribe', { everySteps, includeContacts }, options);
   }
 
+  // Stops this client's running Step (the one with request id stepId, or
+  // whichever runs when 0): the Step's promise then resolves with cancelled
+  // and stepsRun. Resolves with { cancelled, stepId, stepsRun, stepsRequested }.
+  cancelStep(stepId = 0, options) {
+    return this.call('cancelStep', { stepId }, options);
+  }
+
   // Closes the socket; calls still waiting reject.
   async close() {
     if (this.closed) return;

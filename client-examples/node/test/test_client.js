@@ -43,6 +43,24 @@ test('lcpsim.js against lcpsimd', { skip: !DAEMON && 'LCPSIMD is not set' }, asy
     replies.forEach((r, i) => assert.equal(r.payload.toString(), `call-${i}`));
   });
 
+  await t.test('a long Step: Ping is answered while it runs, and CancelStep stops it', async () => {
+    const steps = 20000000;
+    const stepping = client.step(steps, {}, { timeoutMs: 600000 });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal((await client.ping(Buffer.from('meanwhile'))).payload.toString(), 'meanwhile');
+    const cancel = await client.cancelStep();
+    const step = await stepping;
+    assert.equal(cancel.cancelled, true);
+    assert.equal(cancel.stepsRequested, steps);
+    assert.ok(cancel.stepsRun > 0 && cancel.stepsRun < steps);
+    assert.equal(step.cancelled, true);
+    assert.equal(step.stepsRun, cancel.stepsRun);
+    assert.equal(step.stepCount, cancel.stepsRun);
+    // Nothing runs now: nothing to cancel.
+    assert.equal((await client.cancelStep()).cancelled, false);
+    await client.reset();
+  });
+
   let arm;
   await t.test('GetInfo lists the built-in fixed-base arm with its 7 joints', async () => {
     const info = await client.getInfo();
