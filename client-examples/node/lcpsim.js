@@ -85,6 +85,29 @@ function loadProtocol(protoPath) {
   return types;
 }
 
+// protobufjs's fromObject drops keys that name no field, so a misspelt
+// field (`base` for `baseType`) would silently send its default. Every key
+// must name a field of its message (camelCase, as fromObject takes them);
+// messages inside are checked too. Throws a TypeError naming the path.
+function checkFields(type, value, where) {
+  if (value === null || typeof value !== 'object' || Buffer.isBuffer(value) || ArrayBuffer.isView(value)) return;
+  for (const key of Object.keys(value)) {
+    const field = type.fields[key];
+    if (!field) {
+      const names = Object.keys(type.fields).join(', ');
+      throw new TypeError(`${where}.${key}: ${type.fullName.slice(1)} has no field '${key}' (its fields: ${names})`);
+    }
+    field.resolve();
+    const inner = field.resolvedType;
+    if (!inner || !inner.fields || value[key] == null) continue;
+    if (field.repeated && Array.isArray(value[key])) {
+      value[key].forEach((item, i) => checkFields(inner, item, `${where}.${key}[${i}]`));
+    } else {
+      checkFields(inner, value[key], `${where}.${key}`);
+    }
+  }
+}
+
 const TO_OBJECT = { longs: Number, enums: String, bytes: Buffer, defaults: true, arrays: true, oneofs: true };
 
 class Client {
@@ -148,6 +171,11 @@ class Client {
     if (this.closed) return Promise.reject(new Error(`${call}: the client is closed`));
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;
     const id = this.nextId++;
+    try {
+      checkFields(this.proto.Request, { [call]: body }, 'request');
+    } catch (err) {
+      return Promise.reject(err);
+    }
     const request = this.proto.Request.fromObject({ id, [call]: body });
     const bytes = this.proto.Request.encode(request).finish();
     return new Promise((resolve, reject) => {
@@ -266,6 +294,13 @@ class Client {
   // lower, upper, effortLimit, velocityLimit }] }: all or nothing.
   setDynamics(request, options) {
     return this.call('setDynamics', request, options);
+  }
+
+  // Stops this client's running Step (the one with request id stepId, or
+  // whichever runs when 0): the Step's promise then resolves with cancelled
+  // and stepsRun. Resolves with { cancelled, stepId, stepsRun, stepsRequested }.
+  cancelStep(stepId = 0, options) {
+    return this.call('cancelStep', { stepId }, options);
   }
 
   // Closes the socket; calls still waiting reject.

@@ -25,9 +25,9 @@ static uint64_t now_ns(void) {
   return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-void lcpd_call_init(lcpd_call_t *call, size_t decode_budget, size_t reply_limit,
-                    uint64_t slice_ns) {
-  *call = (lcpd_call_t){.slice_ns = slice_ns};
+void lcpd_call_init(lcpd_call_t *call, size_t decode_budget, size_t reply_limit, uint64_t slice_ns,
+                    int32_t max_steps) {
+  *call = (lcpd_call_t){.slice_ns = slice_ns, .max_steps = max_steps};
   lcpd_arena_init(&call->request_arena, decode_budget, &call->error);
   lcpd_arena_init(&call->reply_arena, reply_limit, &call->error);
   lcpsim__v1__reply__init(&call->reply);
@@ -376,6 +376,8 @@ static int finish_step(lcpd_call_t *call, lcpd_sim_t *sim) {
   lcpsim__v1__step_reply__init(out);
   out->time = lcp_world_time(sim->live.world);
   out->step_count = lcp_world_step_count(sim->live.world);
+  out->steps_run = call->steps_done;
+  out->cancelled = call->cancelled;
   if (req->return_state && !(out->state = lcpd_new_state_sensed(
                                  &call->reply_arena, sim, req->include_contacts, req->sensors, 0)))
     return call_out_of_memory(call);
@@ -411,6 +413,12 @@ static int handle_step(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__Ste
                        lcpd_error_t *error) {
   if (req->steps < 0)
     return lcpd_fail(error, BAD, "step.steps must be >= 0 (got %d)", req->steps);
+  if (req->steps > call->max_steps)
+    return lcpd_fail(error, LCP_ERR_NO_MEMORY,
+                     "step.steps = %d is more than the %d steps one request may run (the "
+                     "daemon's --max-steps-per-request); send several Steps, or start lcpsimd "
+                     "with a larger --max-steps-per-request",
+                     req->steps, call->max_steps);
   if (req->steps > 0 && sim->mode == LCPD_MODE_REALTIME)
     return lcpd_fail(error, LCP_ERR_STATE,
                      "step.steps must be 0 in realtime mode (the daemon steps by itself; "
@@ -439,6 +447,7 @@ static int handle_step(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__Ste
     return rc;
   }
   call->stepping = true;
+  call->cancelled = false;
   call->steps_done = 0;
   call->steps_total = req->steps;
   return step_slice(call, sim);
@@ -801,6 +810,59 @@ static int handle_add_imu(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__
                      &lcpsim__v1__add_imu_reply__descriptor);
 }
 
+/* A CancelStep served in turn finds no Step running: a Step runs alone and
+ * the server answers a CancelStep sent during one at once, through
+ * lcpd_call_reply_cancel. */
+static int handle_cancel_step(lcpd_call_t *call, lcpd_sim_t *sim,
+                              const Lcpsim__V1__CancelStepRequest *req, lcpd_error_t *error) {
+  (void)sim;
+  (void)req;
+  (void)error;
+  lcpd_call_reply_cancel(call, NULL);
+  return call->status.code == LCPSIM__V1__STATUS__CODE__OK ? LCP_OK : call->error.code;
+}
+
+void lcpd_call_reply_cancel(lcpd_call_t *call, const lcpd_call_t *stepped) {
+  Lcpsim__V1__CancelStepReply *out = LCPD_NEW(&call->reply_arena, Lcpsim__V1__CancelStepReply);
+  if (!out) {
+    call_out_of_memory(call);
+    reply_error(call);
+    return;
+  }
+  lcpsim__v1__cancel_step_reply__init(out);
+  if (stepped) {
+    out->cancelled = true;
+    out->step_id = stepped->request->id;
+    out->steps_run = stepped->steps_done;
+    out->steps_requested = stepped->steps_total;
+  }
+  reply_ok(call, LCPSIM__V1__REPLY__RESULT_CANCEL_STEP, out);
+}
+
+void lcpd_call_cancel_step(lcpd_call_t *call, lcpd_sim_t *sim) {
+  if (!call->stepping)
+    return;
+  call->stepping = false;
+  call->cancelled = true;
+  drop_undo(call);
+  LCPD_INFO("request %llu (step) cancelled after %d of %d steps",
+            (unsigned long long)call->request->id, call->steps_done, call->steps_total);
+  if (finish_step(call, sim) != LCP_OK)
+    reply_error(call);
+}
+
+bool lcpd_call_is_free(const lcpd_call_t *call) {
+  return call->request && (call->request->call_case == LCPSIM__V1__REQUEST__CALL_PING ||
+                           call->request->call_case == LCPSIM__V1__REQUEST__CALL_GET_INFO);
+}
+
+bool lcpd_call_is_cancel(const lcpd_call_t *call, uint64_t *step_id) {
+  if (!call->request || call->request->call_case != LCPSIM__V1__REQUEST__CALL_CANCEL_STEP)
+    return false;
+  *step_id = call->request->cancel_step->step_id;
+  return true;
+}
+
 /* ---- decoding and dispatch ---- */
 
 /* The reply of a call served in handlers_state.c: its result, or its error
@@ -879,10 +941,13 @@ static bool dispatch(lcpd_call_t *call, lcpd_sim_t *sim) {
     rc = lcpd_set_dynamics(sim, &call->reply_arena, r->set_dynamics, &result, error);
     rc = state_call_reply(call, LCPSIM__V1__REPLY__RESULT_SET_DYNAMICS, rc, result);
     break;
+  case LCPSIM__V1__REQUEST__CALL_CANCEL_STEP:
+    rc = handle_cancel_step(call, sim, r->cancel_step, error);
+    break;
   default:
     rc = lcpd_fail(error, BAD,
                    "unknown or missing call: the Request sets none of the calls this daemon "
-                   "knows (field numbers 10 to 26)");
+                   "knows (field numbers 10 to 28)");
     break;
   }
   if (rc != LCP_OK) {
@@ -893,6 +958,12 @@ static bool dispatch(lcpd_call_t *call, lcpd_sim_t *sim) {
 }
 
 bool lcpd_call_start(lcpd_call_t *call, lcpd_sim_t *sim, const void *data, size_t size) {
+  return !lcpd_call_decode(call, data, size) || dispatch(call, sim);
+}
+
+bool lcpd_call_serve(lcpd_call_t *call, lcpd_sim_t *sim) { return dispatch(call, sim); }
+
+bool lcpd_call_decode(lcpd_call_t *call, const void *data, size_t size) {
   lcpsim__v1__reply__init(&call->reply);
   lcpsim__v1__status__init(&call->status);
   call->reply.status = &call->status;
@@ -907,16 +978,16 @@ bool lcpd_call_start(lcpd_call_t *call, lcpd_sim_t *sim, const void *data, size_
       lcpd_fail(&call->error, BAD,
                 "the request (%zu bytes) does not decode as an lcpsim.v1.Request", size);
     reply_error(call);
-    return true;
+    return false;
   }
   call->reply.id = call->request->id;
   char path[256];
   if (!lcpd_all_finite(&call->request->base, path, sizeof path)) {
     lcpd_fail(&call->error, BAD, "%s is not a finite number (NaN or infinite)", path);
     reply_error(call);
-    return true;
+    return false;
   }
-  return dispatch(call, sim);
+  return true;
 }
 
 bool lcpd_call_resume(lcpd_call_t *call, lcpd_sim_t *sim) {
@@ -939,6 +1010,8 @@ void lcpd_call_reject(lcpd_call_t *call, int code, const char *message) {
   lcpsim__v1__reply__init(&call->reply);
   lcpsim__v1__status__init(&call->status);
   call->reply.status = &call->status;
+  if (call->request)
+    call->reply.id = call->request->id;
   lcpd_fail(&call->error, code, "%s", message);
   reply_error(call);
 }
@@ -949,6 +1022,7 @@ void lcpd_call_finish(lcpd_call_t *call) {
   lcpd_arena_reset(&call->request_arena);
   drop_undo(call);
   call->stepping = false;
+  call->cancelled = false;
   lcpd_arena_reset(&call->reply_arena);
   lcpsim__v1__reply__init(&call->reply);
   lcpsim__v1__status__init(&call->status);

@@ -3,8 +3,10 @@
  * decoded by protobuf-c within a byte budget, checked whole (every number
  * finite, every name and index resolved, every count in range) and only then
  * applied, so a bad request changes nothing. A long Step runs in slices so
- * that the event loop keeps answering signals; no other request is taken
- * meanwhile, which keeps requests whole and in arrival order. */
+ * that the event loop keeps answering signals and the calls that touch no
+ * part of the world a Step changes (Ping, GetInfo, CancelStep); the server
+ * holds every other request until the Step is over, which keeps requests
+ * whole and in arrival order. */
 #ifndef LCPD_HANDLERS_H
 #define LCPD_HANDLERS_H
 
@@ -20,8 +22,13 @@
 
 #define LCPD_SERVER_VERSION "lcpsimd " LCP_VERSION_STRING
 
+/* The default of lcpsimd --max-steps-per-request: a day of simulated time
+ * at a 1 ms step. */
+#define LCPD_DEFAULT_MAX_STEPS_PER_REQUEST 86400000
+
 typedef struct lcpd_call {
   uint64_t slice_ns; /* how long a Step may run before yielding to the loop */
+  int32_t max_steps; /* the most steps one Step may ask for */
   /* The request being served, decoded by protobuf-c into request_arena,
    * whose limit is the decode budget: the bytes the decoded request may
    * occupy. NULL when it could not be decoded. */
@@ -38,23 +45,43 @@ typedef struct lcpd_call {
   /* A Step still running. */
   bool stepping;
   int32_t steps_done, steps_total;
+  bool cancelled; /* a CancelStep stopped it */
   /* The world before the request, restored if a step fails: undo_size bytes
    * (0: none) in a buffer of undo_capacity kept from request to request. */
   unsigned char *undo;
   size_t undo_size, undo_capacity;
 } lcpd_call_t;
 
-void lcpd_call_init(lcpd_call_t *call, size_t decode_budget, size_t reply_limit, uint64_t slice_ns);
+void lcpd_call_init(lcpd_call_t *call, size_t decode_budget, size_t reply_limit, uint64_t slice_ns,
+                    int32_t max_steps);
 /* Decodes and serves one request. Returns true when call->reply is ready,
  * false when a Step goes on: call lcpd_call_resume until it returns true. */
 bool lcpd_call_start(lcpd_call_t *call, lcpd_sim_t *sim, const void *data, size_t size);
 bool lcpd_call_resume(lcpd_call_t *call, lcpd_sim_t *sim);
+/* lcpd_call_start in two halves: lcpd_call_decode returns false when the
+ * request does not decode (call->reply is then the error), and
+ * lcpd_call_serve serves what was decoded. */
+bool lcpd_call_decode(lcpd_call_t *call, const void *data, size_t size);
+bool lcpd_call_serve(lcpd_call_t *call, lcpd_sim_t *sim);
+/* Whether the decoded call may be served while a Step runs: it reads or
+ * changes nothing a Step changes (Ping, GetInfo). */
+bool lcpd_call_is_free(const lcpd_call_t *call);
+/* Whether the decoded call is a CancelStep, and the Step id it names (0:
+ * whichever runs). */
+bool lcpd_call_is_cancel(const lcpd_call_t *call, uint64_t *step_id);
+/* Stops a running Step (call->stepping) after the steps done so far: its
+ * reply is ready, OK with cancelled set. */
+void lcpd_call_cancel_step(lcpd_call_t *call, lcpd_sim_t *sim);
+/* Answers the decoded CancelStep in call: what was cancelled (nothing when
+ * stepped is NULL, else that Step's call after lcpd_call_cancel_step). */
+void lcpd_call_reply_cancel(lcpd_call_t *call, const lcpd_call_t *stepped);
 /* The reply's bytes: its size, then the bytes themselves into a buffer of
  * that size. */
 size_t lcpd_call_reply_size(const lcpd_call_t *call);
 void lcpd_call_reply_write(const lcpd_call_t *call, void *buffer);
-/* Answers a request that is not even a frame to decode (id 0) with code, a
- * negative lcp_status_t, and message. */
+/* Answers a request with code, a negative lcp_status_t, and message: one
+ * that is not even a frame to decode (id 0), or one decoded and refused
+ * unserved (its id). */
 void lcpd_call_reject(lcpd_call_t *call, int code, const char *message);
 /* Ends the request: frees what it decoded and its reply (the buffers kept
  * for the next request stay). */

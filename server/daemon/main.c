@@ -58,6 +58,7 @@ typedef struct options {
   long long max_message_bytes;
   long long max_decode_bytes; /* 0: derived from max_message_bytes */
   long long busy_poll_us;
+  long long max_steps_per_request;
   lcpd_log_level_t log_level;
 } options;
 
@@ -91,12 +92,14 @@ static void usage(FILE *out) {
           "  --busy-poll-us N         lockstep mode: after answering, look for the next\n"
           "                           request for up to N microseconds (yielding the CPU\n"
           "                           between looks) before sleeping; 0 turns it off [%d]\n"
+          "  --max-steps-per-request N  the most steps one Step request may ask for; a\n"
+          "                           larger one is refused [%d]\n"
           "  --help                   show this and exit\n"
           "  --version                show the version and exit\n"
           "\n"
           "With neither --world nor --urdf it serves a built-in world: ground, the 7-dof arm\n"
           "'arm7' on a fixed base, a table and a box on it.\n",
-          DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_BUSY_POLL_US);
+          DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_BUSY_POLL_US, LCPD_DEFAULT_MAX_STEPS_PER_REQUEST);
 }
 
 static bool parse_double(const char *text, double *out) {
@@ -163,6 +166,7 @@ static int parse_options(int argc, char **argv, options *o) {
     OPT_MAX_DECODE,
     OPT_LOG_LEVEL,
     OPT_BUSY_POLL,
+    OPT_MAX_STEPS,
     OPT_HELP,
     OPT_VERSION
   };
@@ -181,6 +185,7 @@ static int parse_options(int argc, char **argv, options *o) {
       {"max-decode-bytes", required_argument, NULL, OPT_MAX_DECODE},
       {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
       {"busy-poll-us", required_argument, NULL, OPT_BUSY_POLL},
+      {"max-steps-per-request", required_argument, NULL, OPT_MAX_STEPS},
       {"help", no_argument, NULL, OPT_HELP},
       {"version", no_argument, NULL, OPT_VERSION},
       {NULL, 0, NULL, 0},
@@ -189,6 +194,7 @@ static int parse_options(int argc, char **argv, options *o) {
                  .pub = DEFAULT_PUB,
                  .max_message_bytes = DEFAULT_MAX_MESSAGE_BYTES,
                  .busy_poll_us = DEFAULT_BUSY_POLL_US,
+                 .max_steps_per_request = LCPD_DEFAULT_MAX_STEPS_PER_REQUEST,
                  .log_level = LCPD_LOG_INFO};
   opterr = 0;
   int c;
@@ -325,6 +331,14 @@ static int parse_options(int argc, char **argv, options *o) {
       }
       break;
     }
+    case OPT_MAX_STEPS:
+      if (!parse_count(optarg, &o->max_steps_per_request) || o->max_steps_per_request > INT32_MAX) {
+        fprintf(stderr,
+                "lcpsimd: --max-steps-per-request must be a whole number from 1 to %d, not '%s'\n",
+                INT32_MAX, optarg);
+        return 2;
+      }
+      break;
     case OPT_HELP:
       usage(stdout);
       return -1;
@@ -526,6 +540,7 @@ int main(int argc, char **argv) {
           o.max_decode_bytes ? (size_t)o.max_decode_bytes : 4 * max_message + ((size_t)1 << 20),
       .reply_limit = REPLY_LIMIT_BYTES,
       .busy_poll_ns = (uint64_t)o.busy_poll_us * 1000u,
+      .max_steps_per_request = (int32_t)o.max_steps_per_request,
   };
   lcpd_server_t server;
   if (lcpd_server_open(&server, &sim, &server_options, &error) != LCP_OK) {

@@ -9,13 +9,16 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char STATE_TOPIC[] = "state"; /* sent without its NUL */
 #define STATE_TOPIC_LENGTH (sizeof STATE_TOPIC - 1)
 
-/* How long a Step runs before the loop gets a turn (signals, timers). */
-#define STEP_SLICE_NS 20000000u
+/* How long a Step runs before the loop gets a turn (signals, timers) and
+ * the requests that came meanwhile are read: a Ping waits at most about
+ * this long. */
+#define STEP_SLICE_NS 5000000u
 /* How long one wake-up may spend serving requests (a batch of cheap ones
  * ends sooner) before signals and timers get their turn. */
 #define DRAIN_BUDGET_NS 20000000u
@@ -40,80 +43,116 @@ static bool router_readable(lcpd_server_t *server) {
   return (events & ZMQ_POLLIN) != 0;
 }
 
-static void close_envelope(lcpd_server_t *server) {
-  for (int i = 0; i < server->envelope_count; ++i)
-    zmq_msg_close(&server->envelope[i]);
-  server->envelope_count = 0;
+static void close_incoming(lcpd_incoming_t *in) {
+  for (int i = 0; i < in->envelope_count; ++i)
+    zmq_msg_close(&in->envelope[i]);
+  in->envelope_count = 0;
+  if (in->body_frames == 1)
+    zmq_msg_close(&in->body);
+  in->body_frames = 0;
+}
+
+/* Moves a request's frames from one place to another (from is left empty). */
+static void move_incoming(lcpd_incoming_t *to, lcpd_incoming_t *from) {
+  for (int i = 0; i < from->envelope_count; ++i) {
+    zmq_msg_init(&to->envelope[i]);
+    zmq_msg_move(&to->envelope[i], &from->envelope[i]);
+    zmq_msg_close(&from->envelope[i]);
+  }
+  to->envelope_count = from->envelope_count;
+  to->body_frames = from->body_frames;
+  if (from->body_frames == 1) {
+    zmq_msg_init(&to->body);
+    zmq_msg_move(&to->body, &from->body);
+    zmq_msg_close(&from->body);
+  }
+  from->envelope_count = 0;
+  from->body_frames = 0;
 }
 
 /* "a1b2c3d4e5": the peer's routing id, for logs. */
-static const char *peer_name(lcpd_server_t *server, char *buffer, size_t size) {
+static const char *peer_name(const lcpd_incoming_t *in, char *buffer, size_t size) {
   buffer[0] = '\0';
-  if (server->envelope_count == 0)
+  if (in->envelope_count == 0)
     return buffer;
-  const unsigned char *id = zmq_msg_data(&server->envelope[0]);
-  size_t length = zmq_msg_size(&server->envelope[0]);
+  const unsigned char *id = zmq_msg_data((zmq_msg_t *)&in->envelope[0]);
+  size_t length = zmq_msg_size(&in->envelope[0]);
   size_t used = 0;
   for (size_t i = 0; i < length && used + 3 <= size; ++i)
     used += (size_t)snprintf(buffer + used, size - used, "%02x", id[i]);
   return buffer;
 }
 
+/* Whether two requests came from the same peer (the ROUTER's routing id). */
+static bool same_peer(const lcpd_incoming_t *a, const lcpd_incoming_t *b) {
+  if (a->envelope_count == 0 || b->envelope_count == 0)
+    return false;
+  size_t size = zmq_msg_size(&a->envelope[0]);
+  return size == zmq_msg_size(&b->envelope[0]) &&
+         memcmp(zmq_msg_data((zmq_msg_t *)&a->envelope[0]),
+                zmq_msg_data((zmq_msg_t *)&b->envelope[0]), size) == 0;
+}
+
 /* Sends the envelope back, then the reply frame. A peer that went away
  * costs nothing: the ROUTER (not mandatory) drops what cannot be routed. */
-static void send_reply(lcpd_server_t *server) {
-  lcpd_call_t *call = &server->call;
+static void send_reply(lcpd_server_t *server, const lcpd_call_t *call, lcpd_incoming_t *in) {
   zmq_msg_t frame;
   size_t size = lcpd_call_reply_size(call);
   if (zmq_msg_init_size(&frame, size) != 0) {
     LCPD_ERROR("out of memory for a %zu-byte reply", size);
-    close_envelope(server);
+    close_incoming(in);
     return;
   }
   lcpd_call_reply_write(call, zmq_msg_data(&frame));
-  for (int i = 0; i < server->envelope_count; ++i) {
-    if (zmq_msg_send(&server->envelope[i], server->router, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
+  for (int i = 0; i < in->envelope_count; ++i) {
+    if (zmq_msg_send(&in->envelope[i], server->router, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
       LCPD_DEBUG("reply not sent: %s", zmq_strerror(errno));
       zmq_msg_close(&frame);
-      for (int k = i; k < server->envelope_count; ++k)
-        zmq_msg_close(&server->envelope[k]);
-      server->envelope_count = 0;
+      for (int k = i; k < in->envelope_count; ++k)
+        zmq_msg_close(&in->envelope[k]);
+      in->envelope_count = 0;
+      close_incoming(in);
       return;
     }
   }
-  server->envelope_count = 0;
+  in->envelope_count = 0;
+  close_incoming(in);
   if (zmq_msg_send(&frame, server->router, ZMQ_DONTWAIT) < 0) {
     LCPD_DEBUG("reply not sent: %s", zmq_strerror(errno));
     zmq_msg_close(&frame);
   }
 }
 
-static void complete_call(lcpd_server_t *server) {
-  lcpd_call_t *call = &server->call;
+/* Logs the outcome of a call, sends its reply and ends it. */
+static void answer(lcpd_server_t *server, lcpd_call_t *call, lcpd_incoming_t *in) {
   char peer[64];
   /* The arguments cost something (formatting the peer's id): only when logged. */
   if (call->status.code == LCPSIM__V1__STATUS__CODE__OK) {
     if (lcpd_log_enabled(LCPD_LOG_DEBUG))
       LCPD_DEBUG("request %llu (%s) from %s: OK", (unsigned long long)call->reply.id,
-                 lcpd_call_name(call), peer_name(server, peer, sizeof peer));
+                 lcpd_call_name(call), peer_name(in, peer, sizeof peer));
   } else {
     LCPD_INFO("request %llu (%s) from %s: %s: %s", (unsigned long long)call->reply.id,
-              lcpd_call_name(call), peer_name(server, peer, sizeof peer),
+              lcpd_call_name(call), peer_name(in, peer, sizeof peer),
               lcpd_code_name(call->status.code), call->status.message);
   }
-  send_reply(server);
+  send_reply(server, call, in);
   lcpd_call_finish(call);
+}
+
+static void complete_call(lcpd_server_t *server) {
+  answer(server, &server->call, &server->current);
   server->call_running = false;
   /* The call may have changed the mode, the rate or the time. */
   sync_realtime(server);
 }
 
-/* Receives one multipart message and serves it (or starts serving it).
- * Returns false when no message was waiting. A non-blocking receive that
- * finds nothing has processed the socket's pending commands, as reading
- * ZMQ_EVENTS does, so ZMQ_FD signals the next message again; no extra
- * ZMQ_EVENTS round per message is needed. */
-static bool receive_request(lcpd_server_t *server) {
+/* Receives one multipart message into *in. Returns 0 when no message was
+ * waiting, 1 when *in holds one, -1 when one was read and dropped. A
+ * non-blocking receive that finds nothing has processed the socket's
+ * pending commands, as reading ZMQ_EVENTS does, so ZMQ_FD signals the next
+ * message again; no extra ZMQ_EVENTS round per message is needed. */
+static int read_request(lcpd_server_t *server, lcpd_incoming_t *in) {
   zmq_msg_t parts[LCPD_MAX_ENVELOPE + 2];
   int kept = 0, total = 0;
   bool more = true;
@@ -124,7 +163,7 @@ static bool receive_request(lcpd_server_t *server) {
       int error = errno;
       zmq_msg_close(&part);
       if (total == 0)
-        return error != EAGAIN; /* nothing waiting (or a transport error: look again) */
+        return error != EAGAIN ? -1 : 0; /* a transport error: look again */
       /* Parts of a message arrive together, so this is a transport error. */
       LCPD_WARN("a request broke off after %d frames: %s", total, zmq_strerror(error));
       break;
@@ -139,7 +178,7 @@ static bool receive_request(lcpd_server_t *server) {
     zmq_msg_close(&part);
   }
   if (kept == 0)
-    return true;
+    return -1;
   /* parts[0] is the peer's identity (added by the ROUTER); the envelope runs
    * to the first empty frame (REQ, and DEALERs that imitate REQ). A DEALER
    * that sends no delimiter gets its reply without one. */
@@ -152,36 +191,168 @@ static bool receive_request(lcpd_server_t *server) {
     LCPD_WARN("dropped a request with %d routing frames (at most %d)", envelope, LCPD_MAX_ENVELOPE);
     for (int i = 0; i < kept; ++i)
       zmq_msg_close(&parts[i]);
-    return true;
+    return -1;
   }
   for (int i = 0; i < envelope; ++i) {
-    zmq_msg_init(&server->envelope[i]);
-    zmq_msg_move(&server->envelope[i], &parts[i]);
+    zmq_msg_init(&in->envelope[i]);
+    zmq_msg_move(&in->envelope[i], &parts[i]);
     zmq_msg_close(&parts[i]);
   }
-  server->envelope_count = envelope;
-  int body_frames = total - envelope;
-  server->requests++;
-  lcpd_call_t *call = &server->call;
-  bool done;
-  if (body_frames != 1) {
-    /* Still answered, so that a REQ client is not left waiting. */
-    char message[128];
-    snprintf(message, sizeof message, "a request is one frame after the envelope (got %d)",
-             body_frames);
-    lcpd_call_reject(call, LCP_ERR_INVALID_ARGUMENT, message);
-    done = true;
-  } else {
-    zmq_msg_t *body = &parts[envelope];
-    done = lcpd_call_start(call, server->sim, zmq_msg_data(body), zmq_msg_size(body));
+  in->envelope_count = envelope;
+  in->body_frames = total - envelope;
+  if (in->body_frames == 1) {
+    zmq_msg_init(&in->body);
+    zmq_msg_move(&in->body, &parts[envelope]);
   }
-  /* protobuf-c copied what it needs out of the frame. */
   for (int i = envelope; i < kept; ++i)
     zmq_msg_close(&parts[i]);
+  server->requests++;
+  return 1;
+}
+
+/* A request that is not one frame after its envelope is still answered, so
+ * that a REQ client is not left waiting. Returns false for those. */
+static bool check_frames(lcpd_call_t *call, const lcpd_incoming_t *in) {
+  if (in->body_frames == 1)
+    return true;
+  char message[128];
+  snprintf(message, sizeof message, "a request is one frame after the envelope (got %d)",
+           in->body_frames);
+  lcpd_call_reject(call, LCP_ERR_INVALID_ARGUMENT, message);
+  return false;
+}
+
+/* Serves the request in server->current (or starts serving it). */
+static void serve_current(lcpd_server_t *server) {
+  lcpd_incoming_t *in = &server->current;
+  lcpd_call_t *call = &server->call;
+  bool done = !check_frames(call, in) ||
+              lcpd_call_start(call, server->sim, zmq_msg_data(&in->body), zmq_msg_size(&in->body));
+  /* protobuf-c copied what it needs out of the frame. */
+  if (in->body_frames == 1)
+    zmq_msg_close(&in->body);
+  in->body_frames = 0;
   server->call_running = true;
   if (done)
     complete_call(server);
+}
+
+/* Receives one request and serves it (or starts serving it). Returns false
+ * when no message was waiting. */
+static bool receive_request(lcpd_server_t *server) {
+  int got = read_request(server, &server->current);
+  if (got > 0)
+    serve_current(server);
+  return got != 0;
+}
+
+/* ---- requests that come while a Step runs ---- */
+
+/* Holds server->side until the Step is over; false when the hold is full. */
+static bool hold(lcpd_server_t *server) {
+  size_t bytes = zmq_msg_size(&server->side.body);
+  if (server->held_count >= LCPD_MAX_HELD || server->held_bytes + bytes > LCPD_MAX_HELD_BYTES)
+    return false;
+  if (server->held_count == server->held_capacity) {
+    size_t capacity = server->held_capacity ? 2 * server->held_capacity : 16;
+    lcpd_incoming_t **ring = malloc(capacity * sizeof *ring);
+    if (!ring)
+      return false;
+    for (size_t i = 0; i < server->held_count; ++i)
+      ring[i] = server->held[(server->held_first + i) % server->held_capacity];
+    free(server->held);
+    server->held = ring;
+    server->held_first = 0;
+    server->held_capacity = capacity;
+  }
+  lcpd_incoming_t *entry = malloc(sizeof *entry);
+  if (!entry)
+    return false;
+  move_incoming(entry, &server->side);
+  server->held[(server->held_first + server->held_count) % server->held_capacity] = entry;
+  server->held_count++;
+  server->held_bytes += bytes;
   return true;
+}
+
+/* Moves the first held request into server->current. */
+static void unhold(lcpd_server_t *server) {
+  lcpd_incoming_t *entry = server->held[server->held_first];
+  server->held_first = (server->held_first + 1) % server->held_capacity;
+  server->held_count--;
+  server->held_bytes -= entry->body_frames == 1 ? zmq_msg_size(&entry->body) : 0;
+  move_incoming(&server->current, entry);
+  free(entry);
+}
+
+static void drop_held(lcpd_server_t *server) {
+  while (server->held_count) {
+    unhold(server);
+    close_incoming(&server->current);
+  }
+  free(server->held);
+  server->held = NULL;
+  server->held_capacity = server->held_first = 0;
+}
+
+/* A CancelStep read while a Step runs: stops it when it is the sender's
+ * own (and has the id named, if one is). */
+static void serve_cancel(lcpd_server_t *server, uint64_t step_id) {
+  lcpd_call_t *side = &server->side_call, *step = &server->call;
+  if (!same_peer(&server->side, &server->current)) {
+    char message[160];
+    snprintf(message, sizeof message,
+             "cancel_step: the running Step (request %llu) was sent by another client; only "
+             "its sender can cancel it",
+             (unsigned long long)step->request->id);
+    lcpd_call_reject(side, LCP_ERR_STATE, message);
+  } else if (step_id != 0 && step_id != step->request->id) {
+    lcpd_call_reply_cancel(side, NULL);
+  } else {
+    lcpd_call_cancel_step(step, server->sim);
+    lcpd_call_reply_cancel(side, step);
+    complete_call(server);
+  }
+  answer(server, side, &server->side);
+}
+
+/* Reads what came while a Step runs, at most a batch: answers what may be
+ * answered now and holds the rest. */
+static void serve_during_step(lcpd_server_t *server) {
+  lcpd_call_t *side = &server->side_call;
+  for (int read = 0; read < LCPD_DRAIN_BATCH && server->call_running; ++read) {
+    int got = read_request(server, &server->side);
+    if (got == 0)
+      return;
+    if (got < 0)
+      continue;
+    if (check_frames(side, &server->side) &&
+        lcpd_call_decode(side, zmq_msg_data(&server->side.body),
+                         zmq_msg_size(&server->side.body))) {
+      uint64_t step_id;
+      /* GetInfo reads what requests held before it may change. */
+      if (lcpd_call_is_free(side) &&
+          (server->held_count == 0 || side->request->call_case == LCPSIM__V1__REQUEST__CALL_PING)) {
+        lcpd_call_serve(side, server->sim);
+      } else if (lcpd_call_is_cancel(side, &step_id)) {
+        serve_cancel(server, step_id);
+        continue;
+      } else {
+        /* Decoded again when its turn comes. */
+        lcpd_call_finish(side);
+        if (hold(server))
+          continue;
+        char message[192];
+        snprintf(message, sizeof message,
+                 "%zu requests (%zu bytes) already wait for a running Step; send this one "
+                 "again when the Step is over",
+                 server->held_count, server->held_bytes);
+        lcpd_call_decode(side, zmq_msg_data(&server->side.body), zmq_msg_size(&server->side.body));
+        lcpd_call_reject(side, LCP_ERR_NO_MEMORY, message);
+      }
+    }
+    answer(server, side, &server->side);
+  }
 }
 
 /* After the last waiting request, looks for the next one for up to
@@ -208,17 +379,30 @@ static void drain(lcpd_server_t *server) {
   if (server->stopping)
     return;
   if (server->call_running) {
-    if (!lcpd_call_resume(&server->call, server->sim)) {
-      schedule(server, false);
-      return;
+    /* A Step runs: first what came meanwhile (a CancelStep may end it),
+     * then its next slice. */
+    serve_during_step(server);
+    if (server->call_running) {
+      if (!lcpd_call_resume(&server->call, server->sim)) {
+        schedule(server, false);
+        return;
+      }
+      complete_call(server);
     }
-    complete_call(server);
   }
   uint64_t start = uv_hrtime();
   bool empty = false;
   for (int served = 0; served < LCPD_DRAIN_BATCH && !server->call_running; ++served) {
     if (server->stopping)
       break;
+    /* What was held for a Step goes first, in the order it came. */
+    if (server->held_count) {
+      unhold(server);
+      serve_current(server);
+      if (uv_hrtime() - start > DRAIN_BUDGET_NS)
+        break;
+      continue;
+    }
     if (!receive_request(server)) {
       /* A request that comes within the busy poll is served in this batch
        * (the batch and the time budget still bound the callback); past the
@@ -243,7 +427,8 @@ static void drain(lcpd_server_t *server) {
 static void schedule(lcpd_server_t *server, bool known_empty) {
   if (server->stopping)
     return;
-  bool more = server->call_running || (!known_empty && router_readable(server));
+  bool more =
+      server->call_running || server->held_count || (!known_empty && router_readable(server));
   if (more && !uv_is_active((uv_handle_t *)&server->drain_idle))
     uv_idle_start(&server->drain_idle, on_drain_idle);
   else if (!more && uv_is_active((uv_handle_t *)&server->drain_idle))
@@ -427,7 +612,10 @@ static void close_sockets(lcpd_server_t *server) {
 int lcpd_server_open(lcpd_server_t *server, lcpd_sim_t *sim, const lcpd_server_options_t *options,
                      lcpd_error_t *error) {
   *server = (lcpd_server_t){.sim = sim, .busy_poll_ns = options->busy_poll_ns};
-  lcpd_call_init(&server->call, options->decode_budget, options->reply_limit, STEP_SLICE_NS);
+  lcpd_call_init(&server->call, options->decode_budget, options->reply_limit, STEP_SLICE_NS,
+                 options->max_steps_per_request);
+  lcpd_call_init(&server->side_call, options->decode_budget, options->reply_limit, STEP_SLICE_NS,
+                 options->max_steps_per_request);
   lcpd_arena_init(&server->publish_arena, options->reply_limit, &server->publish_error);
   server->zmq_context = zmq_ctx_new();
   /* What the system refuses (contexts, sockets, descriptors) is reported
@@ -526,8 +714,11 @@ void lcpd_server_close(lcpd_server_t *server) {
   if (server->call_running)
     lcpd_call_finish(&server->call);
   server->call_running = false;
-  close_envelope(server);
+  close_incoming(&server->current);
+  close_incoming(&server->side);
+  drop_held(server);
   lcpd_call_destroy(&server->call);
+  lcpd_call_destroy(&server->side_call);
   lcpd_arena_destroy(&server->publish_arena);
   if (server->sim) {
     server->sim->publish = NULL;

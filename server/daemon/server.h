@@ -16,13 +16,14 @@
 #include <zmq.h>
 
 typedef struct lcpd_server_options {
-  const char *bind_endpoint; /* the ROUTER */
-  const char *pub_endpoint;  /* the PUB */
-  int64_t max_message_bytes; /* ZMQ_MAXMSGSIZE of the ROUTER; -1: no limit */
-  size_t decode_budget;      /* bytes a decoded request may occupy */
-  size_t reply_limit;        /* bytes a reply (or a published state) may occupy */
-  uint64_t busy_poll_ns;     /* after the last request, look for the next this long
-                                before sleeping in the event loop (0: never) */
+  const char *bind_endpoint;     /* the ROUTER */
+  const char *pub_endpoint;      /* the PUB */
+  int64_t max_message_bytes;     /* ZMQ_MAXMSGSIZE of the ROUTER; -1: no limit */
+  size_t decode_budget;          /* bytes a decoded request may occupy */
+  size_t reply_limit;            /* bytes a reply (or a published state) may occupy */
+  uint64_t busy_poll_ns;         /* after the last request, look for the next this long
+                                    before sleeping in the event loop (0: never) */
+  int32_t max_steps_per_request; /* the most steps one Step may ask for */
 } lcpd_server_options_t;
 
 /* The longest --busy-poll-us: signals and timers wait at most this long. */
@@ -33,6 +34,18 @@ typedef struct lcpd_server_options {
 #define LCPD_MAX_ENVELOPE 16
 /* Requests served per wake-up before yielding to signals and timers. */
 #define LCPD_DRAIN_BATCH 64
+/* Requests held while a Step runs, and their bytes; beyond either, a
+ * request is refused at once (RESOURCE_EXHAUSTED). */
+#define LCPD_MAX_HELD 1024
+#define LCPD_MAX_HELD_BYTES ((size_t)256 << 20)
+
+/* A request as read from the ROUTER: its routing envelope and its body. */
+typedef struct lcpd_incoming {
+  zmq_msg_t envelope[LCPD_MAX_ENVELOPE];
+  int envelope_count;
+  zmq_msg_t body; /* open when body_frames is 1 */
+  int body_frames;
+} lcpd_incoming_t;
 
 typedef struct lcpd_server {
   lcpd_sim_t *sim;
@@ -52,9 +65,15 @@ typedef struct lcpd_server {
   /* The request being served. */
   lcpd_call_t call;
   bool call_running;
-  zmq_msg_t envelope[LCPD_MAX_ENVELOPE];
-  int envelope_count;
+  lcpd_incoming_t current;
   uint64_t requests;
+  /* While a Step runs: a request read meanwhile is decoded into side_call
+   * and answered at once if it may be (Ping; GetInfo while none is held;
+   * CancelStep), else held, in arrival order, until the Step is over. */
+  lcpd_call_t side_call;
+  lcpd_incoming_t side;
+  lcpd_incoming_t **held; /* a ring of held_capacity */
+  size_t held_first, held_count, held_capacity, held_bytes;
   /* Realtime mode: simulated time follows anchor_sim + rate (wall − anchor_wall). */
   bool realtime_on;
   uint64_t anchor_wall_ns;

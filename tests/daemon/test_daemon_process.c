@@ -341,9 +341,10 @@ static void test_sigterm_during_a_long_step(void **state) {
   daemon_proc d;
   daemon_start(&d, NULL);
   void *dealer = connect_dealer(d.rep);
-  /* Hours of stepping: the Step runs in slices, so the signal is seen. */
+  /* Hours of stepping (the most steps a request may ask for by default):
+   * the Step runs in slices, so the signal is seen. */
   Lcpsim__V1__StepRequest step = LCPSIM__V1__STEP_REQUEST__INIT;
-  step.steps = INT32_MAX;
+  step.steps = 86400000;
   Lcpsim__V1__Request r = request_of(2, LCPSIM__V1__REQUEST__CALL_STEP, &step);
   unsigned char data[64];
   size_t size = lcpsim__v1__request__pack(&r, data);

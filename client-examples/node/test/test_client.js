@@ -43,6 +43,24 @@ test('lcpsim.js against lcpsimd', { skip: !DAEMON && 'LCPSIMD is not set' }, asy
     replies.forEach((r, i) => assert.equal(r.payload.toString(), `call-${i}`));
   });
 
+  await t.test('a long Step: Ping is answered while it runs, and CancelStep stops it', async () => {
+    const steps = 20000000;
+    const stepping = client.step(steps, {}, { timeoutMs: 600000 });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal((await client.ping(Buffer.from('meanwhile'))).payload.toString(), 'meanwhile');
+    const cancel = await client.cancelStep();
+    const step = await stepping;
+    assert.equal(cancel.cancelled, true);
+    assert.equal(cancel.stepsRequested, steps);
+    assert.ok(cancel.stepsRun > 0 && cancel.stepsRun < steps);
+    assert.equal(step.cancelled, true);
+    assert.equal(step.stepsRun, cancel.stepsRun);
+    assert.equal(step.stepCount, cancel.stepsRun);
+    // Nothing runs now: nothing to cancel.
+    assert.equal((await client.cancelStep()).cancelled, false);
+    await client.reset();
+  });
+
   let arm;
   await t.test('GetInfo lists the built-in fixed-base arm with its 7 joints', async () => {
     const info = await client.getInfo();
@@ -186,6 +204,25 @@ test('lcpsim.js against lcpsimd', { skip: !DAEMON && 'LCPSIMD is not set' }, asy
     assert.equal(signal, null);
     assert.equal(code, 0);
   });
+});
+
+test('a misspelt field is refused before anything is sent', async () => {
+  const silent = new zmq.Router({ linger: 0 });
+  await silent.bind('tcp://127.0.0.1:*');
+  const client = new Client(silent.lastEndpoint, { timeoutMs: 200 });
+  // `base` for `baseType`: protobufjs alone would drop it and load the robot
+  // with the default base.
+  await assert.rejects(client.call('loadModel', { urdfPath: 'x.urdf', base: 'BASE_FIXED' }), (err) =>
+    err instanceof TypeError && err.message.includes("request.loadModel.base: lcpsim.v1.LoadModelRequest has no field 'base'") &&
+    err.message.includes('baseType'));
+  // Inside nested and repeated messages too.
+  await assert.rejects(client.call('step', { steps: 1, targets: [{ robot: 'arm7', positon: [0] }] }), (err) =>
+    err instanceof TypeError && err.message.startsWith('request.step.targets[0].positon:'));
+  await assert.rejects(client.call('spawn', { shape: { type: 'SPHERE', radius: 0.1 }, pose: { position: { x: 0, y: 0, zz: 1 } } }),
+    (err) => err instanceof TypeError && err.message.startsWith('request.spawn.pose.position.zz:'));
+  await assert.rejects(client.call('noSuchCall', {}), (err) => err instanceof TypeError && err.message.includes("no field 'noSuchCall'"));
+  await client.close();
+  silent.close();
 });
 
 test('a call to an endpoint that never answers rejects with TimeoutError', async () => {

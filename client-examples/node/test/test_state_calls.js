@@ -50,7 +50,7 @@ test('the state calls against lcpsimd', { skip: !DAEMON && 'LCPSIMD is not set' 
 
   await t.test('a held wrench gives the momentum of its impulse; SetDynamics changes the mass', async () => {
     await client.setSettings({ gravity: { x: 0, y: 0, z: 0 } });
-    await client.loadModel({ urdfText: PUCK_URDF, base: 'BASE_FLOATING', basePose: { position: { z: 3 } } });
+    await client.loadModel({ urdfText: PUCK_URDF, baseType: 'BASE_FLOATING', basePose: { position: { z: 3 } } });
     const held = await client.applyWrench({ target: 'puck', force: { x: 4 }, duration: 'HOLD' });
     assert.ok(held.holdId > 0);
     await client.step(24);
