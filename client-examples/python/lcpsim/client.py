@@ -4,13 +4,15 @@
 One method per call of the protocol (lcpsim/v1/lcpsim.proto). Each call waits
 for its reply at most the client's timeout; a server error raises LcpsimError
 with the server's status code and message, no reply in time raises
-LcpsimTimeout. Results are the protocol's messages (lcpsim.v1.lcpsim_pb2,
-also reachable here as `pb`).
+LcpsimTimeout. Every call that returns a world state (step, get_state,
+Subscriber.receive) returns a lcpsim.state.State: attribute access, robots and
+bodies by name, numbers as numpy arrays when numpy is installed. Other results
+are the protocol's messages (lcpsim.v1.lcpsim_pb2, also reachable here as `pb`).
 
     from lcpsim import Client
     with Client("tcp://127.0.0.1:5555") as sim:
-        info = sim.get_info()
-        state = sim.step(10, return_state=True).state
+        state = sim.step(10, return_state=True)
+        print(state.time, state.robots["arm"].q)
 
 Needs pyzmq and protobuf (Debian: python3-zmq, python3-protobuf).
 """
@@ -22,6 +24,7 @@ import time
 import zmq
 from google.protobuf.message import DecodeError
 
+from lcpsim.state import State, sensors_message
 from lcpsim.v1 import lcpsim_pb2 as pb
 
 DEFAULT_ENDPOINT = "tcp://127.0.0.1:5555"
@@ -92,6 +95,9 @@ def _values(value):
     return [float(v) for v in value]
 
 
+_TARGET_ARRAYS = ("position", "velocity", "kp", "kd", "effort_limit", "torque")
+
+
 def _enum(enum_type, value, prefix=""):
     """An enum given by its value or by its name, in any case ("position", "POSITION")."""
     if isinstance(value, str):
@@ -106,8 +112,21 @@ def target(robot, joints=None, indices=None, mode=None, position=None, velocity=
     The joints addressed: `joints` by name, or `indices` in joint order, or (neither) all of
     them. mode: "keep", "off", "position", "velocity", "torque" (or the enum). Each of
     position, velocity, kp, kd, effort_limit, torque is None (keep), a number (the same for
-    every addressed joint) or one number per addressed joint. gravity_compensation: None
-    (keep), True or False."""
+    every addressed joint), one number per addressed joint, or a dict {joint name: value}
+    (then the dicts given must all name the same joints, which become `joints`).
+    gravity_compensation: None (keep), True or False."""
+    arrays = {"position": position, "velocity": velocity, "kp": kp, "kd": kd,
+              "effort_limit": effort_limit, "torque": torque}
+    named = [key for key in _TARGET_ARRAYS if isinstance(arrays[key], dict)]
+    if named:
+        if joints or indices:
+            raise ValueError("target: joints come from the dicts; do not give joints or indices")
+        joints = list(arrays[named[0]])
+        for key in named:
+            if set(arrays[key]) != set(joints):
+                raise ValueError("target: %s names other joints than %s" % (key, named[0]))
+            arrays[key] = [arrays[key][name] for name in joints]
+        position, velocity, kp, kd, effort_limit, torque = (arrays[k] for k in _TARGET_ARRAYS)
     request = pb.SetTargetRequest(robot=robot)
     request.joints.extend(joints or [])
     request.indices.extend(indices or [])
@@ -140,6 +159,55 @@ def _vec3(message, value):
 def find_robot(message, name):
     """The robot of that name in a GetInfoReply or a State, or None."""
     return next((robot for robot in message.robots if robot.name == name), None)
+
+
+class RobotNames:
+    """A robot's name-to-index maps from its RobotInfo: joints (joint name to its index in
+    the joint order, which targets and applied_torque use), q_index and qd_index (joint name
+    to its place in q and qd, past a floating base), links (link name to its index in
+    link_poses) and frames (frame name to its index in frame_poses)."""
+
+    def __init__(self, info):
+        self.info = info
+        base_q, base_qd = (7, 6) if info.floating_base else (0, 0)
+        self.joints = {joint.name: joint.index for joint in info.joints}
+        self.q_index = {name: base_q + i for name, i in self.joints.items()}
+        self.qd_index = {name: base_qd + i for name, i in self.joints.items()}
+        self.links = {name: i for i, name in enumerate(info.links)}
+        self.frames = {frame.name: i for i, frame in enumerate(info.frames)}
+
+    def __repr__(self):
+        return "RobotNames(%s: joints %s)" % (self.info.name, list(self.joints))
+
+
+class StepHandle:
+    """A Step sent by Client.step_async: result() waits for its State, cancel() stops it
+    between two steps (a CancelStep on the same socket, which is what lets the daemon accept
+    it) and returns the CancelStepReply. The Step's reply then says cancelled and
+    steps_run."""
+
+    def __init__(self, client, request_id):
+        self._client = client
+        self.id = request_id
+        self._state = None
+
+    def cancel(self):
+        return self._client._call("cancel_step", pb.CancelStepRequest(step_id=self.id))
+
+    def done(self):
+        """True once the Step's reply has come (without waiting)."""
+        if self._state is None:
+            return self._client._poll_reply(self.id)
+        return True
+
+    def result(self, timeout_ms=None):
+        """The Step's State (as Client.step returns it); waits at most timeout_ms (None:
+        as long as it takes)."""
+        if self._state is None:
+            reply = self._client._receive(self.id, "step", _deadline(timeout_ms),
+                                          "%s ms" % timeout_ms)
+            self._state = self._client._step_state(reply)
+        return self._state
 
 
 class _Socket:
@@ -182,39 +250,94 @@ class Client(_Socket):
         # when it returns.
         super().__init__(zmq.DEALER, endpoint, context, [(zmq.IMMEDIATE, 1)])
         self._ids = itertools.count(1)
+        self._outstanding = {}  # request id -> call, sent and not yet answered
+        self._replies = {}      # request id -> Reply, come and not yet taken
+        self._infos = None      # robot name -> RobotInfo, see _robot_infos
 
-    def _call(self, call, message):
+    def _send(self, call, message):
         request = pb.Request(id=next(self._ids))
         getattr(request, call).CopyFrom(message)
-        deadline = _deadline(self.timeout_ms)
-        if not _wait(self._socket, zmq.POLLOUT, deadline):
+        if not _wait(self._socket, zmq.POLLOUT, _deadline(self.timeout_ms)):
             raise LcpsimTimeout("%s: no connection to %s within %s ms"
                                 % (call, self.endpoint, self.timeout_ms))
         self._socket.send_multipart([b"", request.SerializeToString()])
-        while True:
-            if not _wait(self._socket, zmq.POLLIN, deadline):
-                raise LcpsimTimeout("%s: no reply from %s within %s ms"
-                                    % (call, self.endpoint, self.timeout_ms))
-            frames = self._socket.recv_multipart()
-            reply = pb.Reply()
-            try:
-                if len(frames) != 2:
-                    raise ValueError("%d frames" % len(frames))
-                reply.ParseFromString(frames[1])
-            except (DecodeError, ValueError) as error:
-                raise LcpsimProtocolError("%s: undecodable reply (%s)" % (call, error))
-            # Id 0 answers a request the daemon could not decode; with one request outstanding
-            # at a time, that is this one. Any other id is the late reply to a call that timed
-            # out.
-            undecoded = reply.id == 0 and reply.status.code != pb.Status.OK
-            if reply.id != request.id and not undecoded:
-                continue
-            if reply.status.code != pb.Status.OK:
-                raise LcpsimError(reply.status.code, reply.status.message)
-            if reply.WhichOneof("result") != call:
-                raise LcpsimProtocolError("%s: the reply answers %s"
-                                          % (call, reply.WhichOneof("result")))
-            return getattr(reply, call)
+        self._outstanding[request.id] = call
+        return request.id
+
+    def _read_one(self, call):
+        """Reads one reply off the socket; keeps it if a request still waits for it."""
+        frames = self._socket.recv_multipart()
+        reply = pb.Reply()
+        try:
+            if len(frames) != 2:
+                raise ValueError("%d frames" % len(frames))
+            reply.ParseFromString(frames[1])
+        except (DecodeError, ValueError) as error:
+            raise LcpsimProtocolError("%s: undecodable reply (%s)" % (call, error))
+        # Any other id is the late reply to a call that timed out: dropped.
+        if reply.id in self._outstanding:
+            self._replies[reply.id] = reply
+        return reply
+
+    def _poll_reply(self, request_id):
+        while request_id not in self._replies and _wait(self._socket, zmq.POLLIN, 0.0):
+            self._read_one("step")
+        return request_id in self._replies
+
+    def _receive(self, request_id, call, deadline, waited=None):
+        try:
+            while request_id not in self._replies:
+                if not _wait(self._socket, zmq.POLLIN, deadline):
+                    raise LcpsimTimeout("%s: no reply from %s within %s"
+                                        % (call, self.endpoint,
+                                           waited or "%s ms" % self.timeout_ms))
+                reply = self._read_one(call)
+                # Id 0 answers a request the daemon could not decode; take it as the
+                # answer to the request waited for.
+                if reply.id == 0 and reply.status.code != pb.Status.OK:
+                    self._replies[request_id] = reply
+            reply = self._replies.pop(request_id)
+        finally:
+            if request_id not in self._replies:
+                self._outstanding.pop(request_id, None)
+        if reply.status.code != pb.Status.OK:
+            raise LcpsimError(reply.status.code, reply.status.message)
+        if reply.WhichOneof("result") != call:
+            raise LcpsimProtocolError("%s: the reply answers %s"
+                                      % (call, reply.WhichOneof("result")))
+        return getattr(reply, call)
+
+    def _call(self, call, message):
+        deadline = _deadline(self.timeout_ms)
+        return self._receive(self._send(call, message), call, deadline)
+
+    # ---- names and states ----
+
+    def _robot_infos(self):
+        """RobotInfo by robot name, from a GetInfo made once and again after any call that
+        may change the robots (load_model, remove, reset, restore_state)."""
+        if self._infos is None:
+            self._infos = {robot.name: robot for robot in self.get_info().robots}
+        return self._infos
+
+    def _forget_infos(self):
+        self._infos = None
+
+    def names(self, robot):
+        """The RobotNames (joint, link and frame name-to-index maps) of a robot."""
+        infos = self._robot_infos()
+        if robot not in infos:
+            raise KeyError("no robot %r (there are %s)" % (robot, ", ".join(infos) or "none"))
+        return RobotNames(infos[robot])
+
+    def _state(self, message):
+        return State(message, self._robot_infos() if len(message.robots) else None)
+
+    def _step_state(self, reply):
+        state = State(reply.state, self._robot_infos() if len(reply.state.robots) else None,
+                      time=reply.time, step_count=reply.step_count,
+                      steps_run=reply.steps_run, cancelled=reply.cancelled)
+        return state
 
     # ---- the calls ----
 
@@ -227,23 +350,69 @@ class Client(_Socket):
 
     def get_info(self):
         """GetInfoReply: server_version, settings, robots (joints, links), named bodies."""
-        return self._call("get_info", pb.GetInfoRequest())
+        info = self._call("get_info", pb.GetInfoRequest())
+        self._infos = {robot.name: robot for robot in info.robots}
+        return info
 
-    def step(self, steps=1, targets=(), return_state=False, include_contacts=False):
-        """Applies `targets` (SetTargetRequests, see target(); all or none), then steps `steps`
-        times. Returns the StepReply (time, step_count, and state when return_state)."""
-        request = pb.StepRequest(steps=steps, return_state=return_state,
+    def _step_request(self, steps, targets, return_state, include_contacts, sensors):
+        request = pb.StepRequest(steps=steps, return_state=return_state or sensors is not None,
                                  include_contacts=include_contacts)
         request.targets.extend(targets)
-        return self._call("step", request)
+        sensors = sensors_message(sensors, pb.Sensors)
+        if sensors is not None:
+            request.sensors.CopyFrom(sensors)
+        return request
+
+    def step(self, steps=1, targets=(), return_state=False, include_contacts=False,
+             sensors=None):
+        """Applies `targets` (SetTargetRequests, see target(); all or none), then steps `steps`
+        times. Returns a State: time, step_count, steps_run, cancelled, and (with return_state,
+        or when sensors are asked for) robots and bodies. sensors: as get_state's."""
+        request = self._step_request(steps, targets, return_state, include_contacts, sensors)
+        return self._step_state(self._call("step", request))
+
+    def step_async(self, steps=1, targets=(), return_state=False, include_contacts=False,
+                   sensors=None):
+        """Sends a Step and returns at once a StepHandle (result(), cancel(), done()). Other
+        calls may be made meanwhile on this client; the daemon answers Ping and GetInfo while
+        the Step runs and holds the others until it is over. The Step's reply is waited for
+        without the client's timeout (result(timeout_ms) sets one)."""
+        request = self._step_request(steps, targets, return_state, include_contacts, sensors)
+        return StepHandle(self, self._send("step", request))
+
+    def cancel_step(self, step_id=0):
+        """Cancels this client's running Step (step_id: its request id, StepHandle.id; 0: any).
+        Returns the CancelStepReply (cancelled, step_id, steps_run, steps_requested)."""
+        return self._call("cancel_step", pb.CancelStepRequest(step_id=step_id))
 
     def set_target(self, robot, **kwargs):
         """Sets joint controller targets; the arguments are those of target()."""
         self._call("set_target", target(robot, **kwargs))
 
-    def get_state(self, include_contacts=False):
-        """The State: time, step_count, robots (q, qd, applied torque, poses), bodies."""
-        return self._call("get_state", pb.GetStateRequest(include_contacts=include_contacts)).state
+    def get_state(self, include_contacts=False, sensors=None):
+        """The State: time, step_count, robots (q, qd, applied torque, poses), bodies.
+        sensors: the readings wanted, None (none), "all", a group name, an iterable of group
+        names or a dict {group: bool}; groups: link_twists, link_accelerations, imus,
+        joint_wrenches, contact_wrenches, energy, solver_stats."""
+        request = pb.GetStateRequest(include_contacts=include_contacts)
+        sensors = sensors_message(sensors, pb.Sensors)
+        if sensors is not None:
+            request.sensors.CopyFrom(sensors)
+        return self._state(self._call("get_state", request).state)
+
+    def add_imu(self, name, robot, link, position=None, orientation=None, accel_noise=0.0,
+                gyro_noise=0.0, accel_bias=None, gyro_bias=None, seed=0):
+        """Adds an IMU site on a robot's link (a link or frame name), at `position` and
+        `orientation` (w, x, y, z) in the link frame; noise standard deviations in m/s² and
+        rad/s, biases in site axes; seed of the noise (deterministic). Its readings come with
+        sensors={"imus"}: state.robots[robot].imus[name]."""
+        request = pb.AddImuRequest(name=name, robot=robot, link=link, accel_noise=accel_noise,
+                                   gyro_noise=gyro_noise, seed=seed)
+        if position is not None or orientation is not None:
+            _pose(request.pose, position or (0.0, 0.0, 0.0), orientation)
+        _vec3(request.accel_bias, accel_bias)
+        _vec3(request.gyro_bias, gyro_bias)
+        self._call("add_imu", request)
 
     def load_model(self, urdf_path=None, urdf_text=None, name="", base_position=None,
                    base_orientation=None, base="default", self_collision=False):
@@ -258,6 +427,7 @@ class Client(_Socket):
             request.urdf_text = urdf_text
         _pose(request.base_pose, base_position, base_orientation)
         request.base_type = _enum(pb.LoadModelRequest.Base, base, "BASE_")
+        self._forget_infos()
         return self._call("load_model", request).robot
 
     def spawn(self, shape, name="", radius=0.0, half_length=0.0, half_extents=None,
@@ -279,10 +449,12 @@ class Client(_Socket):
 
     def remove(self, name):
         """Removes a body or a robot by name."""
+        self._forget_infos()
         self._call("remove", pb.RemoveRequest(name=name))
 
     def reset(self):
         """Back to the world as the daemon loaded it at start-up."""
+        self._forget_infos()
         self._call("reset", pb.ResetRequest())
 
     def save_state(self, slot=""):
@@ -298,6 +470,7 @@ class Client(_Socket):
             request = pb.RestoreStateRequest(snapshot=snapshot)
         else:
             request = pb.RestoreStateRequest(slot=slot)
+        self._forget_infos()
         return self._call("restore_state", request).time
 
     def set_settings(self, timestep=None, gravity=None, iterations=None, sor_omega=None,
@@ -346,11 +519,22 @@ class Client(_Socket):
         vectors (nq and nv values); or `joints` maps joint names to a position, or to a pair
         (position, velocity) where either may be None; base_* set a floating base's pose
         (orientation (w, x, y, z), unset: identity) and twist (world axes). The next step
-        starts from exactly this state (the robot's warm starts are dropped)."""
+        starts from exactly this state (the robot's warm starts are dropped). q and qd may
+        also be dicts {joint name: value}, merged into `joints`."""
+        joints = dict(joints or {})
+        if isinstance(q, dict) or isinstance(qd, dict):
+            named_q = q if isinstance(q, dict) else {}
+            named_qd = qd if isinstance(qd, dict) else {}
+            for name in list(named_q) + [n for n in named_qd if n not in named_q]:
+                position, velocity = joints.get(name, (None, None)) \
+                    if isinstance(joints.get(name), (tuple, list)) else (joints.get(name), None)
+                joints[name] = (named_q.get(name, position), named_qd.get(name, velocity))
+            q = None if isinstance(q, dict) else q
+            qd = None if isinstance(qd, dict) else qd
         request = pb.SetRobotStateRequest(robot=robot)
         request.q.extend(q if q is not None else [])
         request.qd.extend(qd if qd is not None else [])
-        for name, value in (joints or {}).items():
+        for name, value in joints.items():
             position, velocity = value if isinstance(value, (tuple, list)) else (value, None)
             joint = request.joints.add(name=name)
             if position is not None:
@@ -433,7 +617,9 @@ class Subscriber(_Socket):
         super().__init__(zmq.SUB, endpoint, context, [(zmq.SUBSCRIBE, STATE_TOPIC)])
 
     def receive(self, timeout_ms=None):
-        """The next published State; LcpsimTimeout if none comes within timeout_ms."""
+        """The next published State (a lcpsim.state.State, robots by name but links by
+        position: the subscriber has no RobotInfo); LcpsimTimeout if none comes within
+        timeout_ms."""
         deadline = _deadline(timeout_ms)
         while True:
             if not _wait(self._socket, zmq.POLLIN, deadline):
@@ -446,4 +632,4 @@ class Subscriber(_Socket):
                 state.ParseFromString(frames[0][len(STATE_TOPIC):])
             except DecodeError as error:
                 raise LcpsimProtocolError("undecodable state (%s)" % error)
-            return state
+            return State(state)

@@ -80,9 +80,9 @@ class LiveTest(unittest.TestCase):
         for q, qd, goal in zip(arm.q, arm.qd, pose):
             self.assertAlmostEqual(q, goal, delta=0.01)
             self.assertAlmostEqual(qd, 0.0, delta=0.01)
-        # Without return_state there is no state, but the time still comes back.
+        # Without return_state the State has no robots or bodies, but the time comes back.
         reply = self.sim.step(2)
-        self.assertFalse(reply.HasField("state"))
+        self.assertEqual((len(reply.robots), len(reply.bodies)), (0, 0))
         self.assertAlmostEqual(reply.time, before.time + (self.steps_for(SETTLE_SECONDS) + 2) * self.timestep,
                                delta=1e-9)
 
