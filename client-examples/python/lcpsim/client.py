@@ -202,10 +202,10 @@ class StepHandle:
 
     def result(self, timeout_ms=None):
         """The Step's State (as Client.step returns it); waits at most timeout_ms (None:
-        as long as it takes)."""
+        as long as it takes). After a LcpsimTimeout it may be called again."""
         if self._state is None:
             reply = self._client._receive(self.id, "step", _deadline(timeout_ms),
-                                          "%s ms" % timeout_ms)
+                                          "%s ms" % timeout_ms, keep_on_timeout=True)
             self._state = self._client._step_state(reply)
         return self._state
 
@@ -284,22 +284,22 @@ class Client(_Socket):
             self._read_one("step")
         return request_id in self._replies
 
-    def _receive(self, request_id, call, deadline, waited=None):
-        try:
-            while request_id not in self._replies:
-                if not _wait(self._socket, zmq.POLLIN, deadline):
-                    raise LcpsimTimeout("%s: no reply from %s within %s"
-                                        % (call, self.endpoint,
-                                           waited or "%s ms" % self.timeout_ms))
-                reply = self._read_one(call)
-                # Id 0 answers a request the daemon could not decode; take it as the
-                # answer to the request waited for.
-                if reply.id == 0 and reply.status.code != pb.Status.OK:
-                    self._replies[request_id] = reply
-            reply = self._replies.pop(request_id)
-        finally:
-            if request_id not in self._replies:
-                self._outstanding.pop(request_id, None)
+    def _receive(self, request_id, call, deadline, waited=None, keep_on_timeout=False):
+        """The answer to request `request_id`, waited for until `deadline`. On a timeout the
+        request is forgotten (its late reply will be dropped) unless keep_on_timeout."""
+        while request_id not in self._replies:
+            if not _wait(self._socket, zmq.POLLIN, deadline):
+                if not keep_on_timeout:
+                    self._outstanding.pop(request_id, None)
+                raise LcpsimTimeout("%s: no reply from %s within %s"
+                                    % (call, self.endpoint, waited or "%s ms" % self.timeout_ms))
+            reply = self._read_one(call)
+            # Id 0 answers a request the daemon could not decode; take it as the answer to
+            # the request waited for.
+            if reply.id == 0 and reply.status.code != pb.Status.OK:
+                self._replies[request_id] = reply
+        reply = self._replies.pop(request_id)
+        self._outstanding.pop(request_id, None)
         if reply.status.code != pb.Status.OK:
             raise LcpsimError(reply.status.code, reply.status.message)
         if reply.WhichOneof("result") != call:
@@ -522,15 +522,15 @@ class Client(_Socket):
         starts from exactly this state (the robot's warm starts are dropped). q and qd may
         also be dicts {joint name: value}, merged into `joints`."""
         joints = dict(joints or {})
-        if isinstance(q, dict) or isinstance(qd, dict):
-            named_q = q if isinstance(q, dict) else {}
-            named_qd = qd if isinstance(qd, dict) else {}
-            for name in list(named_q) + [n for n in named_qd if n not in named_q]:
-                position, velocity = joints.get(name, (None, None)) \
-                    if isinstance(joints.get(name), (tuple, list)) else (joints.get(name), None)
-                joints[name] = (named_q.get(name, position), named_qd.get(name, velocity))
-            q = None if isinstance(q, dict) else q
-            qd = None if isinstance(qd, dict) else qd
+        for values, slot in ((q, 0), (qd, 1)):
+            if isinstance(values, dict):
+                for name, value in values.items():
+                    given = joints.get(name)
+                    pair = list(given) if isinstance(given, (tuple, list)) else [given, None]
+                    pair[slot] = value
+                    joints[name] = tuple(pair)
+        q = None if isinstance(q, dict) else q
+        qd = None if isinstance(qd, dict) else qd
         request = pb.SetRobotStateRequest(robot=robot)
         request.q.extend(q if q is not None else [])
         request.qd.extend(qd if qd is not None else [])

@@ -256,6 +256,8 @@ class State(View):
         self.step_count = message.step_count if step_count is None else step_count
         self.steps_run = steps_run
         self.cancelled = cancelled
+        self._robots = None
+        self._bodies = None
 
     @property
     def state(self):
@@ -263,13 +265,18 @@ class State(View):
 
     @property
     def robots(self):
-        return Named([RobotState(r, self._infos.get(r.name)) for r in self.message.robots],
-                     [r.name for r in self.message.robots])
+        if self._robots is None:  # made once: a State is not changed after it is made
+            self._robots = Named([RobotState(r, self._infos.get(r.name))
+                                  for r in self.message.robots],
+                                 [r.name for r in self.message.robots])
+        return self._robots
 
     @property
     def bodies(self):
-        return Named([View(b) for b in self.message.bodies],
-                     [b.name or str(b.id) for b in self.message.bodies])
+        if self._bodies is None:
+            self._bodies = Named([View(b) for b in self.message.bodies],
+                                 [b.name or str(b.id) for b in self.message.bodies])
+        return self._bodies
 
 
 SENSOR_GROUPS = ("link_twists", "link_accelerations", "imus", "joint_wrenches",

@@ -8,6 +8,7 @@ import importlib.metadata
 import os
 
 import lcpsim
+import lcpsim.state
 from lcpsim.v1 import lcpsim_pb2
 from live_daemon import LiveDaemon
 
@@ -19,7 +20,7 @@ def require(condition, message):
 
 
 venv = os.environ["LCPSIM_VENV_DIR"]
-for module in (lcpsim, lcpsim_pb2):
+for module in (lcpsim, lcpsim.state, lcpsim_pb2):
     where = os.path.realpath(module.__file__)
     require(where.startswith(venv + os.sep),
             "%s comes from %s, not from the venv %s" % (module.__name__, where, venv))
@@ -33,7 +34,11 @@ try:
         reply = sim.ping(b"installed")  # raises unless the payload comes back
         require(reply.server_version != "", "an empty server_version")
         state = sim.step(1, return_state=True).state
-        require(isinstance(state, lcpsim_pb2.State), "a %s, not a State" % type(state))
+        # step() returns the client's State (it returned a StepReply whose .state was the
+        # protocol's State); the protocol's message is its .message.
+        require(isinstance(state, lcpsim.State), "a %s, not a State" % type(state))
+        require(isinstance(state.message, lcpsim_pb2.State),
+                "a %s, not the protocol's State" % type(state.message))
         require(state.step_count == 1, "step_count %d after one step" % state.step_count)
 finally:
     status = daemon.stop()

@@ -99,6 +99,9 @@ class StateTypeTest(unittest.TestCase):
         self.assertEqual(arm.position("joint2"), 0.4)
         self.assertEqual(arm.velocity("joint2"), 0.25)
         self.assertEqual(arm.velocity("joint4"), -0.1)
+        self.sim.set_robot_state("arm7", joints={"joint5": (0.2, 0.3)}, qd={"joint5": -0.5})
+        arm5 = self.sim.get_state().robots["arm7"]
+        self.assertEqual((arm5.position("joint5"), arm5.velocity("joint5")), (0.2, -0.5))
         self.assertEqual(arm.q[names.q_index["joint2"]], 0.4)
         last_link = arm_info.links[-1]
         self.assertEqual(pack(arm.link_poses[last_link].position),
@@ -153,6 +156,8 @@ class StateTypeTest(unittest.TestCase):
         # Ping is answered while the Step runs; once it is, the Step has started.
         self.assertEqual(self.sim.ping(b"meanwhile").payload, b"meanwhile")
         self.assertFalse(handle.done())
+        with self.assertRaises(lcpsim.LcpsimTimeout):
+            handle.result(timeout_ms=0)  # still running; the handle stays usable
         cancel = handle.cancel()
         self.assertTrue(cancel.cancelled)
         self.assertEqual(cancel.step_id, handle.id)
