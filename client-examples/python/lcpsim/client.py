@@ -313,11 +313,12 @@ class Client(_Socket):
 
     # ---- names and states ----
 
-    def _robot_infos(self):
-        """RobotInfo by robot name, from a GetInfo made once and again after any call that
-        may change the robots (load_model, remove, reset, restore_state)."""
-        if self._infos is None:
-            self._infos = {robot.name: robot for robot in self.get_info().robots}
+    def _robot_infos(self, robots=()):
+        """RobotInfo by robot name, from a GetInfo made once and again after any call of this
+        client that may change the robots (load_model, remove, reset, restore_state) or when
+        one of `robots` is not known (another client loaded it)."""
+        if self._infos is None or any(name not in self._infos for name in robots):
+            self.get_info()
         return self._infos
 
     def _forget_infos(self):
@@ -325,19 +326,22 @@ class Client(_Socket):
 
     def names(self, robot):
         """The RobotNames (joint, link and frame name-to-index maps) of a robot."""
-        infos = self._robot_infos()
+        infos = self._robot_infos([robot])
         if robot not in infos:
             raise KeyError("no robot %r (there are %s)" % (robot, ", ".join(infos) or "none"))
         return RobotNames(infos[robot])
 
+    def _infos_for(self, message):
+        names = [robot.name for robot in message.robots]
+        return self._robot_infos(names) if names else None
+
     def _state(self, message):
-        return State(message, self._robot_infos() if len(message.robots) else None)
+        return State(message, self._infos_for(message))
 
     def _step_state(self, reply):
-        state = State(reply.state, self._robot_infos() if len(reply.state.robots) else None,
-                      time=reply.time, step_count=reply.step_count,
-                      steps_run=reply.steps_run, cancelled=reply.cancelled)
-        return state
+        return State(reply.state, self._infos_for(reply.state), time=reply.time,
+                     step_count=reply.step_count, steps_run=reply.steps_run,
+                     cancelled=reply.cancelled)
 
     # ---- the calls ----
 

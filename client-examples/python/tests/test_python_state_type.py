@@ -118,7 +118,10 @@ class StateTypeTest(unittest.TestCase):
             target("arm7", position={"joint1": 0.0}, kp={"joint2": 10.0})
 
     def test_frames_by_name(self):
-        self.sim.load_model(urdf_text=POST_URDF, base="fixed", base_position=POST_BASE)
+        self.sim.get_state()  # this client now knows the robots there are
+        # Loaded by another client: this one learns the robot's names when it first sees it.
+        with Client(self.daemon.rep, timeout_ms=20000) as other:
+            other.load_model(urdf_text=POST_URDF, base="fixed", base_position=POST_BASE)
         names = self.sim.names("post")
         self.assertEqual(names.frames, {"tip": 0})
         post = self.sim.get_state().robots["post"]
