@@ -211,9 +211,11 @@ static const char *call_name(Lcpsim__V1__Request__CallCase call) {
 }
 
 /* Sends `request` (its id set here) and waits for its reply: OK with the reply, which answers the
- * same call, in `*reply` (the caller frees it), or a negative code with last_error set. Replies to
- * earlier, timed-out requests are discarded. */
-static int call(lcpsim_client_t *client, request_t *request, reply_t **reply) {
+ * same call, in `*reply` (the caller frees it with the same allocator), or a negative code with
+ * last_error set. Replies are decoded with `allocator` (NULL: malloc). Replies to earlier,
+ * timed-out requests are discarded. */
+static int call_with(lcpsim_client_t *client, request_t *request, ProtobufCAllocator *allocator,
+                     reply_t **reply) {
   *reply = NULL;
   client->last_error[0] = '\0';
   const char *name = call_name(request->call_case);
@@ -252,7 +254,7 @@ static int call(lcpsim_client_t *client, request_t *request, reply_t **reply) {
         continue;
       return fail(client, LCPSIM_ERR_TRANSPORT, "%s: receive: %s", name, zmq_strerror(errno));
     }
-    reply_t *received = frames == 2 ? lcpsim__v1__reply__unpack(NULL, zmq_msg_size(&payload),
+    reply_t *received = frames == 2 ? lcpsim__v1__reply__unpack(allocator, zmq_msg_size(&payload),
                                                                 zmq_msg_data(&payload))
                                     : NULL;
     zmq_msg_close(&payload);
@@ -263,25 +265,29 @@ static int call(lcpsim_client_t *client, request_t *request, reply_t **reply) {
     bool undecoded = received->id == 0 && received->status &&
                      received->status->code != LCPSIM__V1__STATUS__CODE__OK;
     if (received->id != request->id && !undecoded) {
-      lcpsim__v1__reply__free_unpacked(received, NULL);
+      lcpsim__v1__reply__free_unpacked(received, allocator);
       continue;
     }
     if (received->status && received->status->code != LCPSIM__V1__STATUS__CODE__OK) {
       int code = -(int)received->status->code;
       fail(client, code, "%s", received->status->message);
-      lcpsim__v1__reply__free_unpacked(received, NULL);
+      lcpsim__v1__reply__free_unpacked(received, allocator);
       /* A code this client does not know still reads as a server error, never as OK. */
       return code < 0 ? code : LCPSIM_ERR_PROTOCOL;
     }
     if ((int)received->result_case != (int)request->call_case) {
       int result = (int)received->result_case;
-      lcpsim__v1__reply__free_unpacked(received, NULL);
+      lcpsim__v1__reply__free_unpacked(received, allocator);
       return fail(client, LCPSIM_ERR_PROTOCOL, "%s: the reply answers another call (result %d)",
                   name, result);
     }
     *reply = received;
     return LCPSIM_OK;
   }
+}
+
+static int call(lcpsim_client_t *client, request_t *request, reply_t **reply) {
+  return call_with(client, request, NULL, reply);
 }
 
 static int missing(lcpsim_client_t *client, reply_t *reply, const char *what) {
@@ -379,12 +385,27 @@ static bool target_is_valid(const lcpsim_target_t *target) {
          (target->torque || target->n_torque == 0);
 }
 
-int lcpsim_client_step(lcpsim_client_t *client, int steps, const lcpsim_target_t *targets,
-                       size_t n_targets, lcpsim_contacts_t contacts, lcpsim_state_t **state) {
-  if (!client || (n_targets > 0 && !targets))
-    return LCPSIM_ERR_USAGE;
-  if (state)
-    *state = NULL;
+/* The protocol's Sensors message for a set of LCPSIM_SENSOR_* flags. */
+static Lcpsim__V1__Sensors sensors_message(unsigned sensors) {
+  Lcpsim__V1__Sensors message = LCPSIM__V1__SENSORS__INIT;
+  message.link_twists = (sensors & LCPSIM_SENSOR_LINK_TWISTS) != 0;
+  message.link_accelerations = (sensors & LCPSIM_SENSOR_LINK_ACCELERATIONS) != 0;
+  message.imus = (sensors & LCPSIM_SENSOR_IMUS) != 0;
+  message.joint_wrenches = (sensors & LCPSIM_SENSOR_JOINT_WRENCHES) != 0;
+  message.contact_wrenches = (sensors & LCPSIM_SENSOR_CONTACT_WRENCHES) != 0;
+  message.energy = (sensors & LCPSIM_SENSOR_ENERGY) != 0;
+  message.solver_stats = (sensors & LCPSIM_SENSOR_SOLVER_STATS) != 0;
+  return message;
+}
+
+/* A Step; with want_state, `*state` points into `*reply` (decoded with `allocator`), which the
+ * caller frees once done with both. */
+static int step_call(lcpsim_client_t *client, int steps, const lcpsim_target_t *targets,
+                     size_t n_targets, lcpsim_contacts_t contacts, unsigned sensors,
+                     bool want_state, ProtobufCAllocator *allocator, reply_t **reply,
+                     lcpsim_state_t **state) {
+  *reply = NULL;
+  *state = NULL;
   for (size_t i = 0; i < n_targets; ++i)
     if (!target_is_valid(&targets[i]))
       return fail(client, LCPSIM_ERR_USAGE, "step: target %zu has an array of NULL", i);
@@ -399,25 +420,55 @@ int lcpsim_client_step(lcpsim_client_t *client, int steps, const lcpsim_target_t
     messages[i] = target_message(&targets[i]);
     pointers[i] = &messages[i];
   }
+  Lcpsim__V1__Sensors sensors_wanted = sensors_message(sensors);
   Lcpsim__V1__StepRequest step = LCPSIM__V1__STEP_REQUEST__INIT;
   step.steps = steps;
   step.n_targets = n_targets;
   step.targets = pointers;
-  step.return_state = state != NULL;
-  step.include_contacts = state != NULL && contacts == LCPSIM_WITH_CONTACTS;
+  step.return_state = want_state;
+  step.include_contacts = want_state && contacts == LCPSIM_WITH_CONTACTS;
+  /* Unset when none is wanted, so a plain control tick sends what it sent before. */
+  step.sensors = want_state && sensors ? &sensors_wanted : NULL;
   request_t request = LCPSIM__V1__REQUEST__INIT;
   request.call_case = LCPSIM__V1__REQUEST__CALL_STEP;
   request.step = &step;
-  reply_t *reply = NULL;
-  int code = call(client, &request, &reply);
+  int code = call_with(client, &request, allocator, reply);
   free(messages);
   free(pointers);
   if (code != LCPSIM_OK)
     return code;
+  if (want_state) {
+    if (!(*reply)->step || !(*reply)->step->state) {
+      lcpsim__v1__reply__free_unpacked(*reply, allocator);
+      *reply = NULL;
+      return fail(client, LCPSIM_ERR_PROTOCOL, "the reply has no state");
+    }
+    *state = (*reply)->step->state;
+  }
+  return LCPSIM_OK;
+}
+
+int lcpsim_client_step(lcpsim_client_t *client, int steps, const lcpsim_target_t *targets,
+                       size_t n_targets, lcpsim_contacts_t contacts, lcpsim_state_t **state) {
+  return lcpsim_client_step_sensors(client, steps, targets, n_targets, contacts, 0, state);
+}
+
+int lcpsim_client_step_sensors(lcpsim_client_t *client, int steps, const lcpsim_target_t *targets,
+                               size_t n_targets, lcpsim_contacts_t contacts, unsigned sensors,
+                               lcpsim_state_t **state) {
+  if (!client || (n_targets > 0 && !targets))
+    return LCPSIM_ERR_USAGE;
+  if (state)
+    *state = NULL;
+  reply_t *reply = NULL;
+  lcpsim_state_t *decoded = NULL;
+  int code = step_call(client, steps, targets, n_targets, contacts, sensors, state != NULL, NULL,
+                       &reply, &decoded);
+  if (code != LCPSIM_OK)
+    return code;
   if (state) {
-    if (!reply->step || !reply->step->state)
-      return missing(client, reply, "state");
-    *state = reply->step->state;
+    /* Every sub-message of an unpacked message is its own allocation: hand this one over. */
+    *state = decoded;
     reply->step->state = NULL;
   }
   lcpsim__v1__reply__free_unpacked(reply, NULL);
@@ -445,26 +496,174 @@ int lcpsim_client_set_target(lcpsim_client_t *client, const lcpsim_target_t *tar
   return call_for_status(client, &request);
 }
 
-int lcpsim_client_get_state(lcpsim_client_t *client, lcpsim_contacts_t contacts,
-                            lcpsim_state_t **state) {
-  if (!client || !state)
-    return LCPSIM_ERR_USAGE;
+static int get_state_call(lcpsim_client_t *client, lcpsim_contacts_t contacts, unsigned sensors,
+                          ProtobufCAllocator *allocator, reply_t **reply, lcpsim_state_t **state) {
+  *reply = NULL;
   *state = NULL;
+  Lcpsim__V1__Sensors sensors_wanted = sensors_message(sensors);
   Lcpsim__V1__GetStateRequest get_state = LCPSIM__V1__GET_STATE_REQUEST__INIT;
   get_state.include_contacts = contacts == LCPSIM_WITH_CONTACTS;
+  get_state.sensors = sensors ? &sensors_wanted : NULL;
   request_t request = LCPSIM__V1__REQUEST__INIT;
   request.call_case = LCPSIM__V1__REQUEST__CALL_GET_STATE;
   request.get_state = &get_state;
-  reply_t *reply = NULL;
-  int code = call(client, &request, &reply);
+  int code = call_with(client, &request, allocator, reply);
   if (code != LCPSIM_OK)
     return code;
-  if (!reply->get_state || !reply->get_state->state)
-    return missing(client, reply, "state");
-  *state = reply->get_state->state;
+  if (!(*reply)->get_state || !(*reply)->get_state->state) {
+    lcpsim__v1__reply__free_unpacked(*reply, allocator);
+    *reply = NULL;
+    return fail(client, LCPSIM_ERR_PROTOCOL, "the reply has no state");
+  }
+  *state = (*reply)->get_state->state;
+  return LCPSIM_OK;
+}
+
+int lcpsim_client_get_state(lcpsim_client_t *client, lcpsim_contacts_t contacts,
+                            lcpsim_state_t **state) {
+  return lcpsim_client_get_state_sensors(client, contacts, 0, state);
+}
+
+int lcpsim_client_get_state_sensors(lcpsim_client_t *client, lcpsim_contacts_t contacts,
+                                    unsigned sensors, lcpsim_state_t **state) {
+  if (!client || !state)
+    return LCPSIM_ERR_USAGE;
+  *state = NULL;
+  reply_t *reply = NULL;
+  lcpsim_state_t *decoded = NULL;
+  int code = get_state_call(client, contacts, sensors, NULL, &reply, &decoded);
+  if (code != LCPSIM_OK)
+    return code;
+  *state = decoded;
   reply->get_state->state = NULL;
   lcpsim__v1__reply__free_unpacked(reply, NULL);
   return LCPSIM_OK;
+}
+
+/* ---- a state buffer reused across ticks ---- */
+
+/* An arena: protobuf-c allocates the decoded reply from its blocks and frees nothing; a reset
+ * makes the whole arena free again. After a reset that found more than one block, the blocks are
+ * merged into one of their total size, so a steady loop decodes its states with no malloc. */
+typedef struct arena_block {
+  struct arena_block *next;
+  size_t capacity;
+  size_t used;
+  max_align_t data[]; /* aligned for any decoded field */
+} arena_block_t;
+
+struct lcpsim_state_buffer {
+  ProtobufCAllocator allocator;
+  arena_block_t *blocks; /* the block allocated from first; older ones follow */
+  size_t total_capacity;
+};
+
+enum { ARENA_FIRST_BLOCK = 16384 };
+
+static arena_block_t *arena_block_new(size_t capacity) {
+  arena_block_t *block = malloc(sizeof *block + capacity);
+  if (block)
+    *block = (arena_block_t){.capacity = capacity};
+  return block;
+}
+
+static void *arena_alloc(void *data, size_t size) {
+  lcpsim_state_buffer_t *buffer = data;
+  const size_t alignment = sizeof(max_align_t);
+  size = (size + alignment - 1) / alignment * alignment;
+  arena_block_t *block = buffer->blocks;
+  if (!block || block->capacity - block->used < size) {
+    size_t capacity = buffer->total_capacity > size ? buffer->total_capacity : size;
+    arena_block_t *grown = arena_block_new(capacity);
+    if (!grown)
+      return NULL;
+    grown->next = block;
+    buffer->blocks = block = grown;
+    buffer->total_capacity += capacity;
+  }
+  void *memory = (char *)block->data + block->used;
+  block->used += size;
+  return memory;
+}
+
+/* Memory goes back at the next reset. */
+static void arena_free(void *data, void *pointer) {
+  (void)data;
+  (void)pointer;
+}
+
+static void arena_release(lcpsim_state_buffer_t *buffer) {
+  for (arena_block_t *block = buffer->blocks; block;) {
+    arena_block_t *next = block->next;
+    free(block);
+    block = next;
+  }
+  buffer->blocks = NULL;
+  buffer->total_capacity = 0;
+}
+
+static void arena_reset(lcpsim_state_buffer_t *buffer) {
+  if (buffer->blocks && buffer->blocks->next) {
+    size_t total = buffer->total_capacity;
+    arena_release(buffer);
+    buffer->blocks = arena_block_new(total); /* on failure the next allocation tries again */
+    buffer->total_capacity = buffer->blocks ? total : 0;
+  }
+  if (buffer->blocks)
+    buffer->blocks->used = 0;
+}
+
+int lcpsim_state_buffer_new(lcpsim_state_buffer_t **buffer) {
+  if (!buffer)
+    return LCPSIM_ERR_USAGE;
+  *buffer = calloc(1, sizeof **buffer);
+  if (!*buffer)
+    return LCPSIM_ERR_NO_MEMORY;
+  (*buffer)->allocator = (ProtobufCAllocator){arena_alloc, arena_free, *buffer};
+  (*buffer)->blocks = arena_block_new(ARENA_FIRST_BLOCK);
+  (*buffer)->total_capacity = (*buffer)->blocks ? ARENA_FIRST_BLOCK : 0;
+  return LCPSIM_OK;
+}
+
+void lcpsim_state_buffer_destroy(lcpsim_state_buffer_t **buffer) {
+  if (!buffer || !*buffer)
+    return;
+  arena_release(*buffer);
+  free(*buffer);
+  *buffer = NULL;
+}
+
+size_t lcpsim_state_buffer_capacity(const lcpsim_state_buffer_t *buffer) {
+  return buffer ? buffer->total_capacity : 0;
+}
+
+int lcpsim_client_step_into(lcpsim_client_t *client, int steps, const lcpsim_target_t *targets,
+                            size_t n_targets, lcpsim_contacts_t contacts, unsigned sensors,
+                            lcpsim_state_buffer_t *buffer, const lcpsim_state_t **state) {
+  if (!client || (n_targets > 0 && !targets) || !buffer || !state)
+    return LCPSIM_ERR_USAGE;
+  *state = NULL;
+  arena_reset(buffer);
+  reply_t *reply = NULL;
+  lcpsim_state_t *decoded = NULL;
+  int code = step_call(client, steps, targets, n_targets, contacts, sensors, true,
+                       &buffer->allocator, &reply, &decoded);
+  *state = decoded;
+  return code;
+}
+
+int lcpsim_client_get_state_into(lcpsim_client_t *client, lcpsim_contacts_t contacts,
+                                 unsigned sensors, lcpsim_state_buffer_t *buffer,
+                                 const lcpsim_state_t **state) {
+  if (!client || !buffer || !state)
+    return LCPSIM_ERR_USAGE;
+  *state = NULL;
+  arena_reset(buffer);
+  reply_t *reply = NULL;
+  lcpsim_state_t *decoded = NULL;
+  int code = get_state_call(client, contacts, sensors, &buffer->allocator, &reply, &decoded);
+  *state = decoded;
+  return code;
 }
 
 /* The message parts of a pose; they live in the caller's frame. */
@@ -1066,4 +1265,39 @@ int lcpsim_client_set_dynamics(lcpsim_client_t *client, const lcpsim_body_dynami
   free(joint_messages);
   free(joint_pointers);
   return code;
+}
+
+/* ---- sensors ---- */
+
+int lcpsim_client_add_imu(lcpsim_client_t *client, const lcpsim_imu_t *imu) {
+  if (!client || !imu || !imu->name || !imu->robot || !imu->link)
+    return LCPSIM_ERR_USAGE;
+  Lcpsim__V1__AddImuRequest add = LCPSIM__V1__ADD_IMU_REQUEST__INIT;
+  add.name = (char *)imu->name;
+  add.robot = (char *)imu->robot;
+  add.link = (char *)imu->link;
+  pose_message_t pose;
+  pose_message(&imu->pose, &pose);
+  add.pose = &pose.pose;
+  add.accel_noise = imu->accel_noise;
+  add.gyro_noise = imu->gyro_noise;
+  Lcpsim__V1__Vec3 accel_bias = vec3_message(imu->accel_bias);
+  Lcpsim__V1__Vec3 gyro_bias = vec3_message(imu->gyro_bias);
+  add.accel_bias = &accel_bias;
+  add.gyro_bias = &gyro_bias;
+  add.seed = imu->seed;
+  request_t request = LCPSIM__V1__REQUEST__INIT;
+  request.call_case = LCPSIM__V1__REQUEST__CALL_ADD_IMU;
+  request.add_imu = &add;
+  return call_for_status(client, &request);
+}
+
+const lcpsim_imu_reading_t *lcpsim_state_find_imu(const lcpsim_state_t *state, const char *name) {
+  if (!state || !name)
+    return NULL;
+  for (size_t i = 0; i < state->n_robots; ++i)
+    for (size_t j = 0; j < state->robots[i]->n_imus; ++j)
+      if (strcmp(state->robots[i]->imus[j]->name, name) == 0)
+        return state->robots[i]->imus[j];
+  return NULL;
 }
