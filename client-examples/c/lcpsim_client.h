@@ -454,9 +454,44 @@ int lcpsim_client_set_dynamics(lcpsim_client_t *client, const lcpsim_body_dynami
 /* Adds an IMU; its readings come with LCPSIM_SENSOR_IMUS (lcpsim_state_find_imu). */
 int lcpsim_client_add_imu(lcpsim_client_t *client, const lcpsim_imu_t *imu);
 
-/* CancelStep is not offered: every call here is synchronous on the client's one socket, so while
- * a Step waits for its reply nothing else can be sent, and the daemon accepts a cancel only from
- * the Step's own socket. Bound a long Step with smaller Steps in a loop instead. */
+/* ---- a Step that can be cancelled ----
+ *
+ * The daemon takes a CancelStep only from the Step's own socket, and a synchronous step call
+ * cannot send while it waits. So a Step to be cancelled is started (sent, not awaited), may be
+ * cancelled by lcpsim_client_cancel_step on the same client, and is finished by
+ * lcpsim_client_step_finish, which waits for its reply (at most the timeout; after
+ * LCPSIM_ERR_TIMEOUT the Step stays pending and step_finish may be called again). One Step may be
+ * pending at a time. Other calls may be made meanwhile: Ping and GetInfo are answered at once, the
+ * daemon holds the rest until the Step is over; the Step's reply, if it comes during another call,
+ * is kept for step_finish. */
+
+typedef struct {
+  double time;
+  uint64_t step_count;
+  int32_t steps_run; /* of the steps requested: all of them unless cancelled */
+  bool cancelled;
+} lcpsim_step_result_t;
+
+typedef struct {
+  bool cancelled; /* false: no Step of this client (with that id) was running */
+  uint64_t step_id;
+  int32_t steps_run;
+  int32_t steps_requested;
+} lcpsim_cancel_result_t;
+
+/* Sends a Step (as lcpsim_client_step_sensors; with return_state the reply carries the state) and
+ * returns without waiting; step_id (may be NULL) gets its request id. */
+int lcpsim_client_step_start(lcpsim_client_t *client, int steps, const lcpsim_target_t *targets,
+                             size_t n_targets, lcpsim_contacts_t contacts, unsigned sensors,
+                             bool return_state, uint64_t *step_id);
+/* Waits for the started Step's reply. result and state (each may be NULL) receive what it says;
+ * the state (with return_state) is the caller's to destroy. */
+int lcpsim_client_step_finish(lcpsim_client_t *client, lcpsim_step_result_t *result,
+                              lcpsim_state_t **state);
+/* Cancels this client's running Step with that id (0: whichever runs); its steps run so far are
+ * kept. result (may be NULL) receives the reply. */
+int lcpsim_client_cancel_step(lcpsim_client_t *client, uint64_t step_id,
+                              lcpsim_cancel_result_t *result);
 
 LCP_API_END
 #ifdef __cplusplus
