@@ -18,6 +18,12 @@ struct lcpsim_client {
   void *socket;
   int timeout_ms;
   uint64_t last_id;
+  /* A Step sent by lcpsim_client_step_start whose reply has not been taken yet (0: none), and its
+   * reply's bytes when another call received it first. */
+  uint64_t pending_step_id;
+  bool pending_step_state;
+  uint8_t *stashed_step_reply;
+  size_t stashed_step_reply_size;
   char last_error[512];
 };
 
@@ -145,6 +151,7 @@ void lcpsim_client_destroy(lcpsim_client_t **client) {
     zmq_close(self->socket);
   if (self->context)
     zmq_ctx_term(self->context);
+  free(self->stashed_step_reply);
   free(self);
   *client = NULL;
 }
@@ -210,16 +217,15 @@ static const char *call_name(Lcpsim__V1__Request__CallCase call) {
   return field ? field->name : "call";
 }
 
-/* Sends `request` (its id set here) and waits for its reply: OK with the reply, which answers the
- * same call, in `*reply` (the caller frees it), or a negative code with last_error set. Replies to
- * earlier, timed-out requests are discarded. */
-static int call(lcpsim_client_t *client, request_t *request, reply_t **reply) {
-  *reply = NULL;
+static int64_t call_deadline(const lcpsim_client_t *client) {
+  return client->timeout_ms < 0 ? -1 : monotonic_ms() + client->timeout_ms;
+}
+
+/* Sends `request` with a new id (set here), without waiting for the reply. */
+static int send_request(lcpsim_client_t *client, request_t *request, int64_t deadline) {
   client->last_error[0] = '\0';
   const char *name = call_name(request->call_case);
-  int64_t deadline = client->timeout_ms < 0 ? -1 : monotonic_ms() + client->timeout_ms;
   request->id = ++client->last_id;
-
   size_t size = lcpsim__v1__request__get_packed_size(request);
   uint8_t *bytes = malloc(size ? size : 1);
   if (!bytes)
@@ -235,7 +241,38 @@ static int call(lcpsim_client_t *client, request_t *request, reply_t **reply) {
                 client->timeout_ms);
   if (sent < 0)
     return fail(client, LCPSIM_ERR_TRANSPORT, "%s: send: %s", name, zmq_strerror(errno));
+  return LCPSIM_OK;
+}
 
+/* Checks a decoded reply to request `id` of call `call_case`: OK keeps it in `*reply`; an error
+ * status or another call's result frees it and returns the code. */
+static int accept_reply(lcpsim_client_t *client, reply_t *received, int call_case, const char *name,
+                        ProtobufCAllocator *allocator, reply_t **reply) {
+  if (received->status && received->status->code != LCPSIM__V1__STATUS__CODE__OK) {
+    int code = -(int)received->status->code;
+    fail(client, code, "%s", received->status->message);
+    lcpsim__v1__reply__free_unpacked(received, allocator);
+    /* A code this client does not know still reads as a server error, never as OK. */
+    return code < 0 ? code : LCPSIM_ERR_PROTOCOL;
+  }
+  if ((int)received->result_case != call_case) {
+    int result = (int)received->result_case;
+    lcpsim__v1__reply__free_unpacked(received, allocator);
+    return fail(client, LCPSIM_ERR_PROTOCOL, "%s: the reply answers another call (result %d)", name,
+                result);
+  }
+  *reply = received;
+  return LCPSIM_OK;
+}
+
+/* Waits for the reply to request `id` (of call `call_case`), decoded with `allocator`. The reply
+ * of a pending started Step that comes meanwhile is kept for lcpsim_client_step_finish; replies to
+ * earlier, timed-out requests are discarded. */
+static int receive_reply(lcpsim_client_t *client, uint64_t id, int call_case,
+                         ProtobufCAllocator *allocator, int64_t deadline, reply_t **reply) {
+  *reply = NULL;
+  const char *name = call_name((Lcpsim__V1__Request__CallCase)call_case);
+  int waited = 0;
   for (;;) {
     waited = wait_for(client->socket, ZMQ_POLLIN, deadline);
     if (waited == 0)
@@ -252,9 +289,19 @@ static int call(lcpsim_client_t *client, request_t *request, reply_t **reply) {
         continue;
       return fail(client, LCPSIM_ERR_TRANSPORT, "%s: receive: %s", name, zmq_strerror(errno));
     }
-    reply_t *received = frames == 2 ? lcpsim__v1__reply__unpack(NULL, zmq_msg_size(&payload),
+    reply_t *received = frames == 2 ? lcpsim__v1__reply__unpack(allocator, zmq_msg_size(&payload),
                                                                 zmq_msg_data(&payload))
                                     : NULL;
+    if (received && received->id != id && received->id == client->pending_step_id &&
+        !client->stashed_step_reply) {
+      /* Kept as bytes: `allocator` may be an arena that the next call resets. */
+      size_t size = zmq_msg_size(&payload);
+      client->stashed_step_reply = malloc(size ? size : 1);
+      if (client->stashed_step_reply) {
+        memcpy(client->stashed_step_reply, zmq_msg_data(&payload), size);
+        client->stashed_step_reply_size = size;
+      }
+    }
     zmq_msg_close(&payload);
     if (!received)
       return fail(client, LCPSIM_ERR_PROTOCOL, "%s: undecodable reply (%d frames)", name, frames);
@@ -262,26 +309,29 @@ static int call(lcpsim_client_t *client, request_t *request, reply_t **reply) {
      * time, that is this one. Any other id is the late reply to a request that timed out. */
     bool undecoded = received->id == 0 && received->status &&
                      received->status->code != LCPSIM__V1__STATUS__CODE__OK;
-    if (received->id != request->id && !undecoded) {
-      lcpsim__v1__reply__free_unpacked(received, NULL);
+    if (received->id != id && !undecoded) {
+      lcpsim__v1__reply__free_unpacked(received, allocator);
       continue;
     }
-    if (received->status && received->status->code != LCPSIM__V1__STATUS__CODE__OK) {
-      int code = -(int)received->status->code;
-      fail(client, code, "%s", received->status->message);
-      lcpsim__v1__reply__free_unpacked(received, NULL);
-      /* A code this client does not know still reads as a server error, never as OK. */
-      return code < 0 ? code : LCPSIM_ERR_PROTOCOL;
-    }
-    if ((int)received->result_case != (int)request->call_case) {
-      int result = (int)received->result_case;
-      lcpsim__v1__reply__free_unpacked(received, NULL);
-      return fail(client, LCPSIM_ERR_PROTOCOL, "%s: the reply answers another call (result %d)",
-                  name, result);
-    }
-    *reply = received;
-    return LCPSIM_OK;
+    return accept_reply(client, received, call_case, name, allocator, reply);
   }
+}
+
+/* Sends `request` (its id set here) and waits for its reply: OK with the reply, which answers the
+ * same call, in `*reply` (the caller frees it with the same allocator), or a negative code with
+ * last_error set. Replies are decoded with `allocator` (NULL: malloc). */
+static int call_with(lcpsim_client_t *client, request_t *request, ProtobufCAllocator *allocator,
+                     reply_t **reply) {
+  *reply = NULL;
+  int64_t deadline = call_deadline(client);
+  int code = send_request(client, request, deadline);
+  if (code != LCPSIM_OK)
+    return code;
+  return receive_reply(client, request->id, (int)request->call_case, allocator, deadline, reply);
+}
+
+static int call(lcpsim_client_t *client, request_t *request, reply_t **reply) {
+  return call_with(client, request, NULL, reply);
 }
 
 static int missing(lcpsim_client_t *client, reply_t *reply, const char *what) {
@@ -379,12 +429,43 @@ static bool target_is_valid(const lcpsim_target_t *target) {
          (target->torque || target->n_torque == 0);
 }
 
-int lcpsim_client_step(lcpsim_client_t *client, int steps, const lcpsim_target_t *targets,
-                       size_t n_targets, lcpsim_contacts_t contacts, lcpsim_state_t **state) {
-  if (!client || (n_targets > 0 && !targets))
-    return LCPSIM_ERR_USAGE;
-  if (state)
-    *state = NULL;
+/* The protocol's Sensors message for a set of LCPSIM_SENSOR_* flags. */
+static Lcpsim__V1__Sensors sensors_message(unsigned sensors) {
+  Lcpsim__V1__Sensors message = LCPSIM__V1__SENSORS__INIT;
+  message.link_twists = (sensors & LCPSIM_SENSOR_LINK_TWISTS) != 0;
+  message.link_accelerations = (sensors & LCPSIM_SENSOR_LINK_ACCELERATIONS) != 0;
+  message.imus = (sensors & LCPSIM_SENSOR_IMUS) != 0;
+  message.joint_wrenches = (sensors & LCPSIM_SENSOR_JOINT_WRENCHES) != 0;
+  message.contact_wrenches = (sensors & LCPSIM_SENSOR_CONTACT_WRENCHES) != 0;
+  message.energy = (sensors & LCPSIM_SENSOR_ENERGY) != 0;
+  message.solver_stats = (sensors & LCPSIM_SENSOR_SOLVER_STATS) != 0;
+  return message;
+}
+
+/* Takes a Step's reply: with want_state, `*state` points into `*reply` (decoded with
+ * `allocator`), which the caller frees once done with both. */
+static int take_step_reply(lcpsim_client_t *client, bool want_state, ProtobufCAllocator *allocator,
+                           reply_t **reply, lcpsim_state_t **state) {
+  if (want_state) {
+    if (!(*reply)->step || !(*reply)->step->state) {
+      lcpsim__v1__reply__free_unpacked(*reply, allocator);
+      *reply = NULL;
+      return fail(client, LCPSIM_ERR_PROTOCOL, "the reply has no state");
+    }
+    *state = (*reply)->step->state;
+  }
+  return LCPSIM_OK;
+}
+
+/* A Step; with want_state, `*state` points into `*reply` (decoded with `allocator`), which the
+ * caller frees once done with both. With `started` not NULL the Step is only sent: `*started`
+ * gets its id and no reply is awaited. */
+static int step_call(lcpsim_client_t *client, int steps, const lcpsim_target_t *targets,
+                     size_t n_targets, lcpsim_contacts_t contacts, unsigned sensors,
+                     bool want_state, ProtobufCAllocator *allocator, reply_t **reply,
+                     lcpsim_state_t **state, uint64_t *started) {
+  *reply = NULL;
+  *state = NULL;
   for (size_t i = 0; i < n_targets; ++i)
     if (!target_is_valid(&targets[i]))
       return fail(client, LCPSIM_ERR_USAGE, "step: target %zu has an array of NULL", i);
@@ -399,25 +480,51 @@ int lcpsim_client_step(lcpsim_client_t *client, int steps, const lcpsim_target_t
     messages[i] = target_message(&targets[i]);
     pointers[i] = &messages[i];
   }
+  Lcpsim__V1__Sensors sensors_wanted = sensors_message(sensors);
   Lcpsim__V1__StepRequest step = LCPSIM__V1__STEP_REQUEST__INIT;
   step.steps = steps;
   step.n_targets = n_targets;
   step.targets = pointers;
-  step.return_state = state != NULL;
-  step.include_contacts = state != NULL && contacts == LCPSIM_WITH_CONTACTS;
+  step.return_state = want_state;
+  step.include_contacts = want_state && contacts == LCPSIM_WITH_CONTACTS;
+  /* Unset when none is wanted, so a plain control tick sends what it sent before. */
+  step.sensors = want_state && sensors ? &sensors_wanted : NULL;
   request_t request = LCPSIM__V1__REQUEST__INIT;
   request.call_case = LCPSIM__V1__REQUEST__CALL_STEP;
   request.step = &step;
-  reply_t *reply = NULL;
-  int code = call(client, &request, &reply);
+  int code = started ? send_request(client, &request, call_deadline(client))
+                     : call_with(client, &request, allocator, reply);
   free(messages);
   free(pointers);
+  if (code != LCPSIM_OK || started) {
+    if (started && code == LCPSIM_OK)
+      *started = request.id;
+    return code;
+  }
+  return take_step_reply(client, want_state, allocator, reply, state);
+}
+
+int lcpsim_client_step(lcpsim_client_t *client, int steps, const lcpsim_target_t *targets,
+                       size_t n_targets, lcpsim_contacts_t contacts, lcpsim_state_t **state) {
+  return lcpsim_client_step_sensors(client, steps, targets, n_targets, contacts, 0, state);
+}
+
+int lcpsim_client_step_sensors(lcpsim_client_t *client, int steps, const lcpsim_target_t *targets,
+                               size_t n_targets, lcpsim_contacts_t contacts, unsigned sensors,
+                               lcpsim_state_t **state) {
+  if (!client || (n_targets > 0 && !targets))
+    return LCPSIM_ERR_USAGE;
+  if (state)
+    *state = NULL;
+  reply_t *reply = NULL;
+  lcpsim_state_t *decoded = NULL;
+  int code = step_call(client, steps, targets, n_targets, contacts, sensors, state != NULL, NULL,
+                       &reply, &decoded, NULL);
   if (code != LCPSIM_OK)
     return code;
   if (state) {
-    if (!reply->step || !reply->step->state)
-      return missing(client, reply, "state");
-    *state = reply->step->state;
+    /* Every sub-message of an unpacked message is its own allocation: hand this one over. */
+    *state = decoded;
     reply->step->state = NULL;
   }
   lcpsim__v1__reply__free_unpacked(reply, NULL);
@@ -445,26 +552,174 @@ int lcpsim_client_set_target(lcpsim_client_t *client, const lcpsim_target_t *tar
   return call_for_status(client, &request);
 }
 
-int lcpsim_client_get_state(lcpsim_client_t *client, lcpsim_contacts_t contacts,
-                            lcpsim_state_t **state) {
-  if (!client || !state)
-    return LCPSIM_ERR_USAGE;
+static int get_state_call(lcpsim_client_t *client, lcpsim_contacts_t contacts, unsigned sensors,
+                          ProtobufCAllocator *allocator, reply_t **reply, lcpsim_state_t **state) {
+  *reply = NULL;
   *state = NULL;
+  Lcpsim__V1__Sensors sensors_wanted = sensors_message(sensors);
   Lcpsim__V1__GetStateRequest get_state = LCPSIM__V1__GET_STATE_REQUEST__INIT;
   get_state.include_contacts = contacts == LCPSIM_WITH_CONTACTS;
+  get_state.sensors = sensors ? &sensors_wanted : NULL;
   request_t request = LCPSIM__V1__REQUEST__INIT;
   request.call_case = LCPSIM__V1__REQUEST__CALL_GET_STATE;
   request.get_state = &get_state;
-  reply_t *reply = NULL;
-  int code = call(client, &request, &reply);
+  int code = call_with(client, &request, allocator, reply);
   if (code != LCPSIM_OK)
     return code;
-  if (!reply->get_state || !reply->get_state->state)
-    return missing(client, reply, "state");
-  *state = reply->get_state->state;
+  if (!(*reply)->get_state || !(*reply)->get_state->state) {
+    lcpsim__v1__reply__free_unpacked(*reply, allocator);
+    *reply = NULL;
+    return fail(client, LCPSIM_ERR_PROTOCOL, "the reply has no state");
+  }
+  *state = (*reply)->get_state->state;
+  return LCPSIM_OK;
+}
+
+int lcpsim_client_get_state(lcpsim_client_t *client, lcpsim_contacts_t contacts,
+                            lcpsim_state_t **state) {
+  return lcpsim_client_get_state_sensors(client, contacts, 0, state);
+}
+
+int lcpsim_client_get_state_sensors(lcpsim_client_t *client, lcpsim_contacts_t contacts,
+                                    unsigned sensors, lcpsim_state_t **state) {
+  if (!client || !state)
+    return LCPSIM_ERR_USAGE;
+  *state = NULL;
+  reply_t *reply = NULL;
+  lcpsim_state_t *decoded = NULL;
+  int code = get_state_call(client, contacts, sensors, NULL, &reply, &decoded);
+  if (code != LCPSIM_OK)
+    return code;
+  *state = decoded;
   reply->get_state->state = NULL;
   lcpsim__v1__reply__free_unpacked(reply, NULL);
   return LCPSIM_OK;
+}
+
+/* ---- a state buffer reused across ticks ---- */
+
+/* An arena: protobuf-c allocates the decoded reply from its blocks and frees nothing; a reset
+ * makes the whole arena free again. After a reset that found more than one block, the blocks are
+ * merged into one of their total size, so a steady loop decodes its states with no malloc. */
+typedef struct arena_block {
+  struct arena_block *next;
+  size_t capacity;
+  size_t used;
+  max_align_t data[]; /* aligned for any decoded field */
+} arena_block_t;
+
+struct lcpsim_state_buffer {
+  ProtobufCAllocator allocator;
+  arena_block_t *blocks; /* the block allocated from first; older ones follow */
+  size_t total_capacity;
+};
+
+enum { ARENA_FIRST_BLOCK = 16384 };
+
+static arena_block_t *arena_block_new(size_t capacity) {
+  arena_block_t *block = malloc(sizeof *block + capacity);
+  if (block)
+    *block = (arena_block_t){.capacity = capacity};
+  return block;
+}
+
+static void *arena_alloc(void *data, size_t size) {
+  lcpsim_state_buffer_t *buffer = data;
+  const size_t alignment = sizeof(max_align_t);
+  size = (size + alignment - 1) / alignment * alignment;
+  arena_block_t *block = buffer->blocks;
+  if (!block || block->capacity - block->used < size) {
+    size_t capacity = buffer->total_capacity > size ? buffer->total_capacity : size;
+    arena_block_t *grown = arena_block_new(capacity);
+    if (!grown)
+      return NULL;
+    grown->next = block;
+    buffer->blocks = block = grown;
+    buffer->total_capacity += capacity;
+  }
+  void *memory = (char *)block->data + block->used;
+  block->used += size;
+  return memory;
+}
+
+/* Memory goes back at the next reset. */
+static void arena_free(void *data, void *pointer) {
+  (void)data;
+  (void)pointer;
+}
+
+static void arena_release(lcpsim_state_buffer_t *buffer) {
+  for (arena_block_t *block = buffer->blocks; block;) {
+    arena_block_t *next = block->next;
+    free(block);
+    block = next;
+  }
+  buffer->blocks = NULL;
+  buffer->total_capacity = 0;
+}
+
+static void arena_reset(lcpsim_state_buffer_t *buffer) {
+  if (buffer->blocks && buffer->blocks->next) {
+    size_t total = buffer->total_capacity;
+    arena_release(buffer);
+    buffer->blocks = arena_block_new(total); /* on failure the next allocation tries again */
+    buffer->total_capacity = buffer->blocks ? total : 0;
+  }
+  if (buffer->blocks)
+    buffer->blocks->used = 0;
+}
+
+int lcpsim_state_buffer_new(lcpsim_state_buffer_t **buffer) {
+  if (!buffer)
+    return LCPSIM_ERR_USAGE;
+  *buffer = calloc(1, sizeof **buffer);
+  if (!*buffer)
+    return LCPSIM_ERR_NO_MEMORY;
+  (*buffer)->allocator = (ProtobufCAllocator){arena_alloc, arena_free, *buffer};
+  (*buffer)->blocks = arena_block_new(ARENA_FIRST_BLOCK);
+  (*buffer)->total_capacity = (*buffer)->blocks ? ARENA_FIRST_BLOCK : 0;
+  return LCPSIM_OK;
+}
+
+void lcpsim_state_buffer_destroy(lcpsim_state_buffer_t **buffer) {
+  if (!buffer || !*buffer)
+    return;
+  arena_release(*buffer);
+  free(*buffer);
+  *buffer = NULL;
+}
+
+size_t lcpsim_state_buffer_capacity(const lcpsim_state_buffer_t *buffer) {
+  return buffer ? buffer->total_capacity : 0;
+}
+
+int lcpsim_client_step_into(lcpsim_client_t *client, int steps, const lcpsim_target_t *targets,
+                            size_t n_targets, lcpsim_contacts_t contacts, unsigned sensors,
+                            lcpsim_state_buffer_t *buffer, const lcpsim_state_t **state) {
+  if (!client || (n_targets > 0 && !targets) || !buffer || !state)
+    return LCPSIM_ERR_USAGE;
+  *state = NULL;
+  arena_reset(buffer);
+  reply_t *reply = NULL;
+  lcpsim_state_t *decoded = NULL;
+  int code = step_call(client, steps, targets, n_targets, contacts, sensors, true,
+                       &buffer->allocator, &reply, &decoded, NULL);
+  *state = decoded;
+  return code;
+}
+
+int lcpsim_client_get_state_into(lcpsim_client_t *client, lcpsim_contacts_t contacts,
+                                 unsigned sensors, lcpsim_state_buffer_t *buffer,
+                                 const lcpsim_state_t **state) {
+  if (!client || !buffer || !state)
+    return LCPSIM_ERR_USAGE;
+  *state = NULL;
+  arena_reset(buffer);
+  reply_t *reply = NULL;
+  lcpsim_state_t *decoded = NULL;
+  int code = get_state_call(client, contacts, sensors, &buffer->allocator, &reply, &decoded);
+  *state = decoded;
+  return code;
 }
 
 /* The message parts of a pose; they live in the caller's frame. */
@@ -1066,4 +1321,132 @@ int lcpsim_client_set_dynamics(lcpsim_client_t *client, const lcpsim_body_dynami
   free(joint_messages);
   free(joint_pointers);
   return code;
+}
+
+/* ---- sensors ---- */
+
+int lcpsim_client_add_imu(lcpsim_client_t *client, const lcpsim_imu_t *imu) {
+  if (!client || !imu || !imu->name || !imu->robot || !imu->link)
+    return LCPSIM_ERR_USAGE;
+  Lcpsim__V1__AddImuRequest add = LCPSIM__V1__ADD_IMU_REQUEST__INIT;
+  add.name = (char *)imu->name;
+  add.robot = (char *)imu->robot;
+  add.link = (char *)imu->link;
+  pose_message_t pose;
+  pose_message(&imu->pose, &pose);
+  add.pose = &pose.pose;
+  add.accel_noise = imu->accel_noise;
+  add.gyro_noise = imu->gyro_noise;
+  Lcpsim__V1__Vec3 accel_bias = vec3_message(imu->accel_bias);
+  Lcpsim__V1__Vec3 gyro_bias = vec3_message(imu->gyro_bias);
+  add.accel_bias = &accel_bias;
+  add.gyro_bias = &gyro_bias;
+  add.seed = imu->seed;
+  request_t request = LCPSIM__V1__REQUEST__INIT;
+  request.call_case = LCPSIM__V1__REQUEST__CALL_ADD_IMU;
+  request.add_imu = &add;
+  return call_for_status(client, &request);
+}
+
+const lcpsim_imu_reading_t *lcpsim_state_find_imu(const lcpsim_state_t *state, const char *name) {
+  if (!state || !name)
+    return NULL;
+  for (size_t i = 0; i < state->n_robots; ++i)
+    for (size_t j = 0; j < state->robots[i]->n_imus; ++j)
+      if (strcmp(state->robots[i]->imus[j]->name, name) == 0)
+        return state->robots[i]->imus[j];
+  return NULL;
+}
+
+/* ---- a Step that can be cancelled ---- */
+
+int lcpsim_client_step_start(lcpsim_client_t *client, int steps, const lcpsim_target_t *targets,
+                             size_t n_targets, lcpsim_contacts_t contacts, unsigned sensors,
+                             bool return_state, uint64_t *step_id) {
+  if (!client || (n_targets > 0 && !targets))
+    return LCPSIM_ERR_USAGE;
+  if (client->pending_step_id != 0)
+    return fail(client, LCPSIM_ERR_USAGE, "step_start: a started Step has not been finished");
+  reply_t *reply = NULL;
+  lcpsim_state_t *state = NULL;
+  uint64_t id = 0;
+  int code = step_call(client, steps, targets, n_targets, contacts, sensors, return_state, NULL,
+                       &reply, &state, &id);
+  if (code != LCPSIM_OK)
+    return code;
+  client->pending_step_id = id;
+  client->pending_step_state = return_state;
+  if (step_id)
+    *step_id = id;
+  return LCPSIM_OK;
+}
+
+int lcpsim_client_step_finish(lcpsim_client_t *client, lcpsim_step_result_t *result,
+                              lcpsim_state_t **state) {
+  if (!client)
+    return LCPSIM_ERR_USAGE;
+  if (state)
+    *state = NULL;
+  if (client->pending_step_id == 0)
+    return fail(client, LCPSIM_ERR_USAGE, "step_finish: no Step was started");
+  reply_t *reply = NULL;
+  int code;
+  if (client->stashed_step_reply) {
+    reply_t *received = lcpsim__v1__reply__unpack(NULL, client->stashed_step_reply_size,
+                                                  client->stashed_step_reply);
+    free(client->stashed_step_reply);
+    client->stashed_step_reply = NULL;
+    code = received ? accept_reply(client, received, LCPSIM__V1__REQUEST__CALL_STEP, "step", NULL,
+                                   &reply)
+                    : fail(client, LCPSIM_ERR_PROTOCOL, "step: undecodable reply");
+  } else {
+    code = receive_reply(client, client->pending_step_id, LCPSIM__V1__REQUEST__CALL_STEP, NULL,
+                         call_deadline(client), &reply);
+    /* A timeout leaves the Step pending: a later step_finish waits for it again. */
+    if (code == LCPSIM_ERR_TIMEOUT)
+      return code;
+  }
+  bool want_state = client->pending_step_state;
+  client->pending_step_id = 0;
+  if (code != LCPSIM_OK)
+    return code;
+  lcpsim_state_t *decoded = NULL;
+  code = take_step_reply(client, want_state, NULL, &reply, &decoded);
+  if (code != LCPSIM_OK)
+    return code;
+  if (result)
+    *result = (lcpsim_step_result_t){.time = reply->step->time,
+                                     .step_count = reply->step->step_count,
+                                     .steps_run = reply->step->steps_run,
+                                     .cancelled = reply->step->cancelled};
+  if (state && decoded) {
+    *state = decoded;
+    reply->step->state = NULL;
+  }
+  lcpsim__v1__reply__free_unpacked(reply, NULL);
+  return LCPSIM_OK;
+}
+
+int lcpsim_client_cancel_step(lcpsim_client_t *client, uint64_t step_id,
+                              lcpsim_cancel_result_t *result) {
+  if (!client)
+    return LCPSIM_ERR_USAGE;
+  Lcpsim__V1__CancelStepRequest cancel = LCPSIM__V1__CANCEL_STEP_REQUEST__INIT;
+  cancel.step_id = step_id;
+  request_t request = LCPSIM__V1__REQUEST__INIT;
+  request.call_case = LCPSIM__V1__REQUEST__CALL_CANCEL_STEP;
+  request.cancel_step = &cancel;
+  reply_t *reply = NULL;
+  int code = call(client, &request, &reply);
+  if (code != LCPSIM_OK)
+    return code;
+  if (!reply->cancel_step)
+    return missing(client, reply, "cancel_step");
+  if (result)
+    *result = (lcpsim_cancel_result_t){.cancelled = reply->cancel_step->cancelled,
+                                       .step_id = reply->cancel_step->step_id,
+                                       .steps_run = reply->cancel_step->steps_run,
+                                       .steps_requested = reply->cancel_step->steps_requested};
+  lcpsim__v1__reply__free_unpacked(reply, NULL);
+  return LCPSIM_OK;
 }

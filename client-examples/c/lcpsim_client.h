@@ -61,6 +61,16 @@ typedef Lcpsim__V1__State lcpsim_state_t;
 typedef Lcpsim__V1__RobotState lcpsim_robot_state_t;
 typedef Lcpsim__V1__BodyState lcpsim_body_state_t;
 typedef Lcpsim__V1__Contact lcpsim_contact_t;
+/* Sensor readings (each present only when its LCPSIM_SENSOR_* flag was asked for):
+ * lcpsim_robot_state_t: imus[n_imus], joint_wrenches[n_joint_wrenches],
+ * link_contact_wrenches[n_link_contact_wrenches], energy, link_twists, link_twists_local,
+ * link_accelerations, qdd; lcpsim_body_state_t: contact_wrench, energy; lcpsim_state_t:
+ * solver_stats; lcpsim_contact_t: friction_impulse. */
+typedef Lcpsim__V1__ImuReading lcpsim_imu_reading_t;
+typedef Lcpsim__V1__JointWrench lcpsim_joint_wrench_t;
+typedef Lcpsim__V1__ContactWrench lcpsim_contact_wrench_t;
+typedef Lcpsim__V1__Energy lcpsim_energy_t;
+typedef Lcpsim__V1__SolverStats lcpsim_solver_stats_t;
 
 void lcpsim_info_destroy(lcpsim_info_t **info);
 void lcpsim_robot_info_destroy(lcpsim_robot_info_t **robot);
@@ -70,6 +80,8 @@ void lcpsim_state_destroy(lcpsim_state_t **state);
 /* The robot of that name in `info` or `state`, or NULL. */
 const lcpsim_robot_info_t *lcpsim_info_find_robot(const lcpsim_info_t *info, const char *name);
 const lcpsim_robot_state_t *lcpsim_state_find_robot(const lcpsim_state_t *state, const char *name);
+/* The reading of the IMU of that name in `state` (any robot's), or NULL. */
+const lcpsim_imu_reading_t *lcpsim_state_find_imu(const lcpsim_state_t *state, const char *name);
 
 /* ---- inputs ---- */
 
@@ -199,6 +211,33 @@ typedef enum {
   LCPSIM_WITH_CONTACTS = 1,
 } lcpsim_contacts_t;
 
+/* Readings a state may carry (the protocol's Sensors message), OR'd together; 0 asks for none,
+ * which costs the daemon nothing. Forces and accelerations are those of the last step. */
+enum {
+  LCPSIM_SENSOR_LINK_TWISTS = 1u << 0,        /* link_twists, link_twists_local */
+  LCPSIM_SENSOR_LINK_ACCELERATIONS = 1u << 1, /* link_accelerations, qdd */
+  LCPSIM_SENSOR_IMUS = 1u << 2,               /* imus */
+  LCPSIM_SENSOR_JOINT_WRENCHES = 1u << 3,     /* joint_wrenches */
+  /* link_contact_wrenches, a body's contact_wrench, with contacts friction_impulse */
+  LCPSIM_SENSOR_CONTACT_WRENCHES = 1u << 4,
+  LCPSIM_SENSOR_ENERGY = 1u << 5,       /* a robot's and a body's energy */
+  LCPSIM_SENSOR_SOLVER_STATS = 1u << 6, /* the state's solver_stats */
+  LCPSIM_SENSOR_ALL = (1u << 7) - 1,
+};
+
+/* An IMU site on a robot's link (AddImuRequest). A zeroed pose is the link frame. */
+typedef struct {
+  const char *name; /* unique among IMUs */
+  const char *robot;
+  const char *link;
+  lcpsim_pose_t pose;   /* the site in the link frame */
+  double accel_noise;   /* standard deviation, m/s^2, >= 0 */
+  double gyro_noise;    /* standard deviation, rad/s, >= 0 */
+  double accel_bias[3]; /* m/s^2, site axes */
+  double gyro_bias[3];  /* rad/s, site axes */
+  uint64_t seed;        /* the noise is a function of (seed, step count) */
+} lcpsim_imu_t;
+
 /* ---- the client ---- */
 
 typedef struct lcpsim_client lcpsim_client_t;
@@ -225,10 +264,39 @@ int lcpsim_client_get_info(lcpsim_client_t *client, lcpsim_info_t **info);
 int lcpsim_client_step(lcpsim_client_t *client, int steps, const lcpsim_target_t *targets,
                        size_t n_targets, lcpsim_contacts_t contacts, lcpsim_state_t **state);
 
+/* As lcpsim_client_step, with the readings `sensors` (LCPSIM_SENSOR_* flags) in the state. */
+int lcpsim_client_step_sensors(lcpsim_client_t *client, int steps, const lcpsim_target_t *targets,
+                               size_t n_targets, lcpsim_contacts_t contacts, unsigned sensors,
+                               lcpsim_state_t **state);
+
 int lcpsim_client_set_target(lcpsim_client_t *client, const lcpsim_target_t *target);
 
 int lcpsim_client_get_state(lcpsim_client_t *client, lcpsim_contacts_t contacts,
                             lcpsim_state_t **state);
+int lcpsim_client_get_state_sensors(lcpsim_client_t *client, lcpsim_contacts_t contacts,
+                                    unsigned sensors, lcpsim_state_t **state);
+
+/* ---- a state buffer reused across ticks ----
+ *
+ * A control loop need not allocate a state per tick: lcpsim_client_step_into and
+ * lcpsim_client_get_state_into decode the state into a buffer the caller keeps. The buffer owns
+ * the state: `*state` stays valid until the next _into call with the same buffer (which reuses
+ * the memory) or the buffer's destroy; never pass it to lcpsim_state_destroy. The buffer grows to
+ * the largest state seen and then decodes without allocating. One buffer serves one state at a
+ * time; keep two buffers to hold two states. After a failure `*state` is NULL. */
+typedef struct lcpsim_state_buffer lcpsim_state_buffer_t;
+
+int lcpsim_state_buffer_new(lcpsim_state_buffer_t **buffer);
+void lcpsim_state_buffer_destroy(lcpsim_state_buffer_t **buffer);
+/* The bytes the buffer holds for decoding. */
+size_t lcpsim_state_buffer_capacity(const lcpsim_state_buffer_t *buffer);
+
+int lcpsim_client_step_into(lcpsim_client_t *client, int steps, const lcpsim_target_t *targets,
+                            size_t n_targets, lcpsim_contacts_t contacts, unsigned sensors,
+                            lcpsim_state_buffer_t *buffer, const lcpsim_state_t **state);
+int lcpsim_client_get_state_into(lcpsim_client_t *client, lcpsim_contacts_t contacts,
+                                 unsigned sensors, lcpsim_state_buffer_t *buffer,
+                                 const lcpsim_state_t **state);
 
 /* Loads a robot; `robot` (may be NULL) receives its description. */
 int lcpsim_client_load_model(lcpsim_client_t *client, const lcpsim_model_t *model,
@@ -380,6 +448,50 @@ int lcpsim_client_clear_wrench(lcpsim_client_t *client, uint32_t hold_id);
 int lcpsim_client_set_dynamics(lcpsim_client_t *client, const lcpsim_body_dynamics_t *bodies,
                                size_t n_bodies, const lcpsim_joint_dynamics_t *joints,
                                size_t n_joints);
+
+/* ---- sensors ---- */
+
+/* Adds an IMU; its readings come with LCPSIM_SENSOR_IMUS (lcpsim_state_find_imu). */
+int lcpsim_client_add_imu(lcpsim_client_t *client, const lcpsim_imu_t *imu);
+
+/* ---- a Step that can be cancelled ----
+ *
+ * The daemon takes a CancelStep only from the Step's own socket, and a synchronous step call
+ * cannot send while it waits. So a Step to be cancelled is started (sent, not awaited), may be
+ * cancelled by lcpsim_client_cancel_step on the same client, and is finished by
+ * lcpsim_client_step_finish, which waits for its reply (at most the timeout; after
+ * LCPSIM_ERR_TIMEOUT the Step stays pending and step_finish may be called again). One Step may be
+ * pending at a time. Other calls may be made meanwhile: Ping and GetInfo are answered at once, the
+ * daemon holds the rest until the Step is over; the Step's reply, if it comes during another call,
+ * is kept for step_finish. */
+
+typedef struct {
+  double time;
+  uint64_t step_count;
+  int32_t steps_run; /* of the steps requested: all of them unless cancelled */
+  bool cancelled;
+} lcpsim_step_result_t;
+
+typedef struct {
+  bool cancelled; /* false: no Step of this client (with that id) was running */
+  uint64_t step_id;
+  int32_t steps_run;
+  int32_t steps_requested;
+} lcpsim_cancel_result_t;
+
+/* Sends a Step (as lcpsim_client_step_sensors; with return_state the reply carries the state) and
+ * returns without waiting; step_id (may be NULL) gets its request id. */
+int lcpsim_client_step_start(lcpsim_client_t *client, int steps, const lcpsim_target_t *targets,
+                             size_t n_targets, lcpsim_contacts_t contacts, unsigned sensors,
+                             bool return_state, uint64_t *step_id);
+/* Waits for the started Step's reply. result and state (each may be NULL) receive what it says;
+ * the state (with return_state) is the caller's to destroy. */
+int lcpsim_client_step_finish(lcpsim_client_t *client, lcpsim_step_result_t *result,
+                              lcpsim_state_t **state);
+/* Cancels this client's running Step with that id (0: whichever runs); its steps run so far are
+ * kept. result (may be NULL) receives the reply. */
+int lcpsim_client_cancel_step(lcpsim_client_t *client, uint64_t step_id,
+                              lcpsim_cancel_result_t *result);
 
 LCP_API_END
 #ifdef __cplusplus

@@ -208,9 +208,11 @@ class Client {
   }
 
   // Steps `steps` times after applying `targets` (an array of SetTarget
-  // requests, all or none). Resolves with { time, stepCount, state }.
-  step(steps = 1, { targets = [], returnState = false, includeContacts = false } = {}, options) {
-    return this.call('step', { steps, targets, returnState, includeContacts }, options);
+  // requests, all or none). Resolves with { time, stepCount, state,
+  // stepsRun, cancelled }. sensors (with returnState): the readings wanted,
+  // e.g. { imus: true, energy: true } (see getState); left out: none.
+  step(steps = 1, { targets = [], returnState = false, includeContacts = false, sensors } = {}, options) {
+    return this.call('step', { steps, targets, returnState, includeContacts, sensors }, options);
   }
 
   // request: { robot, joints | indices, mode, position, velocity, kp, kd,
@@ -220,9 +222,15 @@ class Client {
     return this.call('setTarget', request, options);
   }
 
-  // Resolves with the State: { time, stepCount, robots, bodies, contacts }.
-  async getState({ includeContacts = false } = {}, options) {
-    const reply = await this.call('getState', { includeContacts }, options);
+  // Resolves with the State: { time, stepCount, robots, bodies, contacts,
+  // solverStats }. sensors: the readings wanted, any of { linkTwists,
+  // linkAccelerations, imus, jointWrenches, contactWrenches, energy,
+  // solverStats } set true; each adds its fields (robot.imus,
+  // robot.jointWrenches, robot.linkContactWrenches, robot.energy,
+  // body.contactWrench, body.energy, state.solverStats, ...), which are
+  // otherwise empty ([] or null).
+  async getState({ includeContacts = false, sensors } = {}, options) {
+    const reply = await this.call('getState', { includeContacts, sensors }, options);
     return reply.state;
   }
 
@@ -294,6 +302,14 @@ class Client {
   // lower, upper, effortLimit, velocityLimit }] }: all or nothing.
   setDynamics(request, options) {
     return this.call('setDynamics', request, options);
+  }
+
+  // request: { name, robot, link, pose, accelNoise, gyroNoise, accelBias,
+  // gyroBias, seed }: an IMU site on a robot's link, read with
+  // sensors: { imus: true } (robot.imus: [{ name, link, specificForce,
+  // angularRate }], site axes; at rest specificForce is +|g| up).
+  addImu(request, options) {
+    return this.call('addImu', request, options);
   }
 
   // Stops this client's running Step (the one with request id stepId, or

@@ -910,6 +910,51 @@ static void an_answer_with_id_0_is_this_requests_error(void **state) {
   fake_stop(&fake);
 }
 
+/* A started Step of 2*10^7 steps: a Ping is answered while it runs, CancelStep stops it (the Step's
+ * reply, which comes first, is kept for step_finish), and both replies report the same steps run,
+ * which the world's step count shows. A short started Step finishes with its state. */
+static void a_started_step_is_cancelled(void **state) {
+  live_t *live = *state;
+  lcpsim_client_t *c = live->client;
+  const int steps = 20000000;
+  uint64_t id = 0;
+  assert_int_equal(
+      lcpsim_client_step_start(c, steps, NULL, 0, LCPSIM_WITHOUT_CONTACTS, 0, false, &id),
+      LCPSIM_OK);
+  assert_true(id > 0);
+  assert_int_equal(lcpsim_client_step_start(c, 1, NULL, 0, LCPSIM_WITHOUT_CONTACTS, 0, false, NULL),
+                   LCPSIM_ERR_USAGE);
+  assert_int_equal(lcpsim_client_ping(c, NULL, 0), LCPSIM_OK);
+  lcpsim_cancel_result_t cancel = {0};
+  assert_int_equal(lcpsim_client_cancel_step(c, id, &cancel), LCPSIM_OK);
+  assert_true(cancel.cancelled);
+  assert_int_equal(cancel.step_id, id);
+  assert_int_equal(cancel.steps_requested, steps);
+  assert_true(cancel.steps_run > 0 && cancel.steps_run < steps);
+  lcpsim_step_result_t result = {0};
+  assert_int_equal(lcpsim_client_step_finish(c, &result, NULL), LCPSIM_OK);
+  assert_true(result.cancelled);
+  assert_int_equal(result.steps_run, cancel.steps_run);
+  assert_int_equal(result.step_count, (uint64_t)cancel.steps_run);
+  const uint64_t count = result.step_count;
+  assert_int_equal(lcpsim_client_step_finish(c, &result, NULL), LCPSIM_ERR_USAGE);
+  /* Nothing runs now: nothing to cancel. */
+  lcpsim_cancel_result_t none = {0};
+  assert_int_equal(lcpsim_client_cancel_step(c, 0, &none), LCPSIM_OK);
+  assert_false(none.cancelled);
+
+  assert_int_equal(lcpsim_client_step_start(c, 3, NULL, 0, LCPSIM_WITHOUT_CONTACTS, 0, true, NULL),
+                   LCPSIM_OK);
+  lcpsim_state_t *after = NULL;
+  assert_int_equal(lcpsim_client_step_finish(c, &result, &after), LCPSIM_OK);
+  assert_false(result.cancelled);
+  assert_int_equal(result.steps_run, 3);
+  assert_non_null(after);
+  assert_int_equal(result.step_count, count + 3);
+  assert_int_equal(after->step_count, count + 3);
+  lcpsim_state_destroy(&after);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s PATH_TO_LCPSIMD\n", argv[0]);
@@ -934,6 +979,7 @@ int main(int argc, char **argv) {
       LIVE(realtime_mode_steps_without_step_calls),
       LIVE(subscribe_streams_every_kth_state),
       LIVE(server_errors_come_back_as_codes_with_the_message),
+      LIVE(a_started_step_is_cancelled),
       cmocka_unit_test(a_silent_endpoint_times_out),
       cmocka_unit_test(a_malformed_endpoint_is_refused),
       cmocka_unit_test(a_late_reply_is_discarded),
