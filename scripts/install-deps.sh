@@ -8,9 +8,10 @@ set -eu
 # collision meshes in OBJ, COLLADA and other formats). Daemon and
 # clients: libzmq, protobuf-c (runtime and protoc-c), protoc (Python code),
 # libuv; the Python client runs on Debian's python3 with python3-zmq and
-# python3-protobuf, and its package test pip-installs it into a venv
+# python3-protobuf (python3-numpy for its arrays, which the tests check),
+# and its package test pip-installs it into a venv
 # (python3-venv; python3-wheel builds the wheel).
-PACKAGES="build-essential cmake pkg-config libcmocka-dev libxml2-dev libassimp-dev libzmq3-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler libuv1-dev python3 python3-zmq python3-protobuf python3-venv python3-wheel"
+PACKAGES="build-essential cmake pkg-config libcmocka-dev libxml2-dev libassimp-dev libzmq3-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler libuv1-dev python3 python3-zmq python3-protobuf python3-numpy python3-venv python3-wheel"
 # --build-only (the Docker image's build stage) stops here. Otherwise also:
 # the image's smoke test (docker/smoke.sh) builds it with buildah when no
 # Docker engine runs, on Debian base images made with debootstrap; the Node.js
