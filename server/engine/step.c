@@ -575,10 +575,12 @@ static int stage_solve(lcp_world_t *world, step_context *ctx) {
   /* again while a joint turns out to need a limit row it lacks
    * (lcp__joint_rows_complete: rare, and finite as rows are only added) */
   for (bool again = true; again && rc == LCP_OK;) {
-    /* without rows the velocity is u_free, which the positions move with */
-    memcpy(ctx->problem.position_velocity, ctx->problem.velocity,
-           sizeof(double) * (size_t)ctx->problem.dof_count);
-    if (ctx->problem.row_count > 0) {
+    /* without rows the velocity is u_free, which the positions move with;
+     * with rows the solver writes position_velocity */
+    if (ctx->problem.row_count == 0) {
+      memcpy(ctx->problem.position_velocity, ctx->problem.velocity,
+             sizeof(double) * (size_t)ctx->problem.dof_count);
+    } else {
       switch (s->solver) {
       case LCP_SOLVER_JACOBI:
         rc = lcp__solver_jacobi(&ss, &ctx->problem, &result, &world->scratch);

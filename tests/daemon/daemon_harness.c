@@ -207,6 +207,21 @@ static void *connect_socket(int type, const char *endpoint) {
 void *connect_req(const char *endpoint) { return connect_socket(ZMQ_REQ, endpoint); }
 void *connect_dealer(const char *endpoint) { return connect_socket(ZMQ_DEALER, endpoint); }
 
+void dealer_send(void *dealer, const Lcpsim__V1__Request *request) {
+  size_t size = lcpsim__v1__request__get_packed_size(request);
+  unsigned char *data = malloc(size ? size : 1);
+  assert_non_null(data);
+  lcpsim__v1__request__pack(request, data);
+  assert_int_equal(zmq_send(dealer, "", 0, ZMQ_SNDMORE), 0);
+  assert_int_equal(zmq_send(dealer, data, size, 0), (int)size);
+  free(data);
+}
+
+void sleep_ms(int ms) {
+  struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  nanosleep(&t, NULL);
+}
+
 void close_socket(void **socket) {
   if (*socket)
     zmq_close(*socket);

@@ -44,6 +44,11 @@ void test_context_destroy(void);
 void *connect_req(const char *endpoint);
 void *connect_dealer(const char *endpoint);
 void close_socket(void **socket);
+/* Sends a request on a DEALER, REQ-style (an empty delimiter first); the
+ * reply comes with receive_reply. */
+void dealer_send(void *dealer, const Lcpsim__V1__Request *request);
+/* Sleeps ms milliseconds. */
+void sleep_ms(int ms);
 
 /* Sends a request on a REQ socket and waits for its reply (asserted to
  * arrive and decode). Free with reply_free. */

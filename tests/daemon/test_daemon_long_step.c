@@ -72,21 +72,6 @@ static int teardown(void **state) {
   return 0;
 }
 
-static void sleep_ms(int ms) {
-  struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&t, NULL);
-}
-
-/* Sends a request on a DEALER, REQ-style (an empty delimiter first). */
-static void dealer_send(void *dealer, const Lcpsim__V1__Request *request) {
-  size_t size = lcpsim__v1__request__get_packed_size(request);
-  unsigned char *data = malloc(size ? size : 1);
-  lcpsim__v1__request__pack(request, data);
-  assert_int_equal(zmq_send(dealer, "", 0, ZMQ_SNDMORE), 0);
-  assert_int_equal(zmq_send(dealer, data, size, 0), (int)size);
-  free(data);
-}
-
 static void send_step(void *dealer, uint64_t id, int32_t steps) {
   Lcpsim__V1__StepRequest step = LCPSIM__V1__STEP_REQUEST__INIT;
   step.steps = steps;

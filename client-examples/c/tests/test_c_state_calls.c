@@ -22,29 +22,11 @@
 
 static const char *daemon_path;
 
-typedef struct {
-  test_daemon_t daemon;
-  lcpsim_client_t *client;
-} live_t;
+typedef test_live_t live_t;
 
-static int start_live(void **state) {
-  live_t *live = calloc(1, sizeof *live);
-  if (!live || test_daemon_start(daemon_path, &live->daemon) != 0 ||
-      lcpsim_client_connect(live->daemon.rep, 20000, &live->client) != LCPSIM_OK) {
-    free(live);
-    return -1;
-  }
-  *state = live;
-  return 0;
-}
+static int start_live(void **state) { return test_live_start(daemon_path, (test_live_t **)state); }
 
-static int stop_live(void **state) {
-  live_t *live = *state;
-  lcpsim_client_destroy(&live->client);
-  int status = test_daemon_stop(&live->daemon);
-  free(live);
-  return status == 0 ? 0 : -1;
-}
+static int stop_live(void **state) { return test_live_stop((test_live_t **)state); }
 
 static void set_state_reads_back(void **state) {
   live_t *live = *state;

@@ -135,3 +135,26 @@ int test_refusing_endpoint(char *endpoint, size_t size) {
   snprintf(endpoint, size, "tcp://127.0.0.1:%u", (unsigned)ntohs(address.sin_port));
   return fd;
 }
+
+int test_live_start(const char *daemon_path, test_live_t **out) {
+  test_live_t *live = calloc(1, sizeof *live);
+  if (!live || test_daemon_start(daemon_path, &live->daemon) != 0) {
+    free(live);
+    return -1;
+  }
+  if (lcpsim_client_connect(live->daemon.rep, 20000, &live->client) != LCPSIM_OK) {
+    test_daemon_stop(&live->daemon);
+    free(live);
+    return -1;
+  }
+  *out = live;
+  return 0;
+}
+
+int test_live_stop(test_live_t **live) {
+  lcpsim_client_destroy(&(*live)->client);
+  int status = test_daemon_stop(&(*live)->daemon);
+  free(*live);
+  *live = NULL;
+  return status == 0 ? 0 : -1;
+}

@@ -4,6 +4,8 @@
 #ifndef LCPSIM_TEST_DAEMON_H
 #define LCPSIM_TEST_DAEMON_H
 
+#include "lcpsim_client.h"
+
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -25,6 +27,17 @@ int test_daemon_stop(test_daemon_t *daemon);
 /* A TCP endpoint on 127.0.0.1 that refuses connections: a port bound but not listening, held by
  * the returned socket (close it when done) so nothing else can take it meanwhile. */
 int test_refusing_endpoint(char *endpoint, size_t size);
+
+/* A live daemon and a client connected to its request endpoint. */
+typedef struct {
+  test_daemon_t daemon;
+  lcpsim_client_t *client;
+} test_live_t;
+
+/* Starts the daemon and connects a client (20 s timeout): 0, or -1 with nothing left running. */
+int test_live_start(const char *daemon_path, test_live_t **out);
+/* Closes the client and stops the daemon; 0 when it exited cleanly. Sets *live to NULL. */
+int test_live_stop(test_live_t **live);
 
 /* Milliseconds on a monotonic clock. */
 double test_now_ms(void);

@@ -230,7 +230,7 @@ typedef struct lcp_geom_def {
   double half_extents[3];
   const double *hull_points; /* hull_point_count × 3, geom frame; copied */
   int32_t hull_point_count;
-  double friction;        /* μ ≥ 0; a contact uses the geometric mean of its two geoms' μ */
+  double friction; /* μ ≥ 0; a contact uses the geometric mean of its two geoms' μ */
   /* e in [0, 1]: a contact's separating speed after an impact is e times
    * its approach speed (the larger e of its two geoms); approaches slower
    * than the settings' restitution_threshold stay plastic. 0: none */

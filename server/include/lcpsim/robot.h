@@ -367,8 +367,8 @@ int lcp_robot_apply_link_wrench(lcp_world_t *world, lcp_robot_id id, int32_t lin
 
 /* Mass properties of a link as the dynamics use them: mass, centre of mass
  * in the link frame, inertia about it in link axes (row-major). */
-int lcp_robot_get_link_mass(const lcp_world_t *world, lcp_robot_id id, int32_t link,
-                            double *mass, double com[3], double inertia[9]);
+int lcp_robot_get_link_mass(const lcp_world_t *world, lcp_robot_id id, int32_t link, double *mass,
+                            double com[3], double inertia[9]);
 /* Friction and restitution of a link's first geom (LCP_ERR_NOT_FOUND: none). */
 int lcp_robot_get_link_material(const lcp_world_t *world, lcp_robot_id id, int32_t link,
                                 double *friction, double *restitution);
@@ -382,12 +382,12 @@ typedef enum lcp_edit_target {
 } lcp_edit_target_t;
 
 enum {
-  LCP_EDIT_MASS = 1u << 0,        /* body, link: kg; > 0 (≥ 0 on a link fixed to its parent) */
-  LCP_EDIT_INERTIA = 1u << 1,     /* body, link: symmetric positive definite */
-  LCP_EDIT_COM = 1u << 2,         /* link only: in the link frame */
-  LCP_EDIT_FRICTION = 1u << 3,    /* body, link: μ ≥ 0 of each of its geoms */
-  LCP_EDIT_RESTITUTION = 1u << 4, /* body, link: e in [0, 1] of each of its geoms */
-  LCP_EDIT_DAMPING = 1u << 5,     /* joint: ≥ 0 */
+  LCP_EDIT_MASS = 1u << 0,           /* body, link: kg; > 0 (≥ 0 on a link fixed to its parent) */
+  LCP_EDIT_INERTIA = 1u << 1,        /* body, link: symmetric positive definite */
+  LCP_EDIT_COM = 1u << 2,            /* link only: in the link frame */
+  LCP_EDIT_FRICTION = 1u << 3,       /* body, link: μ ≥ 0 of each of its geoms */
+  LCP_EDIT_RESTITUTION = 1u << 4,    /* body, link: e in [0, 1] of each of its geoms */
+  LCP_EDIT_DAMPING = 1u << 5,        /* joint: ≥ 0 */
   LCP_EDIT_JOINT_FRICTION = 1u << 6, /* joint: Coulomb friction ≥ 0 */
   LCP_EDIT_LIMITS = 1u << 7,         /* joint (revolute, prismatic): lower ≤ upper */
   LCP_EDIT_EFFORT_LIMIT = 1u << 8,   /* joint: ≥ 0, 0 for none */
