@@ -214,6 +214,37 @@ static void test_joint_wrench_hanging(void **state) {
   lcp_world_destroy(&w);
 }
 
+/* A swinging link accelerates; once its state is set by hand, the last step's acceleration no
+ * longer belongs to it: qdd reads zero, and a level IMU at the joint reads g up, until the next
+ * step measures a new one. */
+static void test_set_state_clears_accelerations(void **state) {
+  (void)state;
+  lcp_world_t *w = new_world();
+  const double y_axis[3] = {0, 1, 0}, out[3] = {0.5, 0.0, 0.0}, origin[3] = {0, 0, 0},
+               level[3] = {0, 0, 0};
+  lcp_robot_id r = add_robot(w, one_link_robot(LCP_JOINT_REVOLUTE, y_axis, 2.0, out), 1.0);
+  lcp_imu_id imu = add_imu(w, r, 1, origin, level);
+  for (int i = 0; i < 10; ++i)
+    assert_int_equal(lcp_world_step(w), LCP_OK);
+  double qdd[1];
+  assert_int_equal(lcp_robot_get_qdd(w, r, qdd, 1), LCP_OK);
+  assert_true(fabs(qdd[0]) > 1.0); /* falling from horizontal: about 3g/(2L) */
+  const double q[1] = {0.0}, qd[1] = {0.0};
+  assert_int_equal(lcp_robot_set_state(w, r, q, 1, qd, 1), LCP_OK);
+  assert_int_equal(lcp_robot_get_qdd(w, r, qdd, 1), LCP_OK);
+  assert_true(qdd[0] == 0.0);
+  double f[3], rate[3];
+  assert_int_equal(lcp_imu_read(w, imu, f, rate), LCP_OK);
+  for (int k = 0; k < 3; ++k) {
+    ASSERT_NEAR(f[k], k == 2 ? G : 0.0, 1e-9);
+    ASSERT_NEAR(rate[k], 0.0, 1e-12);
+  }
+  assert_int_equal(lcp_world_step(w), LCP_OK);
+  assert_int_equal(lcp_robot_get_qdd(w, r, qdd, 1), LCP_OK);
+  assert_true(fabs(qdd[0]) > 1.0);
+  lcp_world_destroy(&w);
+}
+
 /* A link held level by its joint's controller: the reaction is its weight
  * and the moment of it, whose part along the axis is the controller's
  * torque. */
@@ -467,6 +498,7 @@ int main(void) {
       cmocka_unit_test(test_free_fall),
       cmocka_unit_test(test_joint_wrench_hanging),
       cmocka_unit_test(test_joint_wrench_held),
+      cmocka_unit_test(test_set_state_clears_accelerations),
       cmocka_unit_test(test_quadruped_normals_carry_weight),
       cmocka_unit_test(test_box_on_slope),
       cmocka_unit_test(test_energy),

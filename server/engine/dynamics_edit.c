@@ -123,6 +123,9 @@ int lcp_robot_set_state(lcp_world_t *world, lcp_robot_id id, const double *q, in
     st->velocity_synchronized = true;
   }
   memset(st->joint_impulse, 0, (size_t)JOINT_ROW_KINDS * (size_t)mb->joint_count * sizeof(double));
+  /* qdd is the last step's (qd⁺ − qd)/h; after an edit it describes no motion of this state, so
+   * accelerometers read the state as unaccelerated until the next step. */
+  memset(st->qdd, 0, (size_t)mb->nv * sizeof(double));
   forget_contact_warm_starts(world, LCP_NULL_ID, id);
   lcp__mb_kinematics(mb, st->q, st->qd, &world->robot_data[slot]);
   return LCP_OK;

@@ -316,42 +316,18 @@ int lcp_robot_get_qd(const lcp_world_t *world, lcp_robot_id id, double *qd, int3
   return LCP_OK;
 }
 
+/* The older one-vector setters are lcp_robot_set_state with the other vector kept, so that every
+ * state edit drops the same warm starts and stale readings. */
 int lcp_robot_set_q(lcp_world_t *world, lcp_robot_id id, const double *q, int32_t nq) {
-  int32_t slot;
-  int rc = find_robot(world, id, &slot);
-  if (rc != LCP_OK)
-    return rc;
-  const mb_model *mb = &world->model.robots[slot].mb;
-  if (!q || nq != mb->nq)
-    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "q has %d values, robot '%s' needs %d",
-                           (int)nq, world->model.robots[slot].name, (int)mb->nq);
-  if (!finite_array(q, nq))
-    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "q must be finite");
-  if (mb->floating && !(q_norm(q_from(&q[3])) > 1e-12))
-    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "base quaternion must be non-zero");
-  double *dst = world->state.robots[slot].q;
-  memcpy(dst, q, (size_t)nq * sizeof(double));
-  if (mb->floating)
-    q_store(q_normalize(q_from(&dst[3])), &dst[3]);
-  lcp__mb_kinematics(mb, dst, world->state.robots[slot].qd, &world->robot_data[slot]);
-  return LCP_OK;
+  if (!q)
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "q is NULL");
+  return lcp_robot_set_state(world, id, q, nq, NULL, 0);
 }
 
 int lcp_robot_set_qd(lcp_world_t *world, lcp_robot_id id, const double *qd, int32_t nv) {
-  int32_t slot;
-  int rc = find_robot(world, id, &slot);
-  if (rc != LCP_OK)
-    return rc;
-  const mb_model *mb = &world->model.robots[slot].mb;
-  if (!qd || nv != mb->nv)
-    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "qd has %d values, robot '%s' needs %d",
-                           (int)nv, world->model.robots[slot].name, (int)mb->nv);
-  if (!finite_array(qd, nv))
-    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "qd must be finite");
-  memcpy(world->state.robots[slot].qd, qd, (size_t)nv * sizeof(double));
-  world->state.robots[slot].velocity_synchronized = true;
-  lcp__mb_kinematics(mb, world->state.robots[slot].q, qd, &world->robot_data[slot]);
-  return LCP_OK;
+  if (!qd)
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "qd is NULL");
+  return lcp_robot_set_state(world, id, NULL, 0, qd, nv);
 }
 
 int lcp_robot_get_link_pose(const lcp_world_t *world, lcp_robot_id id, int32_t link,
