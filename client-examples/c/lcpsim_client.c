@@ -1008,11 +1008,18 @@ int lcpsim_client_set_settings(lcpsim_client_t *client, const lcpsim_settings_ch
 
 int lcpsim_client_subscribe(lcpsim_client_t *client, unsigned every_steps,
                             lcpsim_contacts_t contacts) {
+  return lcpsim_client_subscribe_sensors(client, every_steps, contacts, 0);
+}
+
+int lcpsim_client_subscribe_sensors(lcpsim_client_t *client, unsigned every_steps,
+                                    lcpsim_contacts_t contacts, unsigned sensors) {
   if (!client)
     return LCPSIM_ERR_USAGE;
+  Lcpsim__V1__Sensors sensors_wanted = sensors_message(sensors);
   Lcpsim__V1__SubscribeRequest subscribe = LCPSIM__V1__SUBSCRIBE_REQUEST__INIT;
   subscribe.every_steps = every_steps;
   subscribe.include_contacts = contacts == LCPSIM_WITH_CONTACTS;
+  subscribe.sensors = sensors ? &sensors_wanted : NULL;
   request_t request = LCPSIM__V1__REQUEST__INIT;
   request.call_case = LCPSIM__V1__REQUEST__CALL_SUBSCRIBE;
   request.subscribe = &subscribe;

@@ -329,6 +329,9 @@ int lcpsim_client_set_settings(lcpsim_client_t *client, const lcpsim_settings_ch
 /* Asks the daemon to publish the state every `every_steps` steps on its PUB socket (0 stops). */
 int lcpsim_client_subscribe(lcpsim_client_t *client, unsigned every_steps,
                             lcpsim_contacts_t contacts);
+/* The same, each published state carrying the readings of `sensors` (LCPSIM_SENSOR_* flags). */
+int lcpsim_client_subscribe_sensors(lcpsim_client_t *client, unsigned every_steps,
+                                    lcpsim_contacts_t contacts, unsigned sensors);
 
 /* ---- the state stream ---- */
 

@@ -271,9 +271,10 @@ class Client {
     return this.call('setSettings', request, options);
   }
 
-  // Asks for a State on the PUB socket every `everySteps` steps (0 stops).
-  subscribe(everySteps, { includeContacts = false } = {}, options) {
-    return this.call('subscribe', { everySteps, includeContacts }, options);
+  // Asks for a State on the PUB socket every `everySteps` steps (0 stops),
+  // each with the readings of `sensors` (as getState's; left out: none).
+  subscribe(everySteps, { includeContacts = false, sensors } = {}, options) {
+    return this.call('subscribe', { everySteps, includeContacts, sensors }, options);
   }
 
   // ---- editing the world between steps ----

@@ -720,6 +720,30 @@ Lcpsim__V1__State *lcpd_new_state(lcpd_arena_t *arena, const lcpd_sim_t *sim, bo
   return lcpd_new_state_sensed(arena, sim, include_contacts, NULL, sequence);
 }
 
+/* Sensors has only bool fields; walking its descriptor keeps the bits in step with the .proto. */
+uint32_t lcpd_sensors_bits(const Lcpsim__V1__Sensors *sensors) {
+  const ProtobufCMessageDescriptor *d = &lcpsim__v1__sensors__descriptor;
+  uint32_t bits = 0;
+  for (unsigned k = 0; sensors && k < d->n_fields && k < 32; ++k) {
+    const protobuf_c_boolean *on =
+        (const protobuf_c_boolean *)((const char *)sensors + d->fields[k].offset);
+    if (d->fields[k].type == PROTOBUF_C_TYPE_BOOL && *on)
+      bits |= 1u << k;
+  }
+  return bits;
+}
+
+const Lcpsim__V1__Sensors *lcpd_sensors_from_bits(uint32_t bits, Lcpsim__V1__Sensors *out) {
+  if (!bits)
+    return NULL;
+  const ProtobufCMessageDescriptor *d = &lcpsim__v1__sensors__descriptor;
+  lcpsim__v1__sensors__init(out);
+  for (unsigned k = 0; k < d->n_fields && k < 32; ++k)
+    if (d->fields[k].type == PROTOBUF_C_TYPE_BOOL)
+      *(protobuf_c_boolean *)((char *)out + d->fields[k].offset) = (bits >> k) & 1u;
+  return out;
+}
+
 Lcpsim__V1__State *lcpd_new_state_sensed(lcpd_arena_t *arena, const lcpd_sim_t *sim,
                                          bool include_contacts, const Lcpsim__V1__Sensors *sensors,
                                          uint64_t sequence) {

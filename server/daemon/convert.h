@@ -59,6 +59,11 @@ Lcpsim__V1__State *lcpd_new_state(lcpd_arena_t *arena, const lcpd_sim_t *sim, bo
                                   uint64_t sequence);
 /* The same with the readings sensors asks for (NULL: none, as
  * lcpd_new_state): each flag adds its fields, an unset one nothing. */
+/* The readings a Sensors asks for as bits (field k of Sensors is bit k − 1; NULL: 0), kept where
+ * the request is not (the state stream's choice), and back: NULL when bits is 0, else *out. */
+uint32_t lcpd_sensors_bits(const Lcpsim__V1__Sensors *sensors);
+const Lcpsim__V1__Sensors *lcpd_sensors_from_bits(uint32_t bits, Lcpsim__V1__Sensors *out);
+
 Lcpsim__V1__State *lcpd_new_state_sensed(lcpd_arena_t *arena, const lcpd_sim_t *sim,
                                          bool include_contacts, const Lcpsim__V1__Sensors *sensors,
                                          uint64_t sequence);

@@ -776,6 +776,7 @@ static int handle_subscribe(lcpd_call_t *call, lcpd_sim_t *sim,
   (void)error;
   sim->publish_every = req->every_steps;
   sim->publish_contacts = req->include_contacts;
+  sim->publish_sensors = lcpd_sensors_bits(req->sensors);
   sim->steps_since_publish = 0;
   LCPD_INFO("state stream: %s", req->every_steps ? "on" : "off");
   if (req->every_steps)

@@ -450,8 +450,10 @@ static void on_drain_idle(uv_idle_t *handle) { drain(handle->data); }
 static void publish_state(lcpd_sim_t *sim, void *user) {
   lcpd_server_t *server = user;
   uint64_t sequence = ++sim->publish_sequence;
+  Lcpsim__V1__Sensors sensors;
   Lcpsim__V1__State *state =
-      lcpd_new_state(&server->publish_arena, sim, sim->publish_contacts, sequence);
+      lcpd_new_state_sensed(&server->publish_arena, sim, sim->publish_contacts,
+                            lcpd_sensors_from_bits(sim->publish_sensors, &sensors), sequence);
   if (!state) {
     LCPD_ERROR("state stream: state %llu needs %s; not published", (unsigned long long)sequence,
                server->publish_error.message);

@@ -66,6 +66,7 @@ struct lcpd_sim {
   /* The state stream. */
   uint32_t publish_every; /* 0: off */
   bool publish_contacts;
+  uint32_t publish_sensors; /* lcpd_sensors_bits of the Subscribe's Sensors; 0: none */
   uint32_t steps_since_publish;
   uint64_t publish_sequence; /* of the last published state */
   lcpd_publish_fn publish;

@@ -3,6 +3,7 @@
  * State, every k steps, with a sequence number that grows by one. */
 #include "daemon_harness.h"
 
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -43,14 +44,20 @@ static int teardown(void **state) {
   return 0;
 }
 
-static void subscribe(fixture *f, uint32_t every, bool contacts) {
+static void subscribe_sensed(fixture *f, uint32_t every, bool contacts,
+                             Lcpsim__V1__Sensors *sensors) {
   Lcpsim__V1__SubscribeRequest sub = LCPSIM__V1__SUBSCRIBE_REQUEST__INIT;
   sub.every_steps = every;
   sub.include_contacts = contacts;
+  sub.sensors = sensors;
   Lcpsim__V1__Request r = request_of(900 + every, LCPSIM__V1__REQUEST__CALL_SUBSCRIBE, &sub);
   Lcpsim__V1__Reply *reply = rpc(f->client, &r);
   assert_ok(reply, r.id, LCPSIM__V1__REPLY__RESULT_SUBSCRIBE);
   reply_free(&reply);
+}
+
+static void subscribe(fixture *f, uint32_t every, bool contacts) {
+  subscribe_sensed(f, every, contacts, NULL);
 }
 
 /* PUB/SUB drops what is sent before the subscription reaches the daemon:
@@ -111,11 +118,65 @@ static void test_contacts_on_request_and_stop(void **state) {
   assert_null(receive_state(f->subscriber, 300));
 }
 
+/* A subscription may ask for readings: each published state carries them, the same to the bit as
+ * a GetState asking for them at that step; the box resting on the table pushes down its weight. */
+static void test_sensors_on_the_stream(void **state) {
+  fixture *f = *state;
+  Lcpsim__V1__Sensors sensors = LCPSIM__V1__SENSORS__INIT;
+  sensors.energy = true;
+  sensors.contact_wrenches = true;
+  sensors.solver_stats = true;
+  subscribe_sensed(f, 1, false, &sensors);
+  Lcpsim__V1__State *last = join_stream(f, 1);
+  lcpsim__v1__state__free_unpacked(last, NULL);
+  call_step(f->client, 5, 1);
+  Lcpsim__V1__State *s = receive_state(f->subscriber, REPLY_TIMEOUT_MS);
+  assert_non_null(s);
+
+  Lcpsim__V1__GetStateRequest get = LCPSIM__V1__GET_STATE_REQUEST__INIT;
+  get.sensors = &sensors;
+  Lcpsim__V1__Request r = request_of(6, LCPSIM__V1__REQUEST__CALL_GET_STATE, &get);
+  Lcpsim__V1__Reply *reply = rpc(f->client, &r);
+  assert_ok(reply, r.id, LCPSIM__V1__REPLY__RESULT_GET_STATE);
+  const Lcpsim__V1__State *g = reply->get_state->state;
+  assert_int_equal(s->step_count, g->step_count);
+  assert_non_null(s->solver_stats);
+  assert_int_equal(s->solver_stats->rows, g->solver_stats->rows);
+  assert_true(s->solver_stats->contacts >= 3);
+  assert_int_equal(s->n_robots, 1);
+  assert_non_null(s->robots[0]->energy);
+  assert_memory_equal(&s->robots[0]->energy->kinetic, &g->robots[0]->energy->kinetic,
+                      sizeof(double));
+  assert_memory_equal(&s->robots[0]->energy->potential, &g->robots[0]->energy->potential,
+                      sizeof(double));
+  int box = -1;
+  for (size_t i = 0; i < s->n_bodies; ++i)
+    if (strcmp(s->bodies[i]->name, "box") == 0)
+      box = (int)i;
+  assert_true(box >= 0);
+  const Lcpsim__V1__ContactWrench *pushed = s->bodies[box]->contact_wrench;
+  assert_non_null(pushed);
+  assert_memory_equal(&pushed->normal->force->z, &g->bodies[box]->contact_wrench->normal->force->z,
+                      sizeof(double));
+  /* the table holds the 0.5 kg box up: m g, to 1 % */
+  assert_true(fabs(pushed->normal->force->z - 0.5 * 9.81) < 0.01 * 0.5 * 9.81);
+  lcpsim__v1__state__free_unpacked(s, NULL);
+  reply_free(&reply);
+
+  /* asking again without readings takes them off the stream */
+  subscribe(f, 1, false);
+  last = join_stream(f, 1);
+  assert_null(last->solver_stats);
+  assert_null(last->robots[0]->energy);
+  lcpsim__v1__state__free_unpacked(last, NULL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_states_every_k_steps_with_consecutive_sequence, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_contacts_on_request_and_stop, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_sensors_on_the_stream, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -136,9 +136,28 @@ test('lcpsim.js against lcpsimd', { skip: !DAEMON && 'LCPSIMD is not set' }, asy
       await client.step(5);
       await new Promise((r) => setTimeout(r, 20));
     }
+    // Readings on the stream: each published state carries those asked for.
+    await client.subscribe(1, { sensors: { energy: true } });
+    const sensed = [];
+    const sensedReader = (async () => {
+      for await (const state of stream) {
+        if (state.robots[0].energy) {
+          sensed.push(state);
+          break;
+        }
+      }
+    })();
+    const sensedDeadline = Date.now() + 10000;
+    while (sensed.length === 0 && Date.now() < sensedDeadline) {
+      await client.step(1);
+      await new Promise((r) => setTimeout(r, 20));
+    }
     await client.subscribe(0);
     stream.close();
     await reader.catch(() => {});
+    await sensedReader.catch(() => {});
+    assert.equal(sensed.length, 1, 'a published state with the energy asked for');
+    assert.ok(sensed[0].robots[0].energy.potential !== 0);
     assert.equal(received.length, 3, 'three published states');
     for (let i = 0; i < received.length; ++i) {
       assert.ok(received[i].stepCount > before.stepCount);

@@ -510,10 +510,14 @@ class Client(_Socket):
             request.enforce_velocity_limits = bool(enforce_velocity_limits)
         return self._call("set_settings", request).settings
 
-    def subscribe(self, every_steps, include_contacts=False):
-        """Publish the State every `every_steps` steps on the daemon's PUB socket (0 stops)."""
-        self._call("subscribe", pb.SubscribeRequest(every_steps=every_steps,
-                                                    include_contacts=include_contacts))
+    def subscribe(self, every_steps, include_contacts=False, sensors=None):
+        """Publish the State every `every_steps` steps on the daemon's PUB socket (0 stops),
+        each with the readings of `sensors` (as get_state's; None: none)."""
+        request = pb.SubscribeRequest(every_steps=every_steps, include_contacts=include_contacts)
+        sensors = sensors_message(sensors, pb.Sensors)
+        if sensors is not None:
+            request.sensors.CopyFrom(sensors)
+        self._call("subscribe", request)
 
     # ---- editing the world between steps ----
 

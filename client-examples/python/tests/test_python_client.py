@@ -264,6 +264,15 @@ class LiveTest(unittest.TestCase):
             self.sim.step(6)
             with self.assertRaises(LcpsimTimeout):
                 stream.receive(timeout_ms=300)
+            # Readings on the stream: the same as a GetState asking for them at that step.
+            self.sim.subscribe(1, sensors={"energy"})
+            self.sim.step(1)
+            published = stream.receive(timeout_ms=5000).message
+            asked = self.sim.get_state(sensors="energy").message
+            self.assertEqual(published.step_count, asked.step_count)
+            self.assertTrue(published.robots[0].HasField("energy"))
+            self.assertEqual(published.robots[0].energy, asked.robots[0].energy)
+            self.sim.subscribe(0)
 
     def test_server_errors_carry_code_and_message(self):
         with self.assertRaises(LcpsimError) as caught:
