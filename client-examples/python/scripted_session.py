@@ -96,55 +96,60 @@ def contact_wrench_values(wrench):
     return wrench_values(wrench.normal) + wrench_values(wrench.friction)
 
 
+def hexes(values):
+    return [hex_double(v) for v in values]
+
+
 def canonical(label, state, sensors=False, contacts=False):
     """The state's lines in the canonical form (see the module's description)."""
     lines = []
 
-    def line(path, doubles=(), words=()):
-        lines.append(" ".join([label, path] + [str(w) for w in words]
-                              + [hex_double(v) for v in doubles]))
+    def line(path, words):
+        lines.append(" ".join([label, path] + words))
 
-    line("time", [state.time])
-    line("step_count", words=[state.step_count])
+    line("time", hexes([state.time]))
+    line("step_count", [str(state.step_count)])
     for name, robot in state.robots.items():
         path = "robot.%s." % name
-        line(path + "q", robot.q)
-        line(path + "qd", robot.qd)
-        line(path + "applied_torque", robot.applied_torque)
-        line(path + "base_pose", pose_values(robot.base_pose))
-        line(path + "base_twist", twist_values(robot.base_twist))
-        line(path + "link_poses", [v for pose in robot.link_poses for v in pose_values(pose)])
-        line(path + "frame_poses", [v for pose in robot.frame_poses for v in pose_values(pose)])
+        line(path + "q", hexes(robot.q))
+        line(path + "qd", hexes(robot.qd))
+        line(path + "applied_torque", hexes(robot.applied_torque))
+        line(path + "base_pose", hexes(pose_values(robot.base_pose)))
+        line(path + "base_twist", hexes(twist_values(robot.base_twist)))
+        line(path + "link_poses", hexes(v for p in robot.link_poses for v in pose_values(p)))
+        line(path + "frame_poses", hexes(v for p in robot.frame_poses for v in pose_values(p)))
         if sensors:
-            line(path + "qdd", robot.qdd)
+            line(path + "qdd", hexes(robot.qdd))
             for group in ("link_twists", "link_twists_local", "link_accelerations"):
-                line(path + group, [v for t in getattr(robot, group) for v in twist_values(t)])
-            line(path + "joint_wrenches", [v for w in robot.joint_wrenches
-                                           for v in wrench_values(w.world) + wrench_values(w.local)])
-            line(path + "link_contact_wrenches", [v for w in robot.link_contact_wrenches
-                                                  for v in contact_wrench_values(w)])
+                line(path + group, hexes(v for t in getattr(robot, group)
+                                         for v in twist_values(t)))
+            line(path + "joint_wrenches", hexes(v for w in robot.joint_wrenches
+                                                for v in wrench_values(w.world)
+                                                + wrench_values(w.local)))
+            line(path + "link_contact_wrenches", hexes(v for w in robot.link_contact_wrenches
+                                                       for v in contact_wrench_values(w)))
             for imu_name, imu in robot.imus.items():
-                line(path + "imu." + imu_name, list(imu.specific_force) + list(imu.angular_rate))
-            line(path + "energy", [robot.energy.kinetic, robot.energy.potential])
+                line(path + "imu." + imu_name,
+                     hexes(list(imu.specific_force) + list(imu.angular_rate)))
+            line(path + "energy", hexes([robot.energy.kinetic, robot.energy.potential]))
     for body in state.bodies:
         path = "body.%s." % (body.name or "#%d" % body.id)
-        line(path + "pose", pose_values(body.pose))
-        line(path + "twist", twist_values(body.twist))
+        line(path + "pose", hexes(pose_values(body.pose)))
+        line(path + "twist", hexes(twist_values(body.twist)))
         if sensors:
-            line(path + "contact_wrench", contact_wrench_values(body.contact_wrench))
-            line(path + "energy", [body.energy.kinetic, body.energy.potential])
+            line(path + "contact_wrench", hexes(contact_wrench_values(body.contact_wrench)))
+            line(path + "energy", hexes([body.energy.kinetic, body.energy.potential]))
     if contacts:
-        line("contacts", words=[len(state.contacts)])
-        for contact in state.contacts:
-            line("contact", list(contact.position) + list(contact.normal)
-                 + [contact.depth, contact.normal_impulse] + list(contact.friction_impulse),
-                 words=[contact.a, contact.b])
+        line("contacts", [str(len(state.contacts))])
+        for c in state.contacts:
+            line("contact", [c.a, c.b] + hexes(list(c.position) + list(c.normal)
+                                               + [c.depth, c.normal_impulse]
+                                               + list(c.friction_impulse)))
     if sensors:
-        stats = state.solver_stats
-        line("solver_stats", [stats.residual], words=[stats.pairs, stats.manifolds,
-                                                      stats.contacts, stats.rows,
-                                                      stats.iterations])
-        lines[-1] += " %d" % stats.warm_started
+        s = state.solver_stats
+        line("solver_stats", [str(n) for n in (s.pairs, s.manifolds, s.contacts, s.rows,
+                                               s.iterations)]
+             + hexes([s.residual]) + [str(s.warm_started)])
     return lines
 
 

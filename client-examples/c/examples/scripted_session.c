@@ -278,7 +278,7 @@ static int print_state(lcpsim_client_t *client, const char *label, FILE *out) {
   return 0;
 }
 
-/* Step n, GetState, its lines with `label` into a malloc'd text `*text`. */
+/* Steps REPLAY_STEPS, then GetState: its lines with `label` into a malloc'd text `*text`. */
 static int replay(lcpsim_client_t *client, const char *label, char **text) {
   size_t size = 0;
   FILE *out = open_memstream(text, &size);
@@ -306,7 +306,13 @@ static int session(lcpsim_client_t *client, const char *quadruped_urdf) {
   if (rc != LCPSIM_OK)
     return failed(client, "LoadModel", rc);
   double stance[MAX_JOINTS];
-  size_t dog_joints = dog->n_joints < MAX_JOINTS ? dog->n_joints : MAX_JOINTS;
+  size_t dog_joints = dog->n_joints;
+  if (dog_joints > MAX_JOINTS) {
+    fprintf(stderr, "scripted_session: the dog has %zu joints, more than %d\n", dog_joints,
+            MAX_JOINTS);
+    lcpsim_robot_info_destroy(&dog);
+    return 1;
+  }
   for (size_t i = 0; i < dog_joints; ++i) {
     stance[i] = 0.0;
     for (int part = 0; part < 3; ++part)
@@ -353,10 +359,12 @@ static int session(lcpsim_client_t *client, const char *quadruped_urdf) {
   if ((rc = lcpsim_client_get_state(client, LCPSIM_WITHOUT_CONTACTS, &now)) != LCPSIM_OK)
     return failed(client, "GetState", rc);
   lcpsim_body_state_change_t box = {.name = "box", .has_pose = true, .has_twist = true};
+  bool found = false;
   for (size_t i = 0; i < now->n_bodies; ++i) {
     const lcpsim_body_state_t *body = now->bodies[i];
     if (strcmp(body->name, "box") != 0)
       continue;
+    found = true;
     const Lcpsim__V1__Vec3 *p = body->pose ? body->pose->position : NULL;
     const Lcpsim__V1__Quat *q = body->pose ? body->pose->orientation : NULL;
     box.pose.position[0] = p ? p->x : 0.0;
@@ -367,6 +375,10 @@ static int session(lcpsim_client_t *client, const char *quadruped_urdf) {
     memcpy(box.pose.orientation, unset ? IDENTITY : unit, sizeof unit);
   }
   lcpsim_state_destroy(&now);
+  if (!found) {
+    fprintf(stderr, "scripted_session: the world has no body \"box\"\n");
+    return 1;
+  }
   memcpy(box.angular_velocity, BOX_SPIN, sizeof BOX_SPIN);
   if ((rc = lcpsim_client_set_body_state(client, &box)) != LCPSIM_OK)
     return failed(client, "SetBodyState box", rc);
