@@ -139,9 +139,12 @@ function canonical(label, state, { sensors = false, contacts = false } = {}) {
       line(`${path}link_twists`, robot.linkTwists.flatMap(twist));
       line(`${path}link_twists_local`, robot.linkTwistsLocal.flatMap(twist));
       line(`${path}link_accelerations`, robot.linkAccelerations.flatMap(twist));
-      line(`${path}joint_wrenches`, robot.jointWrenches.flatMap((w) => [...wrench(w.world), ...wrench(w.local)]));
+      line(`${path}joint_wrenches`, robot.jointWrenches.flatMap((w) => [...wrench(w.world),
+        ...wrench(w.local)]));
       line(`${path}link_contact_wrenches`, robot.linkContactWrenches.flatMap(contactWrench));
-      for (const imu of robot.imus) line(`${path}imu.${imu.name}`, [...vec3(imu.specificForce), ...vec3(imu.angularRate)]);
+      for (const imu of robot.imus) {
+        line(`${path}imu.${imu.name}`, [...vec3(imu.specificForce), ...vec3(imu.angularRate)]);
+      }
       line(`${path}energy`, energy(robot.energy));
     }
   }
@@ -157,14 +160,16 @@ function canonical(label, state, { sensors = false, contacts = false } = {}) {
   if (contacts) {
     line('contacts', [], [state.contacts.length]);
     for (const c of state.contacts) {
-      const values = [...vec3(c.position), ...vec3(c.normal), c.depth, c.normalImpulse, ...vec3(c.frictionImpulse)];
+      const values = [...vec3(c.position), ...vec3(c.normal), c.depth, c.normalImpulse,
+        ...vec3(c.frictionImpulse)];
       line('contact', values, [c.a, c.b]);
     }
   }
   if (sensors) {
     const s = state.solverStats ?? {};
     const ints = [s.pairs, s.manifolds, s.contacts, s.rows, s.iterations].map((v) => v ?? 0);
-    lines.push(`${label} solver_stats ${ints.join(' ')} ${hexDouble(s.residual ?? 0)} ${s.warmStarted ?? 0}`);
+    const residual = hexDouble(s.residual ?? 0);
+    lines.push(`${label} solver_stats ${ints.join(' ')} ${residual} ${s.warmStarted ?? 0}`);
   }
   return lines;
 }
@@ -239,7 +244,8 @@ async function session(sim, quadrupedUrdf) {
     ],
     joints: [{ robot: 'arm7', joint: 'joint3', damping: JOINT3_DAMPING }],
   });
-  const sensed = await sim.step(SENSED_STEPS, { returnState: true, includeContacts: true, sensors: ALL_SENSORS });
+  const sensed = await sim.step(SENSED_STEPS,
+    { returnState: true, includeContacts: true, sensors: ALL_SENSORS });
   emit(canonical('C', sensed.state, { sensors: true, contacts: true }));
   // 7. A snapshot, replayed: the same steps from it give the same state.
   const { snapshot } = await sim.saveState();
@@ -251,7 +257,8 @@ async function session(sim, quadrupedUrdf) {
   const again = canonical('E', await sim.getState());
   emit(again);
   if (withoutLabel(first).join('\n') !== withoutLabel(again).join('\n')) {
-    process.stderr.write('scripted_session.js: the replay from the snapshot (E) differs from the first run (D)\n');
+    process.stderr.write('scripted_session.js: the replay from the snapshot (E) differs from ' +
+      'the first run (D)\n');
     return 1;
   }
   return 0;

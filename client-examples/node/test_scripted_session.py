@@ -130,7 +130,8 @@ class SameSession(unittest.TestCase):
         self.assertLess(abs(vy_a), 1e-9)
         self.assertGreater(vy_b, 0.7 * expected)
         self.assertLess(vy_b, 1.1 * expected)
-        self.assertGreater(values("B", "robot.dog.base_pose")[1], values("A", "robot.dog.base_pose")[1])
+        y_a, y_b = values("A", "robot.dog.base_pose")[1], values("B", "robot.dog.base_pose")[1]
+        self.assertGreater(y_b, y_a)
 
         # SetDynamics: the box (now 2 kg, not 0.5) rests on the table: its potential energy is
         # m g z and the table holds it up with m g.
