@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The C examples run against a live lcpsimd and do what they say.
  *
- *   test_c_examples PATH_TO_LCPSIMD PATH_TO_ARM_SINE PATH_TO_PING
+ *   test_c_examples PATH_TO_LCPSIMD PATH_TO_ARM_SINE PATH_TO_PING PATH_TO_SCRIPTED_SESSION
  */
 #include <math.h>
 #include <stdbool.h>
@@ -29,7 +29,7 @@
       fail_msg("%s = %.17g, expected %.17g (tol %g)", #a, a_, b_, t_);                             \
   } while (0)
 
-static const char *daemon_path, *arm_sine_path, *ping_path;
+static const char *daemon_path, *arm_sine_path, *ping_path, *scripted_session_path;
 
 enum { MAX_LINES = 256, MAX_JOINTS = 16 };
 
@@ -201,14 +201,57 @@ static void ping_fails_when_nothing_answers(void **state) {
   close(reserved);
 }
 
+/* scripted_session runs its whole script (its replay from the snapshot equal to the first run, or
+ * it exits 1) and prints the five states, the sensed one with its IMUs and solver statistics.
+ * Its lines are long (a quadruped's link poses), so they are read whole with getline. */
+static void scripted_session_runs_the_script(void **state) {
+  test_daemon_t *daemon = *state;
+  char command[2048];
+  snprintf(command, sizeof command, "'%s' '%s' '%s'", scripted_session_path, daemon->rep,
+           LCP_QUADRUPED_URDF);
+  FILE *pipe = popen(command, "r");
+  assert_non_null(pipe);
+  char *line = NULL;
+  size_t size = 0;
+  int times = 0, sensed = 0, lines = 0;
+  const char *sensor_lines[] = {"C robot.arm7.imu.wrist ", "C robot.dog.imu.trunk_imu ",
+                                "C robot.dog.joint_wrenches ", "C body.box.contact_wrench ",
+                                "C solver_stats "};
+  while (getline(&line, &size, pipe) > 0) {
+    ++lines;
+    static const char labels[] = "ABCDE";
+    if (strncmp(line + 1, " time ", 6) == 0 && line[0] == labels[times])
+      ++times;
+    for (size_t i = 0; i < sizeof sensor_lines / sizeof sensor_lines[0]; ++i)
+      sensed += strncmp(line, sensor_lines[i], strlen(sensor_lines[i])) == 0;
+  }
+  free(line);
+  int status = pclose(pipe);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+  assert_int_equal(times, 5);
+  assert_int_equal(sensed, 5);
+  assert_true(lines > 100);
+}
+
+static void scripted_session_needs_its_two_arguments(void **state) {
+  (void)state;
+  char command[1024];
+  snprintf(command, sizeof command, "'%s' 2>/dev/null", scripted_session_path);
+  output_t output;
+  run(command, &output);
+  assert_int_equal(output.exit_status, 2);
+}
+
 int main(int argc, char **argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: %s LCPSIMD ARM_SINE PING\n", argv[0]);
+  if (argc != 5) {
+    fprintf(stderr, "usage: %s LCPSIMD ARM_SINE PING SCRIPTED_SESSION\n", argv[0]);
     return 2;
   }
   daemon_path = argv[1];
   arm_sine_path = argv[2];
   ping_path = argv[3];
+  scripted_session_path = argv[4];
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(arm_sine_moves_the_arm_with_the_scene_gains, start_daemon,
                                       stop_daemon),
@@ -218,6 +261,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(arm_sine_fails_when_nothing_answers),
       cmocka_unit_test_setup_teardown(ping_succeeds_against_the_daemon, start_daemon, stop_daemon),
       cmocka_unit_test(ping_fails_when_nothing_answers),
+      cmocka_unit_test_setup_teardown(scripted_session_runs_the_script, start_daemon, stop_daemon),
+      cmocka_unit_test(scripted_session_needs_its_two_arguments),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
