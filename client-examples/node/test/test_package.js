@@ -23,7 +23,7 @@ const NEEDED = ['LCPSIMD', 'LCPSIM_NPM', 'LCPSIM_PROTO_SOURCE', 'LCPSIM_PACKAGE_
 const missing = NEEDED.filter((name) => !process.env[name]);
 // What the tarball holds, no more: the package's "files", and what npm always adds.
 const SHIPPED = ['LICENSE', 'README.md', 'arm_sine.js', 'lcpsim.js', 'package.json', 'proto/lcpsim/v1/lcpsim.proto',
-  'scripts/copy-proto.js'];
+  'scripted_session.js', 'scripts/copy-proto.js'];
 
 function npm(args, cwd, env = process.env) {
   return execFileSync(process.env.LCPSIM_NPM, [...args, '--no-audit', '--no-fund', '--loglevel=error'], {
