@@ -16,9 +16,6 @@
 
 #define BAD LCP_ERR_INVALID_ARGUMENT
 
-/* The largest URDF file LoadModel reads. */
-#define LCPD_MAX_URDF_BYTES ((uint64_t)64 << 20)
-
 static uint64_t now_ns(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -525,28 +522,17 @@ static int handle_load_model(lcpd_call_t *call, lcpd_sim_t *sim,
   options.package_count = (int32_t)package_count;
   options.package_paths = paths;
   options.package_path_count = (int32_t)path_count;
+  /* The files of a remote request are confined to the model roots, read by
+   * the file rules and never quoted (lcpsim/urdf.h, lcp_file_read). */
+  options.files = (lcp_file_rules_t){sim->model_roots, sim->model_root_count, true};
   lcp_robot_def_t *def = NULL;
   char why[sizeof error->message] = "";
-  if (req->source_case == LCPSIM__V1__LOAD_MODEL_REQUEST__SOURCE_URDF_PATH) {
-    /* A device or a pipe could block the daemon or feed it forever. */
-    struct stat info;
-    if (stat(req->urdf_path, &info) == 0) {
-      if (!S_ISREG(info.st_mode))
-        return lcpd_fail(error, BAD, "load_model.urdf_path: '%s' is not a regular file",
-                         req->urdf_path);
-      if ((uint64_t)info.st_size > LCPD_MAX_URDF_BYTES)
-        return lcpd_fail(error, LCP_ERR_NO_MEMORY,
-                         "load_model.urdf_path: '%s' has %lld bytes, more than the %llu a URDF "
-                         "may have",
-                         req->urdf_path, (long long)info.st_size,
-                         (unsigned long long)LCPD_MAX_URDF_BYTES);
-    }
+  if (req->source_case == LCPSIM__V1__LOAD_MODEL_REQUEST__SOURCE_URDF_PATH)
     rc = lcp_urdf_load_file(req->urdf_path, &options, &def, why, sizeof why);
-  } else if (req->source_case == LCPSIM__V1__LOAD_MODEL_REQUEST__SOURCE_URDF_TEXT) {
+  else if (req->source_case == LCPSIM__V1__LOAD_MODEL_REQUEST__SOURCE_URDF_TEXT)
     rc = lcp_urdf_load_string(req->urdf_text, NULL, &options, &def, why, sizeof why);
-  } else {
+  else
     return lcpd_fail(error, BAD, "load_model needs urdf_path or urdf_text");
-  }
   if (rc != LCP_OK)
     return lcpd_fail(error, rc, "load_model: %s", why);
   /* A URDF loaded twice gets a free name of its own (quadruped_2); a name the

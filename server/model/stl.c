@@ -30,58 +30,6 @@ int lcp__mesh_error(char *error, size_t error_size, int status, const char *fmt,
   return status;
 }
 
-/* The whole file, NUL-terminated (so the ASCII reader can use strtod). */
-static int read_whole_file(const char *path, char **out, size_t *out_size, char *error,
-                           size_t error_size) {
-  *out = NULL;
-  *out_size = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    bool missing = errno == ENOENT || errno == ENOTDIR;
-    return lcp__mesh_error(error, error_size,
-                           missing ? LCP_ERR_NOT_FOUND : LCP_ERR_INVALID_ARGUMENT,
-                           "%s: cannot open (%s)", path, missing ? "no such file" : "not readable");
-  }
-  size_t cap = 1 << 16, size = 0;
-  char *buf = malloc(cap);
-  if (!buf) {
-    fclose(f);
-    return LCP_ERR_NO_MEMORY;
-  }
-  for (;;) {
-    if (size + 1 >= cap) {
-      if (cap > ((size_t)1 << 31)) { /* 2 GiB: no collision mesh is that big */
-        free(buf);
-        fclose(f);
-        return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: file too large",
-                               path);
-      }
-      char *bigger = realloc(buf, cap * 2);
-      if (!bigger) {
-        free(buf);
-        fclose(f);
-        return LCP_ERR_NO_MEMORY;
-      }
-      buf = bigger;
-      cap *= 2;
-    }
-    size_t got = fread(buf + size, 1, cap - 1 - size, f);
-    size += got;
-    if (got == 0)
-      break;
-  }
-  bool bad = ferror(f) != 0;
-  fclose(f);
-  if (bad) {
-    free(buf);
-    return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: read error", path);
-  }
-  buf[size] = '\0';
-  *out = buf;
-  *out_size = size;
-  return LCP_OK;
-}
-
 typedef struct vertex_key {
   double p[3];
   int32_t index;
@@ -179,6 +127,7 @@ typedef struct ascii_reader {
   const char *path;
   const char *p;
   int line;
+  bool quote_content; /* whether a message may quote the word found */
   char *error;
   size_t error_size;
 } ascii_reader;
@@ -214,29 +163,35 @@ static bool accept_word(ascii_reader *r, const char *word) {
   return true;
 }
 
-static int expect_word(ascii_reader *r, const char *word) {
-  if (accept_word(r, word))
-    return LCP_OK;
+/* "expected X, found Y"; Y (the file's next word) only when it may be
+ * quoted. */
+static int unexpected(ascii_reader *r, const char *expected) {
   int len = 0;
   while (!is_space_or_end(r->p[len]) && len < 32)
     ++len;
+  if (!r->quote_content)
+    return lcp__mesh_error(r->error, r->error_size, LCP_ERR_INVALID_ARGUMENT,
+                           "%s:%d: expected %s%s%s, found %s", r->path, r->line,
+                           expected[0] == 'a' ? "" : "'", expected, expected[0] == 'a' ? "" : "'",
+                           len ? "something else" : "the end of the file");
   return lcp__mesh_error(r->error, r->error_size, LCP_ERR_INVALID_ARGUMENT,
-                         "%s:%d: expected '%s', found '%.*s'", r->path, r->line, word, len,
-                         len ? r->p : "end of file");
+                         "%s:%d: expected %s%s%s, found '%.*s'", r->path, r->line,
+                         expected[0] == 'a' ? "" : "'", expected, expected[0] == 'a' ? "" : "'",
+                         len, len ? r->p : "end of file");
+}
+
+static int expect_word(ascii_reader *r, const char *word) {
+  if (accept_word(r, word))
+    return LCP_OK;
+  return unexpected(r, word);
 }
 
 static int expect_number(ascii_reader *r, double *out) {
   skip_space(r);
   char *end = NULL;
   double x = strtod(r->p, &end);
-  if (end == r->p || !is_space_or_end(*end) || !isfinite(x)) {
-    int len = 0;
-    while (!is_space_or_end(r->p[len]) && len < 32)
-      ++len;
-    return lcp__mesh_error(r->error, r->error_size, LCP_ERR_INVALID_ARGUMENT,
-                           "%s:%d: expected a finite number, found '%.*s'", r->path, r->line, len,
-                           len ? r->p : "end of file");
-  }
+  if (end == r->p || !is_space_or_end(*end) || !isfinite(x))
+    return unexpected(r, "a finite number");
   r->p = end;
   *out = x;
   return LCP_OK;
@@ -247,9 +202,9 @@ static void skip_line(ascii_reader *r) {
     ++r->p;
 }
 
-static int parse_ascii(const char *path, const char *text, double **raw, int32_t *n, char *error,
-                       size_t error_size) {
-  ascii_reader r = {path, text, 1, error, error_size};
+static int parse_ascii(const char *path, const char *text, bool quote_content, double **raw,
+                       int32_t *n, char *error, size_t error_size) {
+  ascii_reader r = {path, text, 1, quote_content, error, error_size};
   size_t cap = 0, len = 0;
   double *v = NULL;
   int rc = LCP_OK;
@@ -311,11 +266,12 @@ static int parse_ascii(const char *path, const char *text, double **raw, int32_t
   return LCP_OK;
 }
 
-int lcp__stl_load_mesh(const char *path, double **points, int32_t *count, int32_t **triangles,
-                       int32_t *triangle_count, char *error, size_t error_size) {
+int lcp__stl_parse_mesh(const char *path, const char *data, size_t size, bool quote_content,
+                        double **points, int32_t *count, int32_t **triangles,
+                        int32_t *triangle_count, char *error, size_t error_size) {
   if (error && error_size > 0)
     error[0] = '\0';
-  if (!path || !points || !count)
+  if (!path || !data || !points || !count)
     return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
                            "lcp_stl_load: NULL argument");
   *points = NULL;
@@ -324,11 +280,7 @@ int lcp__stl_load_mesh(const char *path, double **points, int32_t *count, int32_
     *triangles = NULL;
   if (triangle_count)
     *triangle_count = 0;
-  char *data = NULL;
-  size_t size = 0;
-  int rc = read_whole_file(path, &data, &size, error, error_size);
-  if (rc != LCP_OK)
-    return rc;
+  int rc = LCP_OK;
   const unsigned char *bytes = (const unsigned char *)data;
   double *raw = NULL;
   int32_t n = 0;
@@ -356,8 +308,8 @@ int lcp__stl_load_mesh(const char *path, double **points, int32_t *count, int32_
     while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
       ++p;
     if (strncmp(p, "solid", 5) == 0 && strlen(data) == size)
-      rc = parse_ascii(path, data, &raw, &n, error, error_size);
-    else if (size >= 84)
+      rc = parse_ascii(path, data, quote_content, &raw, &n, error, error_size);
+    else if (size >= 84 && quote_content)
       rc = lcp__mesh_error(
           error, error_size, LCP_ERR_INVALID_ARGUMENT,
           "%s: not an STL file (binary STL of %u triangles needs %llu bytes, the file "
@@ -367,7 +319,6 @@ int lcp__stl_load_mesh(const char *path, double **points, int32_t *count, int32_
       rc =
           lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: not an STL file", path);
   }
-  free(data);
   /* Every three raw vertices are a triangle: its corners' distinct indices. */
   int32_t *corners = NULL;
   if (rc == LCP_OK && triangles && !(corners = malloc((size_t)(n > 0 ? n : 1) * sizeof *corners)))
@@ -387,5 +338,17 @@ int lcp__stl_load_mesh(const char *path, double **points, int32_t *count, int32_
 
 int lcp_stl_load(const char *path, double **points, int32_t *count, char *error,
                  size_t error_size) {
-  return lcp__stl_load_mesh(path, points, count, NULL, NULL, error, error_size);
+  if (!points || !count)
+    return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+                           "lcp_stl_load: NULL argument");
+  *points = NULL;
+  *count = 0;
+  char *data = NULL;
+  size_t size = 0;
+  int rc = lcp_file_read(path, NULL, LCP_FILE_MAX_MESH_BYTES, &data, &size, NULL, error,
+                         error_size);
+  if (rc == LCP_OK)
+    rc = lcp__stl_parse_mesh(path, data, size, true, points, count, NULL, NULL, error, error_size);
+  free(data);
+  return rc;
 }
