@@ -183,7 +183,7 @@ int lcp_file_read(const char *path, const lcp_file_rules_t *rules, size_t max_by
   if (stat(opened, &info) != 0) {
     bool missing = errno == ENOENT || errno == ENOTDIR;
     rc = report(error, error_size, missing ? LCP_ERR_NOT_FOUND : LCP_ERR_INVALID_ARGUMENT,
-                "%s: %s", path, missing ? "no such file" : "cannot be read (permission denied)");
+                "%s: cannot open the file (%s)", path, missing ? "no such file" : "not readable");
   } else if (!S_ISREG(info.st_mode)) {
     rc = report(error, error_size, LCP_ERR_INVALID_ARGUMENT,
                 "%s: %s, not a regular file (only regular files are read)", path,
@@ -196,7 +196,8 @@ int lcp_file_read(const char *path, const lcp_file_rules_t *rules, size_t max_by
     fd = open(opened, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | (confined ? O_NOFOLLOW : 0));
     if (fd < 0)
       rc = report(error, error_size, errno == ENOENT ? LCP_ERR_NOT_FOUND : LCP_ERR_INVALID_ARGUMENT,
-                  "%s: %s", path, errno == ENOENT ? "no such file" : "cannot be opened");
+                  "%s: cannot open the file (%s)", path,
+                  errno == ENOENT ? "no such file" : "not readable");
   }
   struct statfs fs;
   if (rc == LCP_OK && fstat(fd, &info) != 0)

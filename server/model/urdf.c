@@ -493,8 +493,11 @@ static void describe_package_search(const loader *L, char *buf, size_t size) {
   buf[0] = '\0';
   for (int32_t i = 0; i < L->opt.package_count && used < size; ++i) {
     const lcp_urdf_package_t *p = &L->opt.packages[i];
-    int n = snprintf(buf + used, size - used, "%s%s=%s", used ? ", " : "",
-                     p->name ? p->name : "(null)", p->dir ? p->dir : "(null)");
+    int n = snprintf(buf + used, size - used, "%s%s=%s%s", used ? ", " : "",
+                     p->name ? p->name : "(null)", p->dir ? p->dir : "(null)",
+                     p->dir && !lcp__file_dir_allowed(p->dir, &L->opt.files)
+                         ? " (not below the model roots)"
+                         : "");
     used += n > 0 ? (size_t)n : 0;
   }
   for (int32_t i = 0; i < L->opt.package_path_count && used < size; ++i) {
