@@ -16,6 +16,9 @@
 
 #define BAD LCP_ERR_INVALID_ARGUMENT
 
+/* All the mesh files of one LoadModel together (docs/security.md, Files). */
+#define LCPD_MAX_LOAD_MODEL_MESH_BYTES ((size_t)8 << 20)
+
 static uint64_t now_ns(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -525,6 +528,9 @@ static int handle_load_model(lcpd_call_t *call, lcpd_sim_t *sim,
   /* The files of a remote request are confined to the model roots, read by
    * the file rules and never quoted (lcpsim/urdf.h, lcp_file_read). */
   options.files = (lcp_file_rules_t){sim->model_roots, sim->model_root_count, true};
+  /* Bounds the time one LoadModel may take, hulls included, so that the
+   * daemon stays responsive (and honours SIGTERM) while it loads. */
+  options.max_total_mesh_bytes = LCPD_MAX_LOAD_MODEL_MESH_BYTES;
   lcp_robot_def_t *def = NULL;
   char why[sizeof error->message] = "";
   if (req->source_case == LCPSIM__V1__LOAD_MODEL_REQUEST__SOURCE_URDF_PATH)

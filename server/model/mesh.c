@@ -217,7 +217,7 @@ static int load_with_assimp(const char *path, const char *data, size_t size, boo
   return rc;
 }
 
-int lcp__mesh_load(const char *path, const lcp__mesh_read_t *how, lcp__mesh_t *out, char *error,
+int lcp__mesh_load(const char *path, lcp__mesh_read_t *how, lcp__mesh_t *out, char *error,
                    size_t error_size) {
   memset(out, 0, sizeof *out);
   if (error && error_size > 0)
@@ -230,6 +230,8 @@ int lcp__mesh_load(const char *path, const lcp__mesh_read_t *how, lcp__mesh_t *o
                          error_size);
   if (rc != LCP_OK)
     return rc;
+  if (how)
+    how->bytes_read = size;
   if (has_suffix_ci(path, ".stl"))
     rc = lcp__stl_parse_mesh(path, data, size, quote_content, &out->points, &out->count,
                              &out->triangles, &out->triangle_count, error, error_size);

@@ -31,12 +31,13 @@ typedef struct lcp__mesh_read {
   const lcp_file_rules_t *rules;
   size_t max_bytes;
   bool quote_content;
+  size_t bytes_read; /* out: the file's size, once read */
 } lcp__mesh_read_t;
 
 /* Reads the mesh file at path (read through lcp_file_read, so assimp never
  * opens a file itself: a file a mesh refers to, such as an OBJ's material
  * library, is not read). Messages begin with path. */
-int lcp__mesh_load(const char *path, const lcp__mesh_read_t *how, lcp__mesh_t *out, char *error,
+int lcp__mesh_load(const char *path, lcp__mesh_read_t *how, lcp__mesh_t *out, char *error,
                    size_t error_size);
 void lcp__mesh_free(lcp__mesh_t *mesh);
 

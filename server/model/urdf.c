@@ -130,6 +130,7 @@ typedef struct loader {
    * element, values that do not parse): not for a file a remote peer named
    * (lcp_urdf_options_t, files). */
   bool quote_document;
+  size_t mesh_bytes; /* read so far, for opt.max_total_mesh_bytes */
   char *error;
   size_t error_size;
   bool failed;
@@ -658,8 +659,25 @@ static int read_mesh(loader *L, const xmlNode *n, lcp_geom_def_t *g) {
   lcp__mesh_t mesh = {0};
   if (rc == LCP_OK) {
     char why[400];
-    lcp__mesh_read_t how = {&L->opt.files, L->opt.max_mesh_bytes, !L->opt.files.confined};
-    rc = lcp__mesh_load(path, &how, &mesh, why, sizeof why);
+    size_t limit = L->opt.max_mesh_bytes ? L->opt.max_mesh_bytes : LCP_FILE_MAX_MESH_BYTES;
+    size_t total = L->opt.max_total_mesh_bytes;
+    bool budget_limits = total && total - L->mesh_bytes < limit;
+    if (budget_limits)
+      limit = total - L->mesh_bytes;
+    lcp__mesh_read_t how = {&L->opt.files, limit, !L->opt.files.confined, 0};
+    if (limit == 0)
+      rc = lcp__mesh_error(why, sizeof why, LCP_ERR_INVALID_ARGUMENT,
+                           "the meshes read before it have all the %zu bytes one load may read",
+                           total);
+    else
+      rc = lcp__mesh_load(path, &how, &mesh, why, sizeof why);
+    L->mesh_bytes += how.bytes_read;
+    if (rc == LCP_ERR_INVALID_ARGUMENT && budget_limits && limit > 0 && how.bytes_read == 0 &&
+        strstr(why, "larger than"))
+      rc = lcp__mesh_error(why, sizeof why, LCP_ERR_INVALID_ARGUMENT,
+                           "larger than the %zu bytes left of the %zu all meshes of one load may "
+                           "have",
+                           limit, total);
     if (rc == LCP_ERR_NO_MEMORY)
       L->failed = true;
     else if (rc != LCP_OK)

@@ -166,6 +166,10 @@ typedef struct lcp_urdf_options {
    * LCP_FILE_MAX_* defaults. A URDF given as a string has the same limit. */
   size_t max_document_bytes;
   size_t max_mesh_bytes;
+  /* The most bytes all the mesh files of one load may have together; 0: no
+   * such limit. This bounds the time a load takes (reading, and the hulls
+   * built from the vertices), which lcpsimd needs for a LoadModel. */
+  size_t max_total_mesh_bytes;
   /* Warnings go here ("FILE:LINE: ..."); NULL drops them. */
   lcp_log_fn log;
   void *log_user;
