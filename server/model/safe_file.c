@@ -7,8 +7,8 @@
 
 #include "safe_file.h"
 
-#include <libxml/parser.h>
 #include <libxml/SAX2.h>
+#include <libxml/parser.h>
 #include <libxml/parserInternals.h>
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>
@@ -301,7 +301,7 @@ static void ignore_generic_error(void *user, const char *fmt, ...) {
 static const char *error_kind(int code) {
   switch (code) {
   case XML_ERR_DOCUMENT_EMPTY:
-    return "the document is empty";
+    return "no root element (the document is empty or not XML)";
   case XML_ERR_DOCUMENT_START:
     return "not an XML document (no element at the start)";
   case XML_ERR_DOCUMENT_END:
@@ -393,8 +393,8 @@ int lcp_xml_read(const char *data, size_t size, bool quote_content, struct _xmlD
                 "none)");
   } else if (guard.too_deep) {
     *line = guard.stop_line;
-    rc = report(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                "elements nested more than %d deep", LCP_XML_MAX_DEPTH);
+    rc = report(error, error_size, LCP_ERR_INVALID_ARGUMENT, "elements nested more than %d deep",
+                LCP_XML_MAX_DEPTH);
   } else if (!parsed || !well_formed) {
     *line = guard.have_error ? guard.error_line : 0;
     if (guard.have_error && guard.error_code == XML_ERR_NO_MEMORY)
