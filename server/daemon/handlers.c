@@ -18,6 +18,7 @@
 
 /* All the mesh files of one LoadModel together (docs/security.md, Files). */
 #define LCPD_MAX_LOAD_MODEL_MESH_BYTES ((size_t)8 << 20)
+#define LCPD_MAX_LOAD_MODEL_MESH_FILES 1024
 
 static uint64_t now_ns(void) {
   struct timespec t;
@@ -531,6 +532,7 @@ static int handle_load_model(lcpd_call_t *call, lcpd_sim_t *sim,
   /* Bounds the time one LoadModel may take, hulls included, so that the
    * daemon stays responsive (and honours SIGTERM) while it loads. */
   options.max_total_mesh_bytes = LCPD_MAX_LOAD_MODEL_MESH_BYTES;
+  options.max_mesh_files = LCPD_MAX_LOAD_MODEL_MESH_FILES;
   lcp_robot_def_t *def = NULL;
   char why[sizeof error->message] = "";
   if (req->source_case == LCPSIM__V1__LOAD_MODEL_REQUEST__SOURCE_URDF_PATH)

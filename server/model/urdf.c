@@ -130,7 +130,8 @@ typedef struct loader {
    * element, values that do not parse): not for a file a remote peer named
    * (lcp_urdf_options_t, files). */
   bool quote_document;
-  size_t mesh_bytes; /* read so far, for opt.max_total_mesh_bytes */
+  size_t mesh_bytes;  /* read so far, for opt.max_total_mesh_bytes */
+  int32_t mesh_files; /* read so far, for opt.max_mesh_files */
   char *error;
   size_t error_size;
   bool failed;
@@ -665,13 +666,18 @@ static int read_mesh(loader *L, const xmlNode *n, lcp_geom_def_t *g) {
     if (budget_limits)
       limit = total - L->mesh_bytes;
     lcp__mesh_read_t how = {&L->opt.files, limit, !L->opt.files.confined, 0};
-    if (limit == 0)
+    if (L->opt.max_mesh_files > 0 && L->mesh_files >= L->opt.max_mesh_files)
+      rc = lcp__mesh_error(why, sizeof why, LCP_ERR_INVALID_ARGUMENT,
+                           "more than the %d mesh files one load may read",
+                           (int)L->opt.max_mesh_files);
+    else if (limit == 0)
       rc = lcp__mesh_error(why, sizeof why, LCP_ERR_INVALID_ARGUMENT,
                            "the meshes read before it have all the %zu bytes one load may read",
                            total);
     else
       rc = lcp__mesh_load(path, &how, &mesh, why, sizeof why);
     L->mesh_bytes += how.bytes_read;
+    ++L->mesh_files;
     if (rc == LCP_ERR_INVALID_ARGUMENT && budget_limits && limit > 0 && how.bytes_read == 0 &&
         strstr(why, "larger than"))
       rc = lcp__mesh_error(why, sizeof why, LCP_ERR_INVALID_ARGUMENT,

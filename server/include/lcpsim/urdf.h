@@ -170,6 +170,8 @@ typedef struct lcp_urdf_options {
    * such limit. This bounds the time a load takes (reading, and the hulls
    * built from the vertices), which lcpsimd needs for a LoadModel. */
   size_t max_total_mesh_bytes;
+  /* The most mesh files one load may read; 0: no such limit. */
+  int32_t max_mesh_files;
   /* Warnings go here ("FILE:LINE: ..."); NULL drops them. */
   lcp_log_fn log;
   void *log_user;
