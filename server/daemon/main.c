@@ -469,10 +469,9 @@ static void add_model_root(model_roots *roots, const char *dir) {
   roots->paths[roots->count++] = resolved;
 }
 
-static int build_model_roots(const options *o, const package_config *packages,
-                             model_roots *roots) {
-  size_t most = (size_t)o->model_path_count + 1 + (size_t)o->package_count +
-                (size_t)packages->ros_path_count;
+static int build_model_roots(const options *o, const package_config *packages, model_roots *roots) {
+  size_t most =
+      (size_t)o->model_path_count + 1 + (size_t)o->package_count + (size_t)packages->ros_path_count;
   *roots = (model_roots){calloc(most, sizeof(char *)), 0};
   if (!roots->paths)
     return LCP_ERR_NO_MEMORY;

@@ -470,8 +470,8 @@ int lcpd_scene_file_load(const char *path, lcpd_scene_t *scene, lcpd_error_t *er
    * quote it. */
   char *text = NULL, why[sizeof error->message];
   size_t size = 0;
-  int rc = lcp_file_read(path, NULL, LCP_FILE_MAX_DOCUMENT_BYTES, &text, &size, NULL, why,
-                         sizeof why);
+  int rc =
+      lcp_file_read(path, NULL, LCP_FILE_MAX_DOCUMENT_BYTES, &text, &size, NULL, why, sizeof why);
   if (rc != LCP_OK)
     return lcpd_fail(error, rc, "%s:0: cannot open the scene file: %s", path, why);
   xmlDoc *doc = NULL;

@@ -121,9 +121,7 @@ static size_t memory_write(struct aiFile *file, const char *buffer, size_t size,
   return 0;
 }
 
-static size_t memory_tell(struct aiFile *file) {
-  return ((memory_file *)file->UserData)->position;
-}
+static size_t memory_tell(struct aiFile *file) { return ((memory_file *)file->UserData)->position; }
 
 static size_t memory_size(struct aiFile *file) { return ((memory_file *)file->UserData)->size; }
 
@@ -156,7 +154,7 @@ static struct aiFile *memory_open(struct aiFileIO *io, const char *name, const c
     return NULL;
   }
   *m = (memory_file){source->data, source->size, 0};
-  *file = (struct aiFile){memory_read, memory_write, memory_tell, memory_size,
+  *file = (struct aiFile){memory_read, memory_write, memory_tell,  memory_size,
                           memory_seek, memory_flush, (aiUserData)m};
   return file;
 }

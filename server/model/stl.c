@@ -345,8 +345,8 @@ int lcp_stl_load(const char *path, double **points, int32_t *count, char *error,
   *count = 0;
   char *data = NULL;
   size_t size = 0;
-  int rc = lcp_file_read(path, NULL, LCP_FILE_MAX_MESH_BYTES, &data, &size, NULL, error,
-                         error_size);
+  int rc =
+      lcp_file_read(path, NULL, LCP_FILE_MAX_MESH_BYTES, &data, &size, NULL, error, error_size);
   if (rc == LCP_OK)
     rc = lcp__stl_parse_mesh(path, data, size, true, points, count, NULL, NULL, error, error_size);
   free(data);

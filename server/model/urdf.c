@@ -329,13 +329,12 @@ static int attr_name(loader *L, const xmlNode *n, const char *attr, char out[LCP
     rc = fail(L, line_of(n), LCP_ERR_INVALID_ARGUMENT, "<%s> attribute '%s' is empty",
               (const char *)n->name, attr);
   else if (len >= LCP_NAME_MAX)
-    rc = L->quote_document
-             ? fail(L, line_of(n), LCP_ERR_INVALID_ARGUMENT,
-                    "<%s> attribute '%s': '%.40s...' is longer than %d characters",
-                    (const char *)n->name, attr, (const char *)v, LCP_NAME_MAX - 1)
-             : fail(L, line_of(n), LCP_ERR_INVALID_ARGUMENT,
-                    "<%s> attribute '%s' is longer than %d characters", (const char *)n->name, attr,
-                    LCP_NAME_MAX - 1);
+    rc = L->quote_document ? fail(L, line_of(n), LCP_ERR_INVALID_ARGUMENT,
+                                  "<%s> attribute '%s': '%.40s...' is longer than %d characters",
+                                  (const char *)n->name, attr, (const char *)v, LCP_NAME_MAX - 1)
+                           : fail(L, line_of(n), LCP_ERR_INVALID_ARGUMENT,
+                                  "<%s> attribute '%s' is longer than %d characters",
+                                  (const char *)n->name, attr, LCP_NAME_MAX - 1);
   else
     memcpy(out, v, len + 1);
   xmlFree(v);
@@ -506,11 +505,12 @@ static void describe_package_search(const loader *L, char *buf, size_t size) {
     const char *root = L->opt.package_paths[i];
     /* Confined, whether a directory exists outside the roots is not told. */
     const char *note = !root ? ""
-                       : !lcp__file_dir_allowed(root, &L->opt.files) ? " (not below the model roots)"
-                       : !is_directory(root)                          ? " (not a directory)"
-                                                                      : "";
-    int n = snprintf(buf + used, size - used, "%s%s%s", used ? ", " : "", root ? root : "(null)",
-                     note);
+                       : !lcp__file_dir_allowed(root, &L->opt.files)
+                           ? " (not below the model roots)"
+                       : !is_directory(root) ? " (not a directory)"
+                                             : "";
+    int n =
+        snprintf(buf + used, size - used, "%s%s%s", used ? ", " : "", root ? root : "(null)", note);
     used += n > 0 ? (size_t)n : 0;
   }
 }
@@ -1046,7 +1046,8 @@ static int read_joint(loader *L, const xmlNode *n) {
  * network, bounded depth). */
 static int parse_xml(loader *L, const char *buffer, size_t size, xmlDoc **out) {
   *out = NULL;
-  size_t limit = L->opt.max_document_bytes ? L->opt.max_document_bytes : LCP_FILE_MAX_DOCUMENT_BYTES;
+  size_t limit =
+      L->opt.max_document_bytes ? L->opt.max_document_bytes : LCP_FILE_MAX_DOCUMENT_BYTES;
   if (size > limit)
     return fail(L, 0, LCP_ERR_INVALID_ARGUMENT,
                 "the document has %zu bytes, more than the %zu a URDF may have", size, limit);

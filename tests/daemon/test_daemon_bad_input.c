@@ -30,8 +30,13 @@ typedef struct fixture {
 static int setup(void **state) {
   fixture *f = calloc(1, sizeof *f);
   /* /tmp: the temporary robot files LoadModel reads (write_temp_file). */
-  const char *args[] = {"--max-message-bytes", MAX_MESSAGE, "--max-decode-bytes", MAX_DECODE,
-                        "--model-path", "/tmp", NULL};
+  const char *args[] = {"--max-message-bytes",
+                        MAX_MESSAGE,
+                        "--max-decode-bytes",
+                        MAX_DECODE,
+                        "--model-path",
+                        "/tmp",
+                        NULL};
   daemon_start(&f->daemon, args);
   f->client = connect_req(f->daemon.rep);
   f->other = connect_req(f->daemon.rep);
