@@ -5,6 +5,8 @@
  * geoms (every value checked where it is read, so each error carries the line
  * of its element); resolve names into a tree and order it depth-first from
  * the root; then merge fixed joints and build the lcp_robot_def_t. */
+#define _XOPEN_SOURCE 700 /* realpath (an XSI interface in glibc) */
+
 #include "lcpsim/urdf.h"
 
 #include "mesh.h"
@@ -442,7 +444,7 @@ static int skip_hidden(const struct dirent *e) { return e->d_name[0] != '.'; }
 
 /* The directory of package `name` (lcpsim/urdf.h, lcp_urdf_options), malloc'd
  * into *out, or NULL when there is none. */
-static int find_package(loader *L, const char *name, char **out) {
+static int find_package_dir(loader *L, const char *name, char **out) {
   *out = NULL;
   /* Confined, a directory outside the roots is as if it were not given. */
   for (int32_t i = 0; i < L->opt.package_count; ++i) {
@@ -486,6 +488,19 @@ static int find_package(loader *L, const char *name, char **out) {
       return LCP_OK;
   }
   return LCP_OK;
+}
+
+/* The package's directory; confined, as a realpath, so that the files in
+ * it are named by absolute paths (a relative one would be looked for below
+ * the roots). */
+static int find_package(loader *L, const char *name, char **out) {
+  int rc = find_package_dir(L, name, out);
+  if (rc == LCP_OK && *out && L->opt.files.confined) {
+    char *resolved = realpath(*out, NULL);
+    free(*out);
+    *out = resolved; /* NULL when it vanished: not found */
+  }
+  return rc;
 }
 
 /* "NAME=DIR, ..., DIR, ..." for the message of an unknown package. */
