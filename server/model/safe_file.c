@@ -110,6 +110,29 @@ static char *confine(const char *path, const lcp_file_rules_t *rules) {
   return NULL;
 }
 
+/* The message of a confined path that is not a file below the roots: one
+ * for every case, so that it tells nothing about the file. */
+#define OUTSIDE_THE_ROOTS                                                                          \
+  ": no such file below the model roots (a path must resolve, symbolic links and '..' followed, "  \
+  "to a file below a --model-path or package directory)"
+
+/* The file open on fd is still below the roots: a directory of the path
+ * swapped for a symbolic link between the check and the open (a race only
+ * a local user with write access to a root can run) is caught here. When
+ * /proc is not mounted there is nothing to ask, and the check before the
+ * open stands alone. */
+static bool opened_below_roots(int fd, const lcp_file_rules_t *rules) {
+  char link[64], target[PATH_MAX];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(link, target, sizeof target - 1);
+  if (n <= 0)
+    return true;
+  if ((size_t)n >= sizeof target - 1)
+    return false;
+  target[n] = '\0';
+  return below_any_root(target, rules, false);
+}
+
 static const char *kind_of(mode_t mode) {
   return S_ISDIR(mode)    ? "a directory"
          : S_ISFIFO(mode) ? "a FIFO"
@@ -169,11 +192,7 @@ int lcp_file_read(const char *path, const lcp_file_rules_t *rules, size_t max_by
     /* One message for "missing" and "outside": it must not tell which. */
     opened = confine(path, rules);
     if (!opened)
-      return report(error, error_size, LCP_ERR_NOT_FOUND,
-                    "%s: no such file below the model roots (a path must resolve, symbolic "
-                    "links and '..' followed, to a file below a --model-path or package "
-                    "directory)",
-                    path);
+      return report(error, error_size, LCP_ERR_NOT_FOUND, "%s" OUTSIDE_THE_ROOTS, path);
   } else if (!(opened = strdup(path))) {
     return LCP_ERR_NO_MEMORY;
   }
@@ -199,6 +218,8 @@ int lcp_file_read(const char *path, const lcp_file_rules_t *rules, size_t max_by
                   "%s: cannot open the file (%s)", path,
                   errno == ENOENT ? "no such file" : "not readable");
   }
+  if (rc == LCP_OK && confined && !opened_below_roots(fd, rules))
+    rc = report(error, error_size, LCP_ERR_NOT_FOUND, "%s" OUTSIDE_THE_ROOTS, path);
   struct statfs fs;
   if (rc == LCP_OK && fstat(fd, &info) != 0)
     rc = report(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: cannot be examined", path);
