@@ -231,8 +231,8 @@ int lcp__mesh_load(const char *path, lcp__mesh_read_t *how, lcp__mesh_t *out, ch
   if (how)
     how->bytes_read = size;
   if (has_suffix_ci(path, ".stl"))
-    rc = lcp__stl_parse_mesh(path, data, size, quote_content, &out->points, &out->count,
-                             &out->triangles, &out->triangle_count, error, error_size);
+    rc = lcp__stl_parse_mesh(path, data, size, how, &out->points, &out->count, &out->triangles,
+                             &out->triangle_count, error, error_size);
   else
     rc = load_with_assimp(path, data, size, quote_content, out, error, error_size);
   free(data);

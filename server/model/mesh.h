@@ -32,7 +32,14 @@ typedef struct lcp__mesh_read {
   size_t max_bytes;
   bool quote_content;
   size_t bytes_read; /* out: the file's size, once read */
+  /* Polled while a large mesh is parsed (lcp_urdf_options_t, interrupted);
+   * NULL: never. */
+  bool (*interrupted)(void *user);
+  void *interrupted_user;
 } lcp__mesh_read_t;
+
+/* Whether the load the mesh belongs to was interrupted (how may be NULL). */
+bool lcp__mesh_interrupted(const lcp__mesh_read_t *how);
 
 /* Reads the mesh file at path (read through lcp_file_read, so assimp never
  * opens a file itself: a file a mesh refers to, such as an OBJ's material
@@ -43,10 +50,12 @@ void lcp__mesh_free(lcp__mesh_t *mesh);
 
 /* The STL reader on a file's bytes (data[size] is a NUL), with the
  * triangles kept (lcp_stl_load drops them); triangles and triangle_count may
- * be NULL. label names the file in messages; quote_content as above. */
-int lcp__stl_parse_mesh(const char *label, const char *data, size_t size, bool quote_content,
-                        double **points, int32_t *count, int32_t **triangles,
-                        int32_t *triangle_count, char *error, size_t error_size);
+ * be NULL. label names the file in messages; how (may be NULL: quoting
+ * allowed, never interrupted) as above. */
+int lcp__stl_parse_mesh(const char *label, const char *data, size_t size,
+                        const lcp__mesh_read_t *how, double **points, int32_t *count,
+                        int32_t **triangles, int32_t *triangle_count, char *error,
+                        size_t error_size);
 
 /* Writes the message (printf-style) into error (may be NULL) and returns
  * status: the error reporting of the mesh readers. */

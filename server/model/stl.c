@@ -20,6 +20,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+bool lcp__mesh_interrupted(const lcp__mesh_read_t *how) {
+  return how && how->interrupted && how->interrupted(how->interrupted_user);
+}
+
+/* How often the parsers poll for an interruption, in triangles. */
+#define INTERRUPT_POLL_TRIANGLES 16384
+
+static int interrupted_error(const char *path, char *error, size_t error_size) {
+  return lcp__mesh_error(error, error_size, LCP_ERR_STATE, "%s: interrupted", path);
+}
+
 int lcp__mesh_error(char *error, size_t error_size, int status, const char *fmt, ...) {
   if (error && error_size > 0) {
     va_list ap;
@@ -105,8 +116,10 @@ static float read_f32_le(const unsigned char *b) {
 }
 
 static int parse_binary(const char *path, const unsigned char *data, uint32_t triangles,
-                        double *raw, char *error, size_t error_size) {
+                        const lcp__mesh_read_t *how, double *raw, char *error, size_t error_size) {
   for (uint32_t t = 0; t < triangles; ++t) {
+    if (t % INTERRUPT_POLL_TRIANGLES == INTERRUPT_POLL_TRIANGLES - 1 && lcp__mesh_interrupted(how))
+      return interrupted_error(path, error, error_size);
     /* 12 bytes of normal, 3 × 12 bytes of vertices, 2 bytes of attributes. */
     const unsigned char *tri = data + 84 + 50 * (size_t)t;
     for (int v = 0; v < 3; ++v)
@@ -128,6 +141,7 @@ typedef struct ascii_reader {
   const char *p;
   int line;
   bool quote_content; /* whether a message may quote the word found */
+  const lcp__mesh_read_t *how;
   char *error;
   size_t error_size;
 } ascii_reader;
@@ -202,9 +216,9 @@ static void skip_line(ascii_reader *r) {
     ++r->p;
 }
 
-static int parse_ascii(const char *path, const char *text, bool quote_content, double **raw,
-                       int32_t *n, char *error, size_t error_size) {
-  ascii_reader r = {path, text, 1, quote_content, error, error_size};
+static int parse_ascii(const char *path, const char *text, const lcp__mesh_read_t *how,
+                       double **raw, int32_t *n, char *error, size_t error_size) {
+  ascii_reader r = {path, text, 1, !how || how->quote_content, how, error, error_size};
   size_t cap = 0, len = 0;
   double *v = NULL;
   int rc = LCP_OK;
@@ -220,6 +234,11 @@ static int parse_ascii(const char *path, const char *text, bool quote_content, d
     skip_line(&r); /* the solid's name */
     while (rc == LCP_OK && !accept_word(&r, "endsolid")) {
       double x[3];
+      if (len % (9 * INTERRUPT_POLL_TRIANGLES) == 9 * INTERRUPT_POLL_TRIANGLES - 9 &&
+          lcp__mesh_interrupted(how)) {
+        rc = interrupted_error(path, error, error_size);
+        break;
+      }
       if ((rc = expect_word(&r, "facet")) != LCP_OK || (rc = expect_word(&r, "normal")) != LCP_OK)
         break;
       for (int k = 0; k < 3 && rc == LCP_OK; ++k)
@@ -266,9 +285,10 @@ static int parse_ascii(const char *path, const char *text, bool quote_content, d
   return LCP_OK;
 }
 
-int lcp__stl_parse_mesh(const char *path, const char *data, size_t size, bool quote_content,
-                        double **points, int32_t *count, int32_t **triangles,
-                        int32_t *triangle_count, char *error, size_t error_size) {
+int lcp__stl_parse_mesh(const char *path, const char *data, size_t size,
+                        const lcp__mesh_read_t *how, double **points, int32_t *count,
+                        int32_t **triangles, int32_t *triangle_count, char *error,
+                        size_t error_size) {
   if (error && error_size > 0)
     error[0] = '\0';
   if (!path || !data || !points || !count)
@@ -300,7 +320,7 @@ int lcp__stl_parse_mesh(const char *path, const char *data, size_t size, bool qu
     else if (!(raw = malloc((size_t)binary_triangles * 9 * sizeof *raw)))
       rc = LCP_ERR_NO_MEMORY;
     else {
-      rc = parse_binary(path, bytes, binary_triangles, raw, error, error_size);
+      rc = parse_binary(path, bytes, binary_triangles, how, raw, error, error_size);
       n = (int32_t)binary_triangles * 3;
     }
   } else {
@@ -308,8 +328,8 @@ int lcp__stl_parse_mesh(const char *path, const char *data, size_t size, bool qu
     while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
       ++p;
     if (strncmp(p, "solid", 5) == 0 && strlen(data) == size)
-      rc = parse_ascii(path, data, quote_content, &raw, &n, error, error_size);
-    else if (size >= 84 && quote_content)
+      rc = parse_ascii(path, data, how, &raw, &n, error, error_size);
+    else if (size >= 84 && (!how || how->quote_content))
       rc = lcp__mesh_error(
           error, error_size, LCP_ERR_INVALID_ARGUMENT,
           "%s: not an STL file (binary STL of %u triangles needs %llu bytes, the file "
@@ -323,6 +343,8 @@ int lcp__stl_parse_mesh(const char *path, const char *data, size_t size, bool qu
   int32_t *corners = NULL;
   if (rc == LCP_OK && triangles && !(corners = malloc((size_t)(n > 0 ? n : 1) * sizeof *corners)))
     rc = LCP_ERR_NO_MEMORY;
+  if (rc == LCP_OK && lcp__mesh_interrupted(how))
+    rc = interrupted_error(path, error, error_size);
   if (rc == LCP_OK)
     rc = dedup(raw, n, points, count, corners);
   free(raw);
@@ -348,7 +370,7 @@ int lcp_stl_load(const char *path, double **points, int32_t *count, char *error,
   int rc =
       lcp_file_read(path, NULL, LCP_FILE_MAX_MESH_BYTES, &data, &size, NULL, error, error_size);
   if (rc == LCP_OK)
-    rc = lcp__stl_parse_mesh(path, data, size, true, points, count, NULL, NULL, error, error_size);
+    rc = lcp__stl_parse_mesh(path, data, size, NULL, points, count, NULL, NULL, error, error_size);
   free(data);
   return rc;
 }

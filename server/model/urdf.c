@@ -680,8 +680,12 @@ static int read_mesh(loader *L, const xmlNode *n, lcp_geom_def_t *g) {
     bool budget_limits = total && total - L->mesh_bytes < limit;
     if (budget_limits)
       limit = total - L->mesh_bytes;
-    lcp__mesh_read_t how = {&L->opt.files, limit, !L->opt.files.confined, 0};
-    if (L->opt.max_mesh_files > 0 && L->mesh_files >= L->opt.max_mesh_files)
+    lcp__mesh_read_t how = {&L->opt.files,          limit,
+                            !L->opt.files.confined, 0,
+                            L->opt.interrupted,     L->opt.interrupted_user};
+    if (lcp__mesh_interrupted(&how))
+      rc = lcp__mesh_error(why, sizeof why, LCP_ERR_STATE, "interrupted");
+    else if (L->opt.max_mesh_files > 0 && L->mesh_files >= L->opt.max_mesh_files)
       rc = lcp__mesh_error(why, sizeof why, LCP_ERR_INVALID_ARGUMENT,
                            "more than the %d mesh files one load may read",
                            (int)L->opt.max_mesh_files);
@@ -1091,9 +1095,13 @@ static int read_robot(loader *L, const xmlDoc *doc) {
                 label);
   }
   int rc = attr_name(L, root, "name", L->robot_name);
+  int32_t elements = 0;
   for (const xmlNode *c = root->children; c && rc == LCP_OK; c = c->next) {
     if (c->type != XML_ELEMENT_NODE)
       continue;
+    /* A large document takes a while: poll for an interruption now and then. */
+    if (++elements % 256 == 0 && L->opt.interrupted && L->opt.interrupted(L->opt.interrupted_user))
+      return fail(L, line_of(c), LCP_ERR_STATE, "interrupted");
     if (is_element(c, "link"))
       rc = read_link(L, c);
     else if (is_element(c, "joint"))

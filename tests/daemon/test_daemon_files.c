@@ -460,8 +460,9 @@ static void test_entity_expansion_is_refused(void **state) {
 
 /* SIGTERM while the daemon loads the largest mesh a LoadModel may read
  * (just under its 8 MiB of meshes, 167,000 triangles of distinct random
- * vertices, the costliest kind to deduplicate and wrap in a hull): it exits
- * cleanly within SIGTERM_EXIT_SECONDS. */
+ * vertices, the costliest kind to deduplicate and wrap in a hull): the load
+ * stops (the daemon holds the signal back while it loads, and the loader
+ * polls for it) and the daemon exits cleanly within SIGTERM_EXIT_SECONDS. */
 static void test_sigterm_during_a_large_load(void **state) {
   (void)state;
   char top[] = "/tmp/lcpsimd_files_XXXXXX";
@@ -489,6 +490,13 @@ static void test_sigterm_during_a_large_load(void **state) {
   daemon_proc d;
   daemon_start(&d, (const char *[]){"--model-path", top, NULL});
   void *dealer = connect_dealer(d.rep);
+  /* Connected before the load is sent, so that the signal finds it running. */
+  Lcpsim__V1__PingRequest ping = LCPSIM__V1__PING_REQUEST__INIT;
+  Lcpsim__V1__Request hello = request_of(2, LCPSIM__V1__REQUEST__CALL_PING, &ping);
+  dealer_send(dealer, &hello);
+  Lcpsim__V1__Reply *pong = receive_reply(dealer);
+  assert_ok(pong, 2, LCPSIM__V1__REPLY__RESULT_PING);
+  reply_free(&pong);
   char text[1024];
   snprintf(text, sizeof text, MESH_ROBOT, mesh);
   Lcpsim__V1__LoadModelRequest load;

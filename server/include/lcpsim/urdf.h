@@ -172,6 +172,12 @@ typedef struct lcp_urdf_options {
   size_t max_total_mesh_bytes;
   /* The most mesh files one load may read; 0: no such limit. */
   int32_t max_mesh_files;
+  /* Polled while a load runs (between elements, between mesh files and
+   * while a mesh is parsed); once it returns true the load stops with
+   * LCP_ERR_STATE and "interrupted". lcpsimd stops a LoadModel this way when
+   * it is asked to exit. NULL: never. */
+  bool (*interrupted)(void *user);
+  void *interrupted_user;
   /* Warnings go here ("FILE:LINE: ..."); NULL drops them. */
   lcp_log_fn log;
   void *log_user;
