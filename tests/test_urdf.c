@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define ASSERT_CONTAINS(haystack, needle)                                                          \
@@ -630,6 +631,202 @@ static void test_libxml_is_silent(void **state) {
   assert_int_equal(rc3, LCP_ERR_INVALID_ARGUMENT);
   assert_int_equal(rc4, LCP_ERR_INVALID_ARGUMENT);
   assert_int_equal(size, 0);
+}
+
+/* ---- hardening: DOCTYPE, depth, file rules ---- */
+
+/* URDF never needs a DOCTYPE: any is refused at its line, before the
+ * internal subset is read, so no entity is ever declared or expanded; a
+ * harmless one (no subset) too. */
+static void test_doctype_refused(void **state) {
+  (void)state;
+  static const char *const documents[] = {
+      "<?xml version='1.0'?>\n<!DOCTYPE robot>\n<robot name='r'><link name='a'/></robot>",
+      "<?xml version='1.0'?>\n<!DOCTYPE robot [<!ENTITY n 'a'>]>\n"
+      "<robot name='r'><link name='&n;'/></robot>",
+      "<?xml version='1.0'?>\n<!DOCTYPE robot SYSTEM 'file:///etc/passwd'>\n"
+      "<robot name='r'><link name='a'/></robot>",
+      "<?xml version='1.0'?>\n<!DOCTYPE robot [<!ENTITY x SYSTEM 'file:///etc/passwd'>]>\n"
+      "<robot name='&x;'><link name='a'/></robot>",
+  };
+  for (size_t i = 0; i < sizeof documents / sizeof documents[0]; ++i) {
+    lcp_robot_def_t *def = NULL;
+    char err[512];
+    assert_int_equal(lcp_urdf_load_string(documents[i], NULL, NULL, &def, err, sizeof err),
+                     LCP_ERR_INVALID_ARGUMENT);
+    assert_null(def);
+    ASSERT_CONTAINS(err, "<string>:2: a DOCTYPE is not allowed");
+  }
+  /* The same document without its DOCTYPE loads (a fixed base: the link
+   * has no mass). */
+  lcp_urdf_options_t fixed = lcp_urdf_options_default();
+  fixed.floating_base = 0;
+  lcp_robot_def_t *def = NULL;
+  char err[512];
+  assert_int_equal(lcp_urdf_load_string("<?xml version='1.0'?>\n<robot name='r'><link "
+                                        "name='a'/></robot>",
+                                        NULL, &fixed, &def, err, sizeof err),
+                   LCP_OK);
+  lcp_robot_def_free(&def);
+}
+
+/* Elements nested LCP_XML_MAX_DEPTH deep are read; one more is refused. */
+static void test_depth_limit(void **state) {
+  (void)state;
+  for (int depth = LCP_XML_MAX_DEPTH; depth <= LCP_XML_MAX_DEPTH + 1; ++depth) {
+    /* <robot> is level 1, <link> level 2, then <visual>s (ignored). */
+    char doc[4096] = "<robot name='r'><link name='a'>";
+    for (int i = 2; i < depth; ++i)
+      strcat(doc, "<visual>");
+    for (int i = 2; i < depth; ++i)
+      strcat(doc, "</visual>");
+    strcat(doc, "</link></robot>");
+    lcp_robot_def_t *def = NULL;
+    char err[512];
+    lcp_urdf_options_t fixed = lcp_urdf_options_default();
+    fixed.floating_base = 0;
+    int rc = lcp_urdf_load_string(doc, NULL, &fixed, &def, err, sizeof err);
+    if (depth == LCP_XML_MAX_DEPTH) {
+      assert_int_equal(rc, LCP_OK);
+      lcp_robot_def_free(&def);
+    } else {
+      assert_int_equal(rc, LCP_ERR_INVALID_ARGUMENT);
+      ASSERT_CONTAINS(err, "<string>:1: elements nested more than 64 deep");
+    }
+  }
+}
+
+/* What lcp_file_read refuses, and why. */
+static void test_file_rules(void **state) {
+  (void)state;
+  char dir[] = "/tmp/test_urdf_files_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char fifo[128], empty[128], file[128], sibling[128], err[512];
+  snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+  snprintf(empty, sizeof empty, "%s/empty", dir);
+  snprintf(file, sizeof file, "%s/a/file", dir);
+  snprintf(sibling, sizeof sibling, "%s/ab", dir);
+  assert_int_equal(mkfifo(fifo, 0644), 0);
+  FILE *f = fopen(empty, "wb");
+  assert_non_null(f);
+  fclose(f);
+  char a_dir[128];
+  snprintf(a_dir, sizeof a_dir, "%s/a", dir);
+  assert_int_equal(mkdir(a_dir, 0755), 0);
+  assert_int_equal(mkdir(sibling, 0755), 0);
+  f = fopen(file, "wb");
+  assert_non_null(f);
+  fputs("0123456789", f);
+  fclose(f);
+  static const struct {
+    const char *path, *needle;
+  } refused[] = {
+      {"/dev/zero", "a character device, not a regular file"},
+      {"/dev/null", "a character device, not a regular file"},
+      {"/proc/self/environ", "a file of /proc or /sys"},
+      {"/proc/self/pagemap", "a file of /proc or /sys"},
+      {"/sys/kernel/mm/transparent_hugepage/enabled", "a file of /proc or /sys"},
+      {"/tmp", "a directory, not a regular file"},
+  };
+  char *data = NULL;
+  size_t size = 0;
+  for (size_t i = 0; i < sizeof refused / sizeof refused[0]; ++i) {
+    if (access(refused[i].path, F_OK) != 0)
+      continue; /* not on this machine */
+    assert_int_equal(lcp_file_read(refused[i].path, NULL, 0, &data, &size, NULL, err, sizeof err),
+                     LCP_ERR_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(err, refused[i].needle);
+    assert_null(data);
+  }
+  assert_int_equal(lcp_file_read(fifo, NULL, 0, &data, &size, NULL, err, sizeof err),
+                   LCP_ERR_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(err, "a FIFO, not a regular file");
+  assert_int_equal(lcp_file_read(empty, NULL, 0, &data, &size, NULL, err, sizeof err),
+                   LCP_ERR_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(err, "an empty file (0 bytes)");
+  assert_int_equal(lcp_file_read(file, NULL, 9, &data, &size, NULL, err, sizeof err),
+                   LCP_ERR_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(err, "larger than the 9 bytes");
+  /* Confined below dir/a: the file by absolute and relative path; not
+   * dir/ab (a string prefix of nothing here, but a sibling), not a path
+   * out through "..", and one message for missing and outside. */
+  const char *roots[] = {a_dir};
+  lcp_file_rules_t rules = {roots, 1, true};
+  char *resolved = NULL;
+  assert_int_equal(lcp_file_read(file, &rules, 0, &data, &size, &resolved, err, sizeof err),
+                   LCP_OK);
+  assert_int_equal(size, 10);
+  assert_string_equal(data, "0123456789");
+  free(data);
+  free(resolved);
+  assert_int_equal(lcp_file_read("file", &rules, 0, &data, &size, NULL, err, sizeof err), LCP_OK);
+  free(data);
+  char escape[256], sibling_file[256];
+  snprintf(escape, sizeof escape, "%s/../empty", a_dir);
+  snprintf(sibling_file, sizeof sibling_file, "%s/x", sibling);
+  f = fopen(sibling_file, "wb");
+  assert_non_null(f);
+  fputs("x", f);
+  fclose(f);
+  const char *roots_a[] = {a_dir};
+  /* A root written as a prefix of the sibling: dir/a does not hold dir/ab/x. */
+  lcp_file_rules_t prefix_rules = {roots_a, 1, true};
+  const char *outside[] = {escape, sibling_file, "/etc/passwd", "../empty", "missing", fifo};
+  for (size_t i = 0; i < sizeof outside / sizeof outside[0]; ++i) {
+    assert_int_equal(
+        lcp_file_read(outside[i], &prefix_rules, 0, &data, &size, NULL, err, sizeof err),
+        LCP_ERR_NOT_FOUND);
+    char expected[512];
+    snprintf(expected, sizeof expected, "%s: no such file below the model roots", outside[i]);
+    ASSERT_CONTAINS(err, expected);
+  }
+  unlink(sibling_file);
+  rmdir(sibling);
+  unlink(file);
+  rmdir(a_dir);
+  unlink(empty);
+  unlink(fifo);
+  rmdir(dir);
+}
+
+/* Confined, nothing of a file is quoted: not libxml2's message (which would
+ * name the entity), not the root element, not a bad value. */
+static void test_confined_messages(void **state) {
+  (void)state;
+  char dir[] = "/tmp/test_urdf_quote_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  static const struct {
+    const char *text, *needle;
+  } files[] = {
+      {"<robot name='r'>&SECRET;</robot>", ":1: malformed XML: a reference to an undefined entity"},
+      {"<SECRET/>", ":1: the root element is not <robot>"},
+      {"<robot name='r'><link name='a'><inertial><mass value='SECRET'/><inertia ixx='1' iyy='1' "
+       "izz='1' ixy='0' ixz='0' iyz='0'/></inertial></link></robot>",
+       ":1: <mass> attribute 'value': not a finite number"},
+  };
+  const char *roots[] = {dir};
+  lcp_urdf_options_t options = lcp_urdf_options_default();
+  options.files = (lcp_file_rules_t){roots, 1, true};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; ++i) {
+    char path[128], err[512];
+    snprintf(path, sizeof path, "%s/r.urdf", dir);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(files[i].text, f);
+    fclose(f);
+    lcp_robot_def_t *def = NULL;
+    assert_int_equal(lcp_urdf_load_file(path, &options, &def, err, sizeof err),
+                     LCP_ERR_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(err, files[i].needle);
+    if (strstr(err, "SECRET"))
+      fail_msg("'%s' quotes the file", err);
+    /* Not confined (the operator's file), the detail is kept. */
+    assert_int_equal(lcp_urdf_load_file(path, NULL, &def, err, sizeof err),
+                     LCP_ERR_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(err, "SECRET");
+    unlink(path);
+  }
+  rmdir(dir);
 }
 
 /* ---- warnings ---- */
@@ -1279,6 +1476,10 @@ int main(void) {
       cmocka_unit_test(test_world_link),
       cmocka_unit_test(test_broken_files),
       cmocka_unit_test(test_libxml_is_silent),
+      cmocka_unit_test(test_doctype_refused),
+      cmocka_unit_test(test_depth_limit),
+      cmocka_unit_test(test_file_rules),
+      cmocka_unit_test(test_confined_messages),
       cmocka_unit_test(test_warnings),
       cmocka_unit_test(test_string),
       cmocka_unit_test(test_contact),

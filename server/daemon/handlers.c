@@ -8,6 +8,7 @@
 #include "lcpsim/urdf.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +17,9 @@
 
 #define BAD LCP_ERR_INVALID_ARGUMENT
 
-/* The largest URDF file LoadModel reads. */
-#define LCPD_MAX_URDF_BYTES ((uint64_t)64 << 20)
+/* All the mesh files of one LoadModel together (docs/security.md, Files). */
+#define LCPD_MAX_LOAD_MODEL_MESH_BYTES ((size_t)8 << 20)
+#define LCPD_MAX_LOAD_MODEL_MESH_FILES 1024
 
 static uint64_t now_ns(void) {
   struct timespec t;
@@ -476,6 +478,16 @@ static bool sim_name_taken(const void *sim, const char *name) {
   return lcpd_sim_name_taken(sim, name);
 }
 
+/* While a LoadModel runs, SIGINT and SIGTERM are held back (blocked, so they
+ * stay pending); the loader polls for them and stops, so that the daemon
+ * exits promptly however large the load, once they are let through. */
+static bool exit_requested(void *user) {
+  (void)user;
+  sigset_t pending;
+  return sigpending(&pending) == 0 &&
+         (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1);
+}
+
 static int handle_load_model(lcpd_call_t *call, lcpd_sim_t *sim,
                              const Lcpsim__V1__LoadModelRequest *req, lcpd_error_t *error) {
   int rc = check_name(req->name, "load_model.name", error);
@@ -525,28 +537,35 @@ static int handle_load_model(lcpd_call_t *call, lcpd_sim_t *sim,
   options.package_count = (int32_t)package_count;
   options.package_paths = paths;
   options.package_path_count = (int32_t)path_count;
+  /* The files of a remote request are confined to the model roots, read by
+   * the file rules and never quoted (lcpsim/urdf.h, lcp_file_read). */
+  options.files = (lcp_file_rules_t){sim->model_roots, sim->model_root_count, true};
+  /* Bounds the time one LoadModel may take, hulls included, so that the
+   * daemon stays responsive (and honours SIGTERM) while it loads. */
+  options.max_total_mesh_bytes = LCPD_MAX_LOAD_MODEL_MESH_BYTES;
+  options.max_mesh_files = LCPD_MAX_LOAD_MODEL_MESH_FILES;
+  options.interrupted = exit_requested;
+  if (req->source_case != LCPSIM__V1__LOAD_MODEL_REQUEST__SOURCE_URDF_PATH &&
+      req->source_case != LCPSIM__V1__LOAD_MODEL_REQUEST__SOURCE_URDF_TEXT)
+    return lcpd_fail(error, BAD, "load_model needs urdf_path or urdf_text");
   lcp_robot_def_t *def = NULL;
   char why[sizeof error->message] = "";
-  if (req->source_case == LCPSIM__V1__LOAD_MODEL_REQUEST__SOURCE_URDF_PATH) {
-    /* A device or a pipe could block the daemon or feed it forever. */
-    struct stat info;
-    if (stat(req->urdf_path, &info) == 0) {
-      if (!S_ISREG(info.st_mode))
-        return lcpd_fail(error, BAD, "load_model.urdf_path: '%s' is not a regular file",
-                         req->urdf_path);
-      if ((uint64_t)info.st_size > LCPD_MAX_URDF_BYTES)
-        return lcpd_fail(error, LCP_ERR_NO_MEMORY,
-                         "load_model.urdf_path: '%s' has %lld bytes, more than the %llu a URDF "
-                         "may have",
-                         req->urdf_path, (long long)info.st_size,
-                         (unsigned long long)LCPD_MAX_URDF_BYTES);
-    }
+  sigset_t exit_signals, previous;
+  sigemptyset(&exit_signals);
+  sigaddset(&exit_signals, SIGINT);
+  sigaddset(&exit_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &exit_signals, &previous);
+  if (req->source_case == LCPSIM__V1__LOAD_MODEL_REQUEST__SOURCE_URDF_PATH)
     rc = lcp_urdf_load_file(req->urdf_path, &options, &def, why, sizeof why);
-  } else if (req->source_case == LCPSIM__V1__LOAD_MODEL_REQUEST__SOURCE_URDF_TEXT) {
+  else
     rc = lcp_urdf_load_string(req->urdf_text, NULL, &options, &def, why, sizeof why);
-  } else {
-    return lcpd_fail(error, BAD, "load_model needs urdf_path or urdf_text");
+  /* Asked to exit meanwhile: not worth building the robot's hulls. */
+  if (rc == LCP_OK && exit_requested(NULL)) {
+    lcp_robot_def_free(&def);
+    rc = LCP_ERR_STATE;
+    snprintf(why, sizeof why, "interrupted: the daemon is exiting");
   }
+  pthread_sigmask(SIG_SETMASK, &previous, NULL); /* a held signal is handled now */
   if (rc != LCP_OK)
     return lcpd_fail(error, rc, "load_model: %s", why);
   /* A URDF loaded twice gets a free name of its own (quadruped_2); a name the

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* lcpsimd: the lcpsim simulation daemon. Parses the command
  * line, builds the world, serves it until SIGINT or SIGTERM. */
+#define _XOPEN_SOURCE 700 /* realpath (an XSI interface in glibc) */
+
 #include "handlers.h"
 #include "log.h"
 #include "scene.h"
@@ -31,6 +33,7 @@
 #define REPLY_LIMIT_BYTES ((size_t)512 << 20)
 #define MAX_URDFS 64
 #define MAX_PACKAGES 256
+#define MAX_MODEL_PATHS 64
 
 /* A --urdf option with the --urdf-pose and --urdf-name that follow it. */
 typedef struct urdf_option {
@@ -49,6 +52,8 @@ typedef struct options {
   int urdf_count;
   lcp_urdf_package_t packages[MAX_PACKAGES]; /* --package-path NAME=DIR */
   int package_count;
+  const char *model_paths[MAX_MODEL_PATHS]; /* --model-path DIR */
+  int model_path_count;
   bool mode_given;
   lcpd_mode_t mode;
   bool rate_given;
@@ -82,6 +87,9 @@ static void usage(FILE *out) {
           "  --urdf-name NAME         name of the preceding --urdf's robot\n"
           "  --package-path NAME=DIR  package://NAME/... is DIR/... (repeatable); then the\n"
           "                           directories of ROS_PACKAGE_PATH are searched\n"
+          "  --model-path DIR         LoadModel reads URDF and mesh files only below DIR\n"
+          "                           (repeatable; symbolic links and '..' resolved) and\n"
+          "                           below the package directories [the shipped robots']\n"
           "  --mode lockstep|realtime step when asked (default) or at rate x wall clock\n"
           "  --rate R                 realtime mode: simulated seconds per second [1]\n"
           "  --timestep H             step length in seconds [the scene's, else 1/240]\n"
@@ -159,6 +167,7 @@ static int parse_options(int argc, char **argv, options *o) {
     OPT_URDF_POSE,
     OPT_URDF_NAME,
     OPT_PACKAGE_PATH,
+    OPT_MODEL_PATH,
     OPT_MODE,
     OPT_RATE,
     OPT_TIMESTEP,
@@ -178,6 +187,7 @@ static int parse_options(int argc, char **argv, options *o) {
       {"urdf-pose", required_argument, NULL, OPT_URDF_POSE},
       {"urdf-name", required_argument, NULL, OPT_URDF_NAME},
       {"package-path", required_argument, NULL, OPT_PACKAGE_PATH},
+      {"model-path", required_argument, NULL, OPT_MODEL_PATH},
       {"mode", required_argument, NULL, OPT_MODE},
       {"rate", required_argument, NULL, OPT_RATE},
       {"timestep", required_argument, NULL, OPT_TIMESTEP},
@@ -271,6 +281,19 @@ static int parse_options(int argc, char **argv, options *o) {
         return 2;
       }
       o->packages[o->package_count++] = (lcp_urdf_package_t){name, equals + 1};
+      break;
+    }
+    case OPT_MODEL_PATH: {
+      struct stat info;
+      if (o->model_path_count == MAX_MODEL_PATHS) {
+        fprintf(stderr, "lcpsimd: at most %d --model-path options\n", MAX_MODEL_PATHS);
+        return 2;
+      }
+      if (stat(optarg, &info) != 0 || !S_ISDIR(info.st_mode)) {
+        fprintf(stderr, "lcpsimd: --model-path %s: not a directory\n", optarg);
+        return 2;
+      }
+      o->model_paths[o->model_path_count++] = optarg;
       break;
     }
     case OPT_MODE:
@@ -420,6 +443,56 @@ static void set_packages(lcp_urdf_options_t *urdf_options, const options *o,
   urdf_options->package_path_count = packages->ros_path_count;
 }
 
+/* The roots LoadModel's files must lie below (sim.h, model_roots), as
+ * realpaths: --model-path, else the shipped robots' directory; then every
+ * package directory the daemon knows (--package-path, ROS_PACKAGE_PATH),
+ * so that their package:// meshes can be read. */
+typedef struct model_roots {
+  char **paths;
+  int32_t count;
+} model_roots;
+
+static void model_roots_free(model_roots *roots) {
+  for (int32_t i = 0; i < roots->count; ++i)
+    free(roots->paths[i]);
+  free(roots->paths);
+  *roots = (model_roots){0};
+}
+
+static void add_model_root(model_roots *roots, const char *dir) {
+  char *resolved = realpath(dir, NULL);
+  struct stat info;
+  if (!resolved || stat(resolved, &info) != 0 || !S_ISDIR(info.st_mode)) {
+    free(resolved);
+    return;
+  }
+  roots->paths[roots->count++] = resolved;
+}
+
+static int build_model_roots(const options *o, const package_config *packages, model_roots *roots) {
+  size_t most =
+      (size_t)o->model_path_count + 1 + (size_t)o->package_count + (size_t)packages->ros_path_count;
+  *roots = (model_roots){calloc(most, sizeof(char *)), 0};
+  if (!roots->paths)
+    return LCP_ERR_NO_MEMORY;
+  for (int i = 0; i < o->model_path_count; ++i)
+    add_model_root(roots, o->model_paths[i]);
+  if (o->model_path_count == 0) {
+    char dir[4096], why[1024];
+    if (lcp_shipped_robots_dir(dir, sizeof dir, why, sizeof why) == LCP_OK)
+      add_model_root(roots, dir);
+    else
+      LCPD_WARN("LoadModel by path: %s", why);
+  }
+  for (int i = 0; i < o->package_count; ++i)
+    add_model_root(roots, o->packages[i].dir);
+  for (int32_t i = 0; i < packages->ros_path_count; ++i)
+    add_model_root(roots, packages->ros_paths[i]);
+  for (int32_t i = 0; i < roots->count; ++i)
+    LCPD_DEBUG("LoadModel may read files below %s", roots->paths[i]);
+  return LCP_OK;
+}
+
 static bool scene_name_taken(const void *scene, const char *name) {
   return lcpd_scene_has_name(scene, name);
 }
@@ -531,6 +604,15 @@ int main(int argc, char **argv) {
   sim.package_count = o.package_count;
   sim.package_paths = (const char *const *)packages.ros_paths;
   sim.package_path_count = packages.ros_path_count;
+  model_roots roots;
+  if (build_model_roots(&o, &packages, &roots) != LCP_OK) {
+    LCPD_ERROR("out of memory");
+    lcpd_sim_destroy(&sim);
+    free(packages.ros_paths);
+    return 1;
+  }
+  sim.model_roots = (const char *const *)roots.paths;
+  sim.model_root_count = roots.count;
   size_t max_message = (size_t)o.max_message_bytes;
   lcpd_server_options_t server_options = {
       .bind_endpoint = o.bind,
@@ -546,6 +628,7 @@ int main(int argc, char **argv) {
   if (lcpd_server_open(&server, &sim, &server_options, &error) != LCP_OK) {
     LCPD_ERROR("%s", error.message);
     lcpd_sim_destroy(&sim);
+    model_roots_free(&roots);
     free(packages.ros_paths);
     return 1;
   }
@@ -561,6 +644,7 @@ int main(int argc, char **argv) {
   lcpd_server_run(&server);
   lcpd_server_close(&server);
   lcpd_sim_destroy(&sim);
+  model_roots_free(&roots);
   free(packages.ros_paths);
   LCPD_INFO("stopped");
   return 0;

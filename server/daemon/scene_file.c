@@ -464,37 +464,26 @@ static int read_root(reader *r, const xmlNode *root) {
 int lcpd_scene_file_load(const char *path, lcpd_scene_t *scene, lcpd_error_t *error) {
   lcpd_scene_init(scene);
   reader r = {.path = path, .error = error, .scene = scene};
-  xmlParserCtxtPtr context = xmlNewParserCtxt();
-  if (!context)
-    return lcpd_fail(error, LCP_ERR_NO_MEMORY, "%s: out of memory", path);
-  /* No network, no printing (the error is read back below), line numbers
-   * past 65535. */
-  xmlDocPtr doc = xmlCtxtReadFile(context, path, NULL,
-                                  XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
-                                      XML_PARSE_BIG_LINES);
-  int rc;
-  if (!doc) {
-    const xmlError *e = xmlCtxtGetLastError(context);
-    FILE *probe = fopen(path, "rb");
-    if (!probe) {
-      rc = lcpd_fail(error, LCP_ERR_NOT_FOUND, "%s:0: cannot open the scene file: %s", path,
-                     strerror(errno));
-    } else {
-      fclose(probe);
-      char message[512] = "not well-formed XML";
-      if (e && e->message) {
-        snprintf(message, sizeof message, "%s", e->message);
-        size_t n = strlen(message);
-        while (n && (message[n - 1] == '\n' || message[n - 1] == ' '))
-          message[--n] = '\0';
-      }
-      rc = lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT, "%s:%d: %s", path, e ? e->line : 0, message);
-    }
+  /* The operator's file: read by the file rules (a regular file of at most
+   * LCP_FILE_MAX_DOCUMENT_BYTES, read without blocking) and parsed with the
+   * XML hardening (no DOCTYPE, no network, bounded depth); its messages may
+   * quote it. */
+  char *text = NULL, why[sizeof error->message];
+  size_t size = 0;
+  int rc =
+      lcp_file_read(path, NULL, LCP_FILE_MAX_DOCUMENT_BYTES, &text, &size, NULL, why, sizeof why);
+  if (rc != LCP_OK)
+    return lcpd_fail(error, rc, "%s:0: cannot open the scene file: %s", path, why);
+  xmlDoc *doc = NULL;
+  long line = 0;
+  rc = lcp_xml_read(text, size, true, &doc, &line, why, sizeof why);
+  free(text);
+  if (rc != LCP_OK) {
+    rc = lcpd_fail(error, rc, "%s:%ld: %s", path, line, why);
   } else {
     rc = read_root(&r, xmlDocGetRootElement(doc));
     xmlFreeDoc(doc);
   }
-  xmlFreeParserCtxt(context);
   if (rc != LCP_OK)
     lcpd_scene_clear(scene);
   return rc;

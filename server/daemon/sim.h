@@ -83,6 +83,11 @@ struct lcpd_sim {
   int32_t package_count;
   const char *const *package_paths;
   int32_t package_path_count;
+  /* The directories below which LoadModel may read files (--model-path, or
+   * the shipped robots' directory; then the package directories above), as
+   * realpaths. Not owned: main's. */
+  const char *const *model_roots;
+  int32_t model_root_count;
   lcpd_held_wrenches_t held_wrenches; /* applied before every step (ApplyWrench HOLD) */
 };
 

@@ -4,18 +4,17 @@
 
 #include "lcpsim/lcpsim.h"
 
+#include <assimp/cfileio.h>
 #include <assimp/cimport.h>
 #include <assimp/config.h>
 #include <assimp/postprocess.h>
 #include <assimp/scene.h>
 
-#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static bool has_suffix_ci(const char *s, const char *suffix) {
   size_t a = strlen(s), b = strlen(suffix);
@@ -93,7 +92,98 @@ static int from_scene(const char *path, const struct aiScene *scene, lcp__mesh_t
   return LCP_OK;
 }
 
-static int load_with_assimp(const char *path, lcp__mesh_t *out, char *error, size_t error_size) {
+/* ---- assimp on bytes already read ----
+ * assimp is given an aiFileIO that serves the one file, from memory, under
+ * a made-up name with the file's extension (which tells assimp the format),
+ * and refuses every other name: a mesh's references to other files (an
+ * OBJ's mtllib, say) are never opened, so assimp reads nothing the file
+ * rules did not allow. */
+
+typedef struct memory_file {
+  const char *data;
+  size_t size, position;
+} memory_file;
+
+static size_t memory_read(struct aiFile *file, char *buffer, size_t size, size_t count) {
+  memory_file *m = (memory_file *)file->UserData;
+  if (size == 0)
+    return 0;
+  size_t items = (m->size - m->position) / size;
+  if (items > count)
+    items = count;
+  memcpy(buffer, m->data + m->position, items * size);
+  m->position += items * size;
+  return items;
+}
+
+static size_t memory_write(struct aiFile *file, const char *buffer, size_t size, size_t count) {
+  (void)file, (void)buffer, (void)size, (void)count;
+  return 0;
+}
+
+static size_t memory_tell(struct aiFile *file) { return ((memory_file *)file->UserData)->position; }
+
+static size_t memory_size(struct aiFile *file) { return ((memory_file *)file->UserData)->size; }
+
+static enum aiReturn memory_seek(struct aiFile *file, size_t offset, enum aiOrigin origin) {
+  memory_file *m = (memory_file *)file->UserData;
+  size_t base = origin == aiOrigin_SET ? 0 : origin == aiOrigin_CUR ? m->position : m->size;
+  if (offset > m->size - base)
+    return aiReturn_FAILURE;
+  m->position = base + offset;
+  return aiReturn_SUCCESS;
+}
+
+static void memory_flush(struct aiFile *file) { (void)file; }
+
+typedef struct memory_io {
+  const char *name; /* the one name served */
+  const char *data;
+  size_t size;
+} memory_io;
+
+static struct aiFile *memory_open(struct aiFileIO *io, const char *name, const char *mode) {
+  const memory_io *source = (const memory_io *)io->UserData;
+  if (strcmp(name, source->name) != 0 || !mode || mode[0] != 'r')
+    return NULL;
+  struct aiFile *file = calloc(1, sizeof *file);
+  memory_file *m = calloc(1, sizeof *m);
+  if (!file || !m) {
+    free(file);
+    free(m);
+    return NULL;
+  }
+  *m = (memory_file){source->data, source->size, 0};
+  *file = (struct aiFile){memory_read, memory_write, memory_tell,  memory_size,
+                          memory_seek, memory_flush, (aiUserData)m};
+  return file;
+}
+
+static void memory_close(struct aiFileIO *io, struct aiFile *file) {
+  (void)io;
+  if (file) {
+    free(file->UserData);
+    free(file);
+  }
+}
+
+/* The extension of path's last component, "" when it has none. */
+static const char *extension_of(const char *path) {
+  const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+  const char *dot = strrchr(base, '.');
+  return dot && dot != base ? dot + 1 : "";
+}
+
+static int load_with_assimp(const char *path, const char *data, size_t size, bool quote_content,
+                            lcp__mesh_t *out, char *error, size_t error_size) {
+  const char *extension = extension_of(path);
+  if (!extension[0] || strlen(extension) > 16 || strchr(extension, '/'))
+    return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+                           "%s: no file extension to tell the mesh's format by", path);
+  char name[32];
+  snprintf(name, sizeof name, "mesh.%s", extension);
+  memory_io source = {name, data, size};
+  struct aiFileIO io = {memory_open, memory_close, (aiUserData)&source};
   struct aiPropertyStore *props = aiCreatePropertyStore();
   if (!props)
     return LCP_ERR_NO_MEMORY;
@@ -109,10 +199,13 @@ static int load_with_assimp(const char *path, lcp__mesh_t *out, char *error, siz
   const unsigned flags = aiProcess_RemoveComponent | aiProcess_Triangulate |
                          aiProcess_JoinIdenticalVertices | aiProcess_PreTransformVertices |
                          aiProcess_SortByPType;
-  const struct aiScene *scene = aiImportFileExWithProperties(path, flags, NULL, props);
+  const struct aiScene *scene = aiImportFileExWithProperties(name, flags, &io, props);
   aiReleasePropertyStore(props);
   if (!scene) {
     const char *why = aiGetErrorString();
+    if (!quote_content) /* assimp's messages may quote the file */
+      return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+                             "%s: cannot read the mesh (not a valid .%s file)", path, extension);
     return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
                            "%s: cannot read the mesh (%s)", path,
                            why && why[0] ? why : "assimp gave no reason");
@@ -122,21 +215,28 @@ static int load_with_assimp(const char *path, lcp__mesh_t *out, char *error, siz
   return rc;
 }
 
-int lcp__mesh_load(const char *path, lcp__mesh_t *out, char *error, size_t error_size) {
+int lcp__mesh_load(const char *path, lcp__mesh_read_t *how, lcp__mesh_t *out, char *error,
+                   size_t error_size) {
   memset(out, 0, sizeof *out);
   if (error && error_size > 0)
     error[0] = '\0';
+  size_t max_bytes = how && how->max_bytes ? how->max_bytes : LCP_FILE_MAX_MESH_BYTES;
+  bool quote_content = !how || how->quote_content;
+  char *data = NULL;
+  size_t size = 0;
+  int rc = lcp_file_read(path, how ? how->rules : NULL, max_bytes, &data, &size, NULL, error,
+                         error_size);
+  if (rc != LCP_OK)
+    return rc;
+  if (how)
+    how->bytes_read = size;
   if (has_suffix_ci(path, ".stl"))
-    return lcp__stl_load_mesh(path, &out->points, &out->count, &out->triangles,
-                              &out->triangle_count, error, error_size);
-  /* assimp's own message for a missing file does not say that it is missing. */
-  if (access(path, R_OK) != 0) {
-    bool missing = errno == ENOENT || errno == ENOTDIR;
-    return lcp__mesh_error(error, error_size,
-                           missing ? LCP_ERR_NOT_FOUND : LCP_ERR_INVALID_ARGUMENT,
-                           "%s: cannot open (%s)", path, missing ? "no such file" : "not readable");
-  }
-  return load_with_assimp(path, out, error, error_size);
+    rc = lcp__stl_parse_mesh(path, data, size, how, &out->points, &out->count, &out->triangles,
+                             &out->triangle_count, error, error_size);
+  else
+    rc = load_with_assimp(path, data, size, quote_content, out, error, error_size);
+  free(data);
+  return rc;
 }
 
 /* Above this many vertex-plane tests, the check would take too long for a

@@ -20,6 +20,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+bool lcp__mesh_interrupted(const lcp__mesh_read_t *how) {
+  return how && how->interrupted && how->interrupted(how->interrupted_user);
+}
+
+/* How often the parsers poll for an interruption, in triangles. */
+#define INTERRUPT_POLL_TRIANGLES 16384
+
+static int interrupted_error(const char *path, char *error, size_t error_size) {
+  return lcp__mesh_error(error, error_size, LCP_ERR_STATE, "%s: interrupted", path);
+}
+
 int lcp__mesh_error(char *error, size_t error_size, int status, const char *fmt, ...) {
   if (error && error_size > 0) {
     va_list ap;
@@ -28,58 +39,6 @@ int lcp__mesh_error(char *error, size_t error_size, int status, const char *fmt,
     va_end(ap);
   }
   return status;
-}
-
-/* The whole file, NUL-terminated (so the ASCII reader can use strtod). */
-static int read_whole_file(const char *path, char **out, size_t *out_size, char *error,
-                           size_t error_size) {
-  *out = NULL;
-  *out_size = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    bool missing = errno == ENOENT || errno == ENOTDIR;
-    return lcp__mesh_error(error, error_size,
-                           missing ? LCP_ERR_NOT_FOUND : LCP_ERR_INVALID_ARGUMENT,
-                           "%s: cannot open (%s)", path, missing ? "no such file" : "not readable");
-  }
-  size_t cap = 1 << 16, size = 0;
-  char *buf = malloc(cap);
-  if (!buf) {
-    fclose(f);
-    return LCP_ERR_NO_MEMORY;
-  }
-  for (;;) {
-    if (size + 1 >= cap) {
-      if (cap > ((size_t)1 << 31)) { /* 2 GiB: no collision mesh is that big */
-        free(buf);
-        fclose(f);
-        return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: file too large",
-                               path);
-      }
-      char *bigger = realloc(buf, cap * 2);
-      if (!bigger) {
-        free(buf);
-        fclose(f);
-        return LCP_ERR_NO_MEMORY;
-      }
-      buf = bigger;
-      cap *= 2;
-    }
-    size_t got = fread(buf + size, 1, cap - 1 - size, f);
-    size += got;
-    if (got == 0)
-      break;
-  }
-  bool bad = ferror(f) != 0;
-  fclose(f);
-  if (bad) {
-    free(buf);
-    return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: read error", path);
-  }
-  buf[size] = '\0';
-  *out = buf;
-  *out_size = size;
-  return LCP_OK;
 }
 
 typedef struct vertex_key {
@@ -157,8 +116,10 @@ static float read_f32_le(const unsigned char *b) {
 }
 
 static int parse_binary(const char *path, const unsigned char *data, uint32_t triangles,
-                        double *raw, char *error, size_t error_size) {
+                        const lcp__mesh_read_t *how, double *raw, char *error, size_t error_size) {
   for (uint32_t t = 0; t < triangles; ++t) {
+    if (t % INTERRUPT_POLL_TRIANGLES == INTERRUPT_POLL_TRIANGLES - 1 && lcp__mesh_interrupted(how))
+      return interrupted_error(path, error, error_size);
     /* 12 bytes of normal, 3 × 12 bytes of vertices, 2 bytes of attributes. */
     const unsigned char *tri = data + 84 + 50 * (size_t)t;
     for (int v = 0; v < 3; ++v)
@@ -179,6 +140,8 @@ typedef struct ascii_reader {
   const char *path;
   const char *p;
   int line;
+  bool quote_content; /* whether a message may quote the word found */
+  const lcp__mesh_read_t *how;
   char *error;
   size_t error_size;
 } ascii_reader;
@@ -214,29 +177,35 @@ static bool accept_word(ascii_reader *r, const char *word) {
   return true;
 }
 
-static int expect_word(ascii_reader *r, const char *word) {
-  if (accept_word(r, word))
-    return LCP_OK;
+/* "expected X, found Y"; Y (the file's next word) only when it may be
+ * quoted. */
+static int unexpected(ascii_reader *r, const char *expected) {
   int len = 0;
   while (!is_space_or_end(r->p[len]) && len < 32)
     ++len;
+  if (!r->quote_content)
+    return lcp__mesh_error(r->error, r->error_size, LCP_ERR_INVALID_ARGUMENT,
+                           "%s:%d: expected %s%s%s, found %s", r->path, r->line,
+                           expected[0] == 'a' ? "" : "'", expected, expected[0] == 'a' ? "" : "'",
+                           len ? "something else" : "the end of the file");
   return lcp__mesh_error(r->error, r->error_size, LCP_ERR_INVALID_ARGUMENT,
-                         "%s:%d: expected '%s', found '%.*s'", r->path, r->line, word, len,
-                         len ? r->p : "end of file");
+                         "%s:%d: expected %s%s%s, found '%.*s'", r->path, r->line,
+                         expected[0] == 'a' ? "" : "'", expected, expected[0] == 'a' ? "" : "'",
+                         len, len ? r->p : "end of file");
+}
+
+static int expect_word(ascii_reader *r, const char *word) {
+  if (accept_word(r, word))
+    return LCP_OK;
+  return unexpected(r, word);
 }
 
 static int expect_number(ascii_reader *r, double *out) {
   skip_space(r);
   char *end = NULL;
   double x = strtod(r->p, &end);
-  if (end == r->p || !is_space_or_end(*end) || !isfinite(x)) {
-    int len = 0;
-    while (!is_space_or_end(r->p[len]) && len < 32)
-      ++len;
-    return lcp__mesh_error(r->error, r->error_size, LCP_ERR_INVALID_ARGUMENT,
-                           "%s:%d: expected a finite number, found '%.*s'", r->path, r->line, len,
-                           len ? r->p : "end of file");
-  }
+  if (end == r->p || !is_space_or_end(*end) || !isfinite(x))
+    return unexpected(r, "a finite number");
   r->p = end;
   *out = x;
   return LCP_OK;
@@ -247,9 +216,9 @@ static void skip_line(ascii_reader *r) {
     ++r->p;
 }
 
-static int parse_ascii(const char *path, const char *text, double **raw, int32_t *n, char *error,
-                       size_t error_size) {
-  ascii_reader r = {path, text, 1, error, error_size};
+static int parse_ascii(const char *path, const char *text, const lcp__mesh_read_t *how,
+                       double **raw, int32_t *n, char *error, size_t error_size) {
+  ascii_reader r = {path, text, 1, !how || how->quote_content, how, error, error_size};
   size_t cap = 0, len = 0;
   double *v = NULL;
   int rc = LCP_OK;
@@ -265,6 +234,11 @@ static int parse_ascii(const char *path, const char *text, double **raw, int32_t
     skip_line(&r); /* the solid's name */
     while (rc == LCP_OK && !accept_word(&r, "endsolid")) {
       double x[3];
+      if (len % (9 * INTERRUPT_POLL_TRIANGLES) == 9 * INTERRUPT_POLL_TRIANGLES - 9 &&
+          lcp__mesh_interrupted(how)) {
+        rc = interrupted_error(path, error, error_size);
+        break;
+      }
       if ((rc = expect_word(&r, "facet")) != LCP_OK || (rc = expect_word(&r, "normal")) != LCP_OK)
         break;
       for (int k = 0; k < 3 && rc == LCP_OK; ++k)
@@ -311,11 +285,13 @@ static int parse_ascii(const char *path, const char *text, double **raw, int32_t
   return LCP_OK;
 }
 
-int lcp__stl_load_mesh(const char *path, double **points, int32_t *count, int32_t **triangles,
-                       int32_t *triangle_count, char *error, size_t error_size) {
+int lcp__stl_parse_mesh(const char *path, const char *data, size_t size,
+                        const lcp__mesh_read_t *how, double **points, int32_t *count,
+                        int32_t **triangles, int32_t *triangle_count, char *error,
+                        size_t error_size) {
   if (error && error_size > 0)
     error[0] = '\0';
-  if (!path || !points || !count)
+  if (!path || !data || !points || !count)
     return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
                            "lcp_stl_load: NULL argument");
   *points = NULL;
@@ -324,11 +300,7 @@ int lcp__stl_load_mesh(const char *path, double **points, int32_t *count, int32_
     *triangles = NULL;
   if (triangle_count)
     *triangle_count = 0;
-  char *data = NULL;
-  size_t size = 0;
-  int rc = read_whole_file(path, &data, &size, error, error_size);
-  if (rc != LCP_OK)
-    return rc;
+  int rc = LCP_OK;
   const unsigned char *bytes = (const unsigned char *)data;
   double *raw = NULL;
   int32_t n = 0;
@@ -348,7 +320,7 @@ int lcp__stl_load_mesh(const char *path, double **points, int32_t *count, int32_
     else if (!(raw = malloc((size_t)binary_triangles * 9 * sizeof *raw)))
       rc = LCP_ERR_NO_MEMORY;
     else {
-      rc = parse_binary(path, bytes, binary_triangles, raw, error, error_size);
+      rc = parse_binary(path, bytes, binary_triangles, how, raw, error, error_size);
       n = (int32_t)binary_triangles * 3;
     }
   } else {
@@ -356,8 +328,8 @@ int lcp__stl_load_mesh(const char *path, double **points, int32_t *count, int32_
     while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
       ++p;
     if (strncmp(p, "solid", 5) == 0 && strlen(data) == size)
-      rc = parse_ascii(path, data, &raw, &n, error, error_size);
-    else if (size >= 84)
+      rc = parse_ascii(path, data, how, &raw, &n, error, error_size);
+    else if (size >= 84 && (!how || how->quote_content))
       rc = lcp__mesh_error(
           error, error_size, LCP_ERR_INVALID_ARGUMENT,
           "%s: not an STL file (binary STL of %u triangles needs %llu bytes, the file "
@@ -367,11 +339,12 @@ int lcp__stl_load_mesh(const char *path, double **points, int32_t *count, int32_
       rc =
           lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: not an STL file", path);
   }
-  free(data);
   /* Every three raw vertices are a triangle: its corners' distinct indices. */
   int32_t *corners = NULL;
   if (rc == LCP_OK && triangles && !(corners = malloc((size_t)(n > 0 ? n : 1) * sizeof *corners)))
     rc = LCP_ERR_NO_MEMORY;
+  if (rc == LCP_OK && lcp__mesh_interrupted(how))
+    rc = interrupted_error(path, error, error_size);
   if (rc == LCP_OK)
     rc = dedup(raw, n, points, count, corners);
   free(raw);
@@ -387,5 +360,17 @@ int lcp__stl_load_mesh(const char *path, double **points, int32_t *count, int32_
 
 int lcp_stl_load(const char *path, double **points, int32_t *count, char *error,
                  size_t error_size) {
-  return lcp__stl_load_mesh(path, points, count, NULL, NULL, error, error_size);
+  if (!points || !count)
+    return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+                           "lcp_stl_load: NULL argument");
+  *points = NULL;
+  *count = 0;
+  char *data = NULL;
+  size_t size = 0;
+  int rc =
+      lcp_file_read(path, NULL, LCP_FILE_MAX_MESH_BYTES, &data, &size, NULL, error, error_size);
+  if (rc == LCP_OK)
+    rc = lcp__stl_parse_mesh(path, data, size, NULL, points, count, NULL, NULL, error, error_size);
+  free(data);
+  return rc;
 }

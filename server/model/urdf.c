@@ -5,9 +5,12 @@
  * geoms (every value checked where it is read, so each error carries the line
  * of its element); resolve names into a tree and order it depth-first from
  * the root; then merge fixed joints and build the lcp_robot_def_t. */
+#define _XOPEN_SOURCE 700 /* realpath (an XSI interface in glibc) */
+
 #include "lcpsim/urdf.h"
 
 #include "mesh.h"
+#include "safe_file.h"
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
@@ -125,6 +128,12 @@ typedef struct loader {
   const char *file;     /* for messages: the path, or "<string>" */
   const char *base_dir; /* relative mesh paths; NULL: working directory */
   lcp_urdf_options_t opt;
+  /* Whether messages may quote the document's text (its XML errors, root
+   * element, values that do not parse): not for a file a remote peer named
+   * (lcp_urdf_options_t, files). */
+  bool quote_document;
+  size_t mesh_bytes;  /* read so far, for opt.max_total_mesh_bytes */
+  int32_t mesh_files; /* read so far, for opt.max_mesh_files */
   char *error;
   size_t error_size;
   bool failed;
@@ -263,6 +272,9 @@ static int parse_numbers(loader *L, const xmlNode *n, const char *attr, const ch
     int len = (int)(p - start);
     char *end = NULL;
     double x = strtod(start, &end);
+    if ((end != p || !isfinite(x)) && !L->quote_document)
+      return fail(L, line_of(n), LCP_ERR_INVALID_ARGUMENT,
+                  "<%s> attribute '%s': not a finite number", (const char *)n->name, attr);
     if (end != p || !isfinite(x))
       return fail(L, line_of(n), LCP_ERR_INVALID_ARGUMENT,
                   "<%s> attribute '%s': '%.*s' is not a finite number", (const char *)n->name, attr,
@@ -273,8 +285,10 @@ static int parse_numbers(loader *L, const xmlNode *n, const char *attr, const ch
   }
   if (got != count)
     return fail(L, line_of(n), LCP_ERR_INVALID_ARGUMENT,
-                "<%s> attribute '%s': expected %d number%s, found %d ('%.40s')",
-                (const char *)n->name, attr, count, count == 1 ? "" : "s", got, text);
+                "<%s> attribute '%s': expected %d number%s, found %d%s%.40s%s",
+                (const char *)n->name, attr, count, count == 1 ? "" : "s", got,
+                L->quote_document ? " ('" : "", L->quote_document ? text : "",
+                L->quote_document ? "')" : "");
   return LCP_OK;
 }
 
@@ -317,9 +331,12 @@ static int attr_name(loader *L, const xmlNode *n, const char *attr, char out[LCP
     rc = fail(L, line_of(n), LCP_ERR_INVALID_ARGUMENT, "<%s> attribute '%s' is empty",
               (const char *)n->name, attr);
   else if (len >= LCP_NAME_MAX)
-    rc = fail(L, line_of(n), LCP_ERR_INVALID_ARGUMENT,
-              "<%s> attribute '%s': '%.40s...' is longer than %d characters", (const char *)n->name,
-              attr, (const char *)v, LCP_NAME_MAX - 1);
+    rc = L->quote_document ? fail(L, line_of(n), LCP_ERR_INVALID_ARGUMENT,
+                                  "<%s> attribute '%s': '%.40s...' is longer than %d characters",
+                                  (const char *)n->name, attr, (const char *)v, LCP_NAME_MAX - 1)
+                           : fail(L, line_of(n), LCP_ERR_INVALID_ARGUMENT,
+                                  "<%s> attribute '%s' is longer than %d characters",
+                                  (const char *)n->name, attr, LCP_NAME_MAX - 1);
   else
     memcpy(out, v, len + 1);
   xmlFree(v);
@@ -361,8 +378,6 @@ static char *join_path(const char *dir, const char *rel) {
   return s;
 }
 
-static void ignore_generic_error(void *user, const char *fmt, ...);
-
 static bool file_exists(const char *path) { return access(path, F_OK) == 0; }
 
 static bool is_directory(const char *path) {
@@ -371,36 +386,29 @@ static bool is_directory(const char *path) {
 }
 
 /* The <name> of a package.xml (format 1, 2 or 3: <package><name>NAME</name>),
- * into out; false when the file is missing, malformed or has none. Parsed
- * silently: a broken package.xml only means the package is not found by it. */
-static bool package_xml_name(const char *dir, char *out, size_t out_size) {
+ * into out; false when the file is missing, malformed or has none. Read by
+ * the file rules and parsed silently: a broken package.xml only means the
+ * package is not found by it. */
+static bool package_xml_name(const loader *L, const char *dir, char *out, size_t out_size) {
   char *path = join_path(dir, "package.xml");
-  if (!path || !file_exists(path)) {
-    free(path);
-    return false;
-  }
-  xmlInitParser();
-  xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
+  char *text = NULL;
+  size_t size = 0;
   xmlDoc *doc = NULL;
-  if (ctxt) {
-    xmlGenericErrorFunc old_generic = xmlGenericError;
-    void *old_generic_ctx = xmlGenericErrorContext;
-    xmlSetGenericErrorFunc(NULL, ignore_generic_error);
-    doc = xmlCtxtReadFile(ctxt, path, NULL,
-                          XML_PARSE_NONET | XML_PARSE_NOWARNING | XML_PARSE_NOERROR);
-    xmlSetGenericErrorFunc(old_generic_ctx, old_generic);
-    xmlFreeParserCtxt(ctxt);
-  }
+  long line;
+  if (path && lcp_file_read(path, &L->opt.files, L->opt.max_document_bytes, &text, &size, NULL,
+                            NULL, 0) == LCP_OK)
+    lcp_xml_read(text, size, false, &doc, &line, NULL, 0);
+  free(text);
   free(path);
   bool found = false;
   const xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
   if (root && is_element(root, "package"))
     for (const xmlNode *c = root->children; c && !found; c = c->next)
       if (is_element(c, "name")) {
-        xmlChar *text = xmlNodeGetContent(c);
-        if (text) {
+        xmlChar *name = xmlNodeGetContent(c);
+        if (name) {
           /* Trim the whitespace around the name. */
-          const char *t = (const char *)text;
+          const char *t = (const char *)name;
           while (is_space(*t))
             ++t;
           size_t n = strlen(t);
@@ -411,7 +419,7 @@ static bool package_xml_name(const char *dir, char *out, size_t out_size) {
             out[n] = '\0';
             found = true;
           }
-          xmlFree(text);
+          xmlFree(name);
         }
       }
   if (doc)
@@ -421,9 +429,9 @@ static bool package_xml_name(const char *dir, char *out, size_t out_size) {
 
 /* Whether directory dir is the package `name`: by its package.xml, else by
  * its last path component. */
-static bool is_package(const char *dir, const char *name) {
+static bool is_package(const loader *L, const char *dir, const char *name) {
   char declared[256];
-  if (package_xml_name(dir, declared, sizeof declared))
+  if (package_xml_name(L, dir, declared, sizeof declared))
     return strcmp(declared, name) == 0;
   size_t len = strlen(dir);
   while (len > 1 && dir[len - 1] == '/')
@@ -436,18 +444,20 @@ static int skip_hidden(const struct dirent *e) { return e->d_name[0] != '.'; }
 
 /* The directory of package `name` (lcpsim/urdf.h, lcp_urdf_options), malloc'd
  * into *out, or NULL when there is none. */
-static int find_package(loader *L, const char *name, char **out) {
+static int find_package_dir(loader *L, const char *name, char **out) {
   *out = NULL;
+  /* Confined, a directory outside the roots is as if it were not given. */
   for (int32_t i = 0; i < L->opt.package_count; ++i) {
     const lcp_urdf_package_t *p = &L->opt.packages[i];
-    if (p->name && p->dir && strcmp(p->name, name) == 0)
+    if (p->name && p->dir && strcmp(p->name, name) == 0 &&
+        lcp__file_dir_allowed(p->dir, &L->opt.files))
       return (*out = join_path("", p->dir)) ? LCP_OK : LCP_ERR_NO_MEMORY;
   }
   for (int32_t i = 0; i < L->opt.package_path_count; ++i) {
     const char *root = L->opt.package_paths[i];
-    if (!root || !is_directory(root))
+    if (!root || !lcp__file_dir_allowed(root, &L->opt.files) || !is_directory(root))
       continue;
-    if (is_package(root, name))
+    if (is_package(L, root, name))
       return (*out = join_path("", root)) ? LCP_OK : LCP_ERR_NO_MEMORY;
     char *candidate = join_path(root, name);
     if (!candidate)
@@ -465,7 +475,7 @@ static int find_package(loader *L, const char *name, char **out) {
       if (!*out) {
         char *dir = join_path(root, entries[k]->d_name);
         char declared[256];
-        if (dir && is_directory(dir) && package_xml_name(dir, declared, sizeof declared) &&
+        if (dir && is_directory(dir) && package_xml_name(L, dir, declared, sizeof declared) &&
             strcmp(declared, name) == 0)
           *out = dir;
         else
@@ -480,20 +490,42 @@ static int find_package(loader *L, const char *name, char **out) {
   return LCP_OK;
 }
 
+/* The package's directory; confined, as a realpath, so that the files in
+ * it are named by absolute paths (a relative one would be looked for below
+ * the roots). */
+static int find_package(loader *L, const char *name, char **out) {
+  int rc = find_package_dir(L, name, out);
+  if (rc == LCP_OK && *out && L->opt.files.confined) {
+    char *resolved = realpath(*out, NULL);
+    free(*out);
+    *out = resolved; /* NULL when it vanished: not found */
+  }
+  return rc;
+}
+
 /* "NAME=DIR, ..., DIR, ..." for the message of an unknown package. */
 static void describe_package_search(const loader *L, char *buf, size_t size) {
   size_t used = 0;
   buf[0] = '\0';
   for (int32_t i = 0; i < L->opt.package_count && used < size; ++i) {
     const lcp_urdf_package_t *p = &L->opt.packages[i];
-    int n = snprintf(buf + used, size - used, "%s%s=%s", used ? ", " : "",
-                     p->name ? p->name : "(null)", p->dir ? p->dir : "(null)");
+    int n = snprintf(buf + used, size - used, "%s%s=%s%s", used ? ", " : "",
+                     p->name ? p->name : "(null)", p->dir ? p->dir : "(null)",
+                     p->dir && !lcp__file_dir_allowed(p->dir, &L->opt.files)
+                         ? " (not below the model roots)"
+                         : "");
     used += n > 0 ? (size_t)n : 0;
   }
   for (int32_t i = 0; i < L->opt.package_path_count && used < size; ++i) {
     const char *root = L->opt.package_paths[i];
-    int n = snprintf(buf + used, size - used, "%s%s%s", used ? ", " : "", root ? root : "(null)",
-                     root && !is_directory(root) ? " (not a directory)" : "");
+    /* Confined, whether a directory exists outside the roots is not told. */
+    const char *note = !root ? ""
+                       : !lcp__file_dir_allowed(root, &L->opt.files)
+                           ? " (not below the model roots)"
+                       : !is_directory(root) ? " (not a directory)"
+                                             : "";
+    int n =
+        snprintf(buf + used, size - used, "%s%s%s", used ? ", " : "", root ? root : "(null)", note);
     used += n > 0 ? (size_t)n : 0;
   }
 }
@@ -536,7 +568,7 @@ static int resolve_mesh(loader *L, const xmlNode *n, const char *uri, char **out
       free(dir);
       return LCP_ERR_NO_MEMORY;
     }
-    if (!file_exists(path)) {
+    if (!L->opt.files.confined && !file_exists(path)) {
       rc = fail(L, line_of(n), LCP_ERR_NOT_FOUND,
                 "mesh file '%s' not found: package '%s' is %s, which has no %s", uri, package, dir,
                 path);
@@ -551,11 +583,17 @@ static int resolve_mesh(loader *L, const xmlNode *n, const char *uri, char **out
   const char *path = uri;
   if (strncmp(uri, "file://", 7) == 0)
     path = uri + 7;
+  if (L->opt.files.confined && path[0] != '/' && !L->base_dir)
+    return fail(L, line_of(n), LCP_ERR_INVALID_ARGUMENT,
+                "mesh filename '%s': a relative path in a URDF given as text has no directory to "
+                "be relative to (use package://NAME/PATH or an absolute path below the model "
+                "roots)",
+                uri);
   char *resolved =
       path[0] == '/' || !L->base_dir ? join_path("", path) : join_path(L->base_dir, path);
   if (!resolved)
     return LCP_ERR_NO_MEMORY;
-  if (!file_exists(resolved)) {
+  if (!L->opt.files.confined && !file_exists(resolved)) {
     int rc = fail(L, line_of(n), LCP_ERR_NOT_FOUND, "mesh file '%s' not found", resolved);
     free(resolved);
     return rc;
@@ -637,7 +675,34 @@ static int read_mesh(loader *L, const xmlNode *n, lcp_geom_def_t *g) {
   lcp__mesh_t mesh = {0};
   if (rc == LCP_OK) {
     char why[400];
-    rc = lcp__mesh_load(path, &mesh, why, sizeof why);
+    size_t limit = L->opt.max_mesh_bytes ? L->opt.max_mesh_bytes : LCP_FILE_MAX_MESH_BYTES;
+    size_t total = L->opt.max_total_mesh_bytes;
+    bool budget_limits = total && total - L->mesh_bytes < limit;
+    if (budget_limits)
+      limit = total - L->mesh_bytes;
+    lcp__mesh_read_t how = {&L->opt.files,          limit,
+                            !L->opt.files.confined, 0,
+                            L->opt.interrupted,     L->opt.interrupted_user};
+    if (lcp__mesh_interrupted(&how))
+      rc = lcp__mesh_error(why, sizeof why, LCP_ERR_STATE, "interrupted");
+    else if (L->opt.max_mesh_files > 0 && L->mesh_files >= L->opt.max_mesh_files)
+      rc = lcp__mesh_error(why, sizeof why, LCP_ERR_INVALID_ARGUMENT,
+                           "more than the %d mesh files one load may read",
+                           (int)L->opt.max_mesh_files);
+    else if (limit == 0)
+      rc = lcp__mesh_error(why, sizeof why, LCP_ERR_INVALID_ARGUMENT,
+                           "the meshes read before it have all the %zu bytes one load may read",
+                           total);
+    else
+      rc = lcp__mesh_load(path, &how, &mesh, why, sizeof why);
+    L->mesh_bytes += how.bytes_read;
+    ++L->mesh_files;
+    if (rc == LCP_ERR_INVALID_ARGUMENT && budget_limits && limit > 0 && how.bytes_read == 0 &&
+        strstr(why, "larger than"))
+      rc = lcp__mesh_error(why, sizeof why, LCP_ERR_INVALID_ARGUMENT,
+                           "larger than the %zu bytes left of the %zu all meshes of one load may "
+                           "have",
+                           limit, total);
     if (rc == LCP_ERR_NO_MEMORY)
       L->failed = true;
     else if (rc != LCP_OK)
@@ -939,8 +1004,10 @@ static int read_joint(loader *L, const xmlNode *n) {
     rc = fail(L, j->line, LCP_ERR_INVALID_ARGUMENT, "joint '%s': type 'planar' is not supported",
               j->name);
   else
-    rc = fail(L, j->line, LCP_ERR_INVALID_ARGUMENT, "joint '%s': unknown joint type '%.40s'",
-              j->name, t);
+    rc = L->quote_document ? fail(L, j->line, LCP_ERR_INVALID_ARGUMENT,
+                                  "joint '%s': unknown joint type '%.40s'", j->name, t)
+                           : fail(L, j->line, LCP_ERR_INVALID_ARGUMENT,
+                                  "joint '%s': unknown joint type", j->name);
   xmlFree(type);
   if (rc != LCP_OK)
     return rc;
@@ -994,74 +1061,22 @@ static int read_joint(loader *L, const xmlNode *n) {
 
 /* ---- the document ---- */
 
-#if LIBXML_VERSION >= 21200
-typedef const xmlError *xml_error_ptr;
-#else
-typedef xmlErrorPtr xml_error_ptr;
-#endif
-
-typedef struct xml_capture {
-  bool have;
-  int line;
-  char message[256];
-} xml_capture;
-
-/* libxml2 reports through this instead of printing; the first error is the
- * one that explains the rest. */
-static void capture_xml_error(void *user, xml_error_ptr e) {
-  xml_capture *cap = user;
-  if (cap->have || !e || e->level < XML_ERR_ERROR)
-    return;
-  cap->have = true;
-  cap->line = e->line;
-  snprintf(cap->message, sizeof cap->message, "%s", e->message ? e->message : "malformed XML");
-  size_t n = strlen(cap->message);
-  while (n > 0 && (cap->message[n - 1] == '\n' || cap->message[n - 1] == ' '))
-    cap->message[--n] = '\0';
-}
-
-static void ignore_generic_error(void *user, const char *fmt, ...) {
-  (void)user;
-  (void)fmt;
-}
-
+/* The document, parsed with the hardening of lcp_xml_read (no DOCTYPE, no
+ * network, bounded depth). */
 static int parse_xml(loader *L, const char *buffer, size_t size, xmlDoc **out) {
   *out = NULL;
-  if (size > INT_MAX)
-    return fail(L, 0, LCP_ERR_INVALID_ARGUMENT, "document too large");
-  xmlInitParser();
-  xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
-  if (!ctxt)
-    return LCP_ERR_NO_MEMORY;
-  /* The handlers are per thread in libxml2; swap ours in for this parse only
-   * so nothing reaches stderr, then put the caller's back. */
-  xml_capture cap = {false, 0, ""};
-  xmlStructuredErrorFunc old_structured = xmlStructuredError;
-  void *old_structured_ctx = xmlStructuredErrorContext;
-  xmlGenericErrorFunc old_generic = xmlGenericError;
-  void *old_generic_ctx = xmlGenericErrorContext;
-  xmlSetStructuredErrorFunc(&cap, capture_xml_error);
-  xmlSetGenericErrorFunc(NULL, ignore_generic_error);
-  /* No network, no external DTD, no entity substitution (XXE). */
-  xmlDoc *doc = xmlCtxtReadMemory(ctxt, buffer, (int)size, NULL, NULL,
-                                  XML_PARSE_NONET | XML_PARSE_NOWARNING | XML_PARSE_NOERROR |
-                                      XML_PARSE_BIG_LINES);
-  bool well_formed = ctxt->wellFormed != 0;
-  if (!cap.have) {
-    xml_error_ptr e = xmlCtxtGetLastError(ctxt);
-    if (e && e->level >= XML_ERR_ERROR)
-      capture_xml_error(&cap, e);
-  }
-  xmlFreeParserCtxt(ctxt);
-  xmlSetStructuredErrorFunc(old_structured_ctx, old_structured);
-  xmlSetGenericErrorFunc(old_generic_ctx, old_generic);
-  if (!doc || !well_formed) {
-    if (doc)
-      xmlFreeDoc(doc);
-    return fail(L, cap.have ? cap.line : 0, LCP_ERR_INVALID_ARGUMENT, "malformed XML: %s",
-                cap.have ? cap.message : "not a well-formed document");
-  }
-  *out = doc;
+  size_t limit =
+      L->opt.max_document_bytes ? L->opt.max_document_bytes : LCP_FILE_MAX_DOCUMENT_BYTES;
+  if (size > limit)
+    return fail(L, 0, LCP_ERR_INVALID_ARGUMENT,
+                "the document has %zu bytes, more than the %zu a URDF may have", size, limit);
+  char why[300];
+  long line = 0;
+  int rc = lcp_xml_read(buffer, size, L->quote_document, out, &line, why, sizeof why);
+  if (rc == LCP_ERR_NO_MEMORY)
+    return rc;
+  if (rc != LCP_OK)
+    return fail(L, line, rc, "%s", why);
   return LCP_OK;
 }
 
@@ -1071,15 +1086,22 @@ static int read_robot(loader *L, const xmlDoc *doc) {
     return fail(L, 0, LCP_ERR_INVALID_ARGUMENT, "empty document");
   L->robot_line = line_of(root);
   if (!is_element(root, "robot")) {
+    if (!L->quote_document)
+      return fail(L, L->robot_line, LCP_ERR_INVALID_ARGUMENT,
+                  "the root element is not <robot>: not a URDF document");
     char label[96];
     element_label(root, label, sizeof label);
     return fail(L, L->robot_line, LCP_ERR_INVALID_ARGUMENT, "the root element is %s, not <robot>",
                 label);
   }
   int rc = attr_name(L, root, "name", L->robot_name);
+  int32_t elements = 0;
   for (const xmlNode *c = root->children; c && rc == LCP_OK; c = c->next) {
     if (c->type != XML_ELEMENT_NODE)
       continue;
+    /* A large document takes a while: poll for an interruption now and then. */
+    if (++elements % 256 == 0 && L->opt.interrupted && L->opt.interrupted(L->opt.interrupted_user))
+      return fail(L, line_of(c), LCP_ERR_STATE, "interrupted");
     if (is_element(c, "link"))
       rc = read_link(L, c);
     else if (is_element(c, "joint"))
@@ -1686,6 +1708,7 @@ int lcp_urdf_load_string(const char *xml, const char *base_dir, const lcp_urdf_o
     return rc;
   if (!xml)
     return fail(&L, 0, LCP_ERR_INVALID_ARGUMENT, "no document (NULL)");
+  L.quote_document = true; /* the caller's own text */
   return load(&L, xml, strlen(xml), out);
 }
 
@@ -1697,40 +1720,17 @@ int lcp_urdf_load_file(const char *path, const lcp_urdf_options_t *options, lcp_
     return rc;
   if (!path)
     return fail(&L, 0, LCP_ERR_INVALID_ARGUMENT, "no path (NULL)");
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    bool missing = errno == ENOENT || errno == ENOTDIR;
-    return fail(&L, 0, missing ? LCP_ERR_NOT_FOUND : LCP_ERR_INVALID_ARGUMENT,
-                "cannot open the file (%s)", missing ? "no such file" : "not readable");
+  /* A file a remote peer named is not quoted: it may not be a URDF at all. */
+  L.quote_document = !L.opt.files.confined;
+  char *text = NULL, *opened = NULL;
+  size_t size = 0;
+  rc = lcp_file_read(path, &L.opt.files, L.opt.max_document_bytes, &text, &size, &opened, error,
+                     error_size);
+  if (rc != LCP_OK) {
+    L.failed = true; /* the message (beginning with the path) is lcp_file_read's */
+    return rc == LCP_ERR_NO_MEMORY ? fail(&L, 0, rc, "out of memory") : rc;
   }
-  size_t size = 0, cap = 1 << 14;
-  char *text = malloc(cap);
-  while (text) {
-    size += fread(text + size, 1, cap - size, f);
-    if (size < cap || ferror(f))
-      break;
-    if (cap > (size_t)INT_MAX) { /* libxml2 takes an int size */
-      free(text);
-      fclose(f);
-      return fail(&L, 0, LCP_ERR_INVALID_ARGUMENT, "file too large");
-    }
-    char *bigger = realloc(text, cap * 2);
-    if (!bigger) {
-      free(text);
-      text = NULL;
-      break;
-    }
-    text = bigger;
-    cap *= 2;
-  }
-  bool bad = text && ferror(f);
-  fclose(f);
-  if (!text)
-    return fail(&L, 0, LCP_ERR_NO_MEMORY, "out of memory");
-  if (bad) {
-    free(text);
-    return fail(&L, 0, LCP_ERR_INVALID_ARGUMENT, "read error");
-  }
+  path = opened;
   /* Relative mesh paths are relative to the file's directory. */
   const char *slash = strrchr(path, '/');
   char *dir = NULL;
@@ -1739,6 +1739,7 @@ int lcp_urdf_load_file(const char *path, const lcp_urdf_options_t *options, lcp_
     dir = malloc(len + 1);
     if (!dir) {
       free(text);
+      free(opened);
       return fail(&L, 0, LCP_ERR_NO_MEMORY, "out of memory");
     }
     memcpy(dir, path, len);
@@ -1748,5 +1749,6 @@ int lcp_urdf_load_file(const char *path, const lcp_urdf_options_t *options, lcp_
   rc = load(&L, text, size, out);
   free(dir);
   free(text);
+  free(opened);
   return rc;
 }

@@ -155,7 +155,8 @@ static Lcpsim__V1__Reply *load_text(void *c, uint64_t id, const char *text, cons
 static void test_load_model_packages_and_names(void **state) {
   (void)state;
   daemon_proc d;
-  daemon_start(&d, NULL);
+  /* The request's package directory must be below a model root. */
+  daemon_start(&d, (const char *[]){"--model-path", LCP_TEST_DATA_DIR "/packages", NULL});
   void *c = connect_req(d.rep);
   Lcpsim__V1__LoadModelRequest__PackagesEntry entry =
       LCPSIM__V1__LOAD_MODEL_REQUEST__PACKAGES_ENTRY__INIT;
@@ -195,7 +196,7 @@ static void test_load_model_packages_and_names(void **state) {
 static void test_bad_robot_files_leave_the_world(void **state) {
   (void)state;
   daemon_proc d;
-  daemon_start(&d, NULL);
+  daemon_start(&d, (const char *[]){"--model-path", LCP_TEST_DATA_DIR "/packages", NULL});
   void *c = connect_req(d.rep);
   call_step(c, 1, 5);
   uint64_t before = world_hash(c);

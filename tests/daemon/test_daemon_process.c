@@ -109,7 +109,8 @@ static void test_bad_scene_files_name_file_and_line(void **state) {
        ":2: <settings>: timestep must be > 0 (got -1)"},
       {"<lcpsim>\n  <robot urdf=\"missing.urdf\"/>\n</lcpsim>\n", ":2: robot 'missing.urdf':"},
       {"<lcpsim>\n  <wall/>\n</lcpsim>\n", ":2: unknown element <wall>"},
-      {"<lcpsim>\n  <ground>\n</lcpsim>\n", ":4: "}, /* unclosed: found at the end */
+      /* unclosed: found at the end tag that does not match it */
+      {"<lcpsim>\n  <ground>\n</lcpsim>\n", ":3: malformed XML: Opening and ending tag mismatch"},
       {"<world/>\n", ":1: the root element must be <lcpsim>"},
       {"<lcpsim>\n  <body name=\"b\" shape=\"sphere\" size=\"0.1\"/>\n"
        "  <body name=\"b\" shape=\"sphere\" size=\"0.1\"/>\n</lcpsim>\n",

@@ -96,8 +96,8 @@ static const Lcpsim__V1__BodyState *body_state(const Lcpsim__V1__State *s, const
  * sets its standing pose by joint name (thighs 0.8 rad, calves −1.6 rad)
  * and holds it there by PD (kp 300, kd 10). */
 static void load_dog(fixture *f, double x, double z) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/quadruped.urdf", robots_dir());
+  /* By name, below the daemon's model root: the shipped robots. */
+  char path[] = "quadruped.urdf";
   Lcpsim__V1__LoadModelRequest load = LCPSIM__V1__LOAD_MODEL_REQUEST__INIT;
   load.source_case = LCPSIM__V1__LOAD_MODEL_REQUEST__SOURCE_URDF_PATH;
   load.urdf_path = path;

@@ -327,7 +327,7 @@ static void load_model_from_text_and_from_path(void **state) {
   assert_null(robot);
 
   lcpsim_model_t from_path = {
-      .urdf_path = LCP_ARM7_URDF, .name = "third_arm", .base_pose = {.position = {-1.0, 0.0, 0.1}}};
+      .urdf_path = "arm7.urdf", .name = "third_arm", .base_pose = {.position = {-1.0, 0.0, 0.1}}};
   assert_int_equal(lcpsim_client_load_model(live->client, &from_path, NULL), LCPSIM_OK);
 
   lcpsim_info_t *info = NULL;

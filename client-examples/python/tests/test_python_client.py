@@ -107,7 +107,8 @@ class LiveTest(unittest.TestCase):
                                         base_position=(1.0, 0.0, 0.1), base="fixed")
         self.assertEqual(robot.name, "second_arm")
         self.assertEqual(len(robot.joints), 7)
-        self.sim.load_model(urdf_path=os.path.abspath(ARM7_URDF), name="third_arm",
+        # By name: below the daemon's model root, the shipped robots.
+        self.sim.load_model(urdf_path="arm7.urdf", name="third_arm",
                             base_position=(-1.0, 0.0, 0.1))
         names = [robot.name for robot in self.sim.get_info().robots]
         self.assertEqual(sorted(names), sorted([ARM, "second_arm", "third_arm"]))

@@ -66,6 +66,64 @@ extern "C" {
 #endif
 LCP_API_BEGIN
 
+/* ---- reading files safely ----
+ * Every file the model library reads (URDF, package.xml, STL and the other
+ * mesh formats; lcpsimd's scene files too) is read by lcp_file_read:
+ * - opened with O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY after a stat
+ *   (so that a FIFO, a device or a directory is refused before it is even
+ *   opened), then checked on the descriptor with fstat: only a regular file,
+ *   not on procfs or sysfs (whose files say they are regular and have size 0
+ *   or a made-up size), not empty, at most max_bytes long; it is read in
+ *   full, never past its size + 1 bytes (a file that grows while it is read
+ *   is refused). Nothing it does can block or run long.
+ * - confined (files named by a remote peer, e.g. lcpsimd's LoadModel): the
+ *   path, symbolic links and ".." resolved (realpath), must lie below one of
+ *   roots, component by component (/a/bc is not below /a/b). A relative path
+ *   is tried below each root in order. A path that does not resolve and one
+ *   that resolves outside every root get the same error (LCP_ERR_NOT_FOUND,
+ *   the same message), which tells nothing of whether the file exists, may
+ *   be read or how large it is; inside the roots, the rule a file breaks is
+ *   named (not a regular file, too large, empty).
+ * Errors: LCP_ERR_NOT_FOUND (no such file; confined: no such file below the
+ * roots), LCP_ERR_INVALID_ARGUMENT (a rule broken, named in error; the
+ * message begins with the path as given), LCP_ERR_NO_MEMORY. */
+typedef struct lcp_file_rules {
+  const char *const *roots; /* directories; resolved with realpath when used */
+  int32_t root_count;
+  bool confined;
+} lcp_file_rules_t;
+
+/* The size limits used when a limit of 0 is given: documents (URDF,
+ * package.xml, scene files) and collision meshes. */
+#define LCP_FILE_MAX_DOCUMENT_BYTES ((size_t)8 << 20)
+#define LCP_FILE_MAX_MESH_BYTES ((size_t)64 << 20)
+
+/* Reads the file into *data (malloc'd, size + 1 bytes, NUL-terminated) and
+ * its size into *size. rules may be NULL (not confined). resolved (may be
+ * NULL) gets the path opened, malloc'd: the realpath when confined, else a
+ * copy of path. max_bytes 0 means LCP_FILE_MAX_DOCUMENT_BYTES. */
+int lcp_file_read(const char *path, const lcp_file_rules_t *rules, size_t max_bytes, char **data,
+                  size_t *size, char **resolved, char *error, size_t error_size);
+
+/* The deepest element nesting an XML document may have (URDF needs 5). */
+#define LCP_XML_MAX_DEPTH 64
+
+/* Parses an XML document from memory with libxml2, hardened: no network,
+ * no DTD loaded, no entity substituted, and any document with a DOCTYPE is
+ * refused as soon as the parser reaches it, before its internal subset is
+ * read (URDF and scene files never need one, and entity declarations are
+ * what the "billion laughs" and quadratic-blowup attacks are made of);
+ * elements nested deeper than LCP_XML_MAX_DEPTH are refused; size must fit
+ * an int. Nothing is printed. On success *doc is the document (an xmlDocPtr;
+ * free it with xmlFreeDoc). On error *doc is NULL, *line the line of the
+ * error (0 when unknown), and error says what is wrong: libxml2's own
+ * message when quote_content is true, else a description of the error's
+ * kind that quotes nothing from the document. LCP_ERR_INVALID_ARGUMENT,
+ * LCP_ERR_NO_MEMORY. */
+struct _xmlDoc;
+int lcp_xml_read(const char *data, size_t size, bool quote_content, struct _xmlDoc **doc,
+                 long *line, char *error, size_t error_size);
+
 /* A ROS package by name: package://NAME/REST is the file DIR/REST. */
 typedef struct lcp_urdf_package {
   const char *name;
@@ -93,6 +151,33 @@ typedef struct lcp_urdf_options {
   /* Keep the links of fixed joints as links of their own (massless ones get
    * mass 0) instead of merging them into their parents. */
   bool keep_fixed_links;
+  /* Which files may be read: the URDF file (lcp_urdf_load_file), meshes and
+   * package.xml files. Confined (a URDF from a remote peer): every file
+   * must resolve below one of files.roots; a relative mesh path of a URDF
+   * given as a string is refused (it has no directory to be relative to);
+   * the package directories given must themselves be below the roots (files
+   * found through them are checked either way); and messages quote nothing
+   * read from a file that is not yet known to be a URDF (no libxml2 message,
+   * no root element, no bytes of a mesh) nor any value that fails to parse.
+   * The names of links and joints of a document whose root is <robot> are
+   * still quoted: they are what a successful load would publish. */
+  lcp_file_rules_t files;
+  /* Size limits: the URDF file (and package.xml) and each mesh file; 0: the
+   * LCP_FILE_MAX_* defaults. A URDF given as a string has the same limit. */
+  size_t max_document_bytes;
+  size_t max_mesh_bytes;
+  /* The most bytes all the mesh files of one load may have together; 0: no
+   * such limit. This bounds the time a load takes (reading, and the hulls
+   * built from the vertices), which lcpsimd needs for a LoadModel. */
+  size_t max_total_mesh_bytes;
+  /* The most mesh files one load may read; 0: no such limit. */
+  int32_t max_mesh_files;
+  /* Polled while a load runs (between elements, between mesh files and
+   * while a mesh is parsed); once it returns true the load stops with
+   * LCP_ERR_STATE and "interrupted". lcpsimd stops a LoadModel this way when
+   * it is asked to exit. NULL: never. */
+  bool (*interrupted)(void *user);
+  void *interrupted_user;
   /* Warnings go here ("FILE:LINE: ..."); NULL drops them. */
   lcp_log_fn log;
   void *log_user;
