@@ -550,7 +550,10 @@ static int build_scene(const options *o, const package_config *packages, lcpd_sc
                        lcpd_error_t *error) {
   int rc;
   if (o->world) {
-    rc = lcpd_scene_file_load(o->world, scene, error);
+    /* The scene's robots find package:// meshes as --urdf's do. */
+    lcp_urdf_options_t urdf_options = lcp_urdf_options_default();
+    set_packages(&urdf_options, o, packages);
+    rc = lcpd_scene_file_load(o->world, &urdf_options, scene, error);
   } else if (o->urdf_count == 0) {
     rc = lcpd_scene_builtin(scene, error);
   } else {

@@ -20,6 +20,7 @@ typedef struct reader {
   const char *path;
   lcpd_error_t *error;
   lcpd_scene_t *scene;
+  const lcp_urdf_options_t *urdf_options; /* NULL: the defaults */
 } reader;
 
 /* The error, as "FILE:LINE: what". */
@@ -251,7 +252,7 @@ static int read_robot(reader *r, const xmlNode *node) {
     rc = read_bool(r, node, "self_collision", &self_collision);
   if (rc != LCP_OK)
     return rc;
-  lcp_urdf_options_t options = lcp_urdf_options_default();
+  lcp_urdf_options_t options = r->urdf_options ? *r->urdf_options : lcp_urdf_options_default();
   options.log = log_urdf_warning;
   char text[64];
   if (attribute(node, "base", text, sizeof text)) {
@@ -461,9 +462,10 @@ static int read_root(reader *r, const xmlNode *root) {
   return rc;
 }
 
-int lcpd_scene_file_load(const char *path, lcpd_scene_t *scene, lcpd_error_t *error) {
+int lcpd_scene_file_load(const char *path, const lcp_urdf_options_t *urdf_options,
+                         lcpd_scene_t *scene, lcpd_error_t *error) {
   lcpd_scene_init(scene);
-  reader r = {.path = path, .error = error, .scene = scene};
+  reader r = {.path = path, .error = error, .scene = scene, .urdf_options = urdf_options};
   /* The operator's file: read by the file rules (a regular file of at most
    * LCP_FILE_MAX_DOCUMENT_BYTES, read without blocking) and parsed with the
    * XML hardening (no DOCTYPE, no network, bounded depth); its messages may

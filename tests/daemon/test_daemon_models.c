@@ -109,6 +109,34 @@ static void test_package_path_option(void **state) {
   daemon_stop(&d);
 }
 
+/* A scene file's robots find package:// meshes through --package-path as --urdf's do; without
+ * it the daemon does not start, naming the scene file's line. */
+static void test_scene_file_packages(void **state) {
+  (void)state;
+  char scene[512];
+  write_temp_file("meshbot_scene.xml",
+                  "<lcpsim version=\"1\">\n"
+                  "  <ground/>\n"
+                  "  <robot name=\"meshbot\" urdf=\"" MESHBOT "\" xyz=\"0 0 0.05\"/>\n"
+                  "</lcpsim>\n",
+                  scene, sizeof scene);
+  daemon_proc d;
+  daemon_start(&d, (const char *[]){"--package-path", "fake_robot=" FAKE_PACKAGE_DIR, "--world",
+                                    scene, NULL});
+  void *c = connect_req(d.rep);
+  check_meshbot_frames(c, "meshbot");
+  close_socket(&c);
+  daemon_stop(&d);
+
+  char out[4096], err[8192];
+  int status = daemon_run_to_exit((const char *[]){"--world", scene, NULL}, out, sizeof out, err,
+                                  sizeof err);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+  ASSERT_CONTAINS(err, "meshbot_scene.xml:3:");
+  ASSERT_CONTAINS(err, "unknown package 'fake_robot'");
+  remove_temp_file(scene);
+}
+
 static void test_ros_package_path(void **state) {
   (void)state;
   /* A directory of packages, after one that does not exist. */
@@ -364,6 +392,7 @@ static int teardown(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_package_path_option, teardown),
+      cmocka_unit_test_teardown(test_scene_file_packages, teardown),
       cmocka_unit_test_teardown(test_ros_package_path, teardown),
       cmocka_unit_test_teardown(test_load_model_packages_and_names, teardown),
       cmocka_unit_test_teardown(test_bad_robot_files_leave_the_world, teardown),
