@@ -116,7 +116,8 @@ static int read_key_file(const char *path, key_file *out, lcpd_error_t *error) {
     return error->code;
   char buffer[MAX_LINE + 2];
   int number = 0, rc = LCP_OK, got;
-  while (rc == LCP_OK && (got = next_line(file, buffer, sizeof buffer, path, ++number, error)) > 0) {
+  while (rc == LCP_OK &&
+         (got = next_line(file, buffer, sizeof buffer, path, ++number, error)) > 0) {
     char *line = trim(buffer);
     if (line[0] == '\0' || line[0] == '#')
       continue;
@@ -225,7 +226,8 @@ static int read_allow_file(lcpd_auth_t *auth, const char *path, lcpd_error_t *er
     return error->code;
   char buffer[MAX_LINE + 2];
   int number = 0, rc = LCP_OK, got;
-  while (rc == LCP_OK && (got = next_line(file, buffer, sizeof buffer, path, ++number, error)) > 0) {
+  while (rc == LCP_OK &&
+         (got = next_line(file, buffer, sizeof buffer, path, ++number, error)) > 0) {
     char where[4096 + 32];
     snprintf(where, sizeof where, "%s:%d", path, number);
     char *save = NULL;
@@ -263,8 +265,7 @@ static int read_allow_file(lcpd_auth_t *auth, const char *path, lcpd_error_t *er
 static int read_allow_directory(lcpd_auth_t *auth, const char *path, lcpd_error_t *error) {
   DIR *dir = opendir(path);
   if (!dir)
-    return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT, "%s: cannot open: %s", path,
-                     strerror(errno));
+    return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT, "%s: cannot open: %s", path, strerror(errno));
   int rc = LCP_OK;
   struct dirent *entry;
   while (rc == LCP_OK && (entry = readdir(dir)) != NULL) {
@@ -399,8 +400,7 @@ static void log_refusal(lcpd_auth_t *auth, const char *address, const char *what
               "logged)",
               address, what, (unsigned long long)entry->suppressed);
   else
-    LCPD_WARN("refused a connection from %s: %s (logged once a minute per address)", address,
-              what);
+    LCPD_WARN("refused a connection from %s: %s (logged once a minute per address)", address, what);
   entry->logged_ns = now ? now : 1;
   entry->suppressed = 0;
 }
@@ -637,8 +637,7 @@ int lcpd_auth_watch(lcpd_auth_t *auth, uv_loop_t *loop, lcpd_error_t *error) {
     if (auth->monitors[i])
       rc = watch(loop, &auth->monitor_polls[i], auth->monitors[i], on_monitor_poll, auth);
   if (rc != 0)
-    return lcpd_fail(error, LCP_ERR_NO_MEMORY, "cannot watch the ZAP handler: %s",
-                     uv_strerror(rc));
+    return lcpd_fail(error, LCP_ERR_NO_MEMORY, "cannot watch the ZAP handler: %s", uv_strerror(rc));
   /* Requests may have come before the watch began: ZMQ_FD would not signal
    * them again. */
   serve_zap(auth);
@@ -702,7 +701,8 @@ bool lcpd_endpoint_is_local(const char *endpoint) {
     return false;
   memcpy(name, host, length);
   name[length] = '\0';
-  if (strcmp(name, "localhost") == 0)
+  /* libzmq binds an interface by name too: "lo" is the loopback's. */
+  if (strcmp(name, "localhost") == 0 || strcmp(name, "lo") == 0)
     return true;
   struct in_addr v4;
   struct in6_addr v6;

@@ -94,7 +94,8 @@ const char *lcpd_role_name(lcpd_role_t role);
 int lcpd_keys_generate(const char *name, lcpd_role_t role, lcpd_error_t *error);
 
 /* Whether binding endpoint exposes the socket beyond this machine: anything
- * but tcp:// on 127.0.0.0/8, ::1 or localhost, ipc:// and inproc://. */
+ * but tcp:// on 127.0.0.0/8, ::1, localhost or the interface lo, ipc:// and
+ * inproc://. */
 bool lcpd_endpoint_is_local(const char *endpoint);
 
 #endif
