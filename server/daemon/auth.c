@@ -295,25 +295,24 @@ static int read_allow_directory(lcpd_auth_t *auth, const char *path, lcpd_error_
   return rc;
 }
 
-int lcpd_auth_load(lcpd_auth_t *auth, const char *secret_key_file, const char *authorized_keys,
-                   lcpd_error_t *error) {
+int lcpd_auth_load(lcpd_auth_t *auth, const char *secret_key_file,
+                   const char *const *authorized_keys, int list_count, lcpd_error_t *error) {
   *auth = (lcpd_auth_t){0};
   int rc = read_server_key(auth, secret_key_file, error);
-  if (rc != LCP_OK)
-    return rc;
-  struct stat info;
-  if (stat(authorized_keys, &info) != 0)
-    rc = lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT, "--authorized-keys %s: %s", authorized_keys,
-                   strerror(errno));
-  else if (S_ISDIR(info.st_mode))
-    rc = read_allow_directory(auth, authorized_keys, error);
-  else
-    rc = read_allow_file(auth, authorized_keys, error);
+  for (int i = 0; rc == LCP_OK && i < list_count; ++i) {
+    struct stat info;
+    if (stat(authorized_keys[i], &info) != 0)
+      rc = lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT, "--authorized-keys %s: %s",
+                     authorized_keys[i], strerror(errno));
+    else if (S_ISDIR(info.st_mode))
+      rc = read_allow_directory(auth, authorized_keys[i], error);
+    else
+      rc = read_allow_file(auth, authorized_keys[i], error);
+  }
   if (rc == LCP_OK && auth->key_count == 0)
     rc = lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
-                   "--authorized-keys %s: no keys (a file of `<public key> controller|observer` "
-                   "lines, or a directory of .pub files)",
-                   authorized_keys);
+                   "--authorized-keys: no keys (a file of `<public key> controller|observer` "
+                   "lines, or a directory of .pub files)");
   if (rc != LCP_OK)
     lcpd_auth_close(auth);
   return rc;

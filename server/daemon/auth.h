@@ -67,10 +67,11 @@ typedef struct lcpd_auth {
   lcpd_refusal_log_t refusals[LCPD_AUTH_LOG_ADDRESSES];
 } lcpd_auth_t;
 
-/* Reads the server's key pair and the allow-list (a file or a directory of
- * .pub files). A malformed file is an error naming the file and the line. */
-int lcpd_auth_load(lcpd_auth_t *auth, const char *secret_key_file, const char *authorized_keys,
-                   lcpd_error_t *error);
+/* Reads the server's key pair and the allow-lists (each a file or a
+ * directory of .pub files; their keys add up). A malformed file is an error
+ * naming the file and the line. */
+int lcpd_auth_load(lcpd_auth_t *auth, const char *secret_key_file,
+                   const char *const *authorized_keys, int list_count, lcpd_error_t *error);
 /* Binds the ZAP handler in the context; before any CURVE socket binds. */
 int lcpd_auth_open(lcpd_auth_t *auth, void *context, lcpd_error_t *error);
 /* Makes socket a CURVE server in the ZAP domain, its handshakes watched

@@ -32,6 +32,7 @@
 #define REPLY_LIMIT_BYTES ((size_t)512 << 20)
 #define MAX_URDFS 64
 #define MAX_PACKAGES 256
+#define MAX_AUTHORIZED_KEYS 16
 
 /* A --urdf option with the --urdf-pose and --urdf-name that follow it. */
 typedef struct urdf_option {
@@ -63,7 +64,8 @@ typedef struct options {
   lcpd_log_level_t log_level;
   /* Authentication (auth.h). */
   const char *curve_secret_key;
-  const char *authorized_keys;
+  const char *authorized_keys[MAX_AUTHORIZED_KEYS];
+  int authorized_keys_count;
   bool insecure;
   const char *gen_keys; /* --gen-keys NAME: write keys and exit */
   lcpd_role_t key_role;
@@ -105,9 +107,10 @@ static void usage(FILE *out) {
           "Authentication (docs/security.md):\n"
           "  --curve-secret-key FILE  CURVE on both sockets with the server key pair in FILE\n"
           "                           (a NAME.key from --gen-keys); needs --authorized-keys\n"
-          "  --authorized-keys PATH   the allow-list: a file of `<public key> controller|observer`\n"
-          "                           lines, or a directory of .pub files (role = observer in\n"
-          "                           one makes it an observer; else controller)\n"
+          "  --authorized-keys PATH   the allow-list: a file of lines `<public key> ROLE` (ROLE:\n"
+          "                           controller or observer), or a directory of .pub files\n"
+          "                           (role = observer in one makes it an observer; else\n"
+          "                           controller); repeatable, the keys add up\n"
           "  --insecure               allow binding a non-loopback address without CURVE\n"
           "  --gen-keys NAME          write a new key pair to NAME.key (secret, mode 0600) and\n"
           "                           NAME.pub (public), then exit\n"
@@ -373,7 +376,11 @@ static int parse_options(int argc, char **argv, options *o) {
       o->curve_secret_key = optarg;
       break;
     case OPT_AUTHORIZED_KEYS:
-      o->authorized_keys = optarg;
+      if (o->authorized_keys_count == MAX_AUTHORIZED_KEYS) {
+        fprintf(stderr, "lcpsimd: at most %d --authorized-keys options\n", MAX_AUTHORIZED_KEYS);
+        return 2;
+      }
+      o->authorized_keys[o->authorized_keys_count++] = optarg;
       break;
     case OPT_INSECURE:
       o->insecure = true;
@@ -407,7 +414,7 @@ static int parse_options(int argc, char **argv, options *o) {
     fprintf(stderr, "lcpsimd: unexpected argument '%s'\nTry 'lcpsimd --help'.\n", argv[optind]);
     return 2;
   }
-  if (!o->curve_secret_key != !o->authorized_keys) {
+  if (!o->curve_secret_key != !o->authorized_keys_count) {
     fprintf(stderr, "lcpsimd: --curve-secret-key and --authorized-keys go together: CURVE needs "
                     "the server's key pair and the allow-list of clients' keys\n");
     return 2;
@@ -591,15 +598,18 @@ static bool check_exposure(const options *o, bool curve) {
 /* The server's keys and the allow-list (lcpd_auth_close frees them). */
 static bool load_auth(const options *o, lcpd_auth_t *auth) {
   lcpd_error_t error = {0};
-  if (lcpd_auth_load(auth, o->curve_secret_key, o->authorized_keys, &error) != LCP_OK) {
+  if (lcpd_auth_load(auth, o->curve_secret_key, o->authorized_keys, o->authorized_keys_count,
+                     &error) != LCP_OK) {
     LCPD_ERROR("%s", error.message);
     return false;
   }
   size_t observers = 0;
   for (size_t i = 0; i < auth->key_count; ++i)
     observers += auth->keys[i].role == LCPD_ROLE_OBSERVER;
-  LCPD_INFO("CURVE on: server public key %s; allow-list %s: %zu controller and %zu observer keys",
-            auth->server_public, o->authorized_keys, auth->key_count - observers, observers);
+  LCPD_INFO("CURVE on: server public key %s; allow-list%s %s: %zu controller and %zu observer "
+            "keys",
+            auth->server_public, o->authorized_keys_count > 1 ? "s" : "", o->authorized_keys[0],
+            auth->key_count - observers, observers);
   return true;
 }
 

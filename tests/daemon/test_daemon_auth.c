@@ -35,6 +35,7 @@ typedef struct curve_fixture {
   char dir[64];
   char server_key_file[128];
   char allow_file[128];
+  char observers_file[128];
   key_pair server, controller, observer, stranger;
   daemon_proc daemon;
 } curve_fixture;
@@ -72,13 +73,21 @@ static int setup_curve(void **state) {
   snprintf(f->server_key_file, sizeof f->server_key_file, "%s/server.key", f->dir);
   snprintf(text, sizeof text, "# the daemon's\nsecret-key = \"%s\"\n", f->server.secret_key);
   write_file(f->server_key_file, text);
+  /* Two allow-lists (--authorized-keys twice): their keys add up. */
   snprintf(f->allow_file, sizeof f->allow_file, "%s/allowed", f->dir);
-  snprintf(text, sizeof text,
-           "# lcpsim allow-list\n\n%s controller # the controller\n%s observer\n",
-           f->controller.public_key, f->observer.public_key);
+  snprintf(text, sizeof text, "# lcpsim allow-list\n\n%s controller # the controller\n",
+           f->controller.public_key);
   write_file(f->allow_file, text);
-  const char *args[] = {"--curve-secret-key", f->server_key_file, "--authorized-keys",
-                        f->allow_file, NULL};
+  snprintf(f->observers_file, sizeof f->observers_file, "%s/observers", f->dir);
+  snprintf(text, sizeof text, "%s observer\n", f->observer.public_key);
+  write_file(f->observers_file, text);
+  const char *args[] = {"--curve-secret-key",
+                        f->server_key_file,
+                        "--authorized-keys",
+                        f->allow_file,
+                        "--authorized-keys",
+                        f->observers_file,
+                        NULL};
   daemon_start(&f->daemon, args);
   *state = f;
   return 0;
