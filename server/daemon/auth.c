@@ -260,8 +260,27 @@ static int read_allow_file(lcpd_auth_t *auth, const char *path, lcpd_error_t *er
   return rc;
 }
 
-/* Every *.pub file in the directory: its public-key and role (controller
- * when none is named). */
+static bool is_pub_file(const char *path) {
+  size_t length = strlen(path);
+  return length >= 4 && strcmp(path + length - 4, ".pub") == 0;
+}
+
+/* A NAME.pub file: its public-key and role (controller when none is named). */
+static int read_pub_file(lcpd_auth_t *auth, const char *path, lcpd_error_t *error) {
+  key_file file;
+  uint8_t key[32];
+  int rc = read_key_file(path, &file, error);
+  if (rc != LCP_OK)
+    return rc;
+  if (file.has_secret)
+    return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
+                     "%s: holds a secret-key; an allow-list holds public keys only", path);
+  if (!file.has_public || !decode_key(file.public_key, key))
+    return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT, "%s: no public-key line", path);
+  return allow_key(auth, key, file.role, path, error);
+}
+
+/* Every *.pub file in the directory. */
 static int read_allow_directory(lcpd_auth_t *auth, const char *path, lcpd_error_t *error) {
   DIR *dir = opendir(path);
   if (!dir)
@@ -269,8 +288,7 @@ static int read_allow_directory(lcpd_auth_t *auth, const char *path, lcpd_error_
   int rc = LCP_OK;
   struct dirent *entry;
   while (rc == LCP_OK && (entry = readdir(dir)) != NULL) {
-    size_t length = strlen(entry->d_name);
-    if (length < 5 || strcmp(entry->d_name + length - 4, ".pub") != 0)
+    if (!is_pub_file(entry->d_name))
       continue;
     char file_path[4096];
     if ((size_t)snprintf(file_path, sizeof file_path, "%s/%s", path, entry->d_name) >=
@@ -278,18 +296,7 @@ static int read_allow_directory(lcpd_auth_t *auth, const char *path, lcpd_error_
       rc = lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT, "%s/%s: path too long", path, entry->d_name);
       break;
     }
-    key_file file;
-    uint8_t key[32];
-    rc = read_key_file(file_path, &file, error);
-    if (rc != LCP_OK)
-      break;
-    if (file.has_secret)
-      rc = lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
-                     "%s: holds a secret-key; an allow-list holds public keys only", file_path);
-    else if (!file.has_public || !decode_key(file.public_key, key))
-      rc = lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT, "%s: no public-key line", file_path);
-    else
-      rc = allow_key(auth, key, file.role, file_path, error);
+    rc = read_pub_file(auth, file_path, error);
   }
   closedir(dir);
   return rc;
@@ -306,6 +313,8 @@ int lcpd_auth_load(lcpd_auth_t *auth, const char *secret_key_file,
                      authorized_keys[i], strerror(errno));
     else if (S_ISDIR(info.st_mode))
       rc = read_allow_directory(auth, authorized_keys[i], error);
+    else if (is_pub_file(authorized_keys[i]))
+      rc = read_pub_file(auth, authorized_keys[i], error);
     else
       rc = read_allow_file(auth, authorized_keys[i], error);
   }

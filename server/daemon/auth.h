@@ -67,8 +67,9 @@ typedef struct lcpd_auth {
   lcpd_refusal_log_t refusals[LCPD_AUTH_LOG_ADDRESSES];
 } lcpd_auth_t;
 
-/* Reads the server's key pair and the allow-lists (each a file or a
- * directory of .pub files; their keys add up). A malformed file is an error
+/* Reads the server's key pair and the allow-lists (each a file of
+ * `<key> <role>` lines, one NAME.pub file, or a directory of .pub files;
+ * their keys add up). A malformed file is an error
  * naming the file and the line. */
 int lcpd_auth_load(lcpd_auth_t *auth, const char *secret_key_file,
                    const char *const *authorized_keys, int list_count, lcpd_error_t *error);
