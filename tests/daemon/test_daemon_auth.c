@@ -614,6 +614,9 @@ static void test_key_file_errors(void **state) {
   write_file(pub, text);
   const char *dir_args[] = {"--curve-secret-key", server, "--authorized-keys", keys_dir, NULL};
   assert_start_fails(dir_args, "holds a secret-key");
+  /* One .pub file as the allow-list: read as a key file too. */
+  const char *pub_args[] = {"--curve-secret-key", server, "--authorized-keys", pub, NULL};
+  assert_start_fails(pub_args, "holds a secret-key");
   snprintf(text, sizeof text, "public-key = \"%s\"\nrole = root\n", c.public_key);
   write_file(pub, text);
   snprintf(needle, sizeof needle, "%s:2:", pub);
