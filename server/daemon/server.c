@@ -171,9 +171,12 @@ static int read_request(lcpd_server_t *server, lcpd_incoming_t *in) {
     }
     more = zmq_msg_more(&part);
     total++;
-    /* Every frame carries its connection's metadata; the last one decides. */
-    if (!more)
-      in->role = server->auth ? lcpd_auth_role_of(&part) : LCPD_ROLE_CONTROLLER;
+    /* Every frame carries its connection's metadata: the last one's names
+     * the sender's role (a message cut short keeps the lesser role). */
+    if (total == 1)
+      in->role = server->auth ? LCPD_ROLE_OBSERVER : LCPD_ROLE_CONTROLLER;
+    if (!more && server->auth)
+      in->role = lcpd_auth_role_of(&part);
     if (kept < (int)(sizeof parts / sizeof parts[0])) {
       zmq_msg_init(&parts[kept]);
       zmq_msg_move(&parts[kept++], &part);
