@@ -108,61 +108,73 @@ static int next_line(FILE *file, char *line, size_t size, const char *path, int 
   return 1;
 }
 
-/* `name = "value"` lines (quotes optional), comments and blank lines. */
-static int read_key_file(const char *path, key_file *out, lcpd_error_t *error) {
-  *out = (key_file){.role = LCPD_ROLE_CONTROLLER};
+/* Calls parse on each line of a small text file (without its newline),
+ * stopping at the first error. */
+typedef int (*line_parser)(void *context, char *line, const char *path, int number,
+                           lcpd_error_t *error);
+
+static int read_lines(const char *path, line_parser parse, void *context, lcpd_error_t *error) {
   FILE *file = open_small_file(path, error);
   if (!file)
     return error->code;
   char buffer[MAX_LINE + 2];
   int number = 0, rc = LCP_OK, got;
-  while (rc == LCP_OK &&
-         (got = next_line(file, buffer, sizeof buffer, path, ++number, error)) > 0) {
-    char *line = trim(buffer);
-    if (line[0] == '\0' || line[0] == '#')
-      continue;
-    char *equals = strchr(line, '=');
-    if (!equals) {
-      rc = lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
-                     "%s:%d: expected `name = \"value\"` (public-key, secret-key or role)", path,
-                     number);
-      break;
-    }
-    *equals = '\0';
-    char *name = trim(line), *value = trim(equals + 1);
-    size_t length = strlen(value);
-    if (length >= 2 && value[0] == '"' && value[length - 1] == '"') {
-      value[length - 1] = '\0';
-      ++value;
-    }
-    uint8_t key[32];
-    if (strcmp(name, "public-key") == 0 || strcmp(name, "secret-key") == 0) {
-      bool secret = name[0] == 's';
-      if (!decode_key(value, key)) {
-        rc = lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
-                       "%s:%d: %s must be 40 characters of Z85 (lcpsimd --gen-keys writes them)",
-                       path, number, name);
-      } else if (secret ? out->has_secret : out->has_public) {
-        rc = lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT, "%s:%d: a second %s", path, number, name);
-      } else {
-        snprintf(secret ? out->secret_key : out->public_key, LCPD_Z85_KEY_SIZE, "%s", value);
-        *(secret ? &out->has_secret : &out->has_public) = true;
-      }
-    } else if (strcmp(name, "role") == 0) {
-      if (!parse_role(value, &out->role))
-        rc = lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
-                       "%s:%d: role must be controller or observer", path, number);
-      out->has_role = true;
-    } else {
-      rc = lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
-                     "%s:%d: unknown name '%.40s' (public-key, secret-key or role)", path, number,
-                     name);
-    }
-  }
+  while (rc == LCP_OK && (got = next_line(file, buffer, sizeof buffer, path, ++number, error)) > 0)
+    rc = parse(context, buffer, path, number, error);
   if (rc == LCP_OK && got < 0)
     rc = error->code;
   fclose(file);
   return rc;
+}
+
+/* One line of a key file: `name = "value"` (quotes optional), a comment or
+ * blank. */
+static int parse_key_line(void *context, char *text, const char *path, int number,
+                          lcpd_error_t *error) {
+  key_file *out = context;
+  char *line = trim(text);
+  if (line[0] == '\0' || line[0] == '#')
+    return LCP_OK;
+  char *equals = strchr(line, '=');
+  if (!equals)
+    return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
+                     "%s:%d: expected `name = \"value\"` (public-key, secret-key or role)", path,
+                     number);
+  *equals = '\0';
+  char *name = trim(line), *value = trim(equals + 1);
+  size_t length = strlen(value);
+  if (length >= 2 && value[0] == '"' && value[length - 1] == '"') {
+    value[length - 1] = '\0';
+    ++value;
+  }
+  uint8_t key[32];
+  if (strcmp(name, "public-key") == 0 || strcmp(name, "secret-key") == 0) {
+    bool secret = name[0] == 's';
+    if (!decode_key(value, key))
+      return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
+                       "%s:%d: %s must be 40 characters of Z85 (lcpsimd --gen-keys writes them)",
+                       path, number, name);
+    if (secret ? out->has_secret : out->has_public)
+      return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT, "%s:%d: a second %s", path, number, name);
+    snprintf(secret ? out->secret_key : out->public_key, LCPD_Z85_KEY_SIZE, "%s", value);
+    *(secret ? &out->has_secret : &out->has_public) = true;
+    return LCP_OK;
+  }
+  if (strcmp(name, "role") == 0) {
+    out->has_role = true;
+    if (!parse_role(value, &out->role))
+      return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
+                       "%s:%d: role must be controller or observer", path, number);
+    return LCP_OK;
+  }
+  return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
+                   "%s:%d: unknown name '%.40s' (public-key, secret-key or role)", path, number,
+                   name);
+}
+
+static int read_key_file(const char *path, key_file *out, lcpd_error_t *error) {
+  *out = (key_file){.role = LCPD_ROLE_CONTROLLER};
+  return read_lines(path, parse_key_line, out, error);
 }
 
 static int read_server_key(lcpd_auth_t *auth, const char *path, lcpd_error_t *error) {
@@ -217,47 +229,38 @@ static int allow_key(lcpd_auth_t *auth, const uint8_t key[32], lcpd_role_t role,
   return LCP_OK;
 }
 
-/* Lines `<40-character Z85 public key> controller|observer [# comment]`. A
- * Z85 key may itself begin with '#', so a line is a comment only when its
- * first word is not a key. */
-static int read_allow_file(lcpd_auth_t *auth, const char *path, lcpd_error_t *error) {
-  FILE *file = open_small_file(path, error);
-  if (!file)
-    return error->code;
-  char buffer[MAX_LINE + 2];
-  int number = 0, rc = LCP_OK, got;
-  while (rc == LCP_OK &&
-         (got = next_line(file, buffer, sizeof buffer, path, ++number, error)) > 0) {
-    char where[4096 + 32];
-    snprintf(where, sizeof where, "%s:%d", path, number);
-    char *save = NULL;
-    char *word = strtok_r(buffer, " \t\r", &save);
-    uint8_t key[32];
-    if (!word)
-      continue;
-    if (!decode_key(word, key)) {
-      if (word[0] == '#')
-        continue;
-      rc = lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
-                     "%s: expected `<40-character Z85 public key> controller|observer`", where);
-      break;
-    }
-    char *role_word = strtok_r(NULL, " \t\r", &save);
-    char *rest = strtok_r(NULL, "", &save);
-    lcpd_role_t role;
-    if (!role_word || !parse_role(role_word, &role))
-      rc = lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
-                     "%s: the key must be followed by its role, controller or observer", where);
-    else if (rest && trim(rest)[0] != '\0' && trim(rest)[0] != '#')
-      rc = lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
-                     "%s: after the role only a comment may follow (starting with #)", where);
-    else
-      rc = allow_key(auth, key, role, where, error);
+/* One line of an allow-list file: `<40-character Z85 public key>
+ * controller|observer [# comment]`. A Z85 key may itself begin with '#', so
+ * a line is a comment only when its first word is not a key. */
+static int parse_allow_line(void *context, char *line, const char *path, int number,
+                            lcpd_error_t *error) {
+  lcpd_auth_t *auth = context;
+  char *save = NULL;
+  char *word = strtok_r(line, " \t\r", &save);
+  uint8_t key[32];
+  if (!word)
+    return LCP_OK;
+  if (!decode_key(word, key)) {
+    if (word[0] == '#')
+      return LCP_OK;
+    return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
+                     "%s:%d: expected `<40-character Z85 public key> controller|observer`", path,
+                     number);
   }
-  if (rc == LCP_OK && got < 0)
-    rc = error->code;
-  fclose(file);
-  return rc;
+  char *role_word = strtok_r(NULL, " \t\r", &save);
+  char *rest = strtok_r(NULL, "", &save);
+  lcpd_role_t role;
+  if (!role_word || !parse_role(role_word, &role))
+    return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
+                     "%s:%d: the key must be followed by its role, controller or observer", path,
+                     number);
+  if (rest && trim(rest)[0] != '\0' && trim(rest)[0] != '#')
+    return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
+                     "%s:%d: after the role only a comment may follow (starting with #)", path,
+                     number);
+  char where[4096 + 32];
+  snprintf(where, sizeof where, "%s:%d", path, number);
+  return allow_key(auth, key, role, where, error);
 }
 
 static bool is_pub_file(const char *path) {
@@ -316,7 +319,7 @@ int lcpd_auth_load(lcpd_auth_t *auth, const char *secret_key_file,
     else if (is_pub_file(authorized_keys[i]))
       rc = read_pub_file(auth, authorized_keys[i], error);
     else
-      rc = read_allow_file(auth, authorized_keys[i], error);
+      rc = read_lines(authorized_keys[i], parse_allow_line, auth, error);
   }
   if (rc == LCP_OK && auth->key_count == 0)
     rc = lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
@@ -691,7 +694,14 @@ lcpd_role_t lcpd_auth_role_of(void *frame) {
 /* ---- endpoints ---- */
 
 bool lcpd_endpoint_is_local(const char *endpoint) {
-  if (strncmp(endpoint, "ipc://", 6) == 0 || strncmp(endpoint, "inproc://", 9) == 0)
+  /* The transports that reach other machines; any other (ipc, inproc, or
+   * one libzmq does not know, which zmq_bind refuses) stays here. */
+  static const char *const networked[] = {"tcp://", "udp://", "pgm://",  "epgm://", "norm://",
+                                          "ws://",  "wss://", "tipc://", "vmci://"};
+  bool network = false;
+  for (size_t i = 0; i < sizeof networked / sizeof networked[0]; ++i)
+    network = network || strncmp(endpoint, networked[i], strlen(networked[i])) == 0;
+  if (!network)
     return true;
   if (strncmp(endpoint, "tcp://", 6) != 0)
     return false;

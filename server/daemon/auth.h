@@ -95,9 +95,11 @@ const char *lcpd_role_name(lcpd_role_t role);
  * overwrite either. */
 int lcpd_keys_generate(const char *name, lcpd_role_t role, lcpd_error_t *error);
 
-/* Whether binding endpoint exposes the socket beyond this machine: anything
- * but tcp:// on 127.0.0.0/8, ::1, localhost or the interface lo, ipc:// and
- * inproc://. */
+/* Whether binding endpoint keeps the socket on this machine: tcp:// on
+ * 127.0.0.0/8, ::1, localhost or the interface lo; ipc://, inproc:// (and a
+ * transport libzmq does not know, which it refuses to bind). Every other
+ * tcp:// address and every other networked transport (udp, pgm, epgm, norm,
+ * ws, wss, tipc, vmci) is not. */
 bool lcpd_endpoint_is_local(const char *endpoint);
 
 #endif
