@@ -77,7 +77,7 @@ class CurveDaemonTest(unittest.TestCase):
             self.assertTrue(sim.ping().server_version.startswith("lcpsimd"))
 
     def test_observer_reads_but_may_not_step(self):
-        with self.client("observer") as observer, self.client("controller") as controller:
+        with self.client("observer") as observer:
             self.assertTrue(observer.ping().server_version.startswith("lcpsimd"))
             observer.get_info()
             count = observer.get_state().step_count
