@@ -381,15 +381,18 @@ int lcpd_keys_generate(const char *name, lcpd_role_t role, lcpd_error_t *error) 
 
 static uint64_t now_ns(void) { return uv_hrtime(); }
 
-/* Logs a refusal from address (what: the reason) unless one from the same
- * address was logged in the last minute, in which case it is counted and
- * the count goes with the next line logged. */
-static void log_refusal(lcpd_auth_t *auth, const char *address, const char *what) {
+/* Logs a refusal from address (what: the reason; detail: more to print)
+ * unless one from the same address was logged in the last minute, in which
+ * case it is counted and the count goes with the next line logged. */
+static void log_refusal(lcpd_auth_t *auth, const char *address, const char *what,
+                        const char *detail) {
   uint64_t now = now_ns();
+  char key[sizeof auth->refusals[0].address];
+  snprintf(key, sizeof key, "%s", address);
   lcpd_refusal_log_t *entry = NULL, *oldest = &auth->refusals[0];
   for (int i = 0; i < LCPD_AUTH_LOG_ADDRESSES && !entry; ++i) {
     lcpd_refusal_log_t *e = &auth->refusals[i];
-    if (e->logged_ns && strcmp(e->address, address) == 0)
+    if (e->logged_ns && strcmp(e->address, key) == 0)
       entry = e;
     else if (e->logged_ns < oldest->logged_ns)
       oldest = e;
@@ -401,17 +404,18 @@ static void log_refusal(lcpd_auth_t *auth, const char *address, const char *what
   if (!entry) {
     entry = oldest;
     if (entry->logged_ns && entry->suppressed)
-      LCPD_WARN("refused %llu more connections from %s (not logged one by one)",
+      LCPD_WARN("refused %llu more connections from %s, not logged one by one",
                 (unsigned long long)entry->suppressed, entry->address);
-    snprintf(entry->address, sizeof entry->address, "%s", address);
+    snprintf(entry->address, sizeof entry->address, "%s", key);
     entry->suppressed = 0;
   }
   if (entry->suppressed)
-    LCPD_WARN("refused a connection from %s: %s (and %llu more from it in the last minute, not "
+    LCPD_WARN("refused a connection from %s: %s%s (and %llu more in the last minute, not "
               "logged)",
-              address, what, (unsigned long long)entry->suppressed);
+              address, what, detail, (unsigned long long)entry->suppressed);
   else
-    LCPD_WARN("refused a connection from %s: %s (logged once a minute per address)", address, what);
+    LCPD_WARN("refused a connection from %s: %s%s (logged once a minute per address)", address,
+              what, detail);
   entry->logged_ns = now ? now : 1;
   entry->suppressed = 0;
 }
@@ -471,7 +475,7 @@ static bool serve_zap_request(lcpd_auth_t *auth) {
     LCPD_ERROR("ZAP handler: a malformed request (%d frames)", count);
   } else if (!frame_is(&frames[2], LCPD_ZAP_DOMAIN) || !frame_is(&frames[5], "CURVE") ||
              zmq_msg_size(&frames[6]) != 32) {
-    log_refusal(auth, address, "not a CURVE handshake in the lcpsim domain");
+    log_refusal(auth, address, "not a CURVE handshake in the lcpsim domain", "");
   } else {
     const uint8_t *key = zmq_msg_data(&frames[6]);
     char z85[LCPD_Z85_KEY_SIZE];
@@ -486,9 +490,10 @@ static bool serve_zap_request(lcpd_auth_t *auth) {
       user = lcpd_role_name(allowed->role);
       LCPD_DEBUG("peer %s: key %s, %s", address, z85, user);
     } else {
-      char what[128];
-      snprintf(what, sizeof what, "public key %s is not in the allow-list", z85);
-      log_refusal(auth, address, what);
+      /* Rate-limited per address, whichever key it tries. */
+      char detail[64];
+      snprintf(detail, sizeof detail, " (%s)", z85);
+      log_refusal(auth, address, "its public key is not in the allow-list", detail);
     }
   }
   /* The reply: version, request id, status code and text, user id, metadata. */
@@ -553,7 +558,8 @@ static bool serve_monitor_event(lcpd_auth_t *auth, void *monitor) {
     frame_text(&frame, endpoint, sizeof endpoint);
     zmq_msg_close(&frame);
   }
-  const char *what = "a failed handshake";
+  const char *what = "a peer that did not complete the CURVE handshake (no key, or a wrong "
+                     "server key)";
   if (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL &&
       value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH)
     what = "a peer without CURVE (no key)";
@@ -562,7 +568,7 @@ static bool serve_monitor_event(lcpd_auth_t *auth, void *monitor) {
     what = "a peer whose CURVE handshake does not decrypt (a wrong server key)";
   char where[96];
   snprintf(where, sizeof where, "a peer of %s", endpoint);
-  log_refusal(auth, where, what);
+  log_refusal(auth, where, what, "");
   return true;
 }
 

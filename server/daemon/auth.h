@@ -47,7 +47,7 @@ typedef struct lcpd_allowed_key {
  * of the ones not logged. */
 #define LCPD_AUTH_LOG_ADDRESSES 64
 typedef struct lcpd_refusal_log {
-  char address[64];
+  char address[96];
   uint64_t logged_ns; /* 0: a free entry */
   uint64_t suppressed;
 } lcpd_refusal_log_t;

@@ -459,6 +459,65 @@ static void test_observer_during_step(void **state) {
   close_socket(&controller);
 }
 
+/* ---- the log of refused peers ---- */
+
+static int count_lines_with(const char *text, const char *needle) {
+  int count = 0;
+  for (const char *p = text; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+    count++;
+  return count;
+}
+
+/* Refused peers are logged once per address a minute: several unknown keys
+ * from 127.0.0.1, each reconnecting and failing again, make one line; so do
+ * several plain-text peers. */
+static void test_refusals_logged_once_per_peer(void **state) {
+  (void)state;
+  curve_fixture *f = calloc(1, sizeof *f);
+  char log_path[] = "/tmp/lcpsim-auth-log-XXXXXX";
+  int log_fd = mkstemp(log_path);
+  assert_true(log_fd >= 0);
+  /* The daemon inherits this process's stderr: pointed at the file while
+   * it starts. */
+  int saved = dup(STDERR_FILENO);
+  dup2(log_fd, STDERR_FILENO);
+  setup_curve((void **)&f);
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  key_pair strangers[3];
+  void *peers[6];
+  for (int i = 0; i < 3; ++i) {
+    new_pair(&strangers[i]);
+    peers[i] = connect_keyed(ZMQ_DEALER, f->daemon.rep, f->server.public_key, &strangers[i]);
+    peers[3 + i] = connect_keyed(ZMQ_DEALER, f->daemon.rep, NULL, NULL);
+  }
+  Lcpsim__V1__PingRequest ping = LCPSIM__V1__PING_REQUEST__INIT;
+  Lcpsim__V1__Request request = request_of(1, LCPSIM__V1__REQUEST__CALL_PING, &ping);
+  for (int i = 0; i < 6; ++i)
+    dealer_send(peers[i], &request);
+  unsigned char *frame = NULL;
+  for (int i = 0; i < 6; ++i)
+    assert_true(receive_frame(peers[i], i == 0 ? SILENCE_MS : 10, &frame) < 0);
+  for (int i = 0; i < 6; ++i)
+    close_socket(&peers[i]);
+  char rep[256];
+  snprintf(rep, sizeof rep, "%s", f->daemon.rep);
+  teardown_curve((void **)&f);
+  char text[65536] = "";
+  ssize_t got = pread(log_fd, text, sizeof text - 1, 0);
+  close(log_fd);
+  unlink(log_path);
+  assert_true(got > 0);
+  assert_int_equal(count_lines_with(text, "refused a connection from 127.0.0.1: its public key"),
+                   1);
+  /* Handshakes that fail before the allow-list is asked are reported by
+   * libzmq with the daemon's endpoint, not the peer's address. */
+  char plain[320];
+  snprintf(plain, sizeof plain, "refused a connection from a peer of %s", rep);
+  if (count_lines_with(text, plain) != 1)
+    fail_msg("expected one line '%s' in the log:\n%s", plain, text);
+}
+
 /* ---- key files and start-up rules ---- */
 
 static int run(const char *const *args, char *err, size_t err_size) {
@@ -691,6 +750,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_stream_needs_allowed_key, setup_curve, teardown_curve),
       cmocka_unit_test_setup_teardown(test_observer_may_read_only, setup_curve, teardown_curve),
       cmocka_unit_test_setup_teardown(test_observer_during_step, setup_curve, teardown_curve),
+      cmocka_unit_test(test_refusals_logged_once_per_peer),
       cmocka_unit_test(test_gen_keys),
       cmocka_unit_test(test_key_file_errors),
       cmocka_unit_test(test_non_loopback_needs_curve_or_insecure),
