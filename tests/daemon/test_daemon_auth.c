@@ -473,7 +473,7 @@ static int count_lines_with(const char *text, const char *needle) {
  * several plain-text peers. */
 static void test_refusals_logged_once_per_peer(void **state) {
   (void)state;
-  curve_fixture *f = calloc(1, sizeof *f);
+  curve_fixture *f = NULL; /* setup_curve makes it */
   char log_path[] = "/tmp/lcpsim-auth-log-XXXXXX";
   int log_fd = mkstemp(log_path);
   assert_true(log_fd >= 0);
