@@ -3,7 +3,10 @@
 # docker/smoke.sh — builds the lcpsim image from docker/Dockerfile and checks it
 # end to end: the daemon started from the image (its own ENTRYPOINT and CMD)
 # becomes healthy, the host's C `ping` and Python `arm_sine.py` talk to it, and
-# SIGTERM stops it with exit code 0.
+# SIGTERM stops it with exit code 0. The daemon runs with CURVE on: keys made
+# here are mounted where compose mounts its secrets (/run/secrets/), the
+# clients connect with a controller's key, and a ping without a key gets no
+# answer.
 #
 # Builder: a Docker engine when one answers (`docker info`), else buildah
 # (`buildah bud --isolation chroot`, no daemon needed), installed with apt-get
@@ -342,6 +345,35 @@ ARM_SINE_PY=$ROOT/client-examples/python/arm_sine.py
 [ -f "$ARM_SINE_PY" ] || fail "no $ARM_SINE_PY"
 log "ping: $PING"
 
+# ------------------------------------------------------------------- keys ---
+stage "CURVE keys"
+# The server's key pair, a controller's, and the allow-list, in the format of
+# lcpsimd --gen-keys; mounted as the secrets compose.yaml names. Readable by
+# the containers' user (these keys live only as long as this test).
+SECRETS=$WORK/secrets
+mkdir -p "$SECRETS"
+"$PYTHON" - "$SECRETS" <<'PY' || fail "cannot make CURVE keys (python3-zmq with CURVE)"
+import os, sys, zmq
+out = sys.argv[1]
+def pair(name):
+    public, secret = (k.decode() for k in zmq.curve_keypair())
+    with open(os.path.join(out, name + ".key"), "w") as f:
+        f.write('public-key = "%s"\nsecret-key = "%s"\n' % (public, secret))
+    with open(os.path.join(out, name + ".pub"), "w") as f:
+        f.write('public-key = "%s"\n' % public)
+    return public
+pair("server")
+client = pair("client")
+with open(os.path.join(out, "lcpsim_authorized_keys"), "w") as f:
+    f.write("%s controller # the smoke test's clients\n" % client)
+os.replace(os.path.join(out, "server.key"), os.path.join(out, "lcpsim_server_key"))
+PY
+chmod 755 "$SECRETS"
+chmod 644 "$SECRETS"/*
+SERVER_PUB=$SECRETS/server.pub
+CLIENT_KEY=$SECRETS/client.key
+log "keys in $SECRETS (mounted at /run/secrets)"
+
 # --------------------------------------------------------------- daemon -----
 # The image's own configuration: what `docker run IMAGE` would start.
 case $BUILDER in
@@ -375,10 +407,10 @@ IMAGE_USER=$(config_field User)
 log "ENTRYPOINT: $ENTRYPOINT CMD: $CMD"
 log "HEALTHCHECK: $HEALTH"
 log "USER: $IMAGE_USER EXPOSE: $(config_field ExposedPorts | tr '\n' ' ')"
-[ "$ENTRYPOINT" = "lcpsimd " ] || fail "ENTRYPOINT is not [\"lcpsimd\"]"
+[ "$ENTRYPOINT" = "lcpsim-entrypoint " ] || fail "ENTRYPOINT is not [\"lcpsim-entrypoint\"]"
 case $HEALTH in
-  "CMD lcpsim-ping "*) ;;
-  *) fail "HEALTHCHECK does not run lcpsim-ping" ;;
+  "CMD lcpsim-entrypoint health "*) ;;
+  *) fail "HEALTHCHECK does not run lcpsim-entrypoint health" ;;
 esac
 case $IMAGE_USER in
   "" | root | 0 | 0:*) fail "the image runs as root" ;;
@@ -422,7 +454,8 @@ stage "start the daemon from the image"
 case $BUILDER in
   docker)
     CTR=lcpsim-smoke-$$
-    docker run -d --name "$CTR" -p 127.0.0.1::5555 -p 127.0.0.1::5556 "$IMAGE" >/dev/null ||
+    docker run -d --name "$CTR" -p 127.0.0.1::5555 -p 127.0.0.1::5556 \
+      -v "$SECRETS:/run/secrets:ro" "$IMAGE" >/dev/null ||
       fail "docker run"
     REP=tcp://$(docker port "$CTR" 5555/tcp | head -n 1)
     PUB=tcp://$(docker port "$CTR" 5556/tcp | head -n 1)
@@ -444,7 +477,8 @@ case $BUILDER in
       set -- $ENTRYPOINT --bind tcp://127.0.0.1:0 --pub tcp://127.0.0.1:0
     fi
     log "buildah run: $*"
-    buildah run --isolation chroot "$CTR" -- "$@" >"$WORK/server.log" 2>&1 &
+    buildah run --isolation chroot -v "$SECRETS:/run/secrets:ro" "$CTR" -- "$@" \
+      >"$WORK/server.log" 2>&1 &
     SERVER_PID=$!
     i=0
     until grep -q 'listening' "$WORK/server.log" 2>/dev/null; do
@@ -461,6 +495,12 @@ case $BUILDER in
     ;;
 esac
 log "endpoints: rep=$REP pub=$PUB"
+case $BUILDER in
+  docker) docker logs "$CTR" 2>&1 | grep -m 1 'lcpsim-entrypoint' >"$WORK/mode.log" || true ;;
+  buildah) grep -m 1 'lcpsim-entrypoint' "$WORK/server.log" >"$WORK/mode.log" || true ;;
+esac
+sed 's/^/smoke: /' "$WORK/mode.log"
+grep -q 'CURVE on' "$WORK/mode.log" || fail "the entrypoint did not start lcpsimd with CURVE"
 
 stage "wait for health"
 case $BUILDER in
@@ -483,7 +523,8 @@ case $BUILDER in
     # shellcheck disable=SC2046
     set -- $(printf '%s\n' "$HEALTH" | sed "s/^CMD //; s#tcp://127.0.0.1:5555#tcp://127.0.0.1:$port#")
     i=0
-    until buildah run --isolation chroot "$CTR" -- "$@" >/dev/null 2>&1; do
+    until buildah run --isolation chroot -v "$SECRETS:/run/secrets:ro" "$CTR" -- "$@" \
+      >/dev/null 2>&1; do
       kill -0 "$SERVER_PID" 2>/dev/null || fail "lcpsimd exited: $(cat "$WORK/server.log")"
       i=$((i + 1))
       [ $i -le 60 ] || fail "the health check did not pass in 60 tries"
@@ -494,11 +535,18 @@ esac
 log "healthy"
 
 stage "C ping from the host"
-"$PING" --timeout-ms 2000 "$REP" || fail "ping $REP"
+"$PING" --timeout-ms 2000 --server-key "$SERVER_PUB" --client-key "$CLIENT_KEY" "$REP" ||
+  fail "ping $REP with the client's key"
+# Without a key: no answer (CURVE is on).
+if "$PING" --timeout-ms 1000 "$REP" >/dev/null 2>&1; then
+  fail "a ping without a key was answered"
+fi
+log "a ping without a key got no answer"
 
 stage "Python arm_sine.py from the host ($STEPS steps)"
 PYTHONPATH="$ROOT/client-examples/python${PYTHONPATH:+:$PYTHONPATH}" \
-  "$PYTHON" "$ARM_SINE_PY" --steps "$STEPS" "$REP" >"$WORK/arm_sine.out" 2>&1 || {
+  "$PYTHON" "$ARM_SINE_PY" --steps "$STEPS" --server-key "$SERVER_PUB" --client-key "$CLIENT_KEY" \
+  "$REP" >"$WORK/arm_sine.out" 2>&1 || {
   cat "$WORK/arm_sine.out" >&2
   fail "arm_sine.py"
 }
@@ -516,8 +564,9 @@ case $BUILDER in
       fail "docker build --target python-client"
     }
     # In the daemon container's network namespace, as compose's service reaches it by name.
-    docker run --rm --network "container:$CTR" "$IMAGE-python-client" \
-      arm_sine.py --steps 200 tcp://127.0.0.1:5555 >"$WORK/client.out" 2>&1 || {
+    docker run --rm --network "container:$CTR" -v "$SECRETS:/run/secrets:ro" \
+      "$IMAGE-python-client" arm_sine.py --steps 200 --server-key /run/secrets/server.pub \
+      --client-key /run/secrets/client.key tcp://127.0.0.1:5555 >"$WORK/client.out" 2>&1 || {
       cat "$WORK/client.out" >&2
       fail "arm_sine.py in the python-client image"
     }
@@ -531,8 +580,9 @@ case $BUILDER in
     }
     client=$(buildah from --pull=false "$IMAGE-python-client")
     code=0
-    buildah run --isolation chroot "$client" -- python3 arm_sine.py --steps 200 "$REP" \
-      >"$WORK/client.out" 2>&1 || code=$?
+    buildah run --isolation chroot -v "$SECRETS:/run/secrets:ro" "$client" -- python3 arm_sine.py \
+      --steps 200 --server-key /run/secrets/server.pub --client-key /run/secrets/client.key \
+      "$REP" >"$WORK/client.out" 2>&1 || code=$?
     buildah rm "$client" >/dev/null
     [ "$code" = 0 ] || {
       cat "$WORK/client.out" >&2

@@ -39,6 +39,7 @@ enum {
   LCPSIM_ERR_FAILED_PRECONDITION = -3,
   LCPSIM_ERR_RESOURCE_EXHAUSTED = -4,
   LCPSIM_ERR_INTERNAL = -5,
+  LCPSIM_ERR_PERMISSION_DENIED = -6, /* the client's key is an observer's: reads only */
   /* The client's own. */
   LCPSIM_ERR_USAGE = -100,     /* the call itself was wrong: a NULL pointer, a bad count */
   LCPSIM_ERR_NO_MEMORY = -101, /* an allocation failed */
@@ -246,6 +247,35 @@ typedef struct lcpsim_client lcpsim_client_t;
  * background, so this fails only for a malformed endpoint; a daemon that is not there shows as
  * LCPSIM_ERR_TIMEOUT on the first call. timeout_ms bounds each call; -1 waits forever. */
 int lcpsim_client_connect(const char *endpoint, int timeout_ms, lcpsim_client_t **client);
+
+/* ---- CURVE keys: a daemon started with --curve-secret-key ---- */
+
+/* A Z85 key: 40 characters and a NUL. */
+#define LCPSIM_KEY_SIZE 41
+
+/* What a CURVE client needs: the daemon's public key and this client's key pair (its public key
+ * on the daemon's allow-list). */
+typedef struct {
+  char server_public_key[LCPSIM_KEY_SIZE];
+  char public_key[LCPSIM_KEY_SIZE];
+  char secret_key[LCPSIM_KEY_SIZE];
+} lcpsim_curve_keys_t;
+
+/* Reads a key file as `lcpsimd --gen-keys NAME` writes them (`public-key = "..."`,
+ * `secret-key = "..."` lines; # comments): public_key and secret_key (either may be NULL) get
+ * the file's keys, "" for one it lacks (a public key is derived from the secret key when only
+ * that is there). LCPSIM_ERR_INVALID_ARGUMENT for a file that cannot be read or is malformed,
+ * with why (may be NULL) naming the file and line. */
+int lcpsim_read_key_file(const char *path, char public_key[LCPSIM_KEY_SIZE],
+                         char secret_key[LCPSIM_KEY_SIZE], char *why, size_t why_size);
+/* keys from the daemon's public key file (its NAME.pub, or NAME.key) and this client's key pair
+ * file (NAME.key). */
+int lcpsim_curve_keys_load(const char *server_key_file, const char *client_key_file,
+                           lcpsim_curve_keys_t *keys, char *why, size_t why_size);
+/* lcpsim_client_connect with CURVE (keys NULL: without). A daemon that does not allow the key,
+ * or whose public key is not keys->server_public_key, never answers: calls time out. */
+int lcpsim_client_connect_secure(const char *endpoint, int timeout_ms,
+                                 const lcpsim_curve_keys_t *keys, lcpsim_client_t **client);
 void lcpsim_client_destroy(lcpsim_client_t **client);
 void lcpsim_client_set_timeout(lcpsim_client_t *client, int timeout_ms);
 
@@ -340,6 +370,9 @@ typedef struct lcpsim_subscriber lcpsim_subscriber_t;
 /* Connects to the daemon's PUB socket (e.g. "tcp://127.0.0.1:5556"). As with any ZeroMQ
  * subscription, states published before the connection is made are not seen. */
 int lcpsim_subscriber_new(const char *endpoint, lcpsim_subscriber_t **subscriber);
+/* The same with CURVE (keys NULL: without); a controller's or an observer's key. */
+int lcpsim_subscriber_new_secure(const char *endpoint, const lcpsim_curve_keys_t *keys,
+                                 lcpsim_subscriber_t **subscriber);
 void lcpsim_subscriber_destroy(lcpsim_subscriber_t **subscriber);
 
 /* Waits at most timeout_ms (-1: forever) for the next published state; the caller destroys it. */

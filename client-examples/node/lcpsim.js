@@ -36,6 +36,7 @@ const STATUS_NAMES = [
   'FAILED_PRECONDITION',
   'RESOURCE_EXHAUSTED',
   'INTERNAL',
+  'PERMISSION_DENIED',
 ];
 
 // The daemon answered with a status other than OK.
@@ -108,17 +109,74 @@ function checkFields(type, value, where) {
   }
 }
 
+// ---- CURVE keys: a daemon started with --curve-secret-key ----
+
+const Z85_KEY = /^[0-9a-zA-Z.\-:+=^!/*?&<>()[\]{}@%$#]{40}$/;
+
+// The names and values of a key file as `lcpsimd --gen-keys NAME` writes
+// them (`name = "value"` lines, # comments): { publicKey, secretKey, role },
+// each undefined when the file lacks it. Throws naming the file and line of a
+// malformed one.
+function readKeyFile(file) {
+  const values = {};
+  fs.readFileSync(file, 'utf8').split('\n').forEach((raw, i) => {
+    const line = raw.trim();
+    if (!line || line.startsWith('#')) return;
+    const equals = line.indexOf('=');
+    const name = equals < 0 ? '' : line.slice(0, equals).trim();
+    let value = equals < 0 ? '' : line.slice(equals + 1).trim();
+    if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
+    const key = { 'public-key': 'publicKey', 'secret-key': 'secretKey', role: 'role' }[name];
+    if (!key) throw new Error(`${file}:${i + 1}: expected public-key, secret-key or role = "value"`);
+    if (key !== 'role' && !Z85_KEY.test(value)) throw new Error(`${file}:${i + 1}: ${name} must be 40 characters of Z85`);
+    values[key] = value;
+  });
+  return values;
+}
+
+// The public key (Z85) in a NAME.pub or NAME.key file.
+function loadPublicKey(file) {
+  const { publicKey } = readKeyFile(file);
+  if (!publicKey) throw new Error(`${file}: no public-key line`);
+  return publicKey;
+}
+
+// The key pair { publicKey, secretKey } in a NAME.key file.
+function loadKeyPair(file) {
+  const { publicKey, secretKey } = readKeyFile(file);
+  if (!publicKey || !secretKey) throw new Error(`${file}: a key pair file has public-key and secret-key lines (give NAME.key)`);
+  return { publicKey, secretKey };
+}
+
+// Socket options for CURVE: options.serverKey is the daemon's public key (Z85)
+// or its .pub file; options.clientKeys this client's { publicKey, secretKey }
+// or its NAME.key file. None without serverKey.
+function curveOptions(options) {
+  if (!options.serverKey) {
+    if (options.clientKeys) throw new Error('lcpsim: clientKeys without serverKey: CURVE needs the daemon\'s public key');
+    return {};
+  }
+  const serverKey = Z85_KEY.test(options.serverKey) && !fs.existsSync(options.serverKey)
+    ? options.serverKey : loadPublicKey(options.serverKey);
+  const pair = typeof options.clientKeys === 'string' ? loadKeyPair(options.clientKeys)
+    : options.clientKeys || zmq.curveKeyPair();
+  return { curveServerKey: serverKey, curvePublicKey: pair.publicKey, curveSecretKey: pair.secretKey };
+}
+
 const TO_OBJECT = { longs: Number, enums: String, bytes: Buffer, defaults: true, arrays: true, oneofs: true };
 
 class Client {
   // endpoint: the daemon's request socket, e.g. "tcp://127.0.0.1:5555".
   // options.timeoutMs: the default per-call timeout (5000 ms);
-  // options.protoPath: the lcpsim.proto to load.
+  // options.protoPath: the lcpsim.proto to load;
+  // options.serverKey, options.clientKeys: CURVE (see curveOptions), for a
+  // daemon started with --curve-secret-key. A key it does not allow gets no
+  // reply: calls reject with TimeoutError.
   constructor(endpoint = 'tcp://127.0.0.1:5555', options = {}) {
     this.endpoint = endpoint;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.proto = loadProtocol(options.protoPath);
-    this.socket = new zmq.Dealer({ linger: 0 });
+    this.socket = new zmq.Dealer({ linger: 0, ...curveOptions(options) });
     this.socket.connect(endpoint);
     this.nextId = 1;
     this.pending = new Map(); // id -> { resolve, reject, timer, call }
@@ -333,9 +391,11 @@ class Client {
 // The daemon's state stream: an async iterator of State objects read from
 // its PUB endpoint (e.g. "tcp://127.0.0.1:5556"). Close with stream.close().
 class StateStream {
+  // options: protoPath, and serverKey and clientKeys as for Client (a
+  // controller's or an observer's key).
   constructor(endpoint, options = {}) {
     this.proto = loadProtocol(options.protoPath);
-    this.socket = new zmq.Subscriber({ linger: 0 });
+    this.socket = new zmq.Subscriber({ linger: 0, ...curveOptions(options) });
     this.socket.connect(endpoint);
     this.socket.subscribe('state');
   }
@@ -352,4 +412,7 @@ class StateStream {
   }
 }
 
-module.exports = { Client, StateStream, LcpsimError, TimeoutError, STATUS_NAMES, DEFAULT_PROTO, loadProtocol };
+module.exports = {
+  Client, StateStream, LcpsimError, TimeoutError, STATUS_NAMES, DEFAULT_PROTO, loadProtocol,
+  readKeyFile, loadPublicKey, loadKeyPair, curveOptions,
+};

@@ -33,8 +33,10 @@ def target_velocity(i, t):
     return AMPLITUDE * 2.0 * math.pi * FREQUENCY * math.cos(2.0 * math.pi * FREQUENCY * t + i)
 
 
-def run(endpoint, steps, robot_name=None, kp=100.0, kd=10.0, timeout_ms=DEFAULT_TIMEOUT_MS):
-    with Client(endpoint, timeout_ms=timeout_ms) as sim:
+def run(endpoint, steps, robot_name=None, kp=100.0, kd=10.0, timeout_ms=DEFAULT_TIMEOUT_MS,
+        server_key=None, client_keys=None):
+    with Client(endpoint, timeout_ms=timeout_ms, server_key=server_key,
+                client_keys=client_keys) as sim:
         info = sim.get_info()
         if robot_name:
             robot = find_robot(info, robot_name)
@@ -75,12 +77,19 @@ def main():
     parser.add_argument("--kd", type=float, default=10.0, help="N·m·s/rad (default 10)")
     parser.add_argument("--timeout-ms", type=int, default=DEFAULT_TIMEOUT_MS,
                         help="how long one call may wait for its reply (default %(default)s)")
+    parser.add_argument("--server-key", metavar="FILE",
+                        help="CURVE: the daemon's public key file (its NAME.pub)")
+    parser.add_argument("--client-key", metavar="FILE",
+                        help="CURVE: this client's key pair file (NAME.key, a controller's)")
     args = parser.parse_args()
+    if bool(args.server_key) != bool(args.client_key):
+        parser.error("--server-key and --client-key go together")
     if args.steps < 0 or args.kp < 0 or args.kd < 0:
         parser.error("--steps, --kp and --kd must be >= 0")
     try:
-        run(args.endpoint, args.steps, args.robot, args.kp, args.kd, args.timeout_ms)
-    except LcpsimError as error:
+        run(args.endpoint, args.steps, args.robot, args.kp, args.kd, args.timeout_ms,
+            args.server_key, args.client_key)
+    except (LcpsimError, OSError, ValueError) as error:
         print("arm_sine: %s" % error, file=sys.stderr)
         return 1
     return 0

@@ -876,6 +876,22 @@ bool lcpd_call_is_free(const lcpd_call_t *call) {
                            call->request->call_case == LCPSIM__V1__REQUEST__CALL_GET_INFO);
 }
 
+bool lcpd_call_mutates(const lcpd_call_t *call) {
+  if (!call->request)
+    return false;
+  /* Listed by what may be read, so that a call added later is refused to
+   * observers until it is known to change nothing. */
+  switch (call->request->call_case) {
+  case LCPSIM__V1__REQUEST__CALL_PING:
+  case LCPSIM__V1__REQUEST__CALL_GET_INFO:
+  case LCPSIM__V1__REQUEST__CALL_GET_STATE:
+  case LCPSIM__V1__REQUEST__CALL__NOT_SET: /* refused as unknown by dispatch */
+    return false;
+  default:
+    return true;
+  }
+}
+
 bool lcpd_call_is_cancel(const lcpd_call_t *call, uint64_t *step_id) {
   if (!call->request || call->request->call_case != LCPSIM__V1__REQUEST__CALL_CANCEL_STEP)
     return false;

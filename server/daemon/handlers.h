@@ -66,6 +66,10 @@ bool lcpd_call_serve(lcpd_call_t *call, lcpd_sim_t *sim);
 /* Whether the decoded call may be served while a Step runs: it reads or
  * changes nothing a Step changes (Ping, GetInfo). */
 bool lcpd_call_is_free(const lcpd_call_t *call);
+/* Whether the decoded call may change anything (the world, its settings,
+ * its snapshot slots, the state stream, a running Step): every call but
+ * Ping, GetInfo and GetState. An observer may make only those. */
+bool lcpd_call_mutates(const lcpd_call_t *call);
 /* Whether the decoded call is a CancelStep, and the Step id it names (0:
  * whichever runs). */
 bool lcpd_call_is_cancel(const lcpd_call_t *call, uint64_t *step_id);

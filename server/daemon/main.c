@@ -3,6 +3,7 @@
  * line, builds the world, serves it until SIGINT or SIGTERM. */
 #define _XOPEN_SOURCE 700 /* realpath (an XSI interface in glibc) */
 
+#include "auth.h"
 #include "handlers.h"
 #include "log.h"
 #include "scene.h"
@@ -34,6 +35,7 @@
 #define MAX_URDFS 64
 #define MAX_PACKAGES 256
 #define MAX_MODEL_PATHS 64
+#define MAX_AUTHORIZED_KEYS 16
 
 /* A --urdf option with the --urdf-pose and --urdf-name that follow it. */
 typedef struct urdf_option {
@@ -65,6 +67,13 @@ typedef struct options {
   long long busy_poll_us;
   long long max_steps_per_request;
   lcpd_log_level_t log_level;
+  /* Authentication (auth.h). */
+  const char *curve_secret_key;
+  const char *authorized_keys[MAX_AUTHORIZED_KEYS];
+  int authorized_keys_count;
+  bool insecure;
+  const char *gen_keys; /* --gen-keys NAME: write keys and exit */
+  lcpd_role_t key_role;
 } options;
 
 static void usage(FILE *out) {
@@ -102,6 +111,20 @@ static void usage(FILE *out) {
           "                           between looks) before sleeping; 0 turns it off [%d]\n"
           "  --max-steps-per-request N  the most steps one Step request may ask for; a\n"
           "                           larger one is refused [%d]\n"
+          "\n"
+          "Authentication (docs/security.md):\n"
+          "  --curve-secret-key FILE  CURVE on both sockets with the server key pair in FILE\n"
+          "                           (a NAME.key from --gen-keys); needs --authorized-keys\n"
+          "  --authorized-keys PATH   the allow-list: a file of lines `<public key> ROLE` (ROLE:\n"
+          "                           controller or observer), a NAME.pub, or a directory of\n"
+          "                           .pub files (role = observer in a .pub makes it an\n"
+          "                           observer; else controller); repeatable, the keys add up\n"
+          "  --insecure               allow binding a non-loopback address without CURVE\n"
+          "  --gen-keys NAME          write a new key pair to NAME.key (secret, mode 0600) and\n"
+          "                           NAME.pub (public), then exit\n"
+          "  --key-role ROLE          with --gen-keys: observer writes `role = observer` into\n"
+          "                           NAME.pub [controller]\n"
+          "\n"
           "  --help                   show this and exit\n"
           "  --version                show the version and exit\n"
           "\n"
@@ -176,6 +199,11 @@ static int parse_options(int argc, char **argv, options *o) {
     OPT_LOG_LEVEL,
     OPT_BUSY_POLL,
     OPT_MAX_STEPS,
+    OPT_CURVE_SECRET_KEY,
+    OPT_AUTHORIZED_KEYS,
+    OPT_INSECURE,
+    OPT_GEN_KEYS,
+    OPT_KEY_ROLE,
     OPT_HELP,
     OPT_VERSION
   };
@@ -196,6 +224,11 @@ static int parse_options(int argc, char **argv, options *o) {
       {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
       {"busy-poll-us", required_argument, NULL, OPT_BUSY_POLL},
       {"max-steps-per-request", required_argument, NULL, OPT_MAX_STEPS},
+      {"curve-secret-key", required_argument, NULL, OPT_CURVE_SECRET_KEY},
+      {"authorized-keys", required_argument, NULL, OPT_AUTHORIZED_KEYS},
+      {"insecure", no_argument, NULL, OPT_INSECURE},
+      {"gen-keys", required_argument, NULL, OPT_GEN_KEYS},
+      {"key-role", required_argument, NULL, OPT_KEY_ROLE},
       {"help", no_argument, NULL, OPT_HELP},
       {"version", no_argument, NULL, OPT_VERSION},
       {NULL, 0, NULL, 0},
@@ -362,6 +395,29 @@ static int parse_options(int argc, char **argv, options *o) {
         return 2;
       }
       break;
+    case OPT_CURVE_SECRET_KEY:
+      o->curve_secret_key = optarg;
+      break;
+    case OPT_AUTHORIZED_KEYS:
+      if (o->authorized_keys_count == MAX_AUTHORIZED_KEYS) {
+        fprintf(stderr, "lcpsimd: at most %d --authorized-keys options\n", MAX_AUTHORIZED_KEYS);
+        return 2;
+      }
+      o->authorized_keys[o->authorized_keys_count++] = optarg;
+      break;
+    case OPT_INSECURE:
+      o->insecure = true;
+      break;
+    case OPT_GEN_KEYS:
+      o->gen_keys = optarg;
+      break;
+    case OPT_KEY_ROLE:
+      if (strcmp(optarg, "controller") != 0 && strcmp(optarg, "observer") != 0) {
+        fprintf(stderr, "lcpsimd: --key-role must be controller or observer, not '%s'\n", optarg);
+        return 2;
+      }
+      o->key_role = optarg[0] == 'o' ? LCPD_ROLE_OBSERVER : LCPD_ROLE_CONTROLLER;
+      break;
     case OPT_HELP:
       usage(stdout);
       return -1;
@@ -379,6 +435,11 @@ static int parse_options(int argc, char **argv, options *o) {
   }
   if (optind < argc) {
     fprintf(stderr, "lcpsimd: unexpected argument '%s'\nTry 'lcpsimd --help'.\n", argv[optind]);
+    return 2;
+  }
+  if (!o->curve_secret_key != !o->authorized_keys_count) {
+    fprintf(stderr, "lcpsimd: --curve-secret-key and --authorized-keys go together: CURVE needs "
+                    "the server's key pair and the allow-list of clients' keys\n");
     return 2;
   }
   /* The settings the options give, by the rules every way in applies; the
@@ -577,12 +638,67 @@ static int build_scene(const options *o, const package_config *packages, lcpd_sc
   return LCP_OK;
 }
 
+/* --gen-keys NAME: the key pair's files. */
+static int generate_keys(const options *o) {
+  lcpd_error_t error = {0};
+  if (lcpd_keys_generate(o->gen_keys, o->key_role, &error) != LCP_OK) {
+    fprintf(stderr, "lcpsimd: --gen-keys: %s\n", error.message);
+    return 1;
+  }
+  printf("lcpsimd: wrote %s.key (secret: keep it, mode 0600) and %s.pub (public, %s)\n",
+         o->gen_keys, o->gen_keys, lcpd_role_name(o->key_role));
+  return 0;
+}
+
+/* Without CURVE, a socket bound beyond the loopback lets anyone who reaches
+ * the port control the world: only with --insecure, said out loud. */
+static bool check_exposure(const options *o, bool curve) {
+  const char *endpoints[2] = {o->bind, o->pub};
+  for (int i = 0; i < 2; ++i) {
+    if (curve || lcpd_endpoint_is_local(endpoints[i]))
+      continue;
+    if (!o->insecure) {
+      LCPD_ERROR("%s %s is not a loopback address and CURVE is off: anyone who can reach it "
+                 "could control the simulator. Make keys (lcpsimd --gen-keys server; lcpsimd "
+                 "--gen-keys client) and pass --curve-secret-key server.key --authorized-keys "
+                 "client.pub, or pass --insecure to serve it unauthenticated",
+                 i == 0 ? "--bind" : "--pub", endpoints[i]);
+      return false;
+    }
+    LCPD_WARN("INSECURE: %s %s is served without authentication (--insecure)",
+              i == 0 ? "--bind" : "--pub", endpoints[i]);
+  }
+  return true;
+}
+
+/* The server's keys and the allow-list (lcpd_auth_close frees them). */
+static bool load_auth(const options *o, lcpd_auth_t *auth) {
+  lcpd_error_t error = {0};
+  if (lcpd_auth_load(auth, o->curve_secret_key, o->authorized_keys, o->authorized_keys_count,
+                     &error) != LCP_OK) {
+    LCPD_ERROR("%s", error.message);
+    return false;
+  }
+  size_t observers = 0;
+  for (size_t i = 0; i < auth->key_count; ++i)
+    observers += auth->keys[i].role == LCPD_ROLE_OBSERVER;
+  LCPD_INFO("CURVE on: server public key %s; allow-list%s %s: %zu controller and %zu observer "
+            "keys",
+            auth->server_public, o->authorized_keys_count > 1 ? "s" : "", o->authorized_keys[0],
+            auth->key_count - observers, observers);
+  return true;
+}
+
 int main(int argc, char **argv) {
   options o;
   int parsed = parse_options(argc, argv, &o);
   if (parsed != 0)
     return parsed < 0 ? 0 : parsed;
   lcpd_log_set_level(o.log_level);
+  if (o.gen_keys)
+    return generate_keys(&o);
+  if (!check_exposure(&o, o.curve_secret_key != NULL))
+    return 1;
 
   lcpd_error_t error = {0};
   package_config packages = {0};
@@ -616,6 +732,13 @@ int main(int argc, char **argv) {
   }
   sim.model_roots = (const char *const *)roots.paths;
   sim.model_root_count = roots.count;
+  lcpd_auth_t auth;
+  if (o.curve_secret_key && !load_auth(&o, &auth)) {
+    lcpd_sim_destroy(&sim);
+    model_roots_free(&roots);
+    free(packages.ros_paths);
+    return 1;
+  }
   size_t max_message = (size_t)o.max_message_bytes;
   lcpd_server_options_t server_options = {
       .bind_endpoint = o.bind,
@@ -626,6 +749,7 @@ int main(int argc, char **argv) {
       .reply_limit = REPLY_LIMIT_BYTES,
       .busy_poll_ns = (uint64_t)o.busy_poll_us * 1000u,
       .max_steps_per_request = (int32_t)o.max_steps_per_request,
+      .auth = o.curve_secret_key ? &auth : NULL, /* closed with the server */
   };
   lcpd_server_t server;
   if (lcpd_server_open(&server, &sim, &server_options, &error) != LCP_OK) {

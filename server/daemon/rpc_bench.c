@@ -19,7 +19,13 @@
  * are mean round trips, from sending the request to having the reply,
  * measured in alternating blocks so that both see the same machine load;
  * client_us is the client's own encoding and decoding per call, outside
- * both. */
+ * both.
+ *
+ * --curve (with --start-daemon): a second daemon of the same arguments with
+ * CURVE on (--curve-secret-key, and an allow-list of this client's key) is
+ * timed in the same alternating blocks: curve_us is its mean round trip and
+ * curve_ratio = curve_us / us_per_call, the cost of authentication and
+ * encryption on the same call. */
 #include "lcpsim/v1/lcpsim.pb-c.h"
 
 #include <errno.h>
@@ -30,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -47,18 +54,63 @@ static double now_seconds(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static void *open_req(void *context, const char *endpoint) {
+/* CURVE keys for --curve: the daemon's pair and this client's. */
+typedef struct curve_keys {
+  char server_public[41], server_secret[41];
+  char client_public[41], client_secret[41];
+} curve_keys;
+
+/* A REQ connected to endpoint; with CURVE when keys is not NULL. */
+static void *open_req_keyed(void *context, const char *endpoint, const curve_keys *keys) {
   void *s = zmq_socket(context, ZMQ_REQ);
   int zero = 0, timeout = TIMEOUT_MS;
   zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
   zmq_setsockopt(s, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
   zmq_setsockopt(s, ZMQ_SNDTIMEO, &timeout, sizeof timeout);
+  if (keys) {
+    zmq_setsockopt(s, ZMQ_CURVE_SERVERKEY, keys->server_public, 40);
+    zmq_setsockopt(s, ZMQ_CURVE_PUBLICKEY, keys->client_public, 40);
+    zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, keys->client_secret, 40);
+  }
   if (zmq_connect(s, endpoint) != 0) {
     fprintf(stderr, "lcpsim-rpc-bench: cannot connect to %s: %s\n", endpoint, zmq_strerror(errno));
     zmq_close(s);
     return NULL;
   }
   return s;
+}
+
+static void *open_req(void *context, const char *endpoint) {
+  return open_req_keyed(context, endpoint, NULL);
+}
+
+/* Writes the daemon's key file and the allow-list of the client's key into
+ * a new directory dir; their paths go to key_file and allow_file. */
+static bool write_curve_files(const curve_keys *keys, char dir[64], char key_file[96],
+                              char allow_file[96]) {
+  snprintf(dir, 64, "/tmp/lcpsim-rpc-bench-XXXXXX");
+  if (!mkdtemp(dir))
+    return false;
+  snprintf(key_file, 96, "%s/server.key", dir);
+  snprintf(allow_file, 96, "%s/allowed", dir);
+  FILE *key = fopen(key_file, "w"), *allow = fopen(allow_file, "w");
+  bool ok = key && allow;
+  if (key) {
+    ok = fchmod(fileno(key), 0600) == 0 && ok; /* the daemon warns of a readable secret */
+    ok = fprintf(key, "secret-key = \"%s\"\n", keys->server_secret) > 0 && ok;
+    ok = fclose(key) == 0 && ok;
+  }
+  if (allow) {
+    ok = fprintf(allow, "%s controller\n", keys->client_public) > 0 && ok;
+    ok = fclose(allow) == 0 && ok;
+  }
+  return ok;
+}
+
+static void remove_curve_files(const char *dir, const char *key_file, const char *allow_file) {
+  unlink(key_file);
+  unlink(allow_file);
+  rmdir(dir);
 }
 
 /* ---- the daemon's side ---- */
@@ -413,7 +465,9 @@ static void usage(FILE *out) {
                "(default 64).\n"
                "--start-daemon LCPSIMD: start that lcpsimd on ephemeral TCP ports (with any\n"
                "--daemon-arg ARG, repeatable, e.g. --daemon-arg=--busy-poll-us=0), measure\n"
-               "against it instead of --endpoint, then stop it.\n");
+               "against it instead of --endpoint, then stop it.\n"
+               "--curve (with --start-daemon): also a second lcpsimd with CURVE on, timed in\n"
+               "the same blocks (curve_us, curve_ratio = curve_us / us_per_call).\n");
 }
 
 int main(int argc, char **argv) {
@@ -424,6 +478,7 @@ int main(int argc, char **argv) {
   long bytes = 64, calls = 10000;
   call_kind kind = CALL_STEP;
   const char *sensors = NULL;
+  bool curve = false;
   Lcpsim__V1__Sensors sensor_flags = LCPSIM__V1__SENSORS__INIT;
   static const struct option options[] = {
       {"endpoint", required_argument, NULL, 'e'},
@@ -434,6 +489,7 @@ int main(int argc, char **argv) {
       {"start-daemon", required_argument, NULL, 's'},
       {"daemon-arg", required_argument, NULL, 'a'},
       {"sensors", required_argument, NULL, 'S'},
+      {"curve", no_argument, NULL, 'C'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -488,6 +544,9 @@ int main(int argc, char **argv) {
         return 2;
       }
       break;
+    case 'C':
+      curve = true;
+      break;
     case 'h':
       usage(stdout);
       return 0;
@@ -505,10 +564,39 @@ int main(int argc, char **argv) {
   /* A daemon that prints nothing but its first line never fills the pipe;
    * SIGPIPE would only come from a daemon that went away. */
   signal(SIGPIPE, SIG_IGN);
-  pid_t daemon_pid = -1;
-  if (daemon_path) {
-    if (!daemon_spawn(daemon_path, daemon_args, daemon_arg_count, &daemon_pid, daemon_endpoint))
+  if (curve && !daemon_path) {
+    fprintf(stderr, "lcpsim-rpc-bench: --curve needs --start-daemon\n");
+    return 2;
+  }
+  pid_t daemon_pid = -1, curve_pid = -1;
+  curve_keys keys;
+  char curve_dir[64] = "", curve_key_file[96], curve_allow_file[96], curve_endpoint[256];
+  if (curve) {
+    /* The same daemon with CURVE on: its keys, its allow-list, its ports. */
+    const char *curve_args[MAX_DAEMON_ARGS + 4];
+    memcpy(curve_args, daemon_args, (size_t)daemon_arg_count * sizeof *daemon_args);
+    if (zmq_curve_keypair(keys.server_public, keys.server_secret) != 0 ||
+        zmq_curve_keypair(keys.client_public, keys.client_secret) != 0 ||
+        !write_curve_files(&keys, curve_dir, curve_key_file, curve_allow_file)) {
+      fprintf(stderr, "lcpsim-rpc-bench: cannot make CURVE keys\n");
       return 1;
+    }
+    curve_args[daemon_arg_count] = "--curve-secret-key";
+    curve_args[daemon_arg_count + 1] = curve_key_file;
+    curve_args[daemon_arg_count + 2] = "--authorized-keys";
+    curve_args[daemon_arg_count + 3] = curve_allow_file;
+    bool started =
+        daemon_spawn(daemon_path, curve_args, daemon_arg_count + 4, &curve_pid, curve_endpoint);
+    remove_curve_files(curve_dir, curve_key_file, curve_allow_file); /* read at start-up */
+    if (!started)
+      return 1;
+  }
+  if (daemon_path) {
+    if (!daemon_spawn(daemon_path, daemon_args, daemon_arg_count, &daemon_pid, daemon_endpoint)) {
+      if (curve_pid > 0)
+        daemon_stop(curve_pid);
+      return 1;
+    }
     endpoint = daemon_endpoint;
   }
   echo_process echo;
@@ -516,6 +604,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "lcpsim-rpc-bench: cannot start the echo process: %s\n", strerror(errno));
     if (daemon_pid > 0)
       daemon_stop(daemon_pid);
+    if (curve_pid > 0)
+      daemon_stop(curve_pid);
     return 1;
   }
   /* The daemon first, to learn the sizes the echo imitates. */
@@ -529,6 +619,14 @@ int main(int argc, char **argv) {
   for (int i = 0; ok && i < WARMUP_CALLS; ++i)
     ok = daemon_call(&b, &ignored);
   b.client_seconds = 0.0;
+  daemon_bench cb = {.kind = kind, .sensors = sensor_flags, .with_sensors = sensors != NULL};
+  double curve_seconds = 0.0;
+  if (ok && curve) {
+    cb.socket = open_req_keyed(context, curve_endpoint, &keys);
+    ok = cb.socket && daemon_setup(&cb, robot, (size_t)bytes);
+    for (int i = 0; ok && i < WARMUP_CALLS; ++i)
+      ok = daemon_call(&cb, &ignored);
+  }
 
   unsigned char *echo_request = calloc(1, b.request_bytes ? b.request_bytes : 1);
   void *echo_socket = NULL;
@@ -552,6 +650,8 @@ int main(int argc, char **argv) {
     long n = calls * (block + 1) / BLOCKS - done;
     for (long i = 0; ok && i < n; ++i)
       ok = daemon_call(&b, &daemon_seconds);
+    for (long i = 0; ok && curve && i < n; ++i)
+      ok = daemon_call(&cb, &curve_seconds);
     for (long i = 0; ok && i < n; ++i)
       ok =
           echo_call(echo_socket, echo_request, echo_request_bytes, echo_reply_bytes, &echo_seconds);
@@ -562,12 +662,18 @@ int main(int argc, char **argv) {
     zmq_close(echo_socket);
   if (b.socket)
     zmq_close(b.socket);
+  if (cb.socket)
+    zmq_close(cb.socket);
   zmq_ctx_term(context);
   echo_stop(&echo);
   free(echo_request);
   free(b.packed);
   free(b.payload);
+  free(cb.packed);
+  free(cb.payload);
   if (daemon_pid > 0 && !daemon_stop(daemon_pid))
+    ok = false;
+  if (curve_pid > 0 && !daemon_stop(curve_pid))
     ok = false;
   if (!ok)
     return 1;
@@ -575,10 +681,14 @@ int main(int argc, char **argv) {
   int transport = colon ? (int)(colon - endpoint) : (int)strlen(endpoint);
   double x = daemon_seconds / (double)calls, y = echo_seconds / (double)calls;
   printf("scene=rpc endpoint=%.*s bytes=%zu calls=%ld us_per_call=%.2f echo_us=%.2f ratio=%.3f "
-         "call=%s request_bytes=%zu reply_bytes=%zu client_us=%.2f%s%s\n",
+         "call=%s request_bytes=%zu reply_bytes=%zu client_us=%.2f%s%s",
          transport, endpoint, b.request_bytes + b.reply_bytes, calls, x * 1e6, y * 1e6, x / y,
          kind == CALL_STEP ? "step" : "ping", b.request_bytes, b.reply_bytes,
          b.client_seconds / (double)calls * 1e6, sensors ? " sensors=" : "",
          sensors ? sensors : "");
+  if (curve)
+    printf(" curve_us=%.2f curve_ratio=%.3f", curve_seconds / (double)calls * 1e6,
+           curve_seconds / daemon_seconds);
+  printf("\n");
   return 0;
 }

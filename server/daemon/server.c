@@ -61,6 +61,7 @@ static void move_incoming(lcpd_incoming_t *to, lcpd_incoming_t *from) {
   }
   to->envelope_count = from->envelope_count;
   to->body_frames = from->body_frames;
+  to->role = from->role;
   if (from->body_frames == 1) {
     zmq_msg_init(&to->body);
     zmq_msg_move(&to->body, &from->body);
@@ -170,6 +171,12 @@ static int read_request(lcpd_server_t *server, lcpd_incoming_t *in) {
     }
     more = zmq_msg_more(&part);
     total++;
+    /* Every frame carries its connection's metadata: the last one's names
+     * the sender's role (a message cut short keeps the lesser role). */
+    if (total == 1)
+      in->role = server->auth ? LCPD_ROLE_OBSERVER : LCPD_ROLE_CONTROLLER;
+    if (!more && server->auth)
+      in->role = lcpd_auth_role_of(&part);
     if (kept < (int)(sizeof parts / sizeof parts[0])) {
       zmq_msg_init(&parts[kept]);
       zmq_msg_move(&parts[kept++], &part);
@@ -222,12 +229,29 @@ static bool check_frames(lcpd_call_t *call, const lcpd_incoming_t *in) {
   return false;
 }
 
+/* Refuses a decoded call the sender's role does not allow (an observer's
+ * call that changes something); returns true when it did, with the reply
+ * ready and nothing changed. */
+static bool deny(lcpd_call_t *call, lcpd_role_t role) {
+  if (role == LCPD_ROLE_CONTROLLER || !lcpd_call_mutates(call))
+    return false;
+  char message[192];
+  snprintf(message, sizeof message,
+           "%s: permission denied: an %s key may only call ping, get_info and get_state (and "
+           "read the state stream)",
+           lcpd_call_name(call), lcpd_role_name(role));
+  lcpd_call_reject(call, LCP_ERR_STATE, message);
+  call->status.code = LCPSIM__V1__STATUS__CODE__PERMISSION_DENIED;
+  return true;
+}
+
 /* Serves the request in server->current (or starts serving it). */
 static void serve_current(lcpd_server_t *server) {
   lcpd_incoming_t *in = &server->current;
   lcpd_call_t *call = &server->call;
   bool done = !check_frames(call, in) ||
-              lcpd_call_start(call, server->sim, zmq_msg_data(&in->body), zmq_msg_size(&in->body));
+              !lcpd_call_decode(call, zmq_msg_data(&in->body), zmq_msg_size(&in->body)) ||
+              deny(call, in->role) || lcpd_call_serve(call, server->sim);
   /* protobuf-c copied what it needs out of the frame. */
   if (in->body_frames == 1)
     zmq_msg_close(&in->body);
@@ -334,6 +358,8 @@ static void serve_during_step(lcpd_server_t *server) {
       if (lcpd_call_is_free(side) &&
           (server->held_count == 0 || side->request->call_case == LCPSIM__V1__REQUEST__CALL_PING)) {
         lcpd_call_serve(side, server->sim);
+      } else if (deny(side, server->side.role)) {
+        /* Answered at once: an observer's call is never held. */
       } else if (lcpd_call_is_cancel(side, &step_id)) {
         serve_cancel(server, step_id);
         continue;
@@ -575,6 +601,8 @@ static void close_handles(lcpd_server_t *server) {
   close_handle((uv_handle_t *)&server->sigint);
   close_handle((uv_handle_t *)&server->sigterm);
   close_handle((uv_handle_t *)&server->realtime_timer);
+  if (server->auth)
+    lcpd_auth_close_handles(server->auth);
   server->handles_open = false;
 }
 
@@ -606,6 +634,9 @@ static void close_sockets(lcpd_server_t *server) {
   if (server->publisher)
     zmq_close(server->publisher);
   server->router = server->publisher = NULL;
+  /* The ZAP handler and the monitors are sockets of the same context. */
+  if (server->auth)
+    lcpd_auth_close(server->auth);
   if (server->zmq_context)
     zmq_ctx_term(server->zmq_context);
   server->zmq_context = NULL;
@@ -613,7 +644,8 @@ static void close_sockets(lcpd_server_t *server) {
 
 int lcpd_server_open(lcpd_server_t *server, lcpd_sim_t *sim, const lcpd_server_options_t *options,
                      lcpd_error_t *error) {
-  *server = (lcpd_server_t){.sim = sim, .busy_poll_ns = options->busy_poll_ns};
+  *server =
+      (lcpd_server_t){.sim = sim, .auth = options->auth, .busy_poll_ns = options->busy_poll_ns};
   lcpd_call_init(&server->call, options->decode_budget, options->reply_limit, STEP_SLICE_NS,
                  options->max_steps_per_request);
   lcpd_call_init(&server->side_call, options->decode_budget, options->reply_limit, STEP_SLICE_NS,
@@ -630,6 +662,17 @@ int lcpd_server_open(lcpd_server_t *server, lcpd_sim_t *sim, const lcpd_server_o
   server->publisher = zmq_socket(server->zmq_context, ZMQ_PUB);
   if (!server->router || !server->publisher) {
     lcpd_fail(error, LCP_ERR_NO_MEMORY, "cannot create the sockets: %s", zmq_strerror(errno));
+    close_sockets(server);
+    return error->code;
+  }
+  /* CURVE: the ZAP handler is bound before the sockets, so that no peer
+   * connects while none answers (ZMQ_ZAP_ENFORCE_DOMAIN refuses it then). */
+  if (server->auth &&
+      (lcpd_auth_open(server->auth, server->zmq_context, error) != LCP_OK ||
+       lcpd_auth_secure_socket(server->auth, server->zmq_context, server->router, 0, error) !=
+           LCP_OK ||
+       lcpd_auth_secure_socket(server->auth, server->zmq_context, server->publisher, 1, error) !=
+           LCP_OK)) {
     close_sockets(server);
     return error->code;
   }
@@ -683,6 +726,10 @@ int lcpd_server_open(lcpd_server_t *server, lcpd_sim_t *sim, const lcpd_server_o
     rc = uv_signal_start(&server->sigint, on_signal, SIGINT);
   if (rc == 0)
     rc = uv_signal_start(&server->sigterm, on_signal, SIGTERM);
+  if (rc == 0 && server->auth && lcpd_auth_watch(server->auth, &server->loop, error) != LCP_OK) {
+    lcpd_server_close(server);
+    return error->code;
+  }
   if (rc != 0) {
     lcpd_fail(error, LCP_ERR_NO_MEMORY, "cannot watch the request socket or signals: %s",
               uv_strerror(rc));

@@ -5,6 +5,7 @@
 #ifndef LCPD_SERVER_H
 #define LCPD_SERVER_H
 
+#include "auth.h"
 #include "handlers.h"
 #include "memory.h"
 #include "sim.h"
@@ -24,6 +25,7 @@ typedef struct lcpd_server_options {
   uint64_t busy_poll_ns;         /* after the last request, look for the next this long
                                     before sleeping in the event loop (0: never) */
   int32_t max_steps_per_request; /* the most steps one Step may ask for */
+  lcpd_auth_t *auth;             /* CURVE and the allow-list; NULL: none (everyone controls) */
 } lcpd_server_options_t;
 
 /* The longest --busy-poll-us: signals and timers wait at most this long. */
@@ -45,10 +47,12 @@ typedef struct lcpd_incoming {
   int envelope_count;
   zmq_msg_t body; /* open when body_frames is 1 */
   int body_frames;
+  lcpd_role_t role; /* the sender's, from its connection's ZAP User-Id */
 } lcpd_incoming_t;
 
 typedef struct lcpd_server {
   lcpd_sim_t *sim;
+  lcpd_auth_t *auth; /* NULL: no authentication */
   uv_loop_t loop;
   void *zmq_context;
   void *router;

@@ -82,6 +82,12 @@ static void test_lcpsim_bench_rpc_starts_its_daemon(void **state) {
            "'%s' rpc --calls 100 --call ping --daemon-arg=--busy-poll-us=0", LCP_BENCH);
   assert_int_equal(run_command(command, line, sizeof line), 0);
   assert_keys(line, "ping");
+  /* --curve: a second daemon with CURVE on, timed beside the first. */
+  snprintf(command, sizeof command, "'%s' rpc --calls 100 --curve", LCP_BENCH);
+  assert_int_equal(run_command(command, line, sizeof line), 0);
+  assert_keys(line, "step");
+  assert_non_null(strstr(line, " curve_us="));
+  assert_non_null(strstr(line, " curve_ratio="));
   /* A daemon that cannot start: an error, no line. */
   snprintf(command, sizeof command,
            "'%s' rpc --calls 100 --daemon-arg=--busy-poll-us=-1 2>/dev/null", LCP_BENCH);

@@ -40,7 +40,17 @@ static int find_value(const char *line, const char *key, char *out, size_t size)
 }
 
 int test_daemon_start(const char *daemon_path, test_daemon_t *daemon) {
+  return test_daemon_start_args(daemon_path, NULL, daemon);
+}
+
+int test_daemon_start_args(const char *daemon_path, const char *const *args,
+                           test_daemon_t *daemon) {
   memset(daemon, 0, sizeof *daemon);
+  const char *argv[32] = {daemon_path, "--bind", "tcp://127.0.0.1:0", "--pub", "tcp://127.0.0.1:0"};
+  int argc = 5;
+  for (int i = 0; args && args[i] && argc < 31; ++i)
+    argv[argc++] = args[i];
+  argv[argc] = NULL;
   /* stdout goes to a file rather than a pipe: the daemon can never block on a full pipe or die
    * of SIGPIPE once the first line has been read. */
   snprintf(daemon->stdout_path, sizeof daemon->stdout_path, "/tmp/lcpsimd-test-XXXXXX");
@@ -58,8 +68,7 @@ int test_daemon_start(const char *daemon_path, test_daemon_t *daemon) {
   if (pid == 0) {
     dup2(out, STDOUT_FILENO);
     close(out);
-    execl(daemon_path, daemon_path, "--bind", "tcp://127.0.0.1:0", "--pub", "tcp://127.0.0.1:0",
-          (char *)NULL);
+    execv(daemon_path, (char *const *)argv);
     perror(daemon_path);
     _exit(127);
   }

@@ -19,6 +19,8 @@ typedef struct {
 /* Starts `daemon_path --bind tcp://127.0.0.1:0 --pub tcp://127.0.0.1:0` and reads the endpoints
  * from the first line it prints. 0 on success, -1 (with a message on stderr) otherwise. */
 int test_daemon_start(const char *daemon_path, test_daemon_t *daemon);
+/* The same with more arguments (NULL-terminated; NULL: none). */
+int test_daemon_start_args(const char *daemon_path, const char *const *args, test_daemon_t *daemon);
 
 /* Sends SIGTERM and waits (SIGKILL after 10 s); returns the exit status, or 128 + the signal
  * that ended it. */

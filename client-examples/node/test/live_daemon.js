@@ -5,11 +5,12 @@
 const { spawn } = require('node:child_process');
 const readline = require('node:readline');
 
-// Starts `daemon` (the lcpsimd executable) on ephemeral loopback ports;
+// Starts `daemon` (the lcpsimd executable) on ephemeral loopback ports, with
+// `args` after those;
 // resolves with { proc, rep, pub } once it has printed the endpoints it bound.
-function startDaemon(daemon) {
+function startDaemon(daemon, args = []) {
   return new Promise((resolve, reject) => {
-    const proc = spawn(daemon, ['--bind', 'tcp://127.0.0.1:0', '--pub', 'tcp://127.0.0.1:0'], {
+    const proc = spawn(daemon, ['--bind', 'tcp://127.0.0.1:0', '--pub', 'tcp://127.0.0.1:0', ...args], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const timer = setTimeout(() => reject(new Error('lcpsimd printed no endpoints within 10 s')), 10000);

@@ -14,14 +14,22 @@ are the protocol's messages (lcpsim.v1.lcpsim_pb2, also reachable here as `pb`).
         state = sim.step(10, return_state=True)
         print(state.time, state.robots["arm"].q)
 
+A daemon started with --curve-secret-key takes only clients with a key on its allow-list:
+
+    with Client("tcp://sim:5555", server_key="server.pub", client_keys="me.key") as sim:
+        ...
+
 Needs pyzmq and protobuf (Debian: python3-zmq, python3-protobuf).
 """
 
+import collections
 import itertools
 import math
+import os
 import time
 
 import zmq
+import zmq.utils.z85
 from google.protobuf.message import DecodeError
 
 from lcpsim.state import State, sensors_message
@@ -210,6 +218,90 @@ class StepHandle:
         return self._state
 
 
+KeyPair = collections.namedtuple("KeyPair", "public secret")
+KeyPair.__doc__ = "A CURVE key pair, each key 40 characters of Z85 (bytes)."
+
+
+def read_key_file(path):
+    """The names and values of a key file as lcpsimd --gen-keys writes them (`name = "value"`
+    lines, comments starting with #): a dict that may hold "public-key", "secret-key" and
+    "role". Raises ValueError naming the file and line of a malformed one."""
+    values = {}
+    with open(path, encoding="utf-8") as file:
+        for number, line in enumerate(file, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            name, equals, value = line.partition("=")
+            name, value = name.strip(), value.strip()
+            if len(value) >= 2 and value[0] == value[-1] == '"':
+                value = value[1:-1]
+            if not equals or name not in ("public-key", "secret-key", "role"):
+                raise ValueError("%s:%d: expected public-key, secret-key or role = \"value\""
+                                 % (path, number))
+            if name != "role" and (len(value) != 40 or not _is_z85(value)):
+                raise ValueError("%s:%d: %s must be 40 characters of Z85" % (path, number, name))
+            values[name] = value
+    return values
+
+
+def _is_z85(text):
+    try:
+        return len(zmq.utils.z85.decode(text)) == 32
+    except (ValueError, KeyError, TypeError):
+        return False
+
+
+def load_public_key(path):
+    """The public key (bytes, Z85) in a NAME.pub or NAME.key file."""
+    values = read_key_file(path)
+    if "public-key" in values:
+        return values["public-key"].encode()
+    if "secret-key" in values:
+        return zmq.curve_public(values["secret-key"].encode())
+    raise ValueError("%s: no public-key line" % path)
+
+
+def load_key_pair(path):
+    """The KeyPair in a NAME.key file (lcpsimd --gen-keys NAME)."""
+    values = read_key_file(path)
+    if "secret-key" not in values:
+        raise ValueError("%s: no secret-key line (give the NAME.key file, not NAME.pub)" % path)
+    secret = values["secret-key"].encode()
+    public = zmq.curve_public(secret)
+    if "public-key" in values and values["public-key"].encode() != public:
+        raise ValueError("%s: public-key is not the public key of secret-key" % path)
+    return KeyPair(public, secret)
+
+
+def _public_key(value):
+    """A server key given as a Z85 key (40 characters, str or bytes) or a key file's path."""
+    if isinstance(value, (str, bytes)) and len(value) == 40 and not os.path.exists(value):
+        return value.encode() if isinstance(value, str) else value
+    return load_public_key(value)
+
+
+def _key_pair(value):
+    """Client keys given as a (public, secret) pair or a NAME.key file's path."""
+    if isinstance(value, (tuple, list)):
+        public, secret = (k.encode() if isinstance(k, str) else k for k in value)
+        return KeyPair(public, secret)
+    return load_key_pair(value)
+
+
+def curve_options(server_key=None, client_keys=None):
+    """The socket options that make a CURVE client of a daemon with that public key
+    (server_key) using client_keys; none when server_key is None. client_keys may be None only
+    with a server key: then a fresh pair is made, which an allow-list will not know."""
+    if server_key is None:
+        if client_keys is not None:
+            raise ValueError("client_keys without server_key: CURVE needs the server's key")
+        return []
+    pair = _key_pair(client_keys) if client_keys is not None else KeyPair(*zmq.curve_keypair())
+    return [(zmq.CURVE_SERVERKEY, _public_key(server_key)), (zmq.CURVE_PUBLICKEY, pair.public),
+            (zmq.CURVE_SECRETKEY, pair.secret)]
+
+
 class _Socket:
     """One ZeroMQ socket of `kind` connected to `endpoint`, with LINGER 0 and the `options`
     (pairs of option and value) set first; closed by close() or at the end of a with block."""
@@ -218,8 +310,12 @@ class _Socket:
         self._context = context or zmq.Context.instance()
         self._socket = self._context.socket(kind)
         self._socket.setsockopt(zmq.LINGER, 0)
-        for option, value in options:
-            self._socket.setsockopt(option, value)
+        try:
+            for option, value in options:
+                self._socket.setsockopt(option, value)
+        except (zmq.ZMQError, ValueError, OSError):
+            self.close()
+            raise
         try:
             self._socket.connect(endpoint)
         except zmq.ZMQError:
@@ -240,15 +336,22 @@ class _Socket:
 
 class Client(_Socket):
     """A connection to the daemon's request socket (a DEALER; replies matched by request id, so
-    a late reply to a call that timed out is discarded). Not for use from several threads."""
+    a late reply to a call that timed out is discarded). Not for use from several threads.
 
-    def __init__(self, endpoint=DEFAULT_ENDPOINT, timeout_ms=DEFAULT_TIMEOUT_MS, context=None):
+    server_key and client_keys connect with CURVE to a daemon started with --curve-secret-key:
+    server_key is its public key (Z85) or the path of its .pub file, client_keys a
+    (public, secret) pair or the path of this client's NAME.key file (lcpsimd --gen-keys).
+    A key the daemon does not allow gets no reply: calls raise LcpsimTimeout."""
+
+    def __init__(self, endpoint=DEFAULT_ENDPOINT, timeout_ms=DEFAULT_TIMEOUT_MS, context=None,
+                 server_key=None, client_keys=None):
         self.endpoint = endpoint
         self.timeout_ms = timeout_ms
         # LINGER 0: a pending request must not keep close() waiting for a daemon that is gone.
-        # IMMEDIATE: one sent while the daemon is down must time out rather than be applied
-        # when it returns.
-        super().__init__(zmq.DEALER, endpoint, context, [(zmq.IMMEDIATE, 1)])
+        # IMMEDIATE: one sent while the daemon is down (or that has not accepted the keys)
+        # must time out rather than be applied when it returns.
+        super().__init__(zmq.DEALER, endpoint, context,
+                         curve_options(server_key, client_keys) + [(zmq.IMMEDIATE, 1)])
         self._ids = itertools.count(1)
         self._outstanding = {}  # request id -> call, sent and not yet answered
         self._replies = {}      # request id -> Reply, come and not yet taken
@@ -621,8 +724,11 @@ class Subscriber(_Socket):
     """The daemon's state stream (its PUB socket). As with any ZeroMQ subscription, states
     published before the connection is made are not seen."""
 
-    def __init__(self, endpoint=DEFAULT_PUB_ENDPOINT, context=None):
-        super().__init__(zmq.SUB, endpoint, context, [(zmq.SUBSCRIBE, STATE_TOPIC)])
+    def __init__(self, endpoint=DEFAULT_PUB_ENDPOINT, context=None, server_key=None,
+                 client_keys=None):
+        """server_key, client_keys: as for Client (either role may subscribe)."""
+        super().__init__(zmq.SUB, endpoint, context,
+                         curve_options(server_key, client_keys) + [(zmq.SUBSCRIBE, STATE_TOPIC)])
 
     def receive(self, timeout_ms=None):
         """The next published State (a lcpsim.state.State, robots by name but links by

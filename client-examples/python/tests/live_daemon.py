@@ -14,17 +14,17 @@ STARTUP_SECONDS = 30.0  # generous: an ASan build on a loaded machine starts slo
 
 
 class LiveDaemon:
-    """Starts `$LCPSIMD --bind tcp://127.0.0.1:0 --pub tcp://127.0.0.1:0` and reads the
-    endpoints (`rep`, `pub`) from the first line it prints."""
+    """Starts `$LCPSIMD --bind tcp://127.0.0.1:0 --pub tcp://127.0.0.1:0` (and `args`) and
+    reads the endpoints (`rep`, `pub`) from the first line it prints."""
 
-    def __init__(self):
+    def __init__(self, args=()):
         path = os.environ.get("LCPSIMD")
         if not path:
             raise RuntimeError("set LCPSIMD to the lcpsimd executable")
         # stdout goes to a file, not a pipe: the daemon can never block on a full pipe.
         self._stdout = tempfile.NamedTemporaryFile(prefix="lcpsimd-test-", suffix=".out")
         self.process = subprocess.Popen(
-            [path, "--bind", "tcp://127.0.0.1:0", "--pub", "tcp://127.0.0.1:0"],
+            [path, "--bind", "tcp://127.0.0.1:0", "--pub", "tcp://127.0.0.1:0", *args],
             stdout=self._stdout, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + STARTUP_SECONDS
         while time.monotonic() < deadline:
