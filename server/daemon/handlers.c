@@ -120,9 +120,14 @@ typedef struct target_array {
   double lowest; /* values must be >= this (-HUGE_VAL: any) */
 } target_array;
 
+/* Plans one SetTargetRequest. latest (NULL for a lone SetTarget) has a
+ * slot per robot of the world, pointing at the last plan an earlier target
+ * of the same request made for that robot (NULL: none yet); this plan takes
+ * its slot. The slot makes planning n targets cost O(n) lookups rather than
+ * a scan of the earlier plans for each. */
 static int plan_target(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__SetTargetRequest *t,
-                       const char *field, const target_plan *earlier, int32_t earlier_count,
-                       target_plan *plan, lcpd_error_t *error) {
+                       const char *field, const target_plan **latest, target_plan *plan,
+                       lcpd_error_t *error) {
   const lcpd_robot_t *robot = lcpd_sim_find_robot(sim, t->robot);
   if (!robot) {
     char where[96];
@@ -139,6 +144,11 @@ static int plan_target(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__Set
 
   if (t->n_joints && t->n_indices)
     return lcpd_fail(error, BAD, "%s: give joints by name or by index, not both", field);
+  if (t->n_joints > LCPD_MAX_TARGETS || t->n_indices > LCPD_MAX_TARGETS)
+    return lcpd_fail(error, LCP_ERR_NO_MEMORY,
+                     "%s.%s has %zu entries, more than the %d one request may carry", field,
+                     t->n_joints ? "joints" : "indices", t->n_joints ? t->n_joints : t->n_indices,
+                     LCPD_MAX_TARGETS);
   /* The addressed joints. */
   size_t addressed = t->n_joints ? t->n_joints : t->n_indices;
   int32_t *joints;
@@ -232,10 +242,7 @@ static int plan_target(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__Set
       lcpd_arena_array(&call->reply_arena, (size_t)joint_count, sizeof *plan->controls);
   if (!plan->controls)
     return call_out_of_memory(call);
-  const target_plan *before = NULL;
-  for (int32_t i = 0; i < earlier_count; ++i)
-    if (earlier[i].robot == robot)
-      before = &earlier[i];
+  const target_plan *before = latest ? latest[robot - sim->live.robots] : NULL;
   for (int32_t j = 0; j < joint_count; ++j) {
     if (before)
       plan->controls[j] = before->controls[j];
@@ -270,6 +277,8 @@ static int plan_target(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__Set
     plan->set_gravity_compensation = true;
     plan->gravity_compensation = t->gravity_compensation;
   }
+  if (latest)
+    latest[robot - sim->live.robots] = plan;
   return LCP_OK;
 }
 
@@ -341,7 +350,7 @@ static int handle_get_info(lcpd_call_t *call, lcpd_sim_t *sim,
 static int handle_set_target(lcpd_call_t *call, lcpd_sim_t *sim,
                              const Lcpsim__V1__SetTargetRequest *req, lcpd_error_t *error) {
   target_plan plan;
-  int rc = plan_target(call, sim, req, "set_target", NULL, 0, &plan, error);
+  int rc = plan_target(call, sim, req, "set_target", NULL, &plan, error);
   /* One robot: lcp_robot_set_controls is all or nothing, and gravity
    * compensation cannot fail once the robot is known. */
   if (rc == LCP_OK)
@@ -423,17 +432,27 @@ static int handle_step(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__Ste
     return lcpd_fail(error, LCP_ERR_STATE,
                      "step.steps must be 0 in realtime mode (the daemon steps by itself; "
                      "set the mode to lockstep to step)");
+  if (req->n_targets > LCPD_MAX_TARGETS)
+    return lcpd_fail(error, LCP_ERR_NO_MEMORY,
+                     "step.targets has %zu entries, more than the %d one request may carry; "
+                     "send one target per robot (each may address all its joints)",
+                     req->n_targets, LCPD_MAX_TARGETS);
   target_plan *plans = lcpd_arena_array(&call->reply_arena, req->n_targets, sizeof *plans);
+  const target_plan **latest = NULL;
+  if (req->n_targets && !(latest = lcpd_arena_array(&call->reply_arena,
+                                                    (size_t)sim->live.robot_count, sizeof *latest)))
+    return call_out_of_memory(call);
   if (!plans)
     return call_out_of_memory(call);
   for (size_t i = 0; i < req->n_targets; ++i) {
-    if (plan_target(call, sim, req->targets[i], "", plans, (int32_t)i, &plans[i], error) == LCP_OK)
+    if (plan_target(call, sim, req->targets[i], "", latest, &plans[i], error) == LCP_OK)
       continue;
     /* The field's name is formatted only for the error (it costs more than
-     * the rest of a control tick's planning): plan again to say it. */
+     * the rest of a control tick's planning): plan again to say it. A failed
+     * plan left its robot's slot alone, so the second one sees the same. */
     char field[48];
     snprintf(field, sizeof field, "step.targets[%zu]", i);
-    plan_target(call, sim, req->targets[i], field, plans, (int32_t)i, &plans[i], error);
+    plan_target(call, sim, req->targets[i], field, latest, &plans[i], error);
     return error->code;
   }
   if (req->steps > 0 || req->n_targets > 0) {
