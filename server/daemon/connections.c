@@ -39,10 +39,11 @@ void lcpd_connections_init(lcpd_connections_t *c, int max_clients, double idle_t
 }
 
 void lcpd_connections_destroy(lcpd_connections_t *c) {
-  if (c->refused || c->closed_idle || c->closed_memory)
+  if (c->refused || c->closed_idle || c->closed_memory || c->closed_other)
     LCPD_INFO("connections: %" PRIu64 " refused (--max-clients), %" PRIu64
-              " closed idle (--idle-timeout), %" PRIu64 " closed for memory (--max-memory)",
-              c->refused, c->closed_idle, c->closed_memory);
+              " closed idle (--idle-timeout), %" PRIu64
+              " closed for memory (--max-memory), %" PRIu64 " closed for leaving replies unread",
+              c->refused, c->closed_idle, c->closed_memory, c->closed_other);
   free(c->by_fd);
   if (c->statm_fd >= 0)
     close(c->statm_fd);
@@ -281,6 +282,16 @@ static void close_idle(lcpd_connections_t *c, uint64_t now) {
                   "closed the connection from %s: no request for %.0f s (--idle-timeout)",
                   e->address, (double)(now - since) * 1e-9);
     }
+  }
+}
+
+void lcpd_connections_close(lcpd_connections_t *c, int fd, uint64_t now, const char *why) {
+  if (fd < 0 || fd >= c->capacity || !c->by_fd[fd].open || c->by_fd[fd].closing)
+    return;
+  if (shut_down(c, fd)) {
+    c->closed_other++;
+    log_limited(c, LCPD_CONN_LOG_OTHER, now, "closed the connection from %s: %s",
+                c->by_fd[fd].address, why);
   }
 }
 

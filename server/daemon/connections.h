@@ -46,7 +46,13 @@ typedef struct lcpd_connection {
 
 /* Log lines about refused or closed connections: at most one a second of
  * each kind, with a count of those left out. */
-enum { LCPD_CONN_LOG_FULL, LCPD_CONN_LOG_IDLE, LCPD_CONN_LOG_MEMORY, LCPD_CONN_LOG_KINDS };
+enum {
+  LCPD_CONN_LOG_FULL,
+  LCPD_CONN_LOG_IDLE,
+  LCPD_CONN_LOG_MEMORY,
+  LCPD_CONN_LOG_OTHER,
+  LCPD_CONN_LOG_KINDS
+};
 
 typedef struct lcpd_connections {
   lcpd_connection_t *by_fd; /* indexed by descriptor */
@@ -63,7 +69,7 @@ typedef struct lcpd_connections {
   long page_size;
   uint64_t last_log_ns[LCPD_CONN_LOG_KINDS];
   unsigned left_out[LCPD_CONN_LOG_KINDS];
-  uint64_t refused, closed_idle, closed_memory; /* totals, for the log at exit */
+  uint64_t refused, closed_idle, closed_memory, closed_other; /* totals, logged at exit */
 } lcpd_connections_t;
 
 void lcpd_connections_init(lcpd_connections_t *c, int max_clients, double idle_timeout_s,
@@ -83,6 +89,9 @@ void lcpd_connections_replied(lcpd_connections_t *c, int fd, uint64_t wire_bytes
  * Asks the kernel only when the bytes sent since the last look could have
  * passed the bound. */
 bool lcpd_connections_reply_backlog(lcpd_connections_t *c, int fd, uint64_t *unread);
+
+/* Shuts the connection on fd down now, logging why (rate-limited). */
+void lcpd_connections_close(lcpd_connections_t *c, int fd, uint64_t now_ns, const char *why);
 
 /* Runs the memory watch and the idle timeout; called every few
  * milliseconds. step_running: a Step runs (idle clocks stand still). */

@@ -4,6 +4,7 @@
 #include "convert.h"
 #include "handlers_state.h"
 #include "log.h"
+#include "request_lists.h"
 
 #include "lcpsim/urdf.h"
 
@@ -144,11 +145,6 @@ static int plan_target(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__Set
 
   if (t->n_joints && t->n_indices)
     return lcpd_fail(error, BAD, "%s: give joints by name or by index, not both", field);
-  if (t->n_joints > LCPD_MAX_TARGETS || t->n_indices > LCPD_MAX_TARGETS)
-    return lcpd_fail(error, LCP_ERR_NO_MEMORY,
-                     "%s.%s has %zu entries, more than the %d one request may carry", field,
-                     t->n_joints ? "joints" : "indices", t->n_joints ? t->n_joints : t->n_indices,
-                     LCPD_MAX_TARGETS);
   /* The addressed joints. */
   size_t addressed = t->n_joints ? t->n_joints : t->n_indices;
   int32_t *joints;
@@ -432,11 +428,6 @@ static int handle_step(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__Ste
     return lcpd_fail(error, LCP_ERR_STATE,
                      "step.steps must be 0 in realtime mode (the daemon steps by itself; "
                      "set the mode to lockstep to step)");
-  if (req->n_targets > LCPD_MAX_TARGETS)
-    return lcpd_fail(error, LCP_ERR_NO_MEMORY,
-                     "step.targets has %zu entries, more than the %d one request may carry; "
-                     "send one target per robot (each may address all its joints)",
-                     req->n_targets, LCPD_MAX_TARGETS);
   target_plan *plans = lcpd_arena_array(&call->reply_arena, req->n_targets, sizeof *plans);
   const target_plan **latest = NULL;
   if (req->n_targets && !(latest = lcpd_arena_array(&call->reply_arena,
@@ -987,6 +978,17 @@ bool lcpd_call_decode(lcpd_call_t *call, const void *data, size_t size) {
   lcpsim__v1__status__init(&call->status);
   call->reply.status = &call->status;
   call->error = (lcpd_error_t){0};
+  /* Its lists are counted first (a request this small cannot hold a list
+   * too long). */
+  uint64_t id;
+  if (size > LCPD_MAX_LIST_ENTRIES &&
+      !lcpd_request_lists_fit(&lcpsim__v1__request__descriptor, data, size, &id,
+                              call->error.message, sizeof call->error.message)) {
+    call->error.code = LCP_ERR_NO_MEMORY;
+    reply_error(call);
+    call->reply.id = id;
+    return false;
+  }
   /* In the request's arena, whose limit keeps a small message from
    * unpacking into a huge tree; a refusal fills call->error. */
   call->request = lcpsim__v1__request__unpack(&call->request_arena.allocator, size, data);

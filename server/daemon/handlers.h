@@ -26,12 +26,6 @@
  * at a 1 ms step. */
 #define LCPD_DEFAULT_MAX_STEPS_PER_REQUEST 86400000
 
-/* The most entries one request may carry in a list of joint targets:
- * Step's targets, and SetTarget's joints or indices (each of whose value
- * arrays has one value, or one per joint). More is refused at once
- * (RESOURCE_EXHAUSTED), before anything is planned. */
-#define LCPD_MAX_TARGETS 4096
-
 typedef struct lcpd_call {
   uint64_t slice_ns; /* how long a Step may run before yielding to the loop */
   int32_t max_steps; /* the most steps one Step may ask for */

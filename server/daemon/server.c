@@ -133,17 +133,37 @@ static int send_message(lcpd_server_t *server, lcpd_incoming_t *in, zmq_msg_t *f
 static void remember_dropped(lcpd_server_t *server, lcpd_incoming_t *in, uint64_t id) {
   server->dropped_total++;
   uint64_t now = uv_hrtime();
+  char peer[64];
   if (now - server->last_drop_log_ns >= 1000000000u) {
-    char peer[64];
     LCPD_WARN("the reply to request %llu for %s was dropped: the client does not read its "
               "replies (its queue is full); it is told when it reads again (%llu dropped so far)",
               (unsigned long long)id, peer_name(in, peer, sizeof peer),
               (unsigned long long)server->dropped_total);
     server->last_drop_log_ns = now;
   }
-  lcpd_dropped_t *entry = server->dropped_count < LCPD_MAX_DROPPED ? malloc(sizeof *entry) : NULL;
+  int pending = 0;
+  for (int i = 0; i < server->dropped_count; ++i)
+    pending += same_peer(&server->dropped[i]->to, in);
+  lcpd_dropped_t *entry = NULL;
+  if (pending < LCPD_MAX_DROPPED_PER_PEER && server->dropped_count < LCPD_MAX_DROPPED)
+    entry = malloc(sizeof *entry);
   if (!entry) {
-    server->dropped_untold++;
+    /* It would not be told of all of them: it is disconnected instead, and
+     * what was kept for it goes. */
+    server->dropped_disconnected++;
+    lcpd_connections_close(&server->connections, in->fd, now,
+                           "it left its replies unread until more were dropped than the daemon "
+                           "keeps to tell it of");
+    int kept = 0;
+    for (int i = 0; i < server->dropped_count; ++i) {
+      if (same_peer(&server->dropped[i]->to, in)) {
+        close_incoming(&server->dropped[i]->to);
+        free(server->dropped[i]);
+      } else {
+        server->dropped[kept++] = server->dropped[i];
+      }
+    }
+    server->dropped_count = kept;
     close_incoming(in);
     return;
   }
@@ -485,7 +505,12 @@ static void serve_cancel(lcpd_server_t *server, uint64_t step_id) {
  * answered now and holds the rest. */
 static void serve_during_step(lcpd_server_t *server) {
   lcpd_call_t *side = &server->side_call;
+  uint64_t start = uv_hrtime();
   for (int read = 0; read < LCPD_DRAIN_BATCH && server->call_running; ++read) {
+    /* Large requests take time to decode and answer: the Step's next slice
+     * and the loop get their turn after a budget. */
+    if (read > 0 && uv_hrtime() - start > DRAIN_BUDGET_NS)
+      return;
     int got = read_request(server, &server->side);
     if (got == 0)
       return;
@@ -766,8 +791,12 @@ static void on_watch(uv_timer_t *handle) {
   if (server->stopping)
     return;
   lcpd_connections_tick(&server->connections, uv_hrtime(), server->call_running);
-  if (server->dropped_count)
+  if (server->dropped_count) {
     tell_dropped(server, NULL);
+    /* A send processes the socket's pending commands, which may take the
+     * edge ZMQ_FD would have signalled a waiting request with. */
+    schedule(server, false);
+  }
 }
 
 /* Watches the request socket's connections (before it binds, so that none
@@ -900,6 +929,10 @@ int lcpd_server_open(lcpd_server_t *server, lcpd_sim_t *sim, const lcpd_server_o
   zmq_setsockopt(server->router, ZMQ_HEARTBEAT_TIMEOUT, &heartbeat_timeout_ms,
                  sizeof heartbeat_timeout_ms);
   zmq_setsockopt(server->router, ZMQ_HANDSHAKE_IVL, &handshake_ms, sizeof handshake_ms);
+  /* Connections that come at once wait in the kernel's accept queue rather
+   * than retrying their SYN seconds later. */
+  int backlog = 1024;
+  zmq_setsockopt(server->router, ZMQ_BACKLOG, &backlog, sizeof backlog);
   if (open_monitor(server, error) != LCP_OK) {
     close_sockets(server);
     return error->code;

@@ -47,8 +47,10 @@ typedef struct lcpd_server_options {
  * smaller ones (at most 1000, ZeroMQ's default). */
 #define LCPD_RECEIVE_QUEUE_BYTES ((int64_t)64 << 20)
 /* Replies whose peer's queue was full (ZMQ_SNDHWM), kept to tell the peer
- * when it reads again; beyond these they are only counted. */
-#define LCPD_MAX_DROPPED 256
+ * when it reads again: at most this many for one peer, and in all; a peer
+ * with one more dropped is disconnected. */
+#define LCPD_MAX_DROPPED_PER_PEER 1024
+#define LCPD_MAX_DROPPED 4096
 /* A request as read from the ROUTER: its routing envelope and its body. */
 typedef struct lcpd_incoming {
   zmq_msg_t envelope[LCPD_MAX_ENVELOPE];
@@ -103,7 +105,7 @@ typedef struct lcpd_server {
   uv_timer_t watch_timer;
   lcpd_dropped_t *dropped[LCPD_MAX_DROPPED];
   int dropped_count;
-  uint64_t dropped_total, dropped_untold, last_drop_log_ns;
+  uint64_t dropped_total, dropped_disconnected, last_drop_log_ns;
   /* Realtime mode: simulated time follows anchor_sim + rate (wall − anchor_wall). */
   bool realtime_on;
   uint64_t anchor_wall_ns;
