@@ -143,3 +143,11 @@ bool lcpd_request_lists_fit(const ProtobufCMessageDescriptor *descriptor, const 
   *id = fit ? 0 : s.id;
   return fit;
 }
+
+uint64_t lcpd_request_id(const uint8_t *data, size_t size) {
+  const uint8_t *p = data, *end = data + size;
+  uint64_t tag, id;
+  if (!read_varint(&p, end, &tag) || tag != ((1u << 3) | 0) || !read_varint(&p, end, &id))
+    return 0;
+  return id;
+}

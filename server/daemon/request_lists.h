@@ -28,4 +28,8 @@
 bool lcpd_request_lists_fit(const ProtobufCMessageDescriptor *descriptor, const uint8_t *data,
                             size_t size, uint64_t *id, char *message, size_t message_size);
 
+/* The request's id (field 1) when it is the first field of data, as
+ * every protobuf encoder writes it; else 0. */
+uint64_t lcpd_request_id(const uint8_t *data, size_t size);
+
 #endif

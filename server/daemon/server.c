@@ -3,6 +3,7 @@
 
 #include "convert.h"
 #include "log.h"
+#include "request_lists.h"
 
 #include <errno.h>
 #include <math.h>
@@ -398,10 +399,11 @@ static bool admit(lcpd_server_t *server, lcpd_call_t *call, const lcpd_incoming_
                "refused unserved: this client leaves %llu bytes of replies unread, more than the "
                "%llu allowed; read the replies waiting before sending more requests",
                (unsigned long long)unread, (unsigned long long)server->connections.reply_backlog);
-    /* Decoded for its id, so that the client can match the refusal. */
-    if (lcpd_call_decode(call, zmq_msg_data((zmq_msg_t *)&in->body),
-                         zmq_msg_size((zmq_msg_t *)&in->body)))
-      lcpd_call_reject(call, LCP_ERR_NO_MEMORY, message);
+    /* With its id, so that the client can match the refusal (read from
+     * the bytes: decoding a large request only to refuse it costs time). */
+    lcpd_call_reject(call, LCP_ERR_NO_MEMORY, message);
+    call->reply.id =
+        lcpd_request_id(zmq_msg_data((zmq_msg_t *)&in->body), zmq_msg_size((zmq_msg_t *)&in->body));
     return false;
   }
   return true;

@@ -130,20 +130,23 @@ static void probe(prober *p) {
   p->pings++;
 }
 
-/* Within the bound, but for one in fifty (at least one): a machine so
+/* Within the bound, but for one in `allowed` (at least one): a machine so
  * loaded that it leaves the client or the daemon without a CPU for that
- * long (the 2-core CI machine runs other tests meanwhile). */
-static void assert_probes_answered(const char *what, const prober *p) {
+ * long (the 2-core CI machine runs other tests meanwhile). Where this test's
+ * own client moves hundreds of megabytes through the same cores, one in 20;
+ * else one in 50. */
+static void assert_probes_answered(const char *what, const prober *p, int allowed) {
   printf("# %s: %d Pings from another client, %d took 100 ms or more, the slowest %.1f ms\n", what,
          p->pings, p->late, p->worst * 1e3);
   assert_true(p->pings >= 5);
-  assert_true(p->late * 50 <= p->pings || p->late <= 1);
+  assert_true(p->late * allowed <= p->pings || p->late <= 1);
 }
 
 /* ---- fixtures ---- */
 
 typedef struct fixture {
   daemon_proc d;
+  bool done; /* the test ran to its end, its sockets closed */
 } fixture;
 
 static int start_with(void **state, const char *const *extra) {
@@ -172,8 +175,11 @@ static int teardown(void **state) {
   fixture *f = *state;
   if (f->d.pid > 0)
     daemon_stop(&f->d);
+  /* A test that failed left sockets open, and terminating the context
+   * would wait for them for ever: it is left to the process's exit. */
+  if (f->done)
+    test_context_destroy();
   free(f);
-  test_context_destroy();
   return 0;
 }
 
@@ -306,6 +312,7 @@ static void test_a_request_over_the_bound_in_all_its_frames_is_refused(void **st
   reply_free(&reply);
   assert_true(world_hash(c) == before);
   close_socket(&c);
+  f->done = true;
 }
 
 /* ---- a multipart message of 300 frames of 8 MiB ---- */
@@ -348,12 +355,13 @@ static void test_a_huge_multipart_message_is_cut_off(void **state) {
   assert_true(SANITIZED ? cut || refused : cut);
   for (int i = 0; i < 10; ++i)
     probe(&p);
-  assert_probes_answered("300 x 8 MiB", &p);
+  assert_probes_answered("300 x 8 MiB", &p, 20);
   assert_memory_bounded("300 x 8 MiB", f->d.pid);
   stop_watching(attacker, &watch);
   close_socket(&attacker);
   assert_true(world_hash(c) == before);
   close_socket(&c);
+  f->done = true;
 }
 
 /* ---- 60 Pings of 15 MiB queued behind a long Step ---- */
@@ -416,11 +424,12 @@ static void test_big_pings_queued_behind_a_long_step(void **state) {
   for (int i = 0; i < count; ++i)
     free(pings[i]);
   cancel_step(stepper, 1);
-  assert_probes_answered("60 x 15 MiB Pings", &p);
+  assert_probes_answered("60 x 15 MiB Pings", &p, 20);
   assert_memory_bounded("60 x 15 MiB Pings", f->d.pid);
   close_socket(&pinger);
   close_socket(&stepper);
   close_socket(&c);
+  f->done = true;
 }
 
 /* ---- a client that never reads ---- */
@@ -545,10 +554,11 @@ static void test_a_client_that_never_reads_is_told_or_disconnected(void **state)
     assert_true(o.closed);
   stop_watching(client, &watch);
   close_socket(&client);
-  assert_probes_answered("a client that never reads", &p);
+  assert_probes_answered("a client that never reads", &p, 50);
   assert_memory_bounded("a client that never reads", f->d.pid);
   assert_true(world_hash(c) == before);
   close_socket(&c);
+  f->done = true;
 }
 
 /* ---- 2,000 idle connections ---- */
@@ -623,7 +633,7 @@ static void test_idle_connections_are_bounded(void **state) {
   assert_int_equal(closed, CROWD);
   for (int i = 0; i < CROWD; ++i)
     close(fds[i]);
-  assert_probes_answered("2,000 idle connections", &p);
+  assert_probes_answered("2,000 idle connections", &p, 50);
   assert_memory_bounded("2,000 idle connections", f->d.pid);
   /* A newcomer is served again. */
   void *newcomer = connect_req(f->d.rep);
@@ -631,6 +641,7 @@ static void test_idle_connections_are_bounded(void **state) {
   close_socket(&newcomer);
   assert_true(world_hash(c) == before);
   close_socket(&c);
+  f->done = true;
 }
 
 /* ---- 200,000 targets ---- */
@@ -743,6 +754,7 @@ static void test_too_many_targets_are_refused_and_planning_is_linear(void **stat
   free(indices);
   assert_true(world_hash(c) == many);
   close_socket(&c);
+  f->done = true;
 }
 
 /* ---- SIGTERM whatever the daemon does ---- */
@@ -789,6 +801,7 @@ static void test_sigterm_within_a_second_whatever_the_daemon_does(void **state) 
   close_socket(&reader);
   close_socket(&stepper);
   free(big);
+  f->done = true;
 }
 
 /* ---- the options ---- */
