@@ -793,12 +793,13 @@ static void on_watch(uv_timer_t *handle) {
   if (server->stopping)
     return;
   lcpd_connections_tick(&server->connections, uv_hrtime(), server->call_running);
-  if (server->dropped_count) {
+  if (server->dropped_count)
     tell_dropped(server, NULL);
-    /* A send processes the socket's pending commands, which may take the
-     * edge ZMQ_FD would have signalled a waiting request with. */
-    schedule(server, false);
-  }
+  /* Asking ZMQ_EVENTS lets the socket process its pending commands, among
+   * them the end of connections the watch closed (only then does ZeroMQ
+   * free what it queued for them); a send above may also have taken the
+   * edge ZMQ_FD would have signalled a waiting request with. */
+  schedule(server, false);
 }
 
 /* Watches the request socket's connections (before it binds, so that none
