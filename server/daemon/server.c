@@ -920,10 +920,13 @@ int lcpd_server_open(lcpd_server_t *server, lcpd_sim_t *sim, const lcpd_server_o
    * that a client that does not read is told. */
   zmq_setsockopt(server->router, ZMQ_ROUTER_MANDATORY, &one, sizeof one);
   /* ZeroMQ's queue of whole requests per connection: at most
-   * LCPD_RECEIVE_QUEUE_BYTES of the largest. */
+   * LCPD_RECEIVE_QUEUE_BYTES of the largest, but at least 16 requests: the
+   * socket tells ZeroMQ's I/O thread it may read again each time half the
+   * mark has been read, a wake-up of that thread that a control loop would
+   * pay every other request with a mark of 4. */
   int64_t largest = options->max_message_bytes > 0 ? options->max_message_bytes : INT32_MAX;
   int64_t queued = LCPD_RECEIVE_QUEUE_BYTES / largest;
-  int receive_hwm = queued < 4 ? 4 : queued > 1000 ? 1000 : (int)queued;
+  int receive_hwm = queued < 16 ? 16 : queued > 1000 ? 1000 : (int)queued;
   zmq_setsockopt(server->router, ZMQ_RCVHWM, &receive_hwm, sizeof receive_hwm);
   /* Dead peers: a ZMTP PING every 10 s; no traffic for 30 s closes the
    * connection. A peer that never finishes its handshake goes after 10 s. */

@@ -43,9 +43,10 @@ typedef struct lcpd_server_options {
 #define LCPD_MAX_HELD 1024
 #define LCPD_MAX_HELD_BYTES ((size_t)64 << 20)
 /* ZeroMQ's queue of whole requests per connection (ZMQ_RCVHWM) holds at
- * most this many bytes of them: 4 requests of the default 16 MiB, more of
- * smaller ones (at most 1000, ZeroMQ's default). */
-#define LCPD_RECEIVE_QUEUE_BYTES ((int64_t)64 << 20)
+ * most this many bytes of the largest requests, and 16 to 1000 requests
+ * (ZeroMQ's default): 16 of the default 16 MiB. Beyond what the memory
+ * watch allows, the connection is closed (connections.h). */
+#define LCPD_RECEIVE_QUEUE_BYTES ((int64_t)256 << 20)
 /* Replies whose peer's queue was full (ZMQ_SNDHWM), kept to tell the peer
  * when it reads again: at most this many for one peer, and in all; a peer
  * with one more dropped is disconnected. */
