@@ -167,20 +167,21 @@ void lcpd_connections_disconnected(lcpd_connections_t *c, int fd) {
   *e = (lcpd_connection_t){0};
 }
 
-void lcpd_connections_request(lcpd_connections_t *c, int fd, uint64_t wire_bytes, uint64_t now) {
+void lcpd_connections_request(lcpd_connections_t *c, int fd, uint64_t wire_bytes, int frames,
+                              uint64_t now) {
   lcpd_connection_t *e = entry(c, fd);
   if (!e)
     return;
   /* Its request can be read before its ACCEPTED event is. */
   if (!e->open)
     open_entry(c, e, fd, now);
-  e->bytes_in += wire_bytes;
+  e->bytes_in += wire_bytes + (uint64_t)frames * c->frame_overhead;
   e->active_ns = now;
 }
 
-void lcpd_connections_replied(lcpd_connections_t *c, int fd, uint64_t wire_bytes) {
+void lcpd_connections_replied(lcpd_connections_t *c, int fd, uint64_t wire_bytes, int frames) {
   if (fd >= 0 && fd < c->capacity && c->by_fd[fd].open)
-    c->by_fd[fd].bytes_out += wire_bytes;
+    c->by_fd[fd].bytes_out += wire_bytes + (uint64_t)frames * c->frame_overhead;
 }
 
 static bool tcp_info(int fd, struct tcp_info *info) {

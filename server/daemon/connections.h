@@ -64,6 +64,12 @@ typedef struct lcpd_connections {
   uint64_t reply_backlog;   /* bytes of unread replies beyond which requests are refused */
   uint64_t max_memory;      /* bytes of resident memory; 0: no watch */
   uint64_t freeing;         /* the sum of the closing connections' freeing */
+  /* Bytes each frame costs on the wire beyond lcpd_wire_bytes: 0 with
+   * ZeroMQ's NULL mechanism; under CURVE a frame travels in a MESSAGE
+   * command (its name, a nonce and a MAC: 33 bytes more). Without it, the
+   * difference between the kernel's count and the daemon's would grow with
+   * every request of a long-lived client. */
+  uint32_t frame_overhead;
   uint64_t last_idle_scan_ns;
   int statm_fd; /* /proc/self/statm, read each tick */
   long page_size;
@@ -80,10 +86,12 @@ void lcpd_connections_destroy(lcpd_connections_t *c);
 void lcpd_connections_accepted(lcpd_connections_t *c, int fd, uint64_t now_ns);
 void lcpd_connections_disconnected(lcpd_connections_t *c, int fd);
 
-/* A request of wire_bytes came on fd (-1: not a TCP connection). */
-void lcpd_connections_request(lcpd_connections_t *c, int fd, uint64_t wire_bytes, uint64_t now_ns);
-/* A reply of wire_bytes went to fd. */
-void lcpd_connections_replied(lcpd_connections_t *c, int fd, uint64_t wire_bytes);
+/* A request of wire_bytes in frames (after the routing id) came on fd
+ * (-1: not a TCP connection). */
+void lcpd_connections_request(lcpd_connections_t *c, int fd, uint64_t wire_bytes, int frames,
+                              uint64_t now_ns);
+/* A reply of wire_bytes in frames went to fd. */
+void lcpd_connections_replied(lcpd_connections_t *c, int fd, uint64_t wire_bytes, int frames);
 /* Whether the client on fd leaves more than reply_backlog bytes of replies
  * unread (its unread bytes in *unread): its next request is then refused.
  * Asks the kernel only when the bytes sent since the last look could have

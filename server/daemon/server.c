@@ -103,6 +103,7 @@ static bool same_peer(const lcpd_incoming_t *a, const lcpd_incoming_t *b) {
 static int send_message(lcpd_server_t *server, lcpd_incoming_t *in, zmq_msg_t *frame) {
   /* On the wire: the frames after the routing id. */
   uint64_t wire = lcpd_wire_bytes(zmq_msg_size(frame));
+  int frames = in->envelope_count; /* the reply's, after the routing id */
   for (int i = 1; i < in->envelope_count; ++i)
     wire += lcpd_wire_bytes(zmq_msg_size(&in->envelope[i]));
   for (int i = 0; i < in->envelope_count; ++i) {
@@ -125,7 +126,7 @@ static int send_message(lcpd_server_t *server, lcpd_incoming_t *in, zmq_msg_t *f
     zmq_msg_close(frame);
     return error;
   }
-  lcpd_connections_replied(&server->connections, in->fd, wire);
+  lcpd_connections_replied(&server->connections, in->fd, wire, frames);
   return 0;
 }
 
@@ -333,7 +334,7 @@ static int read_request(lcpd_server_t *server, lcpd_incoming_t *in) {
   zmq_msg_close(&part);
   if (kept == 0)
     return -1;
-  lcpd_connections_request(&server->connections, fd, wire, uv_hrtime());
+  lcpd_connections_request(&server->connections, fd, wire, total - 1, uv_hrtime());
   /* parts[0] is the peer's identity (added by the ROUTER); the envelope runs
    * to the first empty frame (REQ, and DEALERs that imitate REQ). A DEALER
    * that sends no delimiter gets its reply without one. */
