@@ -558,6 +558,12 @@ static bool serve_monitor_event(lcpd_auth_t *auth, void *monitor) {
     frame_text(&frame, endpoint, sizeof endpoint);
     zmq_msg_close(&frame);
   }
+  lcpd_auth_handshake_failed(auth, event, value, endpoint);
+  return true;
+}
+
+void lcpd_auth_handshake_failed(lcpd_auth_t *auth, uint16_t event, uint32_t value,
+                                const char *endpoint) {
   const char *what = "a peer that did not complete the CURVE handshake (no key, or a wrong "
                      "server key)";
   if (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL &&
@@ -569,7 +575,6 @@ static bool serve_monitor_event(lcpd_auth_t *auth, void *monitor) {
   char where[96];
   snprintf(where, sizeof where, "a peer of %s", endpoint);
   log_refusal(auth, where, what, "");
-  return true;
 }
 
 static void serve_monitor(lcpd_auth_t *auth, void *monitor) {
@@ -608,7 +613,7 @@ int lcpd_auth_open(lcpd_auth_t *auth, void *context, lcpd_error_t *error) {
 }
 
 int lcpd_auth_secure_socket(lcpd_auth_t *auth, void *context, void *socket, int index,
-                            lcpd_error_t *error) {
+                            bool watch_handshakes, lcpd_error_t *error) {
   int one = 1;
   if (zmq_setsockopt(socket, ZMQ_CURVE_SERVER, &one, sizeof one) != 0 ||
       zmq_setsockopt(socket, ZMQ_CURVE_SECRETKEY, auth->server_secret, 40) != 0 ||
@@ -617,6 +622,8 @@ int lcpd_auth_secure_socket(lcpd_auth_t *auth, void *context, void *socket, int 
     return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
                      "cannot make a CURVE server socket: %s (is libzmq built with CURVE?)",
                      zmq_strerror(errno));
+  if (!watch_handshakes)
+    return LCP_OK;
   char endpoint[64];
   snprintf(endpoint, sizeof endpoint, "inproc://lcpsimd-handshakes-%d", index);
   if (zmq_socket_monitor(socket, endpoint,

@@ -75,10 +75,17 @@ int lcpd_auth_load(lcpd_auth_t *auth, const char *secret_key_file,
                    const char *const *authorized_keys, int list_count, lcpd_error_t *error);
 /* Binds the ZAP handler in the context; before any CURVE socket binds. */
 int lcpd_auth_open(lcpd_auth_t *auth, void *context, lcpd_error_t *error);
-/* Makes socket a CURVE server in the ZAP domain, its handshakes watched
- * (index 0: requests, 1: states). */
+/* Makes socket a CURVE server in the ZAP domain (index 0: requests, 1:
+ * states). With watch_handshakes its failed handshakes are watched here;
+ * a socket has one monitor, so the request socket's are read by the
+ * server's monitor, which passes them to lcpd_auth_handshake_failed. */
 int lcpd_auth_secure_socket(lcpd_auth_t *auth, void *context, void *socket, int index,
-                            lcpd_error_t *error);
+                            bool watch_handshakes, lcpd_error_t *error);
+/* Logs (rate-limited) a handshake that failed before the ZAP handler saw
+ * it: a monitor's ZMQ_EVENT_HANDSHAKE_FAILED_* event, its value and the
+ * bound endpoint it names. */
+void lcpd_auth_handshake_failed(lcpd_auth_t *auth, uint16_t event, uint32_t value,
+                                const char *endpoint);
 /* Serves the ZAP handler and the monitors from the loop. */
 int lcpd_auth_watch(lcpd_auth_t *auth, uv_loop_t *loop, lcpd_error_t *error);
 /* Closes the loop's handles (their close callbacks run in the loop). */

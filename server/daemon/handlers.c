@@ -4,6 +4,7 @@
 #include "convert.h"
 #include "handlers_state.h"
 #include "log.h"
+#include "request_lists.h"
 
 #include "lcpsim/urdf.h"
 
@@ -122,9 +123,14 @@ typedef struct target_array {
   double lowest; /* values must be >= this (-HUGE_VAL: any) */
 } target_array;
 
+/* Plans one SetTargetRequest. latest (NULL for a lone SetTarget) has a
+ * slot per robot of the world, pointing at the last plan an earlier target
+ * of the same request made for that robot (NULL: none yet); this plan takes
+ * its slot. The slot makes planning n targets cost O(n) lookups rather than
+ * a scan of the earlier plans for each. */
 static int plan_target(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__SetTargetRequest *t,
-                       const char *field, const target_plan *earlier, int32_t earlier_count,
-                       target_plan *plan, lcpd_error_t *error) {
+                       const char *field, const target_plan **latest, target_plan *plan,
+                       lcpd_error_t *error) {
   const lcpd_robot_t *robot = lcpd_sim_find_robot(sim, t->robot);
   if (!robot) {
     char where[96];
@@ -234,10 +240,7 @@ static int plan_target(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__Set
       lcpd_arena_array(&call->reply_arena, (size_t)joint_count, sizeof *plan->controls);
   if (!plan->controls)
     return call_out_of_memory(call);
-  const target_plan *before = NULL;
-  for (int32_t i = 0; i < earlier_count; ++i)
-    if (earlier[i].robot == robot)
-      before = &earlier[i];
+  const target_plan *before = latest ? latest[robot - sim->live.robots] : NULL;
   for (int32_t j = 0; j < joint_count; ++j) {
     if (before)
       plan->controls[j] = before->controls[j];
@@ -272,6 +275,8 @@ static int plan_target(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__Set
     plan->set_gravity_compensation = true;
     plan->gravity_compensation = t->gravity_compensation;
   }
+  if (latest)
+    latest[robot - sim->live.robots] = plan;
   return LCP_OK;
 }
 
@@ -343,7 +348,7 @@ static int handle_get_info(lcpd_call_t *call, lcpd_sim_t *sim,
 static int handle_set_target(lcpd_call_t *call, lcpd_sim_t *sim,
                              const Lcpsim__V1__SetTargetRequest *req, lcpd_error_t *error) {
   target_plan plan;
-  int rc = plan_target(call, sim, req, "set_target", NULL, 0, &plan, error);
+  int rc = plan_target(call, sim, req, "set_target", NULL, &plan, error);
   /* One robot: lcp_robot_set_controls is all or nothing, and gravity
    * compensation cannot fail once the robot is known. */
   if (rc == LCP_OK)
@@ -426,16 +431,21 @@ static int handle_step(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__Ste
                      "step.steps must be 0 in realtime mode (the daemon steps by itself; "
                      "set the mode to lockstep to step)");
   target_plan *plans = lcpd_arena_array(&call->reply_arena, req->n_targets, sizeof *plans);
+  const target_plan **latest = NULL;
+  if (req->n_targets && !(latest = lcpd_arena_array(&call->reply_arena,
+                                                    (size_t)sim->live.robot_count, sizeof *latest)))
+    return call_out_of_memory(call);
   if (!plans)
     return call_out_of_memory(call);
   for (size_t i = 0; i < req->n_targets; ++i) {
-    if (plan_target(call, sim, req->targets[i], "", plans, (int32_t)i, &plans[i], error) == LCP_OK)
+    if (plan_target(call, sim, req->targets[i], "", latest, &plans[i], error) == LCP_OK)
       continue;
     /* The field's name is formatted only for the error (it costs more than
-     * the rest of a control tick's planning): plan again to say it. */
+     * the rest of a control tick's planning): plan again to say it. A failed
+     * plan left its robot's slot alone, so the second one sees the same. */
     char field[48];
     snprintf(field, sizeof field, "step.targets[%zu]", i);
-    plan_target(call, sim, req->targets[i], field, plans, (int32_t)i, &plans[i], error);
+    plan_target(call, sim, req->targets[i], field, latest, &plans[i], error);
     return error->code;
   }
   if (req->steps > 0 || req->n_targets > 0) {
@@ -1004,6 +1014,17 @@ bool lcpd_call_decode(lcpd_call_t *call, const void *data, size_t size) {
   lcpsim__v1__status__init(&call->status);
   call->reply.status = &call->status;
   call->error = (lcpd_error_t){0};
+  /* Its lists are counted first (a request this small cannot hold a list
+   * too long). */
+  uint64_t id;
+  if (size > LCPD_MAX_LIST_ENTRIES &&
+      !lcpd_request_lists_fit(&lcpsim__v1__request__descriptor, data, size, &id,
+                              call->error.message, sizeof call->error.message)) {
+    call->error.code = LCP_ERR_NO_MEMORY;
+    reply_error(call);
+    call->reply.id = id;
+    return false;
+  }
   /* In the request's arena, whose limit keeps a small message from
    * unpacking into a huge tree; a refusal fills call->error. */
   call->request = lcpsim__v1__request__unpack(&call->request_arena.allocator, size, data);

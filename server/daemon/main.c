@@ -15,10 +15,12 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #define DEFAULT_BIND "tcp://127.0.0.1:5555"
@@ -32,6 +34,14 @@
 #define DEFAULT_BUSY_POLL_US 100
 /* The most a reply or a published state may occupy while it is built. */
 #define REPLY_LIMIT_BYTES ((size_t)512 << 20)
+/* --max-clients, --idle-timeout (0: none) and --max-memory (Redis's
+ * maxclients, timeout and maxmemory play the same parts). */
+#define DEFAULT_MAX_CLIENTS 1000
+#define DEFAULT_IDLE_TIMEOUT_S 0
+#define DEFAULT_MAX_MEMORY_MIB 256
+/* Descriptors kept free beyond --max-clients: files, the event loop, ZeroMQ's
+ * own, and connections accepted only to be refused. */
+#define DESCRIPTOR_HEADROOM 64
 #define MAX_URDFS 64
 #define MAX_PACKAGES 256
 #define MAX_MODEL_PATHS 64
@@ -66,6 +76,9 @@ typedef struct options {
   long long max_decode_bytes; /* 0: derived from max_message_bytes */
   long long busy_poll_us;
   long long max_steps_per_request;
+  long long max_clients;
+  double idle_timeout_s;
+  long long max_memory_mib;
   lcpd_log_level_t log_level;
   /* Authentication (auth.h). */
   const char *curve_secret_key;
@@ -102,8 +115,9 @@ static void usage(FILE *out) {
           "  --mode lockstep|realtime step when asked (default) or at rate x wall clock\n"
           "  --rate R                 realtime mode: simulated seconds per second [1]\n"
           "  --timestep H             step length in seconds [the scene's, else 1/240]\n"
-          "  --max-message-bytes N    largest request frame; a peer sending more is\n"
-          "                           disconnected [%d]\n"
+          "  --max-message-bytes N    largest request, all its frames together; a larger\n"
+          "                           one is refused, and a peer sending a larger frame\n"
+          "                           is disconnected [%d]\n"
           "  --max-decode-bytes N     memory a decoded request may use [4 x the above + 1 MiB]\n"
           "  --log-level LEVEL        error, warning, info (default) or debug\n"
           "  --busy-poll-us N         lockstep mode: after answering, look for the next\n"
@@ -111,6 +125,14 @@ static void usage(FILE *out) {
           "                           between looks) before sleeping; 0 turns it off [%d]\n"
           "  --max-steps-per-request N  the most steps one Step request may ask for; a\n"
           "                           larger one is refused [%d]\n"
+          "  --max-clients N          connections at once; one more is closed when it\n"
+          "                           comes (kept below the descriptor limit) [%d]\n"
+          "  --idle-timeout S         close a connection that sent no request for S\n"
+          "                           seconds (not while a Step runs); 0: never [%d]\n"
+          "  --max-memory MIB         resident memory bound: above 3/4 of it, the connection\n"
+          "                           making the daemon hold the most (requests not yet\n"
+          "                           read, replies not yet taken) is closed; 0: no watch\n"
+          "                           [%d]\n"
           "\n"
           "Authentication (docs/security.md):\n"
           "  --curve-secret-key FILE  CURVE on both sockets with the server key pair in FILE\n"
@@ -125,12 +147,14 @@ static void usage(FILE *out) {
           "  --key-role ROLE          with --gen-keys: observer writes `role = observer` into\n"
           "                           NAME.pub [controller]\n"
           "\n"
+          "Other:\n"
           "  --help                   show this and exit\n"
           "  --version                show the version and exit\n"
           "\n"
           "With neither --world nor --urdf it serves a built-in world: ground, the 7-dof arm\n"
           "'arm7' on a fixed base, a table and a box on it.\n",
-          DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_BUSY_POLL_US, LCPD_DEFAULT_MAX_STEPS_PER_REQUEST);
+          DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_BUSY_POLL_US, LCPD_DEFAULT_MAX_STEPS_PER_REQUEST,
+          DEFAULT_MAX_CLIENTS, DEFAULT_IDLE_TIMEOUT_S, DEFAULT_MAX_MEMORY_MIB);
 }
 
 static bool parse_double(const char *text, double *out) {
@@ -204,6 +228,9 @@ static int parse_options(int argc, char **argv, options *o) {
     OPT_INSECURE,
     OPT_GEN_KEYS,
     OPT_KEY_ROLE,
+    OPT_MAX_CLIENTS,
+    OPT_IDLE_TIMEOUT,
+    OPT_MAX_MEMORY,
     OPT_HELP,
     OPT_VERSION
   };
@@ -229,6 +256,9 @@ static int parse_options(int argc, char **argv, options *o) {
       {"insecure", no_argument, NULL, OPT_INSECURE},
       {"gen-keys", required_argument, NULL, OPT_GEN_KEYS},
       {"key-role", required_argument, NULL, OPT_KEY_ROLE},
+      {"max-clients", required_argument, NULL, OPT_MAX_CLIENTS},
+      {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
+      {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
       {"help", no_argument, NULL, OPT_HELP},
       {"version", no_argument, NULL, OPT_VERSION},
       {NULL, 0, NULL, 0},
@@ -238,6 +268,9 @@ static int parse_options(int argc, char **argv, options *o) {
                  .max_message_bytes = DEFAULT_MAX_MESSAGE_BYTES,
                  .busy_poll_us = DEFAULT_BUSY_POLL_US,
                  .max_steps_per_request = LCPD_DEFAULT_MAX_STEPS_PER_REQUEST,
+                 .max_clients = DEFAULT_MAX_CLIENTS,
+                 .idle_timeout_s = DEFAULT_IDLE_TIMEOUT_S,
+                 .max_memory_mib = DEFAULT_MAX_MEMORY_MIB,
                  .log_level = LCPD_LOG_INFO};
   opterr = 0;
   int c;
@@ -418,6 +451,39 @@ static int parse_options(int argc, char **argv, options *o) {
       }
       o->key_role = optarg[0] == 'o' ? LCPD_ROLE_OBSERVER : LCPD_ROLE_CONTROLLER;
       break;
+    case OPT_MAX_CLIENTS:
+      if (!parse_count(optarg, &o->max_clients) || o->max_clients > 1000000) {
+        fprintf(stderr,
+                "lcpsimd: --max-clients must be a whole number from 1 to 1000000, not "
+                "'%s'\n",
+                optarg);
+        return 2;
+      }
+      break;
+    case OPT_IDLE_TIMEOUT:
+      if (!parse_double(optarg, &o->idle_timeout_s) || o->idle_timeout_s < 0 ||
+          o->idle_timeout_s > 1e6) {
+        fprintf(stderr,
+                "lcpsimd: --idle-timeout must be seconds from 0 (never) to 1e6, not "
+                "'%s'\n",
+                optarg);
+        return 2;
+      }
+      break;
+    case OPT_MAX_MEMORY: {
+      char *end;
+      errno = 0;
+      o->max_memory_mib = strtoll(optarg, &end, 10);
+      if (errno != 0 || end == optarg || *end != '\0' || o->max_memory_mib < 0 ||
+          o->max_memory_mib > (1LL << 30)) {
+        fprintf(stderr,
+                "lcpsimd: --max-memory must be a whole number of MiB (0: no watch), not "
+                "'%s'\n",
+                optarg);
+        return 2;
+      }
+      break;
+    }
     case OPT_HELP:
       usage(stdout);
       return -1;
@@ -689,6 +755,31 @@ static bool load_auth(const options *o, lcpd_auth_t *auth) {
   return true;
 }
 
+/* Raises the descriptor limit to its hard limit (each connection holds a
+ * descriptor) and keeps --max-clients below it: ZeroMQ retries a refused
+ * accept(2) at once, so running out of descriptors would spin a core. */
+static int fit_clients_to_descriptors(long long wanted) {
+  struct rlimit limit;
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0)
+    return (int)wanted;
+  if (limit.rlim_cur < limit.rlim_max) {
+    struct rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max == RLIM_INFINITY ? (rlim_t)1 << 20 : limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
+      limit = raised;
+  }
+  long long room = (long long)limit.rlim_cur - DESCRIPTOR_HEADROOM;
+  if (room < 1)
+    room = 1;
+  if (wanted > room) {
+    LCPD_WARN("--max-clients %lld is more than the descriptor limit (%llu) leaves room for; "
+              "serving at most %lld clients",
+              wanted, (unsigned long long)limit.rlim_cur, room);
+    return (int)room;
+  }
+  return (int)wanted;
+}
+
 int main(int argc, char **argv) {
   options o;
   int parsed = parse_options(argc, argv, &o);
@@ -699,6 +790,12 @@ int main(int argc, char **argv) {
     return generate_keys(&o);
   if (!check_exposure(&o, o.curve_secret_key != NULL))
     return 1;
+  /* A buffer of a large request or reply is mapped and unmapped on its own
+   * rather than left in the heap when freed, so the memory a peer made the
+   * daemon hold is given back (glibc otherwise raises this threshold to the
+   * largest block freed). */
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+  int max_clients = fit_clients_to_descriptors(o.max_clients);
 
   lcpd_error_t error = {0};
   package_config packages = {0};
@@ -750,6 +847,9 @@ int main(int argc, char **argv) {
       .busy_poll_ns = (uint64_t)o.busy_poll_us * 1000u,
       .max_steps_per_request = (int32_t)o.max_steps_per_request,
       .auth = o.curve_secret_key ? &auth : NULL, /* closed with the server */
+      .max_clients = max_clients,
+      .idle_timeout_s = o.idle_timeout_s,
+      .max_memory = (uint64_t)o.max_memory_mib << 20,
   };
   lcpd_server_t server;
   if (lcpd_server_open(&server, &sim, &server_options, &error) != LCP_OK) {

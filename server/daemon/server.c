@@ -3,6 +3,7 @@
 
 #include "convert.h"
 #include "log.h"
+#include "request_lists.h"
 
 #include <errno.h>
 #include <math.h>
@@ -62,6 +63,8 @@ static void move_incoming(lcpd_incoming_t *to, lcpd_incoming_t *from) {
   to->envelope_count = from->envelope_count;
   to->body_frames = from->body_frames;
   to->role = from->role;
+  to->fd = from->fd;
+  to->bytes = from->bytes;
   if (from->body_frames == 1) {
     zmq_msg_init(&to->body);
     zmq_msg_move(&to->body, &from->body);
@@ -94,9 +97,155 @@ static bool same_peer(const lcpd_incoming_t *a, const lcpd_incoming_t *b) {
                 zmq_msg_data((zmq_msg_t *)&b->envelope[0]), size) == 0;
 }
 
+/* Sends the envelope, then frame. Returns 0, or the errno of a send that
+ * failed: with ZMQ_ROUTER_MANDATORY the routing id's send fails whole
+ * (EAGAIN: the peer's queue is full; EHOSTUNREACH: the peer is gone), and
+ * then the envelope is still in *in and frame still open. */
+static int send_message(lcpd_server_t *server, lcpd_incoming_t *in, zmq_msg_t *frame) {
+  /* On the wire: the frames after the routing id. */
+  uint64_t wire = lcpd_wire_bytes(zmq_msg_size(frame));
+  int frames = in->envelope_count; /* the reply's, after the routing id */
+  for (int i = 1; i < in->envelope_count; ++i)
+    wire += lcpd_wire_bytes(zmq_msg_size(&in->envelope[i]));
+  for (int i = 0; i < in->envelope_count; ++i) {
+    if (zmq_msg_send(&in->envelope[i], server->router, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
+      int error = errno;
+      if (i == 0)
+        return error;
+      /* Not after the routing id was taken; but if it were, the message
+       * cannot be completed: what was queued is dropped with the rest. */
+      for (int k = i; k < in->envelope_count; ++k)
+        zmq_msg_close(&in->envelope[k]);
+      in->envelope_count = 0;
+      zmq_msg_close(frame);
+      return error;
+    }
+  }
+  in->envelope_count = 0;
+  if (zmq_msg_send(frame, server->router, ZMQ_DONTWAIT) < 0) {
+    int error = errno;
+    zmq_msg_close(frame);
+    return error;
+  }
+  lcpd_connections_replied(&server->connections, in->fd, wire, frames);
+  return 0;
+}
+
+/* A reply of request id whose peer's queue was full: kept (the envelope
+ * moved out of *in) so that the peer is told. */
+static void remember_dropped(lcpd_server_t *server, lcpd_incoming_t *in, uint64_t id) {
+  server->dropped_total++;
+  uint64_t now = uv_hrtime();
+  char peer[64];
+  if (now - server->last_drop_log_ns >= 1000000000u) {
+    LCPD_WARN("the reply to request %llu for %s was dropped: the client does not read its "
+              "replies (its queue is full); it is told when it reads again (%llu dropped so far)",
+              (unsigned long long)id, peer_name(in, peer, sizeof peer),
+              (unsigned long long)server->dropped_total);
+    server->last_drop_log_ns = now;
+  }
+  int pending = 0;
+  for (int i = 0; i < server->dropped_count; ++i)
+    pending += same_peer(&server->dropped[i]->to, in);
+  lcpd_dropped_t *entry = NULL;
+  if (pending < LCPD_MAX_DROPPED_PER_PEER && server->dropped_count < LCPD_MAX_DROPPED)
+    entry = malloc(sizeof *entry);
+  if (!entry) {
+    /* It would not be told of all of them: it is disconnected instead, and
+     * what was kept for it goes. */
+    server->dropped_disconnected++;
+    lcpd_connections_close(&server->connections, in->fd, now,
+                           "it left its replies unread until more were dropped than the daemon "
+                           "keeps to tell it of");
+    int kept = 0;
+    for (int i = 0; i < server->dropped_count; ++i) {
+      if (same_peer(&server->dropped[i]->to, in)) {
+        close_incoming(&server->dropped[i]->to);
+        free(server->dropped[i]);
+      } else {
+        server->dropped[kept++] = server->dropped[i];
+      }
+    }
+    server->dropped_count = kept;
+    close_incoming(in);
+    return;
+  }
+  move_incoming(&entry->to, in);
+  entry->id = id;
+  server->dropped[server->dropped_count++] = entry;
+}
+
+/* The error reply that tells a peer the reply to request id was dropped. */
+static bool dropped_notice(uint64_t id, zmq_msg_t *frame) {
+  char message[256];
+  snprintf(message, sizeof message,
+           "the reply to request %llu was dropped: this client left so many replies unread that "
+           "its queue was full; the request was served (any change it made stands: ask "
+           "GetState); read replies before sending more requests",
+           (unsigned long long)id);
+  Lcpsim__V1__Status status = LCPSIM__V1__STATUS__INIT;
+  status.code = LCPSIM__V1__STATUS__CODE__RESOURCE_EXHAUSTED;
+  status.message = message;
+  Lcpsim__V1__Reply reply = LCPSIM__V1__REPLY__INIT;
+  reply.id = id;
+  reply.status = &status;
+  size_t size = lcpsim__v1__reply__get_packed_size(&reply);
+  if (zmq_msg_init_size(frame, size) != 0)
+    return false;
+  lcpsim__v1__reply__pack(&reply, zmq_msg_data(frame));
+  return true;
+}
+
+/* Whether a reply to the peer of *in was dropped and the peer not told yet. */
+static bool peer_has_dropped(const lcpd_server_t *server, const lcpd_incoming_t *in) {
+  for (int i = 0; i < server->dropped_count; ++i)
+    if (same_peer(&server->dropped[i]->to, in))
+      return true;
+  return false;
+}
+
+/* Tells peers of their dropped replies, in order, as far as their queues
+ * have room (only the peer of *only when it is not NULL). A peer that is
+ * gone is forgotten. */
+static void tell_dropped(lcpd_server_t *server, const lcpd_incoming_t *only) {
+  int kept = 0;
+  const lcpd_incoming_t *full[LCPD_MAX_DROPPED];
+  int full_count = 0;
+  for (int i = 0; i < server->dropped_count; ++i) {
+    lcpd_dropped_t *entry = server->dropped[i];
+    bool skip = only && !same_peer(&entry->to, only);
+    for (int k = 0; k < full_count && !skip; ++k)
+      skip = same_peer(&entry->to, full[k]);
+    zmq_msg_t frame;
+    if (!skip && dropped_notice(entry->id, &frame)) {
+      int error = send_message(server, &entry->to, &frame);
+      if (error == EAGAIN) {
+        zmq_msg_close(&frame);
+        full[full_count++] = &entry->to;
+      } else {
+        if (error != 0 && entry->to.envelope_count)
+          zmq_msg_close(&frame);
+        close_incoming(&entry->to);
+        free(entry);
+        continue;
+      }
+    }
+    server->dropped[kept++] = entry;
+  }
+  server->dropped_count = kept;
+}
+
 /* Sends the envelope back, then the reply frame. A peer that went away
- * costs nothing: the ROUTER (not mandatory) drops what cannot be routed. */
+ * costs nothing; a peer whose queue is full is told later that this reply
+ * was dropped (and replies to it wait behind that). */
 static void send_reply(lcpd_server_t *server, const lcpd_call_t *call, lcpd_incoming_t *in) {
+  if (server->dropped_count && peer_has_dropped(server, in)) {
+    tell_dropped(server, in);
+    if (peer_has_dropped(server, in)) {
+      remember_dropped(server, in, call->reply.id);
+      return;
+    }
+  }
   zmq_msg_t frame;
   size_t size = lcpd_call_reply_size(call);
   if (zmq_msg_init_size(&frame, size) != 0) {
@@ -105,23 +254,18 @@ static void send_reply(lcpd_server_t *server, const lcpd_call_t *call, lcpd_inco
     return;
   }
   lcpd_call_reply_write(call, zmq_msg_data(&frame));
-  for (int i = 0; i < in->envelope_count; ++i) {
-    if (zmq_msg_send(&in->envelope[i], server->router, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
-      LCPD_DEBUG("reply not sent: %s", zmq_strerror(errno));
-      zmq_msg_close(&frame);
-      for (int k = i; k < in->envelope_count; ++k)
-        zmq_msg_close(&in->envelope[k]);
-      in->envelope_count = 0;
-      close_incoming(in);
-      return;
-    }
-  }
-  in->envelope_count = 0;
-  close_incoming(in);
-  if (zmq_msg_send(&frame, server->router, ZMQ_DONTWAIT) < 0) {
-    LCPD_DEBUG("reply not sent: %s", zmq_strerror(errno));
+  int error = send_message(server, in, &frame);
+  if (error == EAGAIN && in->envelope_count) {
     zmq_msg_close(&frame);
+    remember_dropped(server, in, call->reply.id);
+    return;
   }
+  if (error != 0) {
+    LCPD_DEBUG("reply not sent: %s", zmq_strerror(error));
+    if (in->envelope_count)
+      zmq_msg_close(&frame);
+  }
+  close_incoming(in);
 }
 
 /* Logs the outcome of a call, sends its reply and ends it. */
@@ -156,20 +300,32 @@ static void complete_call(lcpd_server_t *server) {
 static int read_request(lcpd_server_t *server, lcpd_incoming_t *in) {
   zmq_msg_t parts[LCPD_MAX_ENVELOPE + 2];
   int kept = 0, total = 0;
+  size_t bytes = 0;
+  uint64_t wire = 0;
+  int fd = -1;
   bool more = true;
+  /* Frames beyond those kept are received into this one message, counted
+   * and dropped (the request is refused below). */
+  zmq_msg_t part;
+  zmq_msg_init(&part);
   while (more) {
-    zmq_msg_t part;
-    zmq_msg_init(&part);
     if (zmq_msg_recv(&part, server->router, ZMQ_DONTWAIT) < 0) {
       int error = errno;
-      zmq_msg_close(&part);
-      if (total == 0)
+      if (total == 0) {
+        zmq_msg_close(&part);
         return error != EAGAIN ? -1 : 0; /* a transport error: look again */
+      }
       /* Parts of a message arrive together, so this is a transport error. */
       LCPD_WARN("a request broke off after %d frames: %s", total, zmq_strerror(error));
       break;
     }
     more = zmq_msg_more(&part);
+    size_t size = zmq_msg_size(&part);
+    if (total == 0)
+      fd = zmq_msg_get(&part, ZMQ_SRCFD); /* the routing id is not on the wire */
+    else
+      wire += lcpd_wire_bytes(size);
+    bytes += size;
     total++;
     /* Every frame carries its connection's metadata: the last one's names
      * the sender's role (a message cut short keeps the lesser role). */
@@ -181,11 +337,11 @@ static int read_request(lcpd_server_t *server, lcpd_incoming_t *in) {
       zmq_msg_init(&parts[kept]);
       zmq_msg_move(&parts[kept++], &part);
     }
-    /* Parts beyond those kept are counted, not kept: refused below. */
-    zmq_msg_close(&part);
   }
+  zmq_msg_close(&part);
   if (kept == 0)
     return -1;
+  lcpd_connections_request(&server->connections, fd, wire, total - 1, uv_hrtime());
   /* parts[0] is the peer's identity (added by the ROUTER); the envelope runs
    * to the first empty frame (REQ, and DEALERs that imitate REQ). A DEALER
    * that sends no delimiter gets its reply without one. */
@@ -207,6 +363,8 @@ static int read_request(lcpd_server_t *server, lcpd_incoming_t *in) {
   }
   in->envelope_count = envelope;
   in->body_frames = total - envelope;
+  in->fd = fd;
+  in->bytes = bytes;
   if (in->body_frames == 1) {
     zmq_msg_init(&in->body);
     zmq_msg_move(&in->body, &parts[envelope]);
@@ -217,16 +375,46 @@ static int read_request(lcpd_server_t *server, lcpd_incoming_t *in) {
   return 1;
 }
 
-/* A request that is not one frame after its envelope is still answered, so
- * that a REQ client is not left waiting. Returns false for those. */
-static bool check_frames(lcpd_call_t *call, const lcpd_incoming_t *in) {
-  if (in->body_frames == 1)
-    return true;
-  char message[128];
-  snprintf(message, sizeof message, "a request is one frame after the envelope (got %d)",
-           in->body_frames);
-  lcpd_call_reject(call, LCP_ERR_INVALID_ARGUMENT, message);
-  return false;
+/* Whether a request may be served: it is one frame after its envelope, no
+ * larger than --max-message-bytes in all, and its client reads its replies.
+ * Otherwise it is still answered, so that a REQ client is not left waiting,
+ * and *call holds the refusal. */
+static bool admit(lcpd_server_t *server, lcpd_call_t *call, const lcpd_incoming_t *in) {
+  char message[256];
+  if (server->max_message_bytes >= 0 && in->bytes > (uint64_t)server->max_message_bytes) {
+    snprintf(message, sizeof message,
+             "the request has %zu bytes in its frames, more than the %lld one request may have "
+             "(the daemon's --max-message-bytes)",
+             in->bytes, (long long)server->max_message_bytes);
+    lcpd_call_reject(call, LCP_ERR_NO_MEMORY, message);
+    return false;
+  }
+  if (in->body_frames != 1) {
+    snprintf(message, sizeof message, "a request is one frame after the envelope (got %d)",
+             in->body_frames);
+    lcpd_call_reject(call, LCP_ERR_INVALID_ARGUMENT, message);
+    return false;
+  }
+  uint64_t unread = 0;
+  bool dropped = server->dropped_count && peer_has_dropped(server, in);
+  if (dropped || lcpd_connections_reply_backlog(&server->connections, in->fd, &unread)) {
+    if (dropped)
+      snprintf(message, sizeof message,
+               "refused unserved: replies to this client were dropped because it left them "
+               "unread; read the replies waiting before sending more requests");
+    else
+      snprintf(message, sizeof message,
+               "refused unserved: this client leaves %llu bytes of replies unread, more than the "
+               "%llu allowed; read the replies waiting before sending more requests",
+               (unsigned long long)unread, (unsigned long long)server->connections.reply_backlog);
+    /* With its id, so that the client can match the refusal (read from
+     * the bytes: decoding a large request only to refuse it costs time). */
+    lcpd_call_reject(call, LCP_ERR_NO_MEMORY, message);
+    call->reply.id =
+        lcpd_request_id(zmq_msg_data((zmq_msg_t *)&in->body), zmq_msg_size((zmq_msg_t *)&in->body));
+    return false;
+  }
+  return true;
 }
 
 /* Refuses a decoded call the sender's role does not allow (an observer's
@@ -249,7 +437,7 @@ static bool deny(lcpd_call_t *call, lcpd_role_t role) {
 static void serve_current(lcpd_server_t *server) {
   lcpd_incoming_t *in = &server->current;
   lcpd_call_t *call = &server->call;
-  bool done = !check_frames(call, in) ||
+  bool done = !admit(server, call, in) ||
               !lcpd_call_decode(call, zmq_msg_data(&in->body), zmq_msg_size(&in->body)) ||
               deny(call, in->role) || lcpd_call_serve(call, server->sim);
   /* protobuf-c copied what it needs out of the frame. */
@@ -344,13 +532,18 @@ static void serve_cancel(lcpd_server_t *server, uint64_t step_id) {
  * answered now and holds the rest. */
 static void serve_during_step(lcpd_server_t *server) {
   lcpd_call_t *side = &server->side_call;
+  uint64_t start = uv_hrtime();
   for (int read = 0; read < LCPD_DRAIN_BATCH && server->call_running; ++read) {
+    /* Large requests take time to decode and answer: the Step's next slice
+     * and the loop get their turn after a budget. */
+    if (read > 0 && uv_hrtime() - start > DRAIN_BUDGET_NS)
+      return;
     int got = read_request(server, &server->side);
     if (got == 0)
       return;
     if (got < 0)
       continue;
-    if (check_frames(side, &server->side) &&
+    if (admit(server, side, &server->side) &&
         lcpd_call_decode(side, zmq_msg_data(&server->side.body),
                          zmq_msg_size(&server->side.body))) {
       uint64_t step_id;
@@ -586,6 +779,89 @@ static void sync_realtime(lcpd_server_t *server) {
   server->realtime_on = true;
 }
 
+/* ---- connections ---- */
+
+/* How often the memory watch, the idle timeout and the retries of dropped
+ * replies run: the memory watch must catch a peer filling ZeroMQ's queues
+ * at loopback speed before it has filled much. */
+#define WATCH_PERIOD_MS 10
+/* The request socket's monitor: its events come on this in-process PAIR. */
+#define MONITOR_ENDPOINT "inproc://lcpsimd-connections"
+
+/* Reads the monitor's events: (event, value) in a first frame, the
+ * endpoint in a second. */
+static void on_monitor_poll(uv_poll_t *handle, int status, int events) {
+  (void)status;
+  (void)events;
+  lcpd_server_t *server = handle->data;
+  for (;;) {
+    zmq_msg_t frame;
+    zmq_msg_init(&frame);
+    if (zmq_msg_recv(&frame, server->monitor, ZMQ_DONTWAIT) < 0) {
+      zmq_msg_close(&frame);
+      return;
+    }
+    uint16_t event = 0;
+    uint32_t value = 0;
+    if (zmq_msg_size(&frame) >= 6) {
+      memcpy(&event, zmq_msg_data(&frame), sizeof event);
+      memcpy(&value, (unsigned char *)zmq_msg_data(&frame) + 2, sizeof value);
+    }
+    char endpoint[64] = "";
+    while (zmq_msg_more(&frame) && zmq_msg_recv(&frame, server->monitor, ZMQ_DONTWAIT) >= 0) {
+      size_t size =
+          zmq_msg_size(&frame) < sizeof endpoint - 1 ? zmq_msg_size(&frame) : sizeof endpoint - 1;
+      memcpy(endpoint, zmq_msg_data(&frame), size);
+      endpoint[size] = '\0';
+    }
+    zmq_msg_close(&frame);
+    if (event == ZMQ_EVENT_ACCEPTED)
+      lcpd_connections_accepted(&server->connections, (int)value, uv_hrtime());
+    else if (event == ZMQ_EVENT_DISCONNECTED)
+      lcpd_connections_disconnected(&server->connections, (int)value);
+    else if (server->auth && (event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL ||
+                              event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL))
+      lcpd_auth_handshake_failed(server->auth, event, value, endpoint);
+  }
+}
+
+static void on_watch(uv_timer_t *handle) {
+  lcpd_server_t *server = handle->data;
+  if (server->stopping)
+    return;
+  lcpd_connections_tick(&server->connections, uv_hrtime(), server->call_running);
+  if (server->dropped_count)
+    tell_dropped(server, NULL);
+  /* Asking ZMQ_EVENTS lets the socket process its pending commands, among
+   * them the end of connections the watch closed (only then does ZeroMQ
+   * free what it queued for them); a send above may also have taken the
+   * edge ZMQ_FD would have signalled a waiting request with. */
+  schedule(server, false);
+}
+
+/* Watches the request socket's connections (before it binds, so that none
+ * is missed). */
+static int open_monitor(lcpd_server_t *server, lcpd_error_t *error) {
+  /* A socket has one monitor: under CURVE it also carries the failed
+   * handshakes the allow-list's log reports. */
+  int events = ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED;
+  if (server->auth)
+    events |= ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL;
+  if (zmq_socket_monitor(server->router, MONITOR_ENDPOINT, events) != 0)
+    return lcpd_fail(error, LCP_ERR_NO_MEMORY, "cannot monitor the request socket: %s",
+                     zmq_strerror(errno));
+  server->monitor = zmq_socket(server->zmq_context, ZMQ_PAIR);
+  /* No event may be lost (a lost DISCONNECTED would count a connection
+   * for ever): the monitor's queue has no limit. */
+  int zero = 0;
+  if (!server->monitor || zmq_setsockopt(server->monitor, ZMQ_RCVHWM, &zero, sizeof zero) != 0 ||
+      zmq_setsockopt(server->monitor, ZMQ_LINGER, &zero, sizeof zero) != 0 ||
+      zmq_connect(server->monitor, MONITOR_ENDPOINT) != 0)
+    return lcpd_fail(error, LCP_ERR_NO_MEMORY, "cannot read the request socket's monitor: %s",
+                     zmq_strerror(errno));
+  return LCP_OK;
+}
+
 /* ---- signals and shutdown ---- */
 
 static void close_handle(uv_handle_t *handle) {
@@ -603,6 +879,8 @@ static void close_handles(lcpd_server_t *server) {
   close_handle((uv_handle_t *)&server->realtime_timer);
   if (server->auth)
     lcpd_auth_close_handles(server->auth);
+  close_handle((uv_handle_t *)&server->monitor_poll);
+  close_handle((uv_handle_t *)&server->watch_timer);
   server->handles_open = false;
 }
 
@@ -629,6 +907,11 @@ static int bind_socket(void *socket, const char *endpoint, char *bound, size_t b
 }
 
 static void close_sockets(lcpd_server_t *server) {
+  if (server->router && server->monitor)
+    zmq_socket_monitor(server->router, NULL, 0); /* stops the monitor first */
+  if (server->monitor)
+    zmq_close(server->monitor);
+  server->monitor = NULL;
   if (server->router)
     zmq_close(server->router);
   if (server->publisher)
@@ -644,8 +927,20 @@ static void close_sockets(lcpd_server_t *server) {
 
 int lcpd_server_open(lcpd_server_t *server, lcpd_sim_t *sim, const lcpd_server_options_t *options,
                      lcpd_error_t *error) {
-  *server =
-      (lcpd_server_t){.sim = sim, .auth = options->auth, .busy_poll_ns = options->busy_poll_ns};
+  *server = (lcpd_server_t){.sim = sim,
+                            .auth = options->auth,
+                            .busy_poll_ns = options->busy_poll_ns,
+                            .max_message_bytes = options->max_message_bytes};
+  /* Replies a client leaves unread: twice the largest request, at least
+   * 16 MiB (a GetState of a large world is a large reply). */
+  uint64_t reply_backlog =
+      options->max_message_bytes > 0 ? 2 * (uint64_t)options->max_message_bytes : 0;
+  if (reply_backlog < ((uint64_t)16 << 20))
+    reply_backlog = (uint64_t)16 << 20;
+  lcpd_connections_init(&server->connections, options->max_clients, options->idle_timeout_s,
+                        reply_backlog, options->max_memory);
+  if (server->auth)
+    server->connections.frame_overhead = LCPD_CURVE_FRAME_OVERHEAD;
   lcpd_call_init(&server->call, options->decode_budget, options->reply_limit, STEP_SLICE_NS,
                  options->max_steps_per_request);
   lcpd_call_init(&server->side_call, options->decode_budget, options->reply_limit, STEP_SLICE_NS,
@@ -667,21 +962,46 @@ int lcpd_server_open(lcpd_server_t *server, lcpd_sim_t *sim, const lcpd_server_o
   }
   /* CURVE: the ZAP handler is bound before the sockets, so that no peer
    * connects while none answers (ZMQ_ZAP_ENFORCE_DOMAIN refuses it then). */
-  if (server->auth &&
-      (lcpd_auth_open(server->auth, server->zmq_context, error) != LCP_OK ||
-       lcpd_auth_secure_socket(server->auth, server->zmq_context, server->router, 0, error) !=
-           LCP_OK ||
-       lcpd_auth_secure_socket(server->auth, server->zmq_context, server->publisher, 1, error) !=
-           LCP_OK)) {
+  if (server->auth && (lcpd_auth_open(server->auth, server->zmq_context, error) != LCP_OK ||
+                       lcpd_auth_secure_socket(server->auth, server->zmq_context, server->router, 0,
+                                               false, error) != LCP_OK ||
+                       lcpd_auth_secure_socket(server->auth, server->zmq_context, server->publisher,
+                                               1, true, error) != LCP_OK)) {
     close_sockets(server);
     return error->code;
   }
-  int zero = 0;
+  int zero = 0, one = 1;
   /* Shut down at once: nothing waits for unsent replies or states. */
   zmq_setsockopt(server->router, ZMQ_LINGER, &zero, sizeof zero);
   zmq_setsockopt(server->publisher, ZMQ_LINGER, &zero, sizeof zero);
-  /* Replies to peers that went away are dropped, never an error. */
-  zmq_setsockopt(server->router, ZMQ_ROUTER_MANDATORY, &zero, sizeof zero);
+  /* A reply that cannot be queued is an error (EAGAIN: the peer's queue is
+   * full; EHOSTUNREACH: the peer is gone) rather than dropped unseen, so
+   * that a client that does not read is told. */
+  zmq_setsockopt(server->router, ZMQ_ROUTER_MANDATORY, &one, sizeof one);
+  /* ZeroMQ's queue of whole requests per connection: at most
+   * LCPD_RECEIVE_QUEUE_BYTES of the largest, but at least 16 requests: the
+   * socket tells ZeroMQ's I/O thread it may read again each time half the
+   * mark has been read, a wake-up of that thread that a control loop would
+   * pay every other request with a mark of 4. */
+  int64_t largest = options->max_message_bytes > 0 ? options->max_message_bytes : INT32_MAX;
+  int64_t queued = LCPD_RECEIVE_QUEUE_BYTES / largest;
+  int receive_hwm = queued < 16 ? 16 : queued > 1000 ? 1000 : (int)queued;
+  zmq_setsockopt(server->router, ZMQ_RCVHWM, &receive_hwm, sizeof receive_hwm);
+  /* Dead peers: a ZMTP PING every 10 s; no traffic for 30 s closes the
+   * connection. A peer that never finishes its handshake goes after 10 s. */
+  int heartbeat_ms = 10000, heartbeat_timeout_ms = 30000, handshake_ms = 10000;
+  zmq_setsockopt(server->router, ZMQ_HEARTBEAT_IVL, &heartbeat_ms, sizeof heartbeat_ms);
+  zmq_setsockopt(server->router, ZMQ_HEARTBEAT_TIMEOUT, &heartbeat_timeout_ms,
+                 sizeof heartbeat_timeout_ms);
+  zmq_setsockopt(server->router, ZMQ_HANDSHAKE_IVL, &handshake_ms, sizeof handshake_ms);
+  /* Connections that come at once wait in the kernel's accept queue rather
+   * than retrying their SYN seconds later. */
+  int backlog = 1024;
+  zmq_setsockopt(server->router, ZMQ_BACKLOG, &backlog, sizeof backlog);
+  if (open_monitor(server, error) != LCP_OK) {
+    close_sockets(server);
+    return error->code;
+  }
   if (options->max_message_bytes >= 0 &&
       zmq_setsockopt(server->router, ZMQ_MAXMSGSIZE, &options->max_message_bytes,
                      sizeof options->max_message_bytes) != 0) {
@@ -716,12 +1036,23 @@ int lcpd_server_open(lcpd_server_t *server, lcpd_sim_t *sim, const lcpd_server_o
   uv_signal_init(&server->loop, &server->sigint);
   uv_signal_init(&server->loop, &server->sigterm);
   uv_timer_init(&server->loop, &server->realtime_timer);
-  rc = uv_poll_init(&server->loop, &server->router_poll, fd);
+  uv_timer_init(&server->loop, &server->watch_timer);
+  int monitor_fd = -1;
+  fd_size = sizeof monitor_fd;
+  zmq_getsockopt(server->monitor, ZMQ_FD, &monitor_fd, &fd_size);
+  rc = uv_poll_init(&server->loop, &server->monitor_poll, monitor_fd);
+  if (rc == 0)
+    rc = uv_poll_init(&server->loop, &server->router_poll, fd);
   server->handles_open = true;
   server->drain_idle.data = server->sigint.data = server->sigterm.data = server;
   server->realtime_timer.data = server->router_poll.data = server;
+  server->monitor_poll.data = server->watch_timer.data = server;
   if (rc == 0)
     rc = uv_poll_start(&server->router_poll, UV_READABLE, on_router_poll);
+  if (rc == 0)
+    rc = uv_poll_start(&server->monitor_poll, UV_READABLE, on_monitor_poll);
+  if (rc == 0)
+    rc = uv_timer_start(&server->watch_timer, on_watch, WATCH_PERIOD_MS, WATCH_PERIOD_MS);
   if (rc == 0)
     rc = uv_signal_start(&server->sigint, on_signal, SIGINT);
   if (rc == 0)
@@ -743,6 +1074,7 @@ int lcpd_server_open(lcpd_server_t *server, lcpd_sim_t *sim, const lcpd_server_o
 
 int lcpd_server_run(lcpd_server_t *server) {
   sync_realtime(server);
+  on_monitor_poll(&server->monitor_poll, 0, 0);
   /* Requests may have queued before the poll started: ZMQ_FD would not
    * signal them again, so look once now. */
   drain(server);
@@ -766,6 +1098,12 @@ void lcpd_server_close(lcpd_server_t *server) {
   close_incoming(&server->current);
   close_incoming(&server->side);
   drop_held(server);
+  for (int i = 0; i < server->dropped_count; ++i) {
+    close_incoming(&server->dropped[i]->to);
+    free(server->dropped[i]);
+  }
+  server->dropped_count = 0;
+  lcpd_connections_destroy(&server->connections);
   lcpd_call_destroy(&server->call);
   lcpd_call_destroy(&server->side_call);
   lcpd_arena_destroy(&server->publish_arena);

@@ -6,6 +6,7 @@
 #define LCPD_SERVER_H
 
 #include "auth.h"
+#include "connections.h"
 #include "handlers.h"
 #include "memory.h"
 #include "sim.h"
@@ -26,6 +27,9 @@ typedef struct lcpd_server_options {
                                     before sleeping in the event loop (0: never) */
   int32_t max_steps_per_request; /* the most steps one Step may ask for */
   lcpd_auth_t *auth;             /* CURVE and the allow-list; NULL: none (everyone controls) */
+  int max_clients;               /* connections at once (0: no limit) */
+  double idle_timeout_s;         /* close a connection silent this long (0: never) */
+  uint64_t max_memory;           /* resident bytes watched (0: not watched) */
 } lcpd_server_options_t;
 
 /* The longest --busy-poll-us: signals and timers wait at most this long. */
@@ -39,8 +43,17 @@ typedef struct lcpd_server_options {
 /* Requests held while a Step runs, and their bytes; beyond either, a
  * request is refused at once (RESOURCE_EXHAUSTED). */
 #define LCPD_MAX_HELD 1024
-#define LCPD_MAX_HELD_BYTES ((size_t)256 << 20)
-
+#define LCPD_MAX_HELD_BYTES ((size_t)64 << 20)
+/* ZeroMQ's queue of whole requests per connection (ZMQ_RCVHWM) holds at
+ * most this many bytes of the largest requests, and 16 to 1000 requests
+ * (ZeroMQ's default): 16 of the default 16 MiB. Beyond what the memory
+ * watch allows, the connection is closed (connections.h). */
+#define LCPD_RECEIVE_QUEUE_BYTES ((int64_t)256 << 20)
+/* Replies whose peer's queue was full (ZMQ_SNDHWM), kept to tell the peer
+ * when it reads again: at most this many for one peer, and in all; a peer
+ * with one more dropped is disconnected. */
+#define LCPD_MAX_DROPPED_PER_PEER 1024
+#define LCPD_MAX_DROPPED 4096
 /* A request as read from the ROUTER: its routing envelope and its body. */
 typedef struct lcpd_incoming {
   zmq_msg_t envelope[LCPD_MAX_ENVELOPE];
@@ -48,7 +61,16 @@ typedef struct lcpd_incoming {
   zmq_msg_t body; /* open when body_frames is 1 */
   int body_frames;
   lcpd_role_t role; /* the sender's, from its connection's ZAP User-Id */
+  int fd;       /* the connection it came on (ZMQ_SRCFD; -1: unknown) */
+  size_t bytes; /* of all its frames, the envelope's too */
 } lcpd_incoming_t;
+
+/* A reply that was dropped because its peer's queue was full, and the
+ * request it answered: the peer is told with an error reply of that id. */
+typedef struct lcpd_dropped {
+  lcpd_incoming_t to; /* the envelope */
+  uint64_t id;
+} lcpd_dropped_t;
 
 typedef struct lcpd_server {
   lcpd_sim_t *sim;
@@ -78,6 +100,17 @@ typedef struct lcpd_server {
   lcpd_incoming_t side;
   lcpd_incoming_t **held; /* a ring of held_capacity */
   size_t held_first, held_count, held_capacity, held_bytes;
+  /* Limits: the whole request's bytes, the connections (their monitor's
+   * PAIR socket read through its ZMQ_FD), replies dropped at a full queue,
+   * and a timer for the memory watch, idle connections and retries. */
+  int64_t max_message_bytes;
+  lcpd_connections_t connections;
+  void *monitor;
+  uv_poll_t monitor_poll;
+  uv_timer_t watch_timer;
+  lcpd_dropped_t *dropped[LCPD_MAX_DROPPED];
+  int dropped_count;
+  uint64_t dropped_total, dropped_disconnected, last_drop_log_ns;
   /* Realtime mode: simulated time follows anchor_sim + rate (wall − anchor_wall). */
   bool realtime_on;
   uint64_t anchor_wall_ns;
