@@ -12,11 +12,11 @@
  * targeted, stepped and saved; a setting changed, then a Step).
  *
  * Every reply must encode and decode again as an lcpsim.v1.Reply carrying
- * the request's id and a status. With LCP_FUZZ_STRICT=1 in the environment
- * two more rules of the protocol are checked: every string of a reply is
- * valid UTF-8, and a request answered with an error leaves the world's
- * snapshot bitwise as it was. LCP_FUZZ_VERBOSE=1 prints each call's status
- * (to see what a seed or a regression input reaches). */
+ * the request's id and a status. LCP_FUZZ_STRICT in the environment checks
+ * two more rules of the protocol: "utf8", every string of a reply is valid
+ * UTF-8; "unchanged", a request answered with an error leaves the world's
+ * snapshot bitwise as it was; "1" (or "utf8,unchanged") both. LCP_FUZZ_VERBOSE=1 prints each call's
+ * status (to see what a seed or a regression input reaches). */
 #include "fuzz_support.h"
 #include "handlers.h"
 #include "log.h"
@@ -43,7 +43,7 @@
 #define SLICE_NS 5000000u
 
 static char *arm7_urdf, *pendulum2_urdf;
-static bool strict, verbose;
+static bool strict_utf8, strict_unchanged, verbose;
 
 static void fail(const char *fmt, const char *detail) {
   fprintf(stderr, "fuzz_request: ");
@@ -64,7 +64,10 @@ static void initialise(void) {
   arm7_urdf = lcp__fuzz_read_file(LCP_FUZZ_ROBOTS_DIR "/arm7.urdf", &size);
   pendulum2_urdf = lcp__fuzz_read_file(LCP_FUZZ_ROBOTS_DIR "/pendulum2.urdf", &size);
   const char *strict_env = getenv("LCP_FUZZ_STRICT");
-  strict = strict_env && strcmp(strict_env, "1") == 0;
+  if (strict_env) {
+    strict_utf8 = strcmp(strict_env, "1") == 0 || strstr(strict_env, "utf8");
+    strict_unchanged = strcmp(strict_env, "1") == 0 || strstr(strict_env, "unchanged");
+  }
   const char *verbose_env = getenv("LCP_FUZZ_VERBOSE");
   verbose = verbose_env && strcmp(verbose_env, "1") == 0;
 }
@@ -205,14 +208,14 @@ static void check_reply(const lcpd_call_t *call) {
     fail("a reply has no status (%s)", lcpd_call_name(call));
   if (call->request && reply->id != call->request->id)
     fail("a reply does not carry its request's id (%s)", lcpd_call_name(call));
-  if (strict)
+  if (strict_utf8)
     check_strings(&reply->base);
   lcpsim__v1__reply__free_unpacked(reply, NULL);
 }
 
 static void serve(lcpd_call_t *call, lcpd_sim_t *sim, const uint8_t *data, size_t size) {
   size_t before_size = 0;
-  unsigned char *before = strict ? snapshot(sim, &before_size) : NULL;
+  unsigned char *before = strict_unchanged ? snapshot(sim, &before_size) : NULL;
   bool ready = lcpd_call_start(call, sim, data, size);
   while (!ready)
     ready = lcpd_call_resume(call, sim);
