@@ -61,7 +61,8 @@ static int replay_dir(const char *dir_path) {
     snprintf(names[count++], length, "%s/%s", dir_path, entry->d_name);
   }
   closedir(dir);
-  qsort(names, count, sizeof *names, compare_names);
+  if (count > 0)
+    qsort(names, count, sizeof *names, compare_names);
   int failed = 0;
   for (size_t i = 0; i < count; ++i) {
     struct stat info;
