@@ -13,9 +13,10 @@
  *
  * Every reply must encode and decode again as an lcpsim.v1.Reply carrying
  * the request's id and a status. LCP_FUZZ_STRICT in the environment checks
- * two more rules of the protocol: "utf8", every string of a reply is valid
- * UTF-8; "unchanged", a request answered with an error leaves the world's
- * snapshot bitwise as it was; "1" (or "utf8,unchanged") both. LCP_FUZZ_VERBOSE=1 prints each call's
+ * more rules of the protocol, a comma-separated list of: "utf8", every string
+ * of a reply is valid UTF-8; "finite", every number of a reply is finite;
+ * "unchanged", a request answered with an error leaves the world's snapshot
+ * bitwise as it was; "1" checks all three. LCP_FUZZ_VERBOSE=1 prints each call's
  * status (to see what a seed or a regression input reaches). */
 #include "fuzz_support.h"
 #include "handlers.h"
@@ -26,6 +27,7 @@
 #include "lcpsim/urdf.h"
 #include "lcpsim/v1/lcpsim.pb-c.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +45,7 @@
 #define SLICE_NS 5000000u
 
 static char *arm7_urdf, *pendulum2_urdf;
-static bool strict_utf8, strict_unchanged, verbose;
+static bool strict_utf8, strict_finite, strict_unchanged, verbose;
 
 static void fail(const char *fmt, const char *detail) {
   fprintf(stderr, "fuzz_request: ");
@@ -66,6 +68,7 @@ static void initialise(void) {
   const char *strict_env = getenv("LCP_FUZZ_STRICT");
   if (strict_env) {
     strict_utf8 = strcmp(strict_env, "1") == 0 || strstr(strict_env, "utf8");
+    strict_finite = strcmp(strict_env, "1") == 0 || strstr(strict_env, "finite");
     strict_unchanged = strcmp(strict_env, "1") == 0 || strstr(strict_env, "unchanged");
   }
   const char *verbose_env = getenv("LCP_FUZZ_VERBOSE");
@@ -150,30 +153,39 @@ static bool valid_utf8(const unsigned char *s) {
   return true;
 }
 
-/* Every string field of a decoded message, nested messages and map entries
- * (repeated entry messages in protobuf-c) included. */
-static void check_strings(const ProtobufCMessage *message) {
+/* Every string (strict_utf8) and every double (strict_finite) of a decoded
+ * message, nested messages and map entries (repeated entry messages in
+ * protobuf-c) included. */
+static void check_fields(const ProtobufCMessage *message) {
   const ProtobufCMessageDescriptor *descriptor = message->descriptor;
   const char *base = (const char *)message;
   for (unsigned i = 0; i < descriptor->n_fields; ++i) {
     const ProtobufCFieldDescriptor *field = &descriptor->fields[i];
-    if (field->type != PROTOBUF_C_TYPE_STRING && field->type != PROTOBUF_C_TYPE_MESSAGE)
+    const bool is_string = field->type == PROTOBUF_C_TYPE_STRING;
+    const bool is_double = field->type == PROTOBUF_C_TYPE_DOUBLE;
+    if (!is_string && !is_double && field->type != PROTOBUF_C_TYPE_MESSAGE)
       continue;
     if ((field->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
         *(const uint32_t *)(base + field->quantifier_offset) != field->id)
       continue;
     size_t count = 1;
-    const void *const *values = (const void *const *)(base + field->offset);
+    const char *values = base + field->offset;
     if (field->label == PROTOBUF_C_LABEL_REPEATED) {
       count = *(const size_t *)(base + field->quantifier_offset);
-      values = *(const void *const *const *)(base + field->offset);
+      values = *(const char *const *)(base + field->offset);
     }
     for (size_t k = 0; k < count; ++k) {
-      if (!values[k])
+      if (is_double) {
+        if (strict_finite && !isfinite(((const double *)values)[k]))
+          fail("a reply's number %s is not finite", field->name);
         continue;
-      if (field->type == PROTOBUF_C_TYPE_MESSAGE)
-        check_strings(values[k]);
-      else if (!valid_utf8(values[k]))
+      }
+      const void *value = ((const void *const *)values)[k];
+      if (!value)
+        continue;
+      if (!is_string)
+        check_fields(value);
+      else if (strict_utf8 && !valid_utf8(value))
         fail("a reply's string field %s is not valid UTF-8", field->name);
     }
   }
@@ -208,8 +220,8 @@ static void check_reply(const lcpd_call_t *call) {
     fail("a reply has no status (%s)", lcpd_call_name(call));
   if (call->request && reply->id != call->request->id)
     fail("a reply does not carry its request's id (%s)", lcpd_call_name(call));
-  if (strict_utf8)
-    check_strings(&reply->base);
+  if (strict_utf8 || strict_finite)
+    check_fields(&reply->base);
   lcpsim__v1__reply__free_unpacked(reply, NULL);
 }
 
