@@ -32,6 +32,8 @@ for target in $targets; do
   dict=""
   [ -f "$here/$target.dict" ] && dict="-dict=$here/$target.dict"
   echo "== fuzz $target: ${seconds} s"
+  stamp="$build/fuzz/fuzz_$target.started"
+  touch "$stamp"
   status=0
   # A single input running 20 s is a hang: lcpsim answers in milliseconds.
   # shellcheck disable=SC2086
@@ -42,8 +44,8 @@ for target in $targets; do
   if [ "$status" -ne 0 ]; then
     echo "== fuzz $target FAILED (exit $status); the end of $log:"
     tail -n 60 "$log"
-    for finding in "$findings"/*; do
-      [ -f "$finding" ] || continue
+    # This run's findings (older ones stay, for the developer to look at).
+    find "$findings" -type f -newer "$stamp" | while read -r finding; do
       echo "reproducer: $finding"
       echo "  replay it: $build/fuzz/fuzz_$target $finding"
     done
