@@ -5,7 +5,7 @@
  *
  * The loader reads a path only, so each input is written to scene.xml in the
  * harness's temporary directory, next to pendulum2.urdf and arm7.urdf (the
- * shipped robots) and cube.stl, which relative URDF paths in the seeds name.
+ * shipped robots) and cube.stl, which relative URDF paths in the seed corpus name.
  * The loader still opens absolute paths a scene names: it has no mode
  * without file access. */
 #include "fuzz_support.h"

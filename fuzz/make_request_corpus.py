@@ -8,7 +8,7 @@ links link1..link7), pendulum2 (floating base, joints joint1 and joint2), the
 static body "table" and the box "box".
 
 Run with Debian's python3 (python3-protobuf), from anywhere:
-    /usr/bin/python3 fuzz/make_request_seeds.py
+    /usr/bin/python3 fuzz/make_request_corpus.py
 """
 import os
 import struct
@@ -62,7 +62,7 @@ def all_sensors():
                       solver_stats=True)
 
 
-def seeds():
+def corpus():
     arm_target = pb.SetTargetRequest(
         robot="arm7", mode=pb.SetTargetRequest.POSITION,
         position=[0.1, -0.2, 0.3, 0.4, 0, 0.2, 0], kp=[50], kd=[2])
@@ -173,7 +173,7 @@ def seeds():
 
 def main():
     os.makedirs(CORPUS, exist_ok=True)
-    for name, data in seeds():
+    for name, data in corpus():
         with open(os.path.join(CORPUS, name), "wb") as f:
             f.write(data)
     return 0
