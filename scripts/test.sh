@@ -1,7 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # The whole test suite, twice: a normal build and an AddressSanitizer +
-# UndefinedBehaviorSanitizer build, both with warnings as errors (LCP_WERROR).
+# UndefinedBehaviorSanitizer build, both with warnings as errors (LCP_WERROR);
+# then the libFuzzer harnesses (fuzz/), built with clang in the sanitizer
+# configuration, each run for LCP_FUZZ_SECONDS (default 30; 0 skips them).
 # Installs what is missing first.
 set -eu
 cd "$(dirname "$0")/.."
@@ -22,3 +24,11 @@ for variant in release asan; do
   (cd "$dir" && ctest --output-on-failure -j "$jobs")
 done
 echo "== all tests passed in both builds"
+fuzz_seconds=${LCP_FUZZ_SECONDS:-30}
+if [ "$fuzz_seconds" -gt 0 ]; then
+  echo "== fuzz build (build-fuzz, clang)"
+  CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLCP_FUZZ=ON \
+    -DLCP_WERROR=ON -DLCP_BUILD_TESTS=OFF -DLCP_BUILD_BENCH=OFF >/dev/null
+  cmake --build build-fuzz -j "$jobs" --target fuzzers >/dev/null
+  LCP_FUZZ_SECONDS=$fuzz_seconds ./fuzz/run_fuzzers.sh build-fuzz
+fi
