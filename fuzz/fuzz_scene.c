@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const char *path = lcp__fuzz_temp_file("scene.xml", data, size);
   lcpd_scene_t scene;
   lcpd_error_t error = {0};
-  if (lcpd_scene_file_load(path, &scene, &error) != LCP_OK) {
+  if (lcpd_scene_file_load(path, NULL, &scene, &error) != LCP_OK) {
     /* A refusal leaves an empty scene and says why. */
     if (scene.robot_count || scene.body_count || scene.imu_count || !error.message[0]) {
       fprintf(stderr, "fuzz_scene: a failed load left a scene or no message\n");

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Fuzzes the STL reader (server/model/stl.c) and what a URDF collision mesh
  * goes through after it: the convexity test and the engine's quickhull. The
- * reader takes a path only, so each input is written to a file of the
- * harness's temporary directory first. */
+ * reader parses the bytes in memory, as it does a file's once read. */
 #include "fuzz_support.h"
 #include "hull.h"
 #include "mesh.h"
@@ -11,13 +10,20 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  const char *path = lcp__fuzz_temp_file("input.stl", data, size);
+  /* The parser reads data[size] as a NUL, as a file read by lcp_file_read ends. */
+  char *text = malloc(size + 1);
+  if (!text)
+    return 0;
+  memcpy(text, data, size);
+  text[size] = '\0';
   lcp__mesh_t mesh = {0};
   char error[512];
-  int rc = lcp__stl_load_mesh(path, &mesh.points, &mesh.count, &mesh.triangles,
-                              &mesh.triangle_count, error, sizeof error);
+  int rc = lcp__stl_parse_mesh("input.stl", text, size, NULL, &mesh.points, &mesh.count,
+                               &mesh.triangles, &mesh.triangle_count, error, sizeof error);
+  free(text);
   if (rc != LCP_OK) {
     /* A refusal returns nothing and says why. */
     if (mesh.points || mesh.triangles || !error[0]) {
