@@ -4,6 +4,8 @@
  * layout is, so that a snapshot is refused by a world of another layout. */
 #include "world_internal.h"
 
+#include "state_check.h"
+
 #include <stdint.h>
 #include <string.h>
 
@@ -59,37 +61,12 @@ static uint64_t layout_signature(const lcp_world_t *world) {
   return h;
 }
 
-/* A snapshot holds, after the bodies and the cache, every robot's doubles
- * (q, qd, force, link_wrench, applied_torque, joint_impulse, and the
- * last step's qdd and step_link_wrench for the sensors) in robot order,
- * then every robot's controls (joint_count records and a flag word: bit 0
- * gravity compensation, bit 1 velocity_synchronized). */
-typedef struct robot_snapshot_part {
-  double *data;
-  size_t count;
-} robot_snapshot_part;
-
-enum { ROBOT_SNAPSHOT_PARTS = 8 };
-
-static int robot_double_parts(const robot_model *r, robot_state *st,
-                              robot_snapshot_part out[ROBOT_SNAPSHOT_PARTS]) {
-  size_t nq = (size_t)r->mb.nq, nv = (size_t)r->mb.nv, nj = (size_t)r->mb.joint_count;
-  out[0] = (robot_snapshot_part){st->q, nq};
-  out[1] = (robot_snapshot_part){st->qd, nv};
-  out[2] = (robot_snapshot_part){st->force, nv};
-  out[3] = (robot_snapshot_part){st->link_wrench, 6 * (size_t)r->mb.link_count};
-  out[4] = (robot_snapshot_part){st->applied_torque, nj};
-  out[5] = (robot_snapshot_part){st->joint_impulse, JOINT_ROW_KINDS * nj};
-  out[6] = (robot_snapshot_part){st->qdd, nv};
-  out[7] = (robot_snapshot_part){st->step_link_wrench, 6 * (size_t)r->mb.link_count};
-  return ROBOT_SNAPSHOT_PARTS;
-}
-
+/* A robot's part of a snapshot: lcp__robot_state_parts (state_check.c). */
 static size_t robots_double_bytes(const lcp_world_t *world) {
   size_t n = 0;
   for (int32_t i = 0; i < world->model.robot_count; ++i) {
     robot_snapshot_part parts[ROBOT_SNAPSHOT_PARTS];
-    int count = robot_double_parts(&world->model.robots[i], &world->state.robots[i], parts);
+    int count = lcp__robot_state_parts(&world->model.robots[i], &world->state.robots[i], parts);
     for (int k = 0; k < count; ++k)
       n += parts[k].count;
   }
@@ -113,7 +90,7 @@ static void robots_state_copy(const world_model *model, robot_state *states, uns
                               bool save) {
   for (int32_t i = 0; i < model->robot_count; ++i) {
     robot_snapshot_part parts[ROBOT_SNAPSHOT_PARTS];
-    int count = robot_double_parts(&model->robots[i], &states[i], parts);
+    int count = lcp__robot_state_parts(&model->robots[i], &states[i], parts);
     for (int k = 0; k < count; ++k) {
       size_t bytes = parts[k].count * sizeof(double);
       if (save)
@@ -183,6 +160,12 @@ int lcp_world_save_state(const lcp_world_t *world, void *buffer, size_t capacity
     *out_size = need;
   if (!buffer || capacity < need)
     return LCP_ERR_INVALID_ARGUMENT;
+  /* A snapshot is a state to come back to: one that is not finite is none
+   * (and lcp_world_restore_state would refuse it). */
+  char why[256];
+  if (lcp__state_check(world, false, why, sizeof why) != LCP_OK)
+    return lcp__world_fail((lcp_world_t *)world, LCP_ERR_NUMERIC,
+                           "the state is not finite, no snapshot is taken: %s", why);
   snapshot_header h = {
       .magic = SNAPSHOT_MAGIC,
       .version = SNAPSHOT_VERSION,
