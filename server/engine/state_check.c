@@ -102,17 +102,17 @@ static bool motion_ok(const double *position, const double *linear, const double
   if (position)
     for (int k = 0; k < 3; ++k)
       if (!(fabs(position[k]) <= LCP_STATE_MAX_POSITION)) {
-        snprintf(why, size, "position %c = %g m is beyond the bound of %g m", "xyz"[k], position[k],
-                 LCP_STATE_MAX_POSITION);
+        snprintf(why, size, "position %c = %.9g m is beyond the bound of %g m", "xyz"[k],
+                 position[k], LCP_STATE_MAX_POSITION);
         return false;
       }
   if (linear && !(norm3(linear) <= LCP_STATE_MAX_LINEAR_SPEED)) {
-    snprintf(why, size, "speed %g m/s is beyond the bound of %g m/s", norm3(linear),
+    snprintf(why, size, "speed %.9g m/s is beyond the bound of %g m/s", norm3(linear),
              LCP_STATE_MAX_LINEAR_SPEED);
     return false;
   }
   if (angular && !(norm3(angular) <= LCP_STATE_MAX_ANGULAR_SPEED)) {
-    snprintf(why, size, "angular speed %g rad/s is beyond the bound of %g rad/s", norm3(angular),
+    snprintf(why, size, "angular speed %.9g rad/s is beyond the bound of %g rad/s", norm3(angular),
              LCP_STATE_MAX_ANGULAR_SPEED);
     return false;
   }
@@ -160,12 +160,12 @@ static bool robot_ok(const robot_model *rm, const robot_state *st, bool bounds, 
     bool prismatic = link->joint_type == LCP_JOINT_PRISMATIC;
     double speed_bound = prismatic ? LCP_STATE_MAX_LINEAR_SPEED : LCP_STATE_MAX_ANGULAR_SPEED;
     if (prismatic && !(fabs(q) <= LCP_STATE_MAX_POSITION)) {
-      snprintf(why, size, "the joint of link '%s' is at %g m, beyond the bound of %g m",
+      snprintf(why, size, "the joint of link '%s' is at %.9g m, beyond the bound of %g m",
                rm->link_names[l], q, LCP_STATE_MAX_POSITION);
       return false;
     }
     if (!(fabs(qd) <= speed_bound)) {
-      snprintf(why, size, "the joint of link '%s' moves at %g %s, beyond the bound of %g",
+      snprintf(why, size, "the joint of link '%s' moves at %.9g %s, beyond the bound of %g",
                rm->link_names[l], qd, prismatic ? "m/s" : "rad/s", speed_bound);
       return false;
     }
@@ -180,7 +180,7 @@ int lcp__state_check(const lcp_world_t *world, bool bounds, char *why, size_t si
     if (model->bodies[i].type == LCP_BODY_STATIC)
       continue;
     if (!body_ok(&world->state.bodies[i], bounds, reason, sizeof reason)) {
-      snprintf(why, size, "body %u: %s", (unsigned)model->bodies[i].id, reason);
+      snprintf(why, size, "body id %u: %s", (unsigned)model->bodies[i].id, reason);
       return LCP_ERR_NUMERIC;
     }
   }

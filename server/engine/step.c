@@ -857,8 +857,7 @@ static int stage_integrate(lcp_world_t *world, step_context *ctx) {
     lcp__step_backup_restore(world, &backup);
     lcp__world_log(world, LCP_LOG_ERROR, "step %llu: %s; the step is undone",
                    (unsigned long long)world->state.step_count + 1, why);
-    return lcp__world_fail(world, LCP_ERR_NUMERIC, "step %llu: %s",
-                           (unsigned long long)world->state.step_count + 1, why);
+    return lcp__world_fail(world, LCP_ERR_NUMERIC, "%s", why);
   }
   store_contacts(world, ctx);
   return LCP_OK;
@@ -907,8 +906,7 @@ int lcp_world_step(lcp_world_t *world) {
     if (rc == LCP_ERR_NUMERIC)
       lcp__world_log(world, LCP_LOG_ERROR, "step %llu: the solver produced a non-finite value",
                      (unsigned long long)world->state.step_count + 1);
-    return lcp__world_fail(world, rc, "step %llu failed in its %s stage: %s",
-                           (unsigned long long)world->state.step_count + 1,
+    return lcp__world_fail(world, rc, "the %s stage failed: %s",
                            lcp_stage_name((lcp_stage_t)stage_failed), lcp_status_string(rc));
   }
   world->state.time += world->model.settings.timestep;
