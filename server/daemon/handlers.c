@@ -464,12 +464,13 @@ static int step_slice(lcpd_call_t *call, lcpd_sim_t *sim) {
                  ? lcpd_fail(&call->error, LCP_ERR_NUMERIC, "a fault injected by the test")
                  : lcpd_sim_step(sim, &call->error);
     if (rc != LCP_OK) {
-      size_t length = strlen(call->error.message);
-      snprintf(call->error.message + length, sizeof call->error.message - length,
-               " (step %d of %d of this request; the world is as before the request)",
-               call->steps_done + 1, call->steps_total);
+      lcpd_error_t failed = call->error;
       call->stepping = false;
       undo(call, sim);
+      if (!call->world_restored)
+        lcpd_fail(&call->error, failed.code,
+                  "%s (step %d of %d of this request; the world is as before the request)",
+                  failed.message, call->steps_done + 1, call->steps_total);
       return call->error.code;
     }
     call->steps_done++;
