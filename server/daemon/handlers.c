@@ -425,6 +425,25 @@ static void undo(lcpd_call_t *call, lcpd_sim_t *sim) {
   drop_undo(call);
 }
 
+/* The state for a reply, with the readings sensors asks for. The state
+ * itself is finite and within the engine's bounds after every step; the
+ * readings derived from it (accelerations, wrenches, energies, IMUs with
+ * their biases and noise) are checked too, so that no reply carries a
+ * number that is not finite: a reading that overflowed fails the call. */
+static int new_state(lcpd_call_t *call, const lcpd_sim_t *sim, bool include_contacts,
+                     const Lcpsim__V1__Sensors *sensors, const char *field,
+                     Lcpsim__V1__State **out) {
+  *out = lcpd_new_state_sensed(&call->reply_arena, sim, include_contacts, sensors, 0);
+  if (!*out)
+    return call_out_of_memory(call);
+  char path[256];
+  if (sensors && lcpd_check_values(&(*out)->base, path, sizeof path) != LCPD_VALUES_OK)
+    return lcpd_fail(&call->error, LCP_ERR_NUMERIC,
+                     "%s.%s would not be a finite number (a sensor's reading overflowed)", field,
+                     path);
+  return LCP_OK;
+}
+
 /* The reply of a Step that has run all its steps. */
 static int finish_step(lcpd_call_t *call, lcpd_sim_t *sim) {
   const Lcpsim__V1__StepRequest *req = call->request->step;
@@ -436,9 +455,11 @@ static int finish_step(lcpd_call_t *call, lcpd_sim_t *sim) {
   out->step_count = lcp_world_step_count(sim->live.world);
   out->steps_run = call->steps_done;
   out->cancelled = call->cancelled;
-  if (req->return_state && !(out->state = lcpd_new_state_sensed(
-                                 &call->reply_arena, sim, req->include_contacts, req->sensors, 0)))
-    return call_out_of_memory(call);
+  int rc = req->return_state ? new_state(call, sim, req->include_contacts, req->sensors,
+                                         "step.state", &out->state)
+                             : LCP_OK;
+  if (rc != LCP_OK)
+    return rc;
   reply_ok(call, LCPSIM__V1__REPLY__RESULT_STEP, out);
   return LCP_OK;
 }
@@ -535,9 +556,10 @@ static int handle_get_state(lcpd_call_t *call, lcpd_sim_t *sim,
   if (!out)
     return call_out_of_memory(call);
   lcpsim__v1__get_state_reply__init(out);
-  if (!(out->state =
-            lcpd_new_state_sensed(&call->reply_arena, sim, req->include_contacts, req->sensors, 0)))
-    return call_out_of_memory(call);
+  int rc =
+      new_state(call, sim, req->include_contacts, req->sensors, "get_state.state", &out->state);
+  if (rc != LCP_OK)
+    return rc;
   reply_ok(call, LCPSIM__V1__REPLY__RESULT_GET_STATE, out);
   return LCP_OK;
 }

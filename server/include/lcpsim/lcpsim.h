@@ -82,7 +82,7 @@ typedef enum lcp_solver_kind {
 } lcp_solver_kind_t;
 
 typedef struct lcp_world_settings {
-  double timestep;       /* h, s; > 0 */
+  double timestep;       /* h, s; in [LCP_MIN_TIMESTEP, 1] */
   double gravity[3];     /* m/s²; |g| ≤ LCP_MAX_GRAVITY */
   int32_t iterations;    /* maximum solver sweeps; ≥ 1 */
   double sor_omega;      /* ω of SOR (0, 2); damping of Jacobi */
@@ -109,6 +109,10 @@ typedef struct lcp_world_settings {
   /* hold joints within the URDF velocity limits (rows, like the limits) */
   bool enforce_velocity_limits;
 } lcp_world_settings_t;
+
+/* The shortest timestep, s: rates computed as differences over a step
+ * (joint accelerations, contact forces λ/h) stay finite above it. */
+#define LCP_MIN_TIMESTEP 1e-6
 
 /* The largest gravity a world takes, m/s²: a hundred times the Earth's,
  * enough for any robot on any planet, while 1e12 (which overflows a
