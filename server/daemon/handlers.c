@@ -63,7 +63,7 @@ static void reply_error(lcpd_call_t *call) {
 
 /* An allocation from the call's arena was refused, which filled call->error
  * ("more than the N bytes of memory allowed"): the message names the call
- * and says what was kept. */
+ * and that the world is as before the request. */
 static int call_out_of_memory(lcpd_call_t *call) {
   char why[sizeof call->error.message];
   snprintf(why, sizeof why, "%s", call->error.message);

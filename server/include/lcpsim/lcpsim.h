@@ -335,10 +335,13 @@ typedef struct lcp_contact_info {
 int32_t lcp_world_get_contacts(const lcp_world_t *world, lcp_contact_info_t *out, int32_t capacity);
 
 /* ---- state snapshots (the model/state split) ----
- * A snapshot is the whole state: time, poses, velocities, pending forces and
- * the warm-start cache. Restoring it and stepping gives bitwise what stepping
- * from the moment it was taken gave. It can only be restored into a world
- * with the same bodies and geoms (LCP_ERR_MISMATCH otherwise). */
+ * A snapshot is the whole state: time, poses, velocities, pending forces,
+ * the warm-start cache, and what the last step reported (its contacts and
+ * its statistics, without timings). A state that is not finite is never
+ * saved (LCP_ERR_NUMERIC) nor restored (LCP_ERR_INVALID_ARGUMENT).
+ * Restoring it and stepping gives bitwise what stepping from the moment it
+ * was taken gave. It can only be restored into a world with the same bodies
+ * and geoms (LCP_ERR_MISMATCH otherwise). */
 size_t lcp_world_state_size(const lcp_world_t *world);
 int lcp_world_save_state(const lcp_world_t *world, void *buffer, size_t capacity, size_t *out_size);
 int lcp_world_restore_state(lcp_world_t *world, const void *buffer, size_t size);
