@@ -31,7 +31,7 @@ const char *lcpd_code_name(lcpd_code_t code) {
   return value ? value->name : "UNKNOWN";
 }
 
-/* ---- finiteness of every number ---- */
+/* ---- every number finite, every string UTF-8 ---- */
 
 typedef struct path_buffer {
   char *text;
@@ -55,38 +55,43 @@ static size_t path_push(path_buffer *path, const char *fmt, ...) {
   return length;
 }
 
-static bool message_finite(const ProtobufCMessage *message, path_buffer *path, int depth);
+static lcpd_values_t message_values(const ProtobufCMessage *message, path_buffer *path, int depth);
 
-static bool value_finite(const ProtobufCFieldDescriptor *field, const void *value,
-                         path_buffer *path, int depth) {
+static lcpd_values_t value_check(const ProtobufCFieldDescriptor *field, const void *value,
+                                 path_buffer *path, int depth) {
   switch (field->type) {
   case PROTOBUF_C_TYPE_DOUBLE: {
     double x;
     memcpy(&x, value, sizeof x);
-    return isfinite(x);
+    return isfinite(x) ? LCPD_VALUES_OK : LCPD_VALUE_NOT_FINITE;
   }
   case PROTOBUF_C_TYPE_FLOAT: {
     float x;
     memcpy(&x, value, sizeof x);
-    return isfinite(x);
+    return isfinite(x) ? LCPD_VALUES_OK : LCPD_VALUE_NOT_FINITE;
+  }
+  case PROTOBUF_C_TYPE_STRING: {
+    const char *text;
+    memcpy(&text, value, sizeof text);
+    return !text || lcpd_utf8_valid(text, strlen(text)) ? LCPD_VALUES_OK : LCPD_VALUE_NOT_UTF8;
   }
   case PROTOBUF_C_TYPE_MESSAGE: {
     const ProtobufCMessage *child;
     memcpy(&child, value, sizeof child);
-    return !child || message_finite(child, path, depth + 1);
+    return child ? message_values(child, path, depth + 1) : LCPD_VALUES_OK;
   }
   default:
-    return true;
+    return LCPD_VALUES_OK;
   }
 }
 
-static bool message_finite(const ProtobufCMessage *message, path_buffer *path, int depth) {
+static lcpd_values_t message_values(const ProtobufCMessage *message, path_buffer *path, int depth) {
   const ProtobufCMessageDescriptor *descriptor = message->descriptor;
   const unsigned char *base = (const unsigned char *)message;
   for (unsigned i = 0; i < descriptor->n_fields; ++i) {
     const ProtobufCFieldDescriptor *field = &descriptor->fields[i];
     if (field->type != PROTOBUF_C_TYPE_DOUBLE && field->type != PROTOBUF_C_TYPE_FLOAT &&
-        field->type != PROTOBUF_C_TYPE_MESSAGE)
+        field->type != PROTOBUF_C_TYPE_STRING && field->type != PROTOBUF_C_TYPE_MESSAGE)
       continue;
     if (field->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
       /* Members of a oneof share storage: only the set one may be read. */
@@ -96,6 +101,7 @@ static bool message_finite(const ProtobufCMessage *message, path_buffer *path, i
         continue;
     }
     size_t mark = path_push(path, "%s%s", depth ? "." : "", field->name);
+    lcpd_values_t bad = LCPD_VALUES_OK;
     if (field->label == PROTOBUF_C_LABEL_REPEATED) {
       size_t count;
       memcpy(&count, base + field->quantifier_offset, sizeof count);
@@ -104,31 +110,32 @@ static bool message_finite(const ProtobufCMessage *message, path_buffer *path, i
       size_t element = field->type == PROTOBUF_C_TYPE_DOUBLE  ? sizeof(double)
                        : field->type == PROTOBUF_C_TYPE_FLOAT ? sizeof(float)
                                                               : sizeof(void *);
-      for (size_t k = 0; k < count; ++k) {
+      for (size_t k = 0; k < count && bad == LCPD_VALUES_OK; ++k) {
         size_t item_mark = path_push(path, "[%zu]", k);
-        if (!value_finite(field, array + k * element, path, depth))
-          return false;
-        if (path)
+        bad = value_check(field, array + k * element, path, depth);
+        if (path && bad == LCPD_VALUES_OK)
           path->text[item_mark] = '\0';
       }
-    } else if (!value_finite(field, base + field->offset, path, depth)) {
-      return false;
+    } else {
+      bad = value_check(field, base + field->offset, path, depth);
     }
+    if (bad != LCPD_VALUES_OK)
+      return bad;
     if (path)
       path->text[mark] = '\0';
   }
-  return true;
+  return LCPD_VALUES_OK;
 }
 
-bool lcpd_all_finite(const ProtobufCMessage *message, char *path, size_t path_size) {
+lcpd_values_t lcpd_check_values(const ProtobufCMessage *message, char *path, size_t path_size) {
   path[0] = '\0';
-  /* Formatting the path of every number visited cost more than the rest of
+  /* Formatting the path of every value visited cost more than the rest of
    * a control tick's decoding: walk without it, and again with it only to
-   * name a number that is not finite. */
-  if (message_finite(message, NULL, 0))
-    return true;
+   * name a value at fault. */
+  if (message_values(message, NULL, 0) == LCPD_VALUES_OK)
+    return LCPD_VALUES_OK;
   path_buffer buffer = {path, path_size};
-  return message_finite(message, &buffer, 0);
+  return message_values(message, &buffer, 0);
 }
 
 /* ---- reading ---- */

@@ -22,13 +22,21 @@ typedef Lcpsim__V1__Status__Code lcpd_code_t;
 lcpd_code_t lcpd_code_of(int lcp_status);
 const char *lcpd_code_name(lcpd_code_t code);
 
-/* Walks every double and float of a decoded message tree (repeated fields,
- * the set member of each oneof, nested messages). Returns false and writes
- * the path of the first non-finite one ("step.targets[1].position[0]") into
- * path when there is one. */
-bool lcpd_all_finite(const ProtobufCMessage *message, char *path, size_t path_size);
+/* What lcpd_check_values found. */
+typedef enum lcpd_values {
+  LCPD_VALUES_OK = 0,
+  LCPD_VALUE_NOT_FINITE, /* a double or float is NaN or infinite */
+  LCPD_VALUE_NOT_UTF8,   /* a string is not well-formed UTF-8 (lcpd_utf8_valid) */
+} lcpd_values_t;
 
-/* ---- reading (values were checked finite by lcpd_all_finite) ---- */
+/* Walks every double, float and string of a decoded message tree (repeated
+ * fields, map entries, the set member of each oneof, nested messages), by
+ * the message's descriptors. Returns the first fault and writes the path of
+ * the value at fault ("step.targets[1].position[0]") into path, or
+ * LCPD_VALUES_OK. */
+lcpd_values_t lcpd_check_values(const ProtobufCMessage *message, char *path, size_t path_size);
+
+/* ---- reading (values were checked by lcpd_check_values) ---- */
 
 /* An unset vector is zero. */
 void lcpd_read_vec3(const Lcpsim__V1__Vec3 *v, double out[3]);

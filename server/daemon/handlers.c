@@ -31,6 +31,13 @@ static uint64_t now_ns(void) {
 void lcpd_call_init(lcpd_call_t *call, size_t decode_budget, size_t reply_limit, uint64_t slice_ns,
                     int32_t max_steps) {
   *call = (lcpd_call_t){.slice_ns = slice_ns, .max_steps = max_steps};
+  /* Test-only: the failures no real request can cause on demand, to test
+   * that they leave the world as it was (LCPSIMD_TEST_FAULTS). */
+  const char *faults = getenv("LCPSIMD_TEST_FAULTS");
+  if (faults && strstr(faults, "step"))
+    call->test_faults |= LCPD_FAULT_STEP;
+  if (faults && strstr(faults, "undo"))
+    call->test_faults |= LCPD_FAULT_UNDO;
   lcpd_arena_init(&call->request_arena, decode_budget, &call->error);
   lcpd_arena_init(&call->reply_arena, reply_limit, &call->error);
   lcpsim__v1__reply__init(&call->reply);
@@ -47,20 +54,25 @@ const char *lcpd_call_name(const lcpd_call_t *call) {
 
 /* The reply to a request that failed: call->error as its status. */
 static void reply_error(lcpd_call_t *call) {
+  /* Whatever filled the message (the engine's, a loader's), the reply
+   * carries UTF-8 only. */
+  lcpd_utf8_repair(call->error.message);
   call->reply.result_case = LCPSIM__V1__REPLY__RESULT__NOT_SET;
-  call->status.code = lcpd_code_of(call->error.code);
+  call->status.code =
+      call->world_restored ? LCPSIM__V1__STATUS__CODE__INTERNAL : lcpd_code_of(call->error.code);
   call->status.message = call->error.message;
+  call->status.world_restored = call->world_restored;
 }
 
 /* An allocation from the call's arena was refused, which filled call->error
  * ("more than the N bytes of memory allowed"): the message names the call
- * and says what was kept. */
+ * and that the world is as before the request. */
 static int call_out_of_memory(lcpd_call_t *call) {
   char why[sizeof call->error.message];
   snprintf(why, sizeof why, "%s", call->error.message);
   return lcpd_fail(&call->error, LCP_ERR_NO_MEMORY,
-                   "%s: the call needs %s for its reply and its working memory; any change it "
-                   "made before was kept",
+                   "%s: the call needs %s for its reply and its working memory; the world is "
+                   "as before the request",
                    lcpd_call_name(call), why);
 }
 
@@ -70,6 +82,16 @@ static void reply_ok(lcpd_call_t *call, Lcpsim__V1__Reply__ResultCase result_cas
   call->reply.result_case = result_case;
   /* Every member of the result oneof is a message pointer in the same place. */
   call->reply.ping = result;
+}
+
+/* An empty result message of the given type in the reply's arena (NULL
+ * when refused), made before the call changes the world so that nothing
+ * can fail after it has. */
+static void *new_empty_reply(lcpd_call_t *call, const ProtobufCMessageDescriptor *descriptor) {
+  ProtobufCMessage *out = lcpd_arena_alloc(&call->reply_arena, descriptor->sizeof_message);
+  if (out)
+    descriptor->message_init(out);
+  return out;
 }
 
 /* ---- names ---- */
@@ -97,8 +119,8 @@ static lcpd_robot_t *find_robot(lcpd_sim_t *sim, const char *name, const char *f
   lcpd_robot_t *robot = lcpd_sim_find_robot(sim, name);
   if (!robot) {
     char names[256];
-    lcpd_fail(error, LCP_ERR_NOT_FOUND, "%s: no robot named '%s' (robots: %s)", field, name,
-              robot_names(sim, names, sizeof names));
+    lcpd_fail(error, LCP_ERR_NOT_FOUND, "%s: no robot named '%s' (robots: %s)", field,
+              LCPD_QUOTE(name), robot_names(sim, names, sizeof names));
   }
   return robot;
 }
@@ -166,7 +188,7 @@ static int plan_target(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__Set
         if (lcp_robot_find_joint(world, robot->id, t->joints[k], &joints[k]) != LCP_OK)
           return lcpd_fail(error, LCP_ERR_NOT_FOUND,
                            "%s.joints[%zu]: robot '%s' has no joint named '%s'", field, k,
-                           robot->name, t->joints[k]);
+                           robot->name, LCPD_QUOTE(t->joints[k]));
       } else {
         int32_t index = t->indices[k];
         if (index < 0 || index >= joint_count)
@@ -349,16 +371,16 @@ static int handle_set_target(lcpd_call_t *call, lcpd_sim_t *sim,
                              const Lcpsim__V1__SetTargetRequest *req, lcpd_error_t *error) {
   target_plan plan;
   int rc = plan_target(call, sim, req, "set_target", NULL, &plan, error);
-  /* One robot: lcp_robot_set_controls is all or nothing, and gravity
-   * compensation cannot fail once the robot is known. */
-  if (rc == LCP_OK)
-    rc = apply_plans(sim, &plan, 1, error);
   if (rc != LCP_OK)
     return rc;
-  Lcpsim__V1__SetTargetReply *out = LCPD_NEW(&call->reply_arena, Lcpsim__V1__SetTargetReply);
+  /* The reply first: nothing may fail once the world has changed. */
+  void *out = new_empty_reply(call, &lcpsim__v1__set_target_reply__descriptor);
   if (!out)
     return call_out_of_memory(call);
-  lcpsim__v1__set_target_reply__init(out);
+  /* One robot: lcp_robot_set_controls is all or nothing, and gravity
+   * compensation cannot fail once the robot is known. */
+  if ((rc = apply_plans(sim, &plan, 1, error)) != LCP_OK)
+    return rc;
   reply_ok(call, LCPSIM__V1__REPLY__RESULT_SET_TARGET, out);
   return LCP_OK;
 }
@@ -366,12 +388,67 @@ static int handle_set_target(lcpd_call_t *call, lcpd_sim_t *sim,
 /* The undo buffer is kept for the next request (no allocation per Step). */
 static void drop_undo(lcpd_call_t *call) { call->undo_size = 0; }
 
+/* The world could not be put back as it was before a failed request (why):
+ * serving it as the request left it would break the promise that a failed
+ * request changes nothing, so it is rebuilt from the start-up scene, the
+ * last state known good, and the reply says so (INTERNAL, with
+ * Status.world_restored set). */
+static void world_lost(lcpd_call_t *call, lcpd_sim_t *sim, const char *why) {
+  LCPD_ERROR("could not put the world back after a failed %s request (%s): restoring the "
+             "start-up scene",
+             lcpd_call_name(call), why);
+  lcpd_error_t reset_error;
+  char message[sizeof call->error.message];
+  snprintf(message, sizeof message, "%s", call->error.message);
+  if (lcpd_sim_reset(sim, &reset_error) == LCP_OK) {
+    call->world_restored = true;
+    lcpd_fail(&call->error, call->error.code,
+              "%s; the world could not be put back as it was before the request (%s), so it "
+              "was restored to the start-up scene at time %g",
+              message, why, lcp_world_time(sim->live.world));
+    LCPD_ERROR("the world was restored to the start-up scene at time %g",
+               lcp_world_time(sim->live.world));
+  } else {
+    LCPD_ERROR("the start-up scene could not be rebuilt either: %s", reset_error.message);
+    lcpd_fail(&call->error, LCP_ERR_STATE,
+              "%s; the world could not be put back as it was before the request (%s), nor "
+              "rebuilt from the start-up scene (%s): send Reset",
+              message, why, reset_error.message);
+  }
+}
+
 /* Puts the world back as it was before the request. */
 static void undo(lcpd_call_t *call, lcpd_sim_t *sim) {
+  if (!call->undo_size)
+    return;
   lcpd_error_t error;
-  if (call->undo_size && lcpd_sim_undo_restore(sim, call->undo, call->undo_size, &error) != LCP_OK)
-    LCPD_ERROR("could not put the world back after a failed request: %s", error.message);
+  int rc = (call->test_faults & LCPD_FAULT_UNDO)
+               ? lcpd_fail(&error, LCP_ERR_NO_MEMORY, "a fault injected by the test")
+               : lcpd_sim_undo_restore(sim, call->undo, call->undo_size, &error);
+  if (rc == LCP_OK)
+    sim->steps_since_publish = call->undo_steps_since_publish;
+  else
+    world_lost(call, sim, error.message);
   drop_undo(call);
+}
+
+/* The state for a reply, with the readings sensors asks for. The state
+ * itself is finite and within the engine's bounds after every step; the
+ * readings derived from it (accelerations, wrenches, energies, IMUs with
+ * their biases and noise) are checked too, so that no reply carries a
+ * number that is not finite: a reading that overflowed fails the call. */
+static int new_state(lcpd_call_t *call, const lcpd_sim_t *sim, bool include_contacts,
+                     const Lcpsim__V1__Sensors *sensors, const char *field,
+                     Lcpsim__V1__State **out) {
+  *out = lcpd_new_state_sensed(&call->reply_arena, sim, include_contacts, sensors, 0);
+  if (!*out)
+    return call_out_of_memory(call);
+  char path[256];
+  if (sensors && lcpd_check_values(&(*out)->base, path, sizeof path) != LCPD_VALUES_OK)
+    return lcpd_fail(&call->error, LCP_ERR_NUMERIC,
+                     "%s.%s would not be a finite number (a sensor's reading overflowed)", field,
+                     path);
+  return LCP_OK;
 }
 
 /* The reply of a Step that has run all its steps. */
@@ -385,11 +462,24 @@ static int finish_step(lcpd_call_t *call, lcpd_sim_t *sim) {
   out->step_count = lcp_world_step_count(sim->live.world);
   out->steps_run = call->steps_done;
   out->cancelled = call->cancelled;
-  if (req->return_state && !(out->state = lcpd_new_state_sensed(
-                                 &call->reply_arena, sim, req->include_contacts, req->sensors, 0)))
-    return call_out_of_memory(call);
+  int rc = req->return_state ? new_state(call, sim, req->include_contacts, req->sensors,
+                                         "step.state", &out->state)
+                             : LCP_OK;
+  if (rc != LCP_OK)
+    return rc;
   reply_ok(call, LCPSIM__V1__REPLY__RESULT_STEP, out);
   return LCP_OK;
+}
+
+/* The reply of a Step that is over, or, when it cannot be made, the world
+ * put back as before the request: the undo snapshot is kept until then. */
+static int finish_step_or_undo(lcpd_call_t *call, lcpd_sim_t *sim) {
+  int rc = finish_step(call, sim);
+  if (rc == LCP_OK)
+    drop_undo(call);
+  else
+    undo(call, sim);
+  return rc;
 }
 
 /* Runs steps for one slice. Returns LCP_OK with call->stepping still set
@@ -398,13 +488,17 @@ static int finish_step(lcpd_call_t *call, lcpd_sim_t *sim) {
 static int step_slice(lcpd_call_t *call, lcpd_sim_t *sim) {
   uint64_t deadline = now_ns() + call->slice_ns;
   while (call->steps_done < call->steps_total) {
-    if (lcpd_sim_step(sim, &call->error) != LCP_OK) {
-      size_t length = strlen(call->error.message);
-      snprintf(call->error.message + length, sizeof call->error.message - length,
-               " (step %d of %d of this request; the world is as before the request)",
-               call->steps_done + 1, call->steps_total);
-      undo(call, sim);
+    int rc = (call->test_faults & LCPD_FAULT_STEP) && call->steps_done + 1 == call->steps_total
+                 ? lcpd_fail(&call->error, LCP_ERR_NUMERIC, "a fault injected by the test")
+                 : lcpd_sim_step(sim, &call->error);
+    if (rc != LCP_OK) {
+      lcpd_error_t failed = call->error;
       call->stepping = false;
+      undo(call, sim);
+      if (!call->world_restored)
+        lcpd_fail(&call->error, failed.code,
+                  "%s (step %d of %d of this request; the world is as before the request)",
+                  failed.message, call->steps_done + 1, call->steps_total);
       return call->error.code;
     }
     call->steps_done++;
@@ -412,8 +506,7 @@ static int step_slice(lcpd_call_t *call, lcpd_sim_t *sim) {
       return LCP_OK;
   }
   call->stepping = false;
-  drop_undo(call);
-  return finish_step(call, sim);
+  return finish_step_or_undo(call, sim);
 }
 
 static int handle_step(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__StepRequest *req,
@@ -448,12 +541,15 @@ static int handle_step(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__Ste
     plan_target(call, sim, req->targets[i], field, latest, &plans[i], error);
     return error->code;
   }
+  /* A Step of no steps and no targets changes nothing: nothing to undo. */
+  int rc = LCP_OK;
   if (req->steps > 0 || req->n_targets > 0) {
-    int rc = lcpd_sim_undo_save(sim, &call->undo, &call->undo_capacity, &call->undo_size, error);
+    rc = lcpd_sim_undo_save(sim, &call->undo, &call->undo_capacity, &call->undo_size, error);
     if (rc != LCP_OK)
       return lcpd_error_prefix(error, "step: cannot keep the world to undo a failed step: ");
+    call->undo_steps_since_publish = sim->steps_since_publish;
   }
-  int rc = apply_plans(sim, plans, (int32_t)req->n_targets, error);
+  rc = apply_plans(sim, plans, (int32_t)req->n_targets, error);
   if (rc != LCP_OK) {
     undo(call, sim);
     return rc;
@@ -472,9 +568,10 @@ static int handle_get_state(lcpd_call_t *call, lcpd_sim_t *sim,
   if (!out)
     return call_out_of_memory(call);
   lcpsim__v1__get_state_reply__init(out);
-  if (!(out->state =
-            lcpd_new_state_sensed(&call->reply_arena, sim, req->include_contacts, req->sensors, 0)))
-    return call_out_of_memory(call);
+  int rc =
+      new_state(call, sim, req->include_contacts, req->sensors, "get_state.state", &out->state);
+  if (rc != LCP_OK)
+    return rc;
   reply_ok(call, LCPSIM__V1__REPLY__RESULT_GET_STATE, out);
   return LCP_OK;
 }
@@ -604,11 +701,15 @@ static int handle_load_model(lcpd_call_t *call, lcpd_sim_t *sim,
     return lcpd_error_prefix(error, "load_model: ");
   LCPD_INFO("loaded robot '%s' (%d links)", robot->name, robot->link_count);
   Lcpsim__V1__LoadModelReply *out = LCPD_NEW(&call->reply_arena, Lcpsim__V1__LoadModelReply);
-  if (!out)
+  if (out) {
+    lcpsim__v1__load_model_reply__init(out);
+    out->robot = lcpd_new_robot_info(&call->reply_arena, sim, robot);
+  }
+  if (!out || !out->robot) {
+    /* A failed request leaves the world as it was: the robot goes again. */
+    lcpd_sim_remove(sim, robot->name, NULL);
     return call_out_of_memory(call);
-  lcpsim__v1__load_model_reply__init(out);
-  if (!(out->robot = lcpd_new_robot_info(&call->reply_arena, sim, robot)))
-    return call_out_of_memory(call);
+  }
   reply_ok(call, LCPSIM__V1__REPLY__RESULT_LOAD_MODEL, out);
   return LCP_OK;
 }
@@ -637,49 +738,47 @@ static int handle_spawn(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__Sp
   spec.restitution = req->restitution;
   if (spec.name[0] && lcpd_sim_name_taken(sim, spec.name))
     return lcpd_fail(error, BAD, "spawn.name: the name '%s' is taken by another robot or body",
-                     spec.name);
+                     LCPD_QUOTE(spec.name));
   /* Checked here to name the request's fields (lcpd_sim_add_body checks
    * again, naming the body). */
   if ((rc = lcpd_body_spec_validate(&spec, "spawn.", error)) != LCP_OK)
     return rc;
+  /* The reply first (the name has room for any made-up one). */
+  Lcpsim__V1__SpawnReply *out = new_empty_reply(call, &lcpsim__v1__spawn_reply__descriptor);
+  char *name = lcpd_arena_alloc(&call->reply_arena, LCP_NAME_MAX);
+  if (!out || !name)
+    return call_out_of_memory(call);
   lcpd_body_t *body = NULL;
   if (lcpd_sim_add_body(sim, &spec, &body, error) != LCP_OK)
     return lcpd_error_prefix(error, "spawn: ");
-  Lcpsim__V1__SpawnReply *out = LCPD_NEW(&call->reply_arena, Lcpsim__V1__SpawnReply);
-  if (!out)
-    return call_out_of_memory(call);
-  lcpsim__v1__spawn_reply__init(out);
   out->id = (uint32_t)body->id;
-  if (!(out->name = lcpd_arena_strdup(&call->reply_arena, body->name)))
-    return call_out_of_memory(call);
+  snprintf(name, LCP_NAME_MAX, "%s", body->name);
+  out->name = name;
   reply_ok(call, LCPSIM__V1__REPLY__RESULT_SPAWN, out);
-  return LCP_OK;
-}
-
-/* Replies with an empty result message of the given case. */
-static int reply_empty(lcpd_call_t *call, Lcpsim__V1__Reply__ResultCase result_case,
-                       const ProtobufCMessageDescriptor *descriptor) {
-  ProtobufCMessage *out = lcpd_arena_alloc(&call->reply_arena, descriptor->sizeof_message);
-  if (!out)
-    return call_out_of_memory(call);
-  descriptor->message_init(out);
-  reply_ok(call, result_case, out);
   return LCP_OK;
 }
 
 static int handle_remove(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__RemoveRequest *req,
                          lcpd_error_t *error) {
+  void *out = new_empty_reply(call, &lcpsim__v1__remove_reply__descriptor);
+  if (!out)
+    return call_out_of_memory(call);
   if (lcpd_sim_remove(sim, req->name, error) != LCP_OK)
     return lcpd_error_prefix(error, "remove.name: ");
-  return reply_empty(call, LCPSIM__V1__REPLY__RESULT_REMOVE, &lcpsim__v1__remove_reply__descriptor);
+  reply_ok(call, LCPSIM__V1__REPLY__RESULT_REMOVE, out);
+  return LCP_OK;
 }
 
 static int handle_reset(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__ResetRequest *req,
                         lcpd_error_t *error) {
   (void)req;
+  void *out = new_empty_reply(call, &lcpsim__v1__reset_reply__descriptor);
+  if (!out)
+    return call_out_of_memory(call);
   if (lcpd_sim_reset(sim, error) != LCP_OK)
     return lcpd_error_prefix(error, "reset: ");
-  return reply_empty(call, LCPSIM__V1__REPLY__RESULT_RESET, &lcpsim__v1__reset_reply__descriptor);
+  reply_ok(call, LCPSIM__V1__REPLY__RESULT_RESET, out);
+  return LCP_OK;
 }
 
 static int handle_save_state(lcpd_call_t *call, lcpd_sim_t *sim,
@@ -718,19 +817,19 @@ static int handle_restore_state(lcpd_call_t *call, lcpd_sim_t *sim,
     const lcpd_slot_t *slot = lcpd_sim_slot_get(sim, req->slot);
     if (!slot)
       return lcpd_fail(error, LCP_ERR_NOT_FOUND, "restore_state.slot: no snapshot slot named '%s'",
-                       req->slot);
+                       LCPD_QUOTE(req->slot));
     data = slot->data;
     size = slot->size;
     field = "restore_state.slot";
   } else {
     return lcpd_fail(error, BAD, "restore_state needs a snapshot or a slot");
   }
-  if (lcpd_sim_restore(sim, data, size, error) != LCP_OK)
-    return lcpd_error_prefix(error, "%s: ", field);
-  Lcpsim__V1__RestoreStateReply *out = LCPD_NEW(&call->reply_arena, Lcpsim__V1__RestoreStateReply);
+  Lcpsim__V1__RestoreStateReply *out =
+      new_empty_reply(call, &lcpsim__v1__restore_state_reply__descriptor);
   if (!out)
     return call_out_of_memory(call);
-  lcpsim__v1__restore_state_reply__init(out);
+  if (lcpd_sim_restore(sim, data, size, error) != LCP_OK)
+    return lcpd_error_prefix(error, "%s: ", field);
   out->time = lcp_world_time(sim->live.world);
   reply_ok(call, LCPSIM__V1__REPLY__RESULT_RESTORE_STATE, out);
   return LCP_OK;
@@ -785,17 +884,26 @@ static int handle_set_settings(lcpd_call_t *call, lcpd_sim_t *sim,
   /* The message starts with the setting's name, the request's field's. */
   if (lcpd_settings_validate(&s, rate, error) != LCP_OK)
     return lcpd_error_prefix(error, "set_settings.");
+  Lcpsim__V1__SetSettingsReply *out =
+      new_empty_reply(call, &lcpsim__v1__set_settings_reply__descriptor);
+  if (!out)
+    return call_out_of_memory(call);
+  lcp_world_settings_t before;
+  lcp_world_get_settings(sim->live.world, &before);
+  const lcpd_mode_t mode_before = sim->mode;
+  const double rate_before = sim->rate;
   int rc = lcp_world_set_settings(sim->live.world, &s);
   if (rc != LCP_OK)
     return lcpd_fail(error, rc, "set_settings: %s", lcp_world_last_error(sim->live.world));
   sim->mode = mode;
   sim->rate = rate;
-  Lcpsim__V1__SetSettingsReply *out = LCPD_NEW(&call->reply_arena, Lcpsim__V1__SetSettingsReply);
-  if (!out)
+  if (!(out->settings = lcpd_new_settings(&call->reply_arena, sim))) {
+    /* Settings that were valid a moment ago are valid again. */
+    lcp_world_set_settings(sim->live.world, &before);
+    sim->mode = mode_before;
+    sim->rate = rate_before;
     return call_out_of_memory(call);
-  lcpsim__v1__set_settings_reply__init(out);
-  if (!(out->settings = lcpd_new_settings(&call->reply_arena, sim)))
-    return call_out_of_memory(call);
+  }
   reply_ok(call, LCPSIM__V1__REPLY__RESULT_SET_SETTINGS, out);
   return LCP_OK;
 }
@@ -803,6 +911,9 @@ static int handle_set_settings(lcpd_call_t *call, lcpd_sim_t *sim,
 static int handle_subscribe(lcpd_call_t *call, lcpd_sim_t *sim,
                             const Lcpsim__V1__SubscribeRequest *req, lcpd_error_t *error) {
   (void)error;
+  void *out = new_empty_reply(call, &lcpsim__v1__subscribe_reply__descriptor);
+  if (!out)
+    return call_out_of_memory(call);
   sim->publish_every = req->every_steps;
   sim->publish_contacts = req->include_contacts;
   sim->publish_sensors = lcpd_sensors_bits(req->sensors);
@@ -811,8 +922,8 @@ static int handle_subscribe(lcpd_call_t *call, lcpd_sim_t *sim,
   if (req->every_steps)
     LCPD_INFO("state stream: every %u steps%s", req->every_steps,
               req->include_contacts ? ", with contacts" : "");
-  return reply_empty(call, LCPSIM__V1__REPLY__RESULT_SUBSCRIBE,
-                     &lcpsim__v1__subscribe_reply__descriptor);
+  reply_ok(call, LCPSIM__V1__REPLY__RESULT_SUBSCRIBE, out);
+  return LCP_OK;
 }
 
 /* An IMU site on a robot's link, as the scene file's <imu>. */
@@ -834,10 +945,13 @@ static int handle_add_imu(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__
   lcpd_read_vec3(req->accel_bias, spec.accel_bias);
   lcpd_read_vec3(req->gyro_bias, spec.gyro_bias);
   spec.seed = req->seed;
+  void *out = new_empty_reply(call, &lcpsim__v1__add_imu_reply__descriptor);
+  if (!out)
+    return call_out_of_memory(call);
   if (lcpd_sim_add_imu(sim, &spec, error) != LCP_OK)
     return lcpd_error_prefix(error, "add_imu: ");
-  return reply_empty(call, LCPSIM__V1__REPLY__RESULT_ADD_IMU,
-                     &lcpsim__v1__add_imu_reply__descriptor);
+  reply_ok(call, LCPSIM__V1__REPLY__RESULT_ADD_IMU, out);
+  return LCP_OK;
 }
 
 /* A CancelStep served in turn finds no Step running: a Step runs alone and
@@ -874,10 +988,9 @@ void lcpd_call_cancel_step(lcpd_call_t *call, lcpd_sim_t *sim) {
     return;
   call->stepping = false;
   call->cancelled = true;
-  drop_undo(call);
   LCPD_INFO("request %llu (step) cancelled after %d of %d steps",
             (unsigned long long)call->request->id, call->steps_done, call->steps_total);
-  if (finish_step(call, sim) != LCP_OK)
+  if (finish_step_or_undo(call, sim) != LCP_OK)
     reply_error(call);
 }
 
@@ -1038,9 +1151,15 @@ bool lcpd_call_decode(lcpd_call_t *call, const void *data, size_t size) {
     return false;
   }
   call->reply.id = call->request->id;
+  /* Before any handler runs: every number finite, every string UTF-8
+   * (names are quoted in replies, and a reply's strings must decode). */
   char path[256];
-  if (!lcpd_all_finite(&call->request->base, path, sizeof path)) {
-    lcpd_fail(&call->error, BAD, "%s is not a finite number (NaN or infinite)", path);
+  lcpd_values_t bad = lcpd_check_values(&call->request->base, path, sizeof path);
+  if (bad != LCPD_VALUES_OK) {
+    lcpd_fail(&call->error, BAD,
+              bad == LCPD_VALUE_NOT_FINITE ? "%s is not a finite number (NaN or infinite)"
+                                           : "%s is not valid UTF-8 (every string must be)",
+              path);
     reply_error(call);
     return false;
   }
@@ -1076,6 +1195,7 @@ void lcpd_call_reject(lcpd_call_t *call, int code, const char *message) {
 void lcpd_call_finish(lcpd_call_t *call) {
   /* The decoded request is in its arena's memory: freed whole. */
   call->request = NULL;
+  call->world_restored = false;
   lcpd_arena_reset(&call->request_arena);
   drop_undo(call);
   call->stepping = false;

@@ -50,7 +50,18 @@ typedef struct lcpd_call {
    * (0: none) in a buffer of undo_capacity kept from request to request. */
   unsigned char *undo;
   size_t undo_size, undo_capacity;
+  uint32_t undo_steps_since_publish; /* the stream's count, put back with the world */
+  /* The world could not be put back after the request failed and was
+   * rebuilt from the start-up scene: the reply says so (INTERNAL, with
+   * Status.world_restored). */
+  bool world_restored;
+  /* Failures injected for tests, from the environment variable
+   * LCPSIMD_TEST_FAULTS read at start: "step" fails the last step of every
+   * Step, "undo" fails every undo. Never set otherwise. */
+  unsigned test_faults;
 } lcpd_call_t;
+
+enum { LCPD_FAULT_STEP = 1u, LCPD_FAULT_UNDO = 2u };
 
 void lcpd_call_init(lcpd_call_t *call, size_t decode_budget, size_t reply_limit, uint64_t slice_ns,
                     int32_t max_steps);

@@ -23,7 +23,7 @@ static const lcpd_robot_t *find_robot(lcpd_sim_t *sim, const char *name, const c
                                       lcpd_error_t *error) {
   const lcpd_robot_t *robot = lcpd_sim_find_robot(sim, name);
   if (!robot)
-    lcpd_fail(error, LCP_ERR_NOT_FOUND, "%s: no robot named '%s'%s", field, name,
+    lcpd_fail(error, LCP_ERR_NOT_FOUND, "%s: no robot named '%s'%s", field, LCPD_QUOTE(name),
               lcpd_sim_find_body(sim, name) ? " (it is a free body)" : " (GetInfo lists them)");
   return robot;
 }
@@ -32,7 +32,7 @@ static const lcpd_body_t *find_body(lcpd_sim_t *sim, const char *name, const cha
                                     lcpd_error_t *error) {
   const lcpd_body_t *body = lcpd_sim_find_body(sim, name);
   if (!body)
-    lcpd_fail(error, LCP_ERR_NOT_FOUND, "%s: no body named '%s'%s", field, name,
+    lcpd_fail(error, LCP_ERR_NOT_FOUND, "%s: no body named '%s'%s", field, LCPD_QUOTE(name),
               lcpd_sim_find_robot(sim, name) ? " (it is a robot)" : " (GetInfo lists them)");
   return body;
 }
@@ -41,7 +41,7 @@ static int find_link(const lcpd_sim_t *sim, const lcpd_robot_t *robot, const cha
                      const char *field, int32_t *link, lcpd_error_t *error) {
   if (lcp_robot_find_link(sim->live.world, robot->id, name, link) != LCP_OK)
     return lcpd_fail(error, LCP_ERR_NOT_FOUND, "%s: robot '%s' has no link named '%s'", field,
-                     robot->name, name);
+                     robot->name, LCPD_QUOTE(name));
   return LCP_OK;
 }
 
@@ -54,8 +54,12 @@ int lcpd_set_robot_state(lcpd_sim_t *sim, lcpd_arena_t *arena,
   const lcpd_robot_t *robot = find_robot(sim, req->robot, "set_robot_state.robot", error);
   if (!robot)
     return error->code;
+  /* The reply first: nothing may fail once the world has changed. */
+  int rc = empty_result(arena, &lcpsim__v1__set_robot_state_reply__descriptor, result);
+  if (rc != LCP_OK)
+    return rc;
   lcp_robot_info_t info;
-  int rc = lcp_robot_get_info(world, robot->id, &info);
+  rc = lcp_robot_get_info(world, robot->id, &info);
   if (rc != LCP_OK)
     return lcpd_fail(error, rc, "set_robot_state: %s", lcp_world_last_error(world));
   if (req->n_q && req->n_q != (size_t)info.nq)
@@ -102,10 +106,10 @@ int lcpd_set_robot_state(lcpd_sim_t *sim, lcpd_arena_t *arena,
     if (lcp_robot_find_joint(world, robot->id, j->name, &index) != LCP_OK)
       return lcpd_fail(error, LCP_ERR_NOT_FOUND,
                        "set_robot_state.joints[%zu].name: robot '%s' has no joint named '%s'", k,
-                       robot->name, j->name);
+                       robot->name, LCPD_QUOTE(j->name));
     if (seen[index])
       return lcpd_fail(error, BAD, "set_robot_state.joints[%zu]: joint '%s' is given twice", k,
-                       j->name);
+                       LCPD_QUOTE(j->name));
     seen[index] = true;
     lcp_joint_info_t joint;
     lcp_robot_get_joint(world, robot->id, index, &joint);
@@ -129,7 +133,7 @@ int lcpd_set_robot_state(lcpd_sim_t *sim, lcpd_arena_t *arena,
       return lcpd_fail(error, rc, "set_robot_state: robot '%s': %s", robot->name,
                        lcp_world_last_error(world));
   }
-  return empty_result(arena, &lcpsim__v1__set_robot_state_reply__descriptor, result);
+  return LCP_OK;
 }
 
 /* ---- SetBodyState ---- */
@@ -169,26 +173,25 @@ int lcpd_set_body_state(lcpd_sim_t *sim, lcpd_arena_t *arena,
     lcpd_read_vec3(req->twist->angular, angular);
   }
   lcp_world_t *world = sim->live.world;
-  int rc = lcp_body_set_state(world, body->id, req->pose ? position : NULL,
-                              req->pose ? orientation : NULL, req->twist ? linear : NULL,
-                              req->twist ? angular : NULL);
+  int rc = empty_result(arena, &lcpsim__v1__set_body_state_reply__descriptor, result);
+  if (rc != LCP_OK)
+    return rc;
+  rc = lcp_body_set_state(world, body->id, req->pose ? position : NULL,
+                          req->pose ? orientation : NULL, req->twist ? linear : NULL,
+                          req->twist ? angular : NULL);
   if (rc != LCP_OK)
     return lcpd_fail(error, rc, "set_body_state: body '%s': %s", body->name,
                      lcp_world_last_error(world));
-  return empty_result(arena, &lcpsim__v1__set_body_state_reply__descriptor, result);
+  return LCP_OK;
 }
 
 /* ---- ApplyWrench ---- */
 
-static int apply_wrench_result(lcpd_sim_t *sim, lcpd_arena_t *arena, uint32_t hold_id,
-                               void **result) {
-  Lcpsim__V1__ApplyWrenchReply *out = LCPD_NEW(arena, Lcpsim__V1__ApplyWrenchReply);
-  if (!out)
-    return LCP_ERR_NO_MEMORY;
-  lcpsim__v1__apply_wrench_reply__init(out);
+/* Fills the reply made before the world changed. */
+static int apply_wrench_result(lcpd_sim_t *sim, uint32_t hold_id, void **result) {
+  Lcpsim__V1__ApplyWrenchReply *out = *result;
   out->hold_id = hold_id;
   out->held = (uint32_t)sim->held_wrenches.count;
-  *result = out;
   return LCP_OK;
 }
 
@@ -196,6 +199,8 @@ int lcpd_apply_wrench(lcpd_sim_t *sim, lcpd_arena_t *arena,
                       const Lcpsim__V1__ApplyWrenchRequest *req, void **result,
                       lcpd_error_t *error) {
   lcpd_held_wrenches_t *held = &sim->held_wrenches;
+  if (empty_result(arena, &lcpsim__v1__apply_wrench_reply__descriptor, result) != LCP_OK)
+    return LCP_ERR_NO_MEMORY;
   if (req->clear || req->clear_all) {
     if (req->target[0] || req->link[0] || req->force || req->torque || req->point || req->frame ||
         req->duration || (req->clear && req->clear_all))
@@ -207,7 +212,7 @@ int lcpd_apply_wrench(lcpd_sim_t *sim, lcpd_arena_t *arena,
     else if (!lcpd_held_remove(held, req->clear))
       return lcpd_fail(error, LCP_ERR_NOT_FOUND, "apply_wrench.clear: no held wrench with id %u",
                        req->clear);
-    return apply_wrench_result(sim, arena, 0, result);
+    return apply_wrench_result(sim, 0, result);
   }
   lcpd_wrench_t wrench = {0};
   const lcpd_robot_t *robot = lcpd_sim_find_robot(sim, req->target);
@@ -224,7 +229,7 @@ int lcpd_apply_wrench(lcpd_sim_t *sim, lcpd_arena_t *arena,
     if (!body)
       return lcpd_fail(error, LCP_ERR_NOT_FOUND,
                        "apply_wrench.target: no body or robot named '%s' (GetInfo lists them)",
-                       req->target);
+                       LCPD_QUOTE(req->target));
     if (req->link[0])
       return lcpd_fail(error, BAD, "apply_wrench.link: '%s' is a free body: it has no links",
                        body->name);
@@ -256,7 +261,7 @@ int lcpd_apply_wrench(lcpd_sim_t *sim, lcpd_arena_t *arena,
                : lcpd_wrench_apply(sim->live.world, &wrench, error);
   if (rc != LCP_OK)
     return lcpd_error_prefix(error, "apply_wrench: ");
-  return apply_wrench_result(sim, arena, hold_id, result);
+  return apply_wrench_result(sim, hold_id, result);
 }
 
 /* ---- SetDynamics ---- */
@@ -333,7 +338,7 @@ static int joint_edit(lcpd_sim_t *sim, const Lcpsim__V1__JointDynamics *d, const
   *e = (lcp_dynamics_edit_t){.target = LCP_EDIT_JOINT, .robot = robot->id};
   if (lcp_robot_find_joint(sim->live.world, robot->id, d->joint, &e->index) != LCP_OK)
     return lcpd_fail(error, LCP_ERR_NOT_FOUND, "%s.joint: robot '%s' has no joint named '%s'",
-                     field, robot->name, d->joint);
+                     field, robot->name, LCPD_QUOTE(d->joint));
   lcp_joint_info_t joint;
   lcp_robot_get_joint(sim->live.world, robot->id, e->index, &joint);
   if (d->damping_value_case == LCPSIM__V1__JOINT_DYNAMICS__DAMPING_VALUE_DAMPING) {
@@ -380,6 +385,8 @@ int lcpd_set_dynamics(lcpd_sim_t *sim, lcpd_arena_t *arena,
       return rc;
   }
   lcp_world_t *world = sim->live.world;
+  if (empty_result(arena, &lcpsim__v1__set_dynamics_reply__descriptor, result) != LCP_OK)
+    return LCP_ERR_NO_MEMORY;
   int32_t failed = -1;
   int rc = lcp_world_edit_dynamics(world, edits, (int32_t)count, &failed);
   if (rc != LCP_OK) {
@@ -398,5 +405,5 @@ int lcpd_set_dynamics(lcpd_sim_t *sim, lcpd_arena_t *arena,
       if (body)
         body->mass = edits[i].mass;
     }
-  return empty_result(arena, &lcpsim__v1__set_dynamics_reply__descriptor, result);
+  return LCP_OK;
 }

@@ -63,10 +63,11 @@ static int live_add_imu(lcpd_live_t *live, const lcpd_imu_spec_t *spec, lcpd_err
     if (strcmp(live->robots[i].name, spec->robot) == 0)
       robot = &live->robots[i];
   if (!robot)
-    return lcpd_fail(error, LCP_ERR_NOT_FOUND, "imu '%s': no robot '%s'", spec->name, spec->robot);
+    return lcpd_fail(error, LCP_ERR_NOT_FOUND, "imu '%s': no robot '%s'", LCPD_QUOTE(spec->name),
+                     LCPD_QUOTE(spec->robot));
   if (lcp_robot_find_link(live->world, robot->id, spec->link, &def.link) != LCP_OK)
-    return lcpd_fail(error, LCP_ERR_NOT_FOUND, "imu '%s': robot '%s' has no link '%s'", spec->name,
-                     spec->robot, spec->link);
+    return lcpd_fail(error, LCP_ERR_NOT_FOUND, "imu '%s': robot '%s' has no link '%s'",
+                     LCPD_QUOTE(spec->name), LCPD_QUOTE(spec->robot), LCPD_QUOTE(spec->link));
   if (spec->name[0] == '\0')
     return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT, "an imu needs a name");
   memcpy(def.name, spec->name, LCP_NAME_MAX);
@@ -242,7 +243,7 @@ int lcpd_sim_add_body(lcpd_sim_t *sim, const lcpd_body_spec_t *spec, lcpd_body_t
     while (lcpd_sim_name_taken(sim, named.name));
   } else if (lcpd_sim_name_taken(sim, named.name)) {
     return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
-                     "the name '%s' is taken by another robot or body", named.name);
+                     "the name '%s' is taken by another robot or body", LCPD_QUOTE(named.name));
   }
   return live_add_body(&sim->live, &named, out, error);
 }
@@ -274,7 +275,7 @@ int lcpd_sim_remove(lcpd_sim_t *sim, const char *name, lcpd_error_t *error) {
     live->body_count--;
     return LCP_OK;
   }
-  return lcpd_fail(error, LCP_ERR_NOT_FOUND, "no robot or body named '%s'", name);
+  return lcpd_fail(error, LCP_ERR_NOT_FOUND, "no robot or body named '%s'", LCPD_QUOTE(name));
 }
 
 int lcpd_sim_step(lcpd_sim_t *sim, lcpd_error_t *error) {

@@ -328,6 +328,19 @@ int lcp_imu_add(lcp_world_t *world, const lcp_imu_def_t *def, lcp_imu_id *out_id
     return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT,
                            "imu '%s': noise must be finite and >= 0 (got %g and %g)", def->name,
                            def->accel_noise, def->gyro_noise);
+  /* Bounded so that a reading (the site's acceleration, at most the state's
+   * bounds allow, plus bias and noise) stays finite. */
+  for (int k = 0; k < 3; ++k)
+    if (!(fabs(def->position[k]) <= LCP_STATE_MAX_POSITION) ||
+        !(fabs(def->accel_bias[k]) <= LCP_IMU_MAX_BIAS) ||
+        !(fabs(def->gyro_bias[k]) <= LCP_IMU_MAX_BIAS))
+      return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT,
+                             "imu '%s': its offset must be within %g m and its biases within %g",
+                             def->name, LCP_STATE_MAX_POSITION, LCP_IMU_MAX_BIAS);
+  if (!(def->accel_noise <= LCP_IMU_MAX_NOISE && def->gyro_noise <= LCP_IMU_MAX_NOISE))
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT,
+                           "imu '%s': noise must be <= %g (got %g and %g)", def->name,
+                           LCP_IMU_MAX_NOISE, def->accel_noise, def->gyro_noise);
   lcp_imu_id existing;
   if (def->name[0] != '\0' && lcp_imu_find(world, def->name, &existing) == LCP_OK)
     return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "an imu named '%s' exists already",

@@ -54,11 +54,19 @@ int lcp_world_settings_validate(const lcp_world_settings_t *s, char *why, size_t
   /* NaN fails every comparison: each test is written so that it does too. */
   if (!(s->timestep > 0.0))
     return invalid(why, why_size, "timestep must be > 0 (got %g)", s->timestep);
+  if (!(s->timestep >= LCP_MIN_TIMESTEP))
+    return invalid(why, why_size, "timestep must be >= %g s (got %g)", LCP_MIN_TIMESTEP,
+                   s->timestep);
   if (!(s->timestep <= 1.0))
     return invalid(why, why_size, "timestep must be <= 1 s (got %g)", s->timestep);
   if (!(isfinite(s->gravity[0]) && isfinite(s->gravity[1]) && isfinite(s->gravity[2])))
     return invalid(why, why_size, "gravity must be finite (got %g %g %g)", s->gravity[0],
                    s->gravity[1], s->gravity[2]);
+  double g = sqrt(s->gravity[0] * s->gravity[0] + s->gravity[1] * s->gravity[1] +
+                  s->gravity[2] * s->gravity[2]);
+  if (!(g <= LCP_MAX_GRAVITY))
+    return invalid(why, why_size, "gravity's magnitude must be <= %g m/s² (got %g)",
+                   LCP_MAX_GRAVITY, g);
   if (s->iterations < 1)
     return invalid(why, why_size, "iterations must be >= 1 (got %d)", (int)s->iterations);
   if (s->iterations > 100000)

@@ -19,6 +19,7 @@
  * again when the step returns. */
 #include "rigid_rotation.h"
 #include "simd.h"
+#include "state_check.h"
 #include "step_context.h"
 
 #include <stdlib.h>
@@ -742,16 +743,43 @@ static void integrate_robots(lcp_world_t *world, step_context *ctx) {
   world->robot_kinematics_stale = ctx->robot_count > 0;
 }
 
-/* Keeps the solved impulses for the next step's warm start and the contact
- * list for lcp_world_get_contacts. */
-static int store_contacts(lcp_world_t *world, step_context *ctx) {
+/* Room for the contacts store_contacts keeps: the one part of keeping them
+ * that can fail, done before the state changes. */
+static int reserve_contacts(lcp_world_t *world, const step_context *ctx) {
   world_state *state = &world->state;
-  const world_model *model = &world->model;
   if (lcp__world_reserve((void **)&state->cache, &state->cache_capacity, ctx->manifold_count,
                          sizeof(cached_manifold)) != LCP_OK ||
       lcp__world_reserve((void **)&world->contacts, &world->contact_capacity, ctx->contact_count,
                          sizeof(lcp_contact_info_t)) != LCP_OK)
     return LCP_ERR_NO_MEMORY;
+  return LCP_OK;
+}
+
+/* A body is pushed when a row of a contact touching it carries an impulse
+ * (integrate_bodies). */
+static void mark_pushed(step_context *ctx) {
+  const solver_row *rows = ctx->problem.rows;
+  for (int32_t k = 0; k < ctx->manifold_count; ++k) {
+    const sap_pair *pair = &ctx->pairs[ctx->manifold_pair[k]];
+    const solver_row *r = &rows[ctx->manifold_row[k]];
+    int32_t patch_rows = solver_patch_rows(ctx->manifolds[k].point_count);
+    bool pushing = false;
+    for (int32_t q = 0; q < patch_rows; ++q)
+      pushing |= r[q].lambda != 0.0;
+    if (pushing) {
+      if (ctx->geom_body[pair->a] >= 0)
+        ctx->pushed[ctx->geom_body[pair->a]] = 1;
+      if (ctx->geom_body[pair->b] >= 0)
+        ctx->pushed[ctx->geom_body[pair->b]] = 1;
+    }
+  }
+}
+
+/* Keeps the solved impulses for the next step's warm start and the contact
+ * list for lcp_world_get_contacts (room reserved by reserve_contacts). */
+static void store_contacts(lcp_world_t *world, step_context *ctx) {
+  world_state *state = &world->state;
+  const world_model *model = &world->model;
   int32_t n = 0;
   const solver_row *rows = ctx->problem.rows;
   for (int32_t k = 0; k < ctx->manifold_count; ++k) {
@@ -768,13 +796,10 @@ static int store_contacts(lcp_world_t *world, step_context *ctx) {
     /* the patch's friction rows follow its K normal rows (contact_rows.c) */
     const solver_row *f = r + K;
     double total = 0.0;
-    bool pushing = false;
     for (int32_t q = 0; q < K; ++q)
       total += r[q].lambda;
-    for (int32_t d = 0; d < solver_patch_rows(K) - K; ++d) {
+    for (int32_t d = 0; d < solver_patch_rows(K) - K; ++d)
       c->friction_impulse[d] = f[d].lambda;
-      pushing |= f[d].lambda != 0.0;
-    }
     for (int32_t q = 0; q < K; ++q) {
       /* Field by field: a struct assignment may copy a temporary's padding,
        * and the cache's bytes go into snapshots, whose bytes must be the
@@ -782,7 +807,6 @@ static int store_contacts(lcp_world_t *world, step_context *ctx) {
       cached_point *cp = &c->points[q];
       cp->feature_id = m->points[q].feature_id;
       cp->normal_impulse = r[q].lambda;
-      pushing |= r[q].lambda != 0.0;
       /* each point's share of the patch's tangential impulse, in
        * proportion to its normal impulse (equal shares when none) */
       double share = total > 0.0 ? r[q].lambda / total : 1.0 / K;
@@ -802,35 +826,40 @@ static int store_contacts(lcp_world_t *world, step_context *ctx) {
       info->friction_impulse[0] = share * f[0].lambda;
       info->friction_impulse[1] = share * f[1].lambda;
     }
-    /* a body is pushed when a row touching it carries an impulse
-     * (stage_integrate) */
-    if (pushing) {
-      if (ctx->geom_body[pair->a] >= 0)
-        ctx->pushed[ctx->geom_body[pair->a]] = 1;
-      if (ctx->geom_body[pair->b] >= 0)
-        ctx->pushed[ctx->geom_body[pair->b]] = 1;
-    }
   }
   /* Manifolds come in pair order, which sorts by geom slot: the cache
    * stays sorted for cache_find. */
   state->cache_count = ctx->manifold_count;
   world->contact_count = n;
-  return LCP_OK;
 }
 
-/* The contacts kept, then the bodies and robots moved: the first place
- * the world's state changes (store_contacts fails, if at all, before it
- * writes anything). */
+/* The bodies and robots moved, their new state checked, then the contacts
+ * kept: the only stage that changes the world's state. Everything that can
+ * fail (memory) is done first; a state that breaks a bound of lcpsim.h
+ * (non-finite, or too far, too fast) is undone from the backup taken just
+ * before, so a failed step leaves the world bitwise as it was. */
 static int stage_integrate(lcp_world_t *world, step_context *ctx) {
   ctx->pushed =
       lcp__arena_calloc(&world->scratch, (size_t)(ctx->body_count > 0 ? ctx->body_count : 1), 1);
   if (!ctx->pushed)
     return LCP_ERR_NO_MEMORY;
-  int rc = store_contacts(world, ctx);
+  step_backup backup;
+  int rc = reserve_contacts(world, ctx);
+  if (rc == LCP_OK)
+    rc = lcp__step_backup_save(world, &world->scratch, &backup);
   if (rc != LCP_OK)
     return rc;
+  mark_pushed(ctx);
   integrate_bodies(world, ctx);
   integrate_robots(world, ctx);
+  char why[200];
+  if (lcp__state_check(world, true, why, sizeof why) != LCP_OK) {
+    lcp__step_backup_restore(world, &backup);
+    lcp__world_log(world, LCP_LOG_ERROR, "step %llu: %s; the step is undone",
+                   (unsigned long long)world->state.step_count + 1, why);
+    return lcp__world_fail(world, LCP_ERR_NUMERIC, "%s", why);
+  }
+  store_contacts(world, ctx);
   return LCP_OK;
 }
 
@@ -860,18 +889,25 @@ int lcp_world_step(lcp_world_t *world) {
   lcp_step_stats_t stats = {0};
   int rc = LCP_OK;
   double t_begin = now_seconds(), t = t_begin;
+  int stage_failed = -1;
   for (int stage = 0; stage < LCP_STAGE_COUNT && rc == LCP_OK; ++stage) {
     rc = pipeline[stage](world, &ctx);
+    if (rc != LCP_OK)
+      stage_failed = stage;
     double t_next = now_seconds();
     stats.stage_seconds[stage] = t_next - t;
     t = t_next;
   }
   lcp__arena_reset(&world->scratch);
   if (rc != LCP_OK) {
+    /* The integrate stage names what broke a bound itself. */
+    if (stage_failed == LCP_STAGE_INTEGRATE && rc == LCP_ERR_NUMERIC)
+      return rc;
     if (rc == LCP_ERR_NUMERIC)
       lcp__world_log(world, LCP_LOG_ERROR, "step %llu: the solver produced a non-finite value",
-                     (unsigned long long)world->state.step_count);
-    return lcp__world_fail(world, rc, "step failed: %s", lcp_status_string(rc));
+                     (unsigned long long)world->state.step_count + 1);
+    return lcp__world_fail(world, rc, "the %s stage failed: %s",
+                           lcp_stage_name((lcp_stage_t)stage_failed), lcp_status_string(rc));
   }
   world->state.time += world->model.settings.timestep;
   world->state.step_count++;

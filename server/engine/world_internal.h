@@ -186,6 +186,20 @@ struct lcp_world {
   char last_error[256];
 };
 
+/* A snapshot holds, after the bodies and the cache, every robot's doubles
+ * (q, qd, force, link_wrench, applied_torque, joint_impulse, and the
+ * last step's qdd and step_link_wrench for the sensors) in robot order,
+ * then every robot's controls (joint_count records and a flag word: bit 0
+ * gravity compensation, bit 1 velocity_synchronized). The doubles' parts of
+ * one robot (state_check.c); a step's backup copies the same parts. */
+typedef struct robot_snapshot_part {
+  double *data;
+  size_t count;
+} robot_snapshot_part;
+enum { ROBOT_SNAPSHOT_PARTS = 8 };
+int lcp__robot_state_parts(const robot_model *r, robot_state *st,
+                           robot_snapshot_part out[ROBOT_SNAPSHOT_PARTS]);
+
 /* Records a formatted error message for lcp_world_last_error and returns code. */
 int lcp__world_fail(lcp_world_t *world, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -4,16 +4,21 @@
  * layout is, so that a snapshot is refused by a world of another layout. */
 #include "world_internal.h"
 
+#include "state_check.h"
+
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
 /* ---- the snapshot ----
  * Layout: header {magic, version, layout signature, counts}, time, step
- * count, body states in slot order, warm-start cache. All native-endian
- * doubles: a snapshot is for the same build on the same machine kind. */
+ * count, body states in slot order, warm-start cache, robots, then what the
+ * last step reported (its statistics without timings, its contact list), so
+ * that a restored world reads exactly as it did when saved. All
+ * native-endian: a snapshot is for the same build on the same machine kind. */
 
 #define SNAPSHOT_MAGIC 0x4c435053u /* "LCPS" */
-#define SNAPSHOT_VERSION 4u
+#define SNAPSHOT_VERSION 5u
 
 typedef struct snapshot_header {
   uint32_t magic;
@@ -21,6 +26,8 @@ typedef struct snapshot_header {
   uint64_t layout; /* signature of the model's bodies and geoms */
   int32_t body_count;
   int32_t cache_count;
+  int32_t contact_count;
+  int32_t unused; /* zero: no padding of unknown bytes */
   double time;
   uint64_t step_count;
 } snapshot_header;
@@ -59,37 +66,20 @@ static uint64_t layout_signature(const lcp_world_t *world) {
   return h;
 }
 
-/* A snapshot holds, after the bodies and the cache, every robot's doubles
- * (q, qd, force, link_wrench, applied_torque, joint_impulse, and the
- * last step's qdd and step_link_wrench for the sensors) in robot order,
- * then every robot's controls (joint_count records and a flag word: bit 0
- * gravity compensation, bit 1 velocity_synchronized). */
-typedef struct robot_snapshot_part {
-  double *data;
-  size_t count;
-} robot_snapshot_part;
+/* The last step's statistics in a snapshot: the counts, without the
+ * timings (which differ from run to run while the state does not). Field by
+ * field, without padding. */
+typedef struct snapshot_stats {
+  int32_t pairs, manifolds, contacts, rows, iterations, warm_started;
+  double residual;
+} snapshot_stats;
 
-enum { ROBOT_SNAPSHOT_PARTS = 8 };
-
-static int robot_double_parts(const robot_model *r, robot_state *st,
-                              robot_snapshot_part out[ROBOT_SNAPSHOT_PARTS]) {
-  size_t nq = (size_t)r->mb.nq, nv = (size_t)r->mb.nv, nj = (size_t)r->mb.joint_count;
-  out[0] = (robot_snapshot_part){st->q, nq};
-  out[1] = (robot_snapshot_part){st->qd, nv};
-  out[2] = (robot_snapshot_part){st->force, nv};
-  out[3] = (robot_snapshot_part){st->link_wrench, 6 * (size_t)r->mb.link_count};
-  out[4] = (robot_snapshot_part){st->applied_torque, nj};
-  out[5] = (robot_snapshot_part){st->joint_impulse, JOINT_ROW_KINDS * nj};
-  out[6] = (robot_snapshot_part){st->qdd, nv};
-  out[7] = (robot_snapshot_part){st->step_link_wrench, 6 * (size_t)r->mb.link_count};
-  return ROBOT_SNAPSHOT_PARTS;
-}
-
+/* A robot's part of a snapshot: lcp__robot_state_parts (state_check.c). */
 static size_t robots_double_bytes(const lcp_world_t *world) {
   size_t n = 0;
   for (int32_t i = 0; i < world->model.robot_count; ++i) {
     robot_snapshot_part parts[ROBOT_SNAPSHOT_PARTS];
-    int count = robot_double_parts(&world->model.robots[i], &world->state.robots[i], parts);
+    int count = lcp__robot_state_parts(&world->model.robots[i], &world->state.robots[i], parts);
     for (int k = 0; k < count; ++k)
       n += parts[k].count;
   }
@@ -113,7 +103,7 @@ static void robots_state_copy(const world_model *model, robot_state *states, uns
                               bool save) {
   for (int32_t i = 0; i < model->robot_count; ++i) {
     robot_snapshot_part parts[ROBOT_SNAPSHOT_PARTS];
-    int count = robot_double_parts(&model->robots[i], &states[i], parts);
+    int count = lcp__robot_state_parts(&model->robots[i], &states[i], parts);
     for (int k = 0; k < count; ++k) {
       size_t bytes = parts[k].count * sizeof(double);
       if (save)
@@ -171,9 +161,34 @@ static bool robots_controls_valid(const lcp_world_t *world, const unsigned char 
   return true;
 }
 
+/* Its bytes go into snapshots as they are: no padding may hide in it. */
+_Static_assert(sizeof(lcp_contact_info_t) == 8 * sizeof(int32_t) + 10 * sizeof(double),
+               "lcp_contact_info_t has padding");
+_Static_assert(sizeof(snapshot_stats) == 6 * sizeof(int32_t) + sizeof(double),
+               "snapshot_stats has padding");
+
 size_t lcp_world_state_size(const lcp_world_t *world) {
   return sizeof(snapshot_header) + (size_t)world->model.body_count * sizeof(body_state) +
-         (size_t)world->state.cache_count * sizeof(cached_manifold) + robots_state_bytes(world);
+         (size_t)world->state.cache_count * sizeof(cached_manifold) + robots_state_bytes(world) +
+         sizeof(snapshot_stats) + (size_t)world->contact_count * sizeof(lcp_contact_info_t);
+}
+
+/* Where each part of a snapshot with header h starts: the bodies, what
+ * the last step reported (statistics, contacts), the warm-start cache, the
+ * robots. */
+typedef struct snapshot_parts {
+  size_t bodies, stats, contacts, cache, robots, end;
+} snapshot_parts;
+
+static snapshot_parts parts_of(const lcp_world_t *world, const snapshot_header *h) {
+  snapshot_parts at;
+  at.bodies = sizeof *h;
+  at.stats = at.bodies + (size_t)h->body_count * sizeof(body_state);
+  at.contacts = at.stats + sizeof(snapshot_stats);
+  at.cache = at.contacts + (size_t)h->contact_count * sizeof(lcp_contact_info_t);
+  at.robots = at.cache + (size_t)h->cache_count * sizeof(cached_manifold);
+  at.end = at.robots + robots_state_bytes(world);
+  return at;
 }
 
 int lcp_world_save_state(const lcp_world_t *world, void *buffer, size_t capacity,
@@ -183,27 +198,64 @@ int lcp_world_save_state(const lcp_world_t *world, void *buffer, size_t capacity
     *out_size = need;
   if (!buffer || capacity < need)
     return LCP_ERR_INVALID_ARGUMENT;
+  /* A snapshot is a state to come back to: one that is not finite is none
+   * (and lcp_world_restore_state would refuse it). */
+  char why[256];
+  if (lcp__state_check(world, false, why, sizeof why) != LCP_OK)
+    return lcp__world_fail((lcp_world_t *)world, LCP_ERR_NUMERIC,
+                           "the state is not finite, no snapshot is taken: %s", why);
   snapshot_header h = {
       .magic = SNAPSHOT_MAGIC,
       .version = SNAPSHOT_VERSION,
       .layout = layout_signature(world),
       .body_count = world->model.body_count,
       .cache_count = world->state.cache_count,
+      .contact_count = world->contact_count,
       .time = world->state.time,
       .step_count = world->state.step_count,
   };
+  const snapshot_parts at = parts_of(world, &h);
   unsigned char *p = buffer;
   memcpy(p, &h, sizeof h);
-  p += sizeof h;
-  size_t bodies = (size_t)h.body_count * sizeof(body_state);
-  if (bodies)
-    memcpy(p, world->state.bodies, bodies);
-  p += bodies;
+  if (h.body_count)
+    memcpy(p + at.bodies, world->state.bodies, (size_t)h.body_count * sizeof(body_state));
+  const lcp_step_stats_t *st = &world->stats;
+  const snapshot_stats stats = {st->pairs,      st->manifolds,    st->contacts, st->rows,
+                                st->iterations, st->warm_started, st->residual};
+  memcpy(p + at.stats, &stats, sizeof stats);
+  if (h.contact_count)
+    memcpy(p + at.contacts, world->contacts, (size_t)h.contact_count * sizeof(lcp_contact_info_t));
   if (h.cache_count)
-    memcpy(p, world->state.cache, (size_t)h.cache_count * sizeof(cached_manifold));
-  p += (size_t)h.cache_count * sizeof(cached_manifold);
-  robots_state_copy(&world->model, world->state.robots, p, true);
+    memcpy(p + at.cache, world->state.cache, (size_t)h.cache_count * sizeof(cached_manifold));
+  robots_state_copy(&world->model, world->state.robots, p + at.robots, true);
   return LCP_OK;
+}
+
+static bool all_finite(const double *values, size_t count) {
+  for (size_t k = 0; k < count; ++k)
+    if (!isfinite(values[k]))
+      return false;
+  return true;
+}
+
+/* Whether the last step's report in a snapshot is finite. */
+static bool report_valid(const unsigned char *stats_bytes, const unsigned char *contact_bytes,
+                         int32_t contact_count) {
+  snapshot_stats stats;
+  memcpy(&stats, stats_bytes, sizeof stats);
+  if (!isfinite(stats.residual))
+    return false;
+  for (int32_t i = 0; i < contact_count; ++i) {
+    lcp_contact_info_t c;
+    memcpy(&c, contact_bytes + (size_t)i * sizeof c, sizeof c);
+    const double numbers[] = {
+        c.position[0],         c.position[1],        c.position[2], c.normal[0],
+        c.normal[1],           c.normal[2],          c.depth,       c.normal_impulse,
+        c.friction_impulse[0], c.friction_impulse[1]};
+    if (!all_finite(numbers, sizeof numbers / sizeof numbers[0]))
+      return false;
+  }
+  return true;
 }
 
 int lcp_world_restore_state(lcp_world_t *world, const void *buffer, size_t size) {
@@ -216,54 +268,65 @@ int lcp_world_restore_state(lcp_world_t *world, const void *buffer, size_t size)
   if (h.layout != layout_signature(world) || h.body_count != world->model.body_count)
     return lcp__world_fail(world, LCP_ERR_MISMATCH,
                            "snapshot belongs to another world (different bodies or geoms)");
-  if (h.cache_count < 0 || size != sizeof h + (size_t)h.body_count * sizeof(body_state) +
-                                       (size_t)h.cache_count * sizeof(cached_manifold) +
-                                       robots_state_bytes(world))
+  if (h.cache_count < 0 || h.contact_count < 0 || size != parts_of(world, &h).end)
     return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT,
                            "snapshot size does not match its header");
-  const unsigned char *p = (const unsigned char *)buffer + sizeof h;
-  const body_state *states = (const body_state *)(const void *)p;
+  const snapshot_parts at = parts_of(world, &h);
+  const unsigned char *p = buffer;
   for (int32_t i = 0; i < h.body_count; ++i) {
     body_state s;
-    memcpy(&s, &states[i], sizeof s);
+    memcpy(&s, p + at.bodies + (size_t)i * sizeof s, sizeof s);
     if (!v3_is_finite(s.position) || !q_is_finite(s.orientation) ||
         !v3_is_finite(s.linear_velocity) || !v3_is_finite(s.angular_velocity))
       return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "snapshot holds non-finite values");
   }
+  if (!report_valid(p + at.stats, p + at.contacts, h.contact_count))
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "snapshot holds non-finite values");
   /* The cache names geoms by slot and is searched in (slot_a, slot_b)
    * order; each manifold holds at most MANIFOLD_MAX_POINTS points. */
-  const unsigned char *cache_bytes = p + (size_t)h.body_count * sizeof(body_state);
   for (int32_t i = 0; i < h.cache_count; ++i) {
     cached_manifold c;
-    memcpy(&c, cache_bytes + (size_t)i * sizeof c, sizeof c);
+    memcpy(&c, p + at.cache + (size_t)i * sizeof c, sizeof c);
     if (!(0 <= c.slot_a && c.slot_a < c.slot_b && c.slot_b < world->model.geom_count) ||
         c.point_count < 0 || c.point_count > MANIFOLD_MAX_POINTS)
       return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "snapshot holds an invalid contact");
   }
-  if (lcp__world_reserve((void **)&world->state.cache, &world->state.cache_capacity, h.cache_count,
-                         sizeof(cached_manifold)) != LCP_OK)
-    return lcp__world_fail(world, LCP_ERR_NO_MEMORY, "out of memory restoring a snapshot");
-  const unsigned char *robot_bytes = p + (size_t)h.body_count * sizeof(body_state) +
-                                     (size_t)h.cache_count * sizeof(cached_manifold);
   size_t robot_doubles = robots_double_bytes(world) / sizeof(double);
   for (size_t i = 0; i < robot_doubles; ++i) {
     double x;
-    memcpy(&x, robot_bytes + i * sizeof x, sizeof x);
+    memcpy(&x, p + at.robots + i * sizeof x, sizeof x);
     if (!isfinite(x))
       return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "snapshot holds non-finite values");
   }
-  if (!robots_controls_valid(world, robot_bytes + robot_doubles * sizeof(double)))
+  if (!robots_controls_valid(world, p + at.robots + robot_doubles * sizeof(double)))
     return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT,
                            "snapshot holds invalid joint controls");
-  size_t bodies = (size_t)h.body_count * sizeof(body_state);
-  memcpy(world->state.bodies, p, bodies);
-  p += bodies;
+  if (lcp__world_reserve((void **)&world->state.cache, &world->state.cache_capacity, h.cache_count,
+                         sizeof(cached_manifold)) != LCP_OK ||
+      lcp__world_reserve((void **)&world->contacts, &world->contact_capacity, h.contact_count,
+                         sizeof(lcp_contact_info_t)) != LCP_OK)
+    return lcp__world_fail(world, LCP_ERR_NO_MEMORY, "out of memory restoring a snapshot");
+  /* Checked whole: from here nothing fails. */
+  if (h.body_count)
+    memcpy(world->state.bodies, p + at.bodies, (size_t)h.body_count * sizeof(body_state));
+  snapshot_stats stats;
+  memcpy(&stats, p + at.stats, sizeof stats);
+  world->stats = (lcp_step_stats_t){.pairs = stats.pairs,
+                                    .manifolds = stats.manifolds,
+                                    .contacts = stats.contacts,
+                                    .rows = stats.rows,
+                                    .iterations = stats.iterations,
+                                    .residual = stats.residual,
+                                    .warm_started = stats.warm_started};
+  if (h.contact_count)
+    memcpy(world->contacts, p + at.contacts, (size_t)h.contact_count * sizeof(lcp_contact_info_t));
+  world->contact_count = h.contact_count;
   if (h.cache_count)
-    memcpy(world->state.cache, p, (size_t)h.cache_count * sizeof(cached_manifold));
-  p += (size_t)h.cache_count * sizeof(cached_manifold);
-  robots_state_copy(&world->model, world->state.robots, (unsigned char *)(uintptr_t)p, false);
-  lcp__world_refresh_robot_kinematics(world);
+    memcpy(world->state.cache, p + at.cache, (size_t)h.cache_count * sizeof(cached_manifold));
   world->state.cache_count = h.cache_count;
+  robots_state_copy(&world->model, world->state.robots, (unsigned char *)(uintptr_t)(p + at.robots),
+                    false);
+  lcp__world_refresh_robot_kinematics(world);
   world->state.time = h.time;
   world->state.step_count = h.step_count;
   return LCP_OK;

@@ -396,6 +396,59 @@ uint64_t world_hash(void *socket) {
   return h;
 }
 
+uint64_t world_hash_all(void *socket) {
+  uint64_t h = world_hash(socket);
+  Lcpsim__V1__Reply *info = call_get_info(socket, 424243);
+  Lcpsim__V1__Reply *state = call_get_state(socket, 424244, true);
+  unsigned char *bytes = malloc(lcpsim__v1__get_info_reply__get_packed_size(info->get_info) +
+                                lcpsim__v1__get_state_reply__get_packed_size(state->get_state));
+  assert_non_null(bytes);
+  size_t n = lcpsim__v1__get_info_reply__pack(info->get_info, bytes);
+  h = lcp_hash_bytes(h, bytes, n);
+  n = lcpsim__v1__get_state_reply__pack(state->get_state, bytes);
+  h = lcp_hash_bytes(h, bytes, n);
+  free(bytes);
+  reply_free(&info);
+  reply_free(&state);
+  return h;
+}
+
+bool message_all_finite(const ProtobufCMessage *message) {
+  const ProtobufCMessageDescriptor *d = message->descriptor;
+  const unsigned char *base = (const unsigned char *)message;
+  for (unsigned i = 0; i < d->n_fields; ++i) {
+    const ProtobufCFieldDescriptor *f = &d->fields[i];
+    if (f->type != PROTOBUF_C_TYPE_DOUBLE && f->type != PROTOBUF_C_TYPE_MESSAGE)
+      continue;
+    if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
+      uint32_t set_case;
+      memcpy(&set_case, base + f->quantifier_offset, sizeof set_case);
+      if (set_case != f->id)
+        continue;
+    }
+    size_t count = 1;
+    const unsigned char *values = base + f->offset;
+    if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+      memcpy(&count, base + f->quantifier_offset, sizeof count);
+      memcpy(&values, base + f->offset, sizeof values);
+    }
+    for (size_t k = 0; k < count; ++k) {
+      if (f->type == PROTOBUF_C_TYPE_DOUBLE) {
+        double x;
+        memcpy(&x, values + k * sizeof x, sizeof x);
+        if (!isfinite(x))
+          return false;
+      } else {
+        const ProtobufCMessage *child;
+        memcpy(&child, values + k * sizeof child, sizeof child);
+        if (child && !message_all_finite(child))
+          return false;
+      }
+    }
+  }
+  return true;
+}
+
 bool call_ping(void *socket, uint64_t id) {
   Lcpsim__V1__PingRequest ping = LCPSIM__V1__PING_REQUEST__INIT;
   Lcpsim__V1__Request request = request_of(id, LCPSIM__V1__REQUEST__CALL_PING, &ping);

@@ -87,7 +87,13 @@ uint64_t call_step(void *socket, uint64_t id, int32_t steps);
 /* A hash of the world's whole state: the bytes of a SaveState snapshot
  * (time, poses, velocities, joint controllers, warm-start cache). */
 uint64_t world_hash(void *socket);
+/* world_hash and the bytes of GetInfo's reply (robots, bodies, settings)
+ * and GetState's (with contacts): everything a client can read of the
+ * world. */
+uint64_t world_hash_all(void *socket);
 bool call_ping(void *socket, uint64_t id);
+/* Whether every double of a decoded message tree is finite. */
+bool message_all_finite(const ProtobufCMessage *message);
 
 /* What dropped bodies do, from Step replies one step at a time: each named
  * body's lowest height before it first rises (its landing) and the highest

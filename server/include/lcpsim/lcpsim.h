@@ -39,7 +39,7 @@ typedef enum lcp_status {
   LCP_ERR_MISMATCH = -4,   /* a snapshot of another world, or of another layout */
   LCP_ERR_DEGENERATE = -5, /* a hull with fewer than 4 non-coplanar points */
   LCP_ERR_STATE = -6,      /* the call is not valid in the world's current state */
-  LCP_ERR_NUMERIC = -7,    /* the step produced a non-finite value */
+  LCP_ERR_NUMERIC = -7,    /* the step produced a non-finite value or broke a state bound */
 } lcp_status_t;
 
 /* A short, static description of a status code. */
@@ -82,8 +82,8 @@ typedef enum lcp_solver_kind {
 } lcp_solver_kind_t;
 
 typedef struct lcp_world_settings {
-  double timestep;       /* h, s; > 0 */
-  double gravity[3];     /* m/s² */
+  double timestep;       /* h, s; in [LCP_MIN_TIMESTEP, 1] */
+  double gravity[3];     /* m/s²; |g| ≤ LCP_MAX_GRAVITY */
   int32_t iterations;    /* maximum solver sweeps; ≥ 1 */
   double sor_omega;      /* ω of SOR (0, 2); damping of Jacobi */
   double baumgarte_beta; /* [0, 1]: fraction of the penetration beyond slop removed per step */
@@ -109,6 +109,15 @@ typedef struct lcp_world_settings {
   /* hold joints within the URDF velocity limits (rows, like the limits) */
   bool enforce_velocity_limits;
 } lcp_world_settings_t;
+
+/* The shortest timestep, s: rates computed as differences over a step
+ * (joint accelerations, contact forces λ/h) stay finite above it. */
+#define LCP_MIN_TIMESTEP 1e-6
+
+/* The largest gravity a world takes, m/s²: a hundred times the Earth's,
+ * enough for any robot on any planet, while 1e12 (which overflows a
+ * pendulum's state within steps) is refused as a setting. */
+#define LCP_MAX_GRAVITY 1e3
 
 /* The defaults: h = 1/240 s, g = (0, 0, -9.81), 20 iterations, ω = 1.0, β = 0.2,
  * slop = 1 mm, cfm = 1e-9, margin = 2 mm, cone friction, PGS, warm start on,
@@ -260,6 +269,27 @@ int lcp_geom_def_mass_properties(const lcp_geom_def_t *def, double density, doub
 
 /* ---- stepping ---- */
 
+/* The bounds of a state a step may leave, beyond which nothing physical is
+ * being simulated any more (a step diverged): every component of a dynamic
+ * body's or a floating base's position, and a prismatic joint's position,
+ * within ±LCP_STATE_MAX_POSITION m (1000 km, where doubles still resolve
+ * 0.1 nm); their linear speeds (prismatic joint rates) up to
+ * LCP_STATE_MAX_LINEAR_SPEED m/s; angular speeds (revolute and continuous
+ * joint rates) up to LCP_STATE_MAX_ANGULAR_SPEED rad/s, MuJoCo's bound on
+ * any velocity (mjMAXVAL), as a stiff explicit controller on a light link
+ * legitimately spins that fast for a few steps. A diverging state grows
+ * by orders of magnitude per step, so the bounds catch it within a step
+ * or two of leaving physics, long before it overflows. */
+#define LCP_STATE_MAX_POSITION 1e6
+#define LCP_STATE_MAX_LINEAR_SPEED 1e6
+#define LCP_STATE_MAX_ANGULAR_SPEED 1e10
+
+/* Advances the world by one timestep. A step that fails returns a negative
+ * code and leaves the world's state bitwise as it was (time, poses,
+ * velocities, pending forces, contacts): LCP_ERR_NUMERIC when the solver
+ * or the integration produced a non-finite number or a state beyond the
+ * bounds above (lcp_world_last_error names the body or robot and the value;
+ * the log says it too), LCP_ERR_NO_MEMORY when scratch memory ran out. */
 int lcp_world_step(lcp_world_t *world);
 double lcp_world_time(const lcp_world_t *world);
 uint64_t lcp_world_step_count(const lcp_world_t *world);
@@ -305,10 +335,13 @@ typedef struct lcp_contact_info {
 int32_t lcp_world_get_contacts(const lcp_world_t *world, lcp_contact_info_t *out, int32_t capacity);
 
 /* ---- state snapshots (the model/state split) ----
- * A snapshot is the whole state: time, poses, velocities, pending forces and
- * the warm-start cache. Restoring it and stepping gives bitwise what stepping
- * from the moment it was taken gave. It can only be restored into a world
- * with the same bodies and geoms (LCP_ERR_MISMATCH otherwise). */
+ * A snapshot is the whole state: time, poses, velocities, pending forces,
+ * the warm-start cache, and what the last step reported (its contacts and
+ * its statistics, without timings). A state that is not finite is never
+ * saved (LCP_ERR_NUMERIC) nor restored (LCP_ERR_INVALID_ARGUMENT).
+ * Restoring it and stepping gives bitwise what stepping from the moment it
+ * was taken gave. It can only be restored into a world with the same bodies
+ * and geoms (LCP_ERR_MISMATCH otherwise). */
 size_t lcp_world_state_size(const lcp_world_t *world);
 int lcp_world_save_state(const lcp_world_t *world, void *buffer, size_t capacity, size_t *out_size);
 int lcp_world_restore_state(lcp_world_t *world, const void *buffer, size_t size);

@@ -280,16 +280,22 @@ int lcp_body_get_energy(const lcp_world_t *world, lcp_body_id id, double *kineti
  * added per axis. The noise is drawn from a counter-based generator keyed
  * by (seed, the world's step count, axis): a reading depends on the state
  * alone, so snapshots and replays read the same noise. */
+/* The largest bias (m/s² or rad/s) and noise an IMU takes: far beyond any
+ * sensor's, and small enough that a reading stays finite. Its site's offset
+ * from the link is bounded by LCP_STATE_MAX_POSITION. */
+#define LCP_IMU_MAX_BIAS 1e6
+#define LCP_IMU_MAX_NOISE 1e6
+
 typedef struct lcp_imu_def {
   char name[LCP_NAME_MAX];
   lcp_robot_id robot;
   int32_t link;
-  double position[3];    /* site origin in the link frame */
+  double position[3];    /* site origin in the link frame, m */
   double orientation[4]; /* site axes in the link frame, w, x, y, z */
-  double accel_noise;    /* standard deviation, m/s², ≥ 0 */
-  double gyro_noise;     /* standard deviation, rad/s, ≥ 0 */
-  double accel_bias[3];  /* m/s², site axes */
-  double gyro_bias[3];   /* rad/s, site axes */
+  double accel_noise;    /* standard deviation, m/s², in [0, LCP_IMU_MAX_NOISE] */
+  double gyro_noise;     /* standard deviation, rad/s, in [0, LCP_IMU_MAX_NOISE] */
+  double accel_bias[3];  /* m/s², site axes; each within ±LCP_IMU_MAX_BIAS */
+  double gyro_bias[3];   /* rad/s, site axes; each within ±LCP_IMU_MAX_BIAS */
   uint64_t seed;
 } lcp_imu_def_t;
 
