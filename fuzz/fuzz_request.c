@@ -12,11 +12,12 @@
  * targeted, stepped and saved; a setting changed, then a Step).
  *
  * Every reply must encode and decode again as an lcpsim.v1.Reply carrying
- * the request's id and a status. LCP_FUZZ_STRICT in the environment checks
- * more rules of the protocol, a comma-separated list of: "utf8", every string
- * of a reply is valid UTF-8; "finite", every number of a reply is finite;
- * "unchanged", a request answered with an error leaves the world's snapshot
- * bitwise as it was; "1" checks all three. LCP_FUZZ_VERBOSE=1 prints each call's
+ * the request's id and a status, and by default three more rules of the
+ * protocol: "utf8", every string of a reply is valid UTF-8; "finite", every
+ * number of a reply is finite; "unchanged", a request answered with an error
+ * leaves the world's snapshot bitwise as it was. LCP_FUZZ_STRICT in the
+ * environment chooses them instead: a comma-separated list of their names, "1"
+ * for all three, "0" for none. LCP_FUZZ_VERBOSE=1 prints each call's
  * status (to see what a seed or a regression input reaches). */
 #include "fuzz_support.h"
 #include "handlers.h"
@@ -66,7 +67,9 @@ static void initialise(void) {
   arm7_urdf = lcp__fuzz_read_file(LCP_FUZZ_ROBOTS_DIR "/arm7.urdf", &size);
   pendulum2_urdf = lcp__fuzz_read_file(LCP_FUZZ_ROBOTS_DIR "/pendulum2.urdf", &size);
   const char *strict_env = getenv("LCP_FUZZ_STRICT");
-  if (strict_env) {
+  if (!strict_env)
+    strict_env = "1";
+  {
     strict_utf8 = strcmp(strict_env, "1") == 0 || strstr(strict_env, "utf8");
     strict_finite = strcmp(strict_env, "1") == 0 || strstr(strict_env, "finite");
     strict_unchanged = strcmp(strict_env, "1") == 0 || strstr(strict_env, "unchanged");
