@@ -75,6 +75,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   options.floating_base = (int)(size % 3) - 1;
   options.keep_fixed_links = (size / 3) % 2 == 1;
   options.log = check_log;
+  /* Meshes the input names are read as a remote peer's would be: only below
+   * the harness's own directory, so that no input reaches the machine's
+   * files. */
+  const char *roots[1] = {lcp__fuzz_temp_dir()};
+  options.files = (lcp_file_rules_t){roots, 1, true};
   lcp_robot_def_t *def = NULL;
   char error[1024];
   int rc = lcp_urdf_load_string(text, lcp__fuzz_temp_dir(), &options, &def, error, sizeof error);
