@@ -13,6 +13,7 @@
 
 #include "lcpsim/robot.h"
 #include "lcpsim/urdf.h"
+#include "test_models.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -100,18 +101,7 @@ static void test_far_and_spinning_body_refused(void **state) {
   lcp_world_destroy(&w);
 }
 
-/* A floating pendulum: a base and a bob on a revolute joint. */
-static const char PENDULUM[] =
-    "<robot name=\"pendulum\">"
-    "<link name=\"base\"><inertial><mass value=\"1\"/>"
-    "<inertia ixx=\"0.01\" iyy=\"0.01\" izz=\"0.01\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial>"
-    "</link>"
-    "<link name=\"bob\"><inertial><origin xyz=\"0 0 -0.5\"/><mass value=\"1\"/>"
-    "<inertia ixx=\"0.01\" iyy=\"0.01\" izz=\"0.01\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial>"
-    "</link>"
-    "<joint name=\"swing\" type=\"continuous\"><parent link=\"base\"/><child link=\"bob\"/>"
-    "<axis xyz=\"0 1 0\"/></joint>"
-    "</robot>";
+static const char PENDULUM[] = TEST_FLOATING_PENDULUM_URDF;
 
 /* Gravity 1e12 is refused as a setting; at the largest gravity allowed, a
  * joint rate beyond the bound is refused at the first step, the world as

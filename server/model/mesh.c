@@ -52,9 +52,9 @@ static int from_scene(const char *path, const struct aiScene *scene, lcp__mesh_t
       triangles += mesh->mFaces[f].mNumIndices == 3;
   }
   if (triangles == 0)
-    return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: no triangles", path);
+    return lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: no triangles", path);
   if (vertices > (uint64_t)INT32_MAX / 3 || triangles > (uint64_t)INT32_MAX / 3)
-    return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: too many triangles",
+    return lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: too many triangles",
                            path);
   out->points = malloc((size_t)vertices * 3 * sizeof *out->points);
   out->triangles = malloc((size_t)triangles * 3 * sizeof *out->triangles);
@@ -73,7 +73,7 @@ static int from_scene(const char *path, const struct aiScene *scene, lcp__mesh_t
       q[0] = p->x, q[1] = p->y, q[2] = p->z;
       if (!isfinite(q[0]) || !isfinite(q[1]) || !isfinite(q[2])) {
         lcp__mesh_free(out);
-        return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+        return lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
                                "%s: a vertex has a non-finite coordinate", path);
       }
     }
@@ -178,7 +178,7 @@ static int load_with_assimp(const char *path, const char *data, size_t size, boo
                             lcp__mesh_t *out, char *error, size_t error_size) {
   const char *extension = extension_of(path);
   if (!extension[0] || strlen(extension) > 16 || strchr(extension, '/'))
-    return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+    return lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
                            "%s: no file extension to tell the mesh's format by", path);
   char name[32];
   snprintf(name, sizeof name, "mesh.%s", extension);
@@ -204,9 +204,9 @@ static int load_with_assimp(const char *path, const char *data, size_t size, boo
   if (!scene) {
     const char *why = aiGetErrorString();
     if (!quote_content) /* assimp's messages may quote the file */
-      return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+      return lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
                              "%s: cannot read the mesh (not a valid .%s file)", path, extension);
-    return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+    return lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
                            "%s: cannot read the mesh (%s)", path,
                            why && why[0] ? why : "assimp gave no reason");
   }

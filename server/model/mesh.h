@@ -6,6 +6,8 @@
 #ifndef LCP_MODEL_MESH_H
 #define LCP_MODEL_MESH_H
 
+#include "safe_file.h"
+
 #include "lcpsim/urdf.h"
 
 #include <stdbool.h>
@@ -57,10 +59,6 @@ int lcp__stl_parse_mesh(const char *label, const char *data, size_t size,
                         int32_t **triangles, int32_t *triangle_count, char *error,
                         size_t error_size);
 
-/* Writes the message (printf-style) into error (may be NULL) and returns
- * status: the error reporting of the mesh readers. */
-int lcp__mesh_error(char *error, size_t error_size, int status, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
 
 typedef enum lcp__convexity {
   LCP__MESH_CONVEX = 0,

@@ -29,8 +29,7 @@
 #define PROC_FILESYSTEM_MAGIC 0x9fa0
 #define SYSFS_FILESYSTEM_MAGIC 0x62656572
 
-__attribute__((format(printf, 4, 5))) static int report(char *error, size_t error_size, int status,
-                                                        const char *fmt, ...) {
+int lcp__model_error(char *error, size_t error_size, int status, const char *fmt, ...) {
   if (error && error_size > 0) {
     va_list ap;
     va_start(ap, fmt);
@@ -156,7 +155,7 @@ static int read_bounded(int fd, const char *path, size_t expected, char **data, 
       continue;
     if (n < 0) {
       free(buffer);
-      return report(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: read error", path);
+      return lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: read error", path);
     }
     if (n == 0)
       break;
@@ -164,7 +163,7 @@ static int read_bounded(int fd, const char *path, size_t expected, char **data, 
   }
   if (got != expected) {
     free(buffer);
-    return report(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+    return lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
                   "%s: the file changed size while it was read", path);
   }
   buffer[got] = '\0';
@@ -179,20 +178,20 @@ int lcp_file_read(const char *path, const lcp_file_rules_t *rules, size_t max_by
   if (resolved)
     *resolved = NULL;
   if (!path || !data || !size)
-    return report(error, error_size, LCP_ERR_INVALID_ARGUMENT, "lcp_file_read: NULL argument");
+    return lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "lcp_file_read: NULL argument");
   *data = NULL;
   *size = 0;
   if (max_bytes == 0)
     max_bytes = LCP_FILE_MAX_DOCUMENT_BYTES;
   bool confined = rules && rules->confined;
   if (path[0] == '\0')
-    return report(error, error_size, LCP_ERR_INVALID_ARGUMENT, "an empty path");
+    return lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "an empty path");
   char *opened;
   if (confined) {
     /* One message for "missing" and "outside": it must not tell which. */
     opened = confine(path, rules);
     if (!opened)
-      return report(error, error_size, LCP_ERR_NOT_FOUND, "%s" OUTSIDE_THE_ROOTS, path);
+      return lcp__model_error(error, error_size, LCP_ERR_NOT_FOUND, "%s" OUTSIDE_THE_ROOTS, path);
   } else if (!(opened = strdup(path))) {
     return LCP_ERR_NO_MEMORY;
   }
@@ -201,10 +200,10 @@ int lcp_file_read(const char *path, const lcp_file_rules_t *rules, size_t max_by
   int rc = LCP_OK;
   if (stat(opened, &info) != 0) {
     bool missing = errno == ENOENT || errno == ENOTDIR;
-    rc = report(error, error_size, missing ? LCP_ERR_NOT_FOUND : LCP_ERR_INVALID_ARGUMENT,
+    rc = lcp__model_error(error, error_size, missing ? LCP_ERR_NOT_FOUND : LCP_ERR_INVALID_ARGUMENT,
                 "%s: cannot open the file (%s)", path, missing ? "no such file" : "not readable");
   } else if (!S_ISREG(info.st_mode)) {
-    rc = report(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+    rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
                 "%s: %s, not a regular file (only regular files are read)", path,
                 kind_of(info.st_mode));
   }
@@ -214,27 +213,27 @@ int lcp_file_read(const char *path, const lcp_file_rules_t *rules, size_t max_by
      * that appears now is a race, refused by O_NOFOLLOW. */
     fd = open(opened, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | (confined ? O_NOFOLLOW : 0));
     if (fd < 0)
-      rc = report(error, error_size, errno == ENOENT ? LCP_ERR_NOT_FOUND : LCP_ERR_INVALID_ARGUMENT,
+      rc = lcp__model_error(error, error_size, errno == ENOENT ? LCP_ERR_NOT_FOUND : LCP_ERR_INVALID_ARGUMENT,
                   "%s: cannot open the file (%s)", path,
                   errno == ENOENT ? "no such file" : "not readable");
   }
   if (rc == LCP_OK && confined && !opened_below_roots(fd, rules))
-    rc = report(error, error_size, LCP_ERR_NOT_FOUND, "%s" OUTSIDE_THE_ROOTS, path);
+    rc = lcp__model_error(error, error_size, LCP_ERR_NOT_FOUND, "%s" OUTSIDE_THE_ROOTS, path);
   struct statfs fs;
   if (rc == LCP_OK && fstat(fd, &info) != 0)
-    rc = report(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: cannot be examined", path);
+    rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: cannot be examined", path);
   if (rc == LCP_OK && !S_ISREG(info.st_mode))
-    rc = report(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+    rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
                 "%s: %s, not a regular file (only regular files are read)", path,
                 kind_of(info.st_mode));
   if (rc == LCP_OK && fstatfs(fd, &fs) == 0 &&
       (fs.f_type == PROC_FILESYSTEM_MAGIC || fs.f_type == SYSFS_FILESYSTEM_MAGIC))
-    rc = report(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+    rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
                 "%s: a file of /proc or /sys, not a data file (such files are never read)", path);
   if (rc == LCP_OK && info.st_size == 0)
-    rc = report(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: an empty file (0 bytes)", path);
+    rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: an empty file (0 bytes)", path);
   if (rc == LCP_OK && (uint64_t)info.st_size > (uint64_t)max_bytes)
-    rc = report(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+    rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
                 "%s: larger than the %zu bytes a file of this kind may have", path, max_bytes);
   if (rc == LCP_OK) {
     rc = read_bounded(fd, path, (size_t)info.st_size, data, error, error_size);
@@ -375,7 +374,7 @@ int lcp_xml_read(const char *data, size_t size, bool quote_content, struct _xmlD
   *doc = NULL;
   *line = 0;
   if (!data || size > INT_MAX)
-    return report(error, error_size, LCP_ERR_INVALID_ARGUMENT, "the document is too large");
+    return lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "the document is too large");
   xmlInitParser();
   xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
   if (!ctxt)
@@ -409,21 +408,21 @@ int lcp_xml_read(const char *data, size_t size, bool quote_content, struct _xmlD
   int rc = LCP_OK;
   if (guard.doctype) {
     *line = guard.stop_line;
-    rc = report(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+    rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
                 "a DOCTYPE is not allowed (no DTD or entity declarations: the document needs "
                 "none)");
   } else if (guard.too_deep) {
     *line = guard.stop_line;
-    rc = report(error, error_size, LCP_ERR_INVALID_ARGUMENT, "elements nested more than %d deep",
+    rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "elements nested more than %d deep",
                 LCP_XML_MAX_DEPTH);
   } else if (!parsed || !well_formed) {
     *line = guard.have_error ? guard.error_line : 0;
     if (guard.have_error && guard.error_code == XML_ERR_NO_MEMORY)
       rc = LCP_ERR_NO_MEMORY;
     else if (quote_content && guard.have_error)
-      rc = report(error, error_size, LCP_ERR_INVALID_ARGUMENT, "malformed XML: %s", guard.message);
+      rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "malformed XML: %s", guard.message);
     else
-      rc = report(error, error_size, LCP_ERR_INVALID_ARGUMENT, "malformed XML: %s",
+      rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "malformed XML: %s",
                   guard.have_error ? error_kind(guard.error_code) : "not well-formed");
   }
   if (rc != LCP_OK) {

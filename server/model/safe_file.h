@@ -13,4 +13,9 @@
  * one of the roots or lies below one. */
 bool lcp__file_dir_allowed(const char *dir, const lcp_file_rules_t *rules);
 
+/* Writes the message (printf-style) into error (may be NULL) and returns
+ * status: the error reporting of the file rules and the mesh readers. */
+int lcp__model_error(char *error, size_t error_size, int status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 #endif

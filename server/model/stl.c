@@ -28,18 +28,9 @@ bool lcp__mesh_interrupted(const lcp__mesh_read_t *how) {
 #define INTERRUPT_POLL_TRIANGLES 16384
 
 static int interrupted_error(const char *path, char *error, size_t error_size) {
-  return lcp__mesh_error(error, error_size, LCP_ERR_STATE, "%s: interrupted", path);
+  return lcp__model_error(error, error_size, LCP_ERR_STATE, "%s: interrupted", path);
 }
 
-int lcp__mesh_error(char *error, size_t error_size, int status, const char *fmt, ...) {
-  if (error && error_size > 0) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(error, error_size, fmt, ap);
-    va_end(ap);
-  }
-  return status;
-}
 
 typedef struct vertex_key {
   double p[3];
@@ -126,7 +117,7 @@ static int parse_binary(const char *path, const unsigned char *data, uint32_t tr
       for (int k = 0; k < 3; ++k) {
         double x = read_f32_le(tri + 12 + 12 * v + 4 * k);
         if (!isfinite(x))
-          return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+          return lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
                                  "%s: triangle %u has a non-finite vertex coordinate", path,
                                  (unsigned)t);
         raw[9 * (size_t)t + 3 * (size_t)v + (size_t)k] = x;
@@ -184,11 +175,11 @@ static int unexpected(ascii_reader *r, const char *expected) {
   while (!is_space_or_end(r->p[len]) && len < 32)
     ++len;
   if (!r->quote_content)
-    return lcp__mesh_error(r->error, r->error_size, LCP_ERR_INVALID_ARGUMENT,
+    return lcp__model_error(r->error, r->error_size, LCP_ERR_INVALID_ARGUMENT,
                            "%s:%d: expected %s%s%s, found %s", r->path, r->line,
                            expected[0] == 'a' ? "" : "'", expected, expected[0] == 'a' ? "" : "'",
                            len ? "something else" : "the end of the file");
-  return lcp__mesh_error(r->error, r->error_size, LCP_ERR_INVALID_ARGUMENT,
+  return lcp__model_error(r->error, r->error_size, LCP_ERR_INVALID_ARGUMENT,
                          "%s:%d: expected %s%s%s, found '%.*s'", r->path, r->line,
                          expected[0] == 'a' ? "" : "'", expected, expected[0] == 'a' ? "" : "'",
                          len, len ? r->p : "end of file");
@@ -252,7 +243,7 @@ static int parse_ascii(const char *path, const char *text, const lcp__mesh_read_
         if (len + 3 > cap) {
           size_t bigger_cap = cap ? 2 * cap : 96;
           if (bigger_cap > (size_t)INT32_MAX) {
-            rc = lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+            rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
                                  "%s: too many vertices", path);
             break;
           }
@@ -275,7 +266,7 @@ static int parse_ascii(const char *path, const char *text, const lcp__mesh_read_
       skip_line(&r); /* the name after endsolid */
   }
   if (rc == LCP_OK && len == 0)
-    rc = lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: no triangles", path);
+    rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: no triangles", path);
   if (rc != LCP_OK) {
     free(v);
     return rc;
@@ -292,7 +283,7 @@ int lcp__stl_parse_mesh(const char *path, const char *data, size_t size,
   if (error && error_size > 0)
     error[0] = '\0';
   if (!path || !data || !points || !count)
-    return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+    return lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
                            "lcp_stl_load: NULL argument");
   *points = NULL;
   *count = 0;
@@ -313,9 +304,9 @@ int lcp__stl_parse_mesh(const char *path, const char *data, size_t size,
                        (uint32_t)bytes[83] << 24;
   if (size >= 84 && (uint64_t)size == 84 + 50 * (uint64_t)binary_triangles) {
     if (binary_triangles == 0)
-      rc = lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: no triangles", path);
+      rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: no triangles", path);
     else if ((uint64_t)binary_triangles * 9 > (uint64_t)INT32_MAX)
-      rc = lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: too many triangles",
+      rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: too many triangles",
                            path);
     else if (!(raw = malloc((size_t)binary_triangles * 9 * sizeof *raw)))
       rc = LCP_ERR_NO_MEMORY;
@@ -330,14 +321,14 @@ int lcp__stl_parse_mesh(const char *path, const char *data, size_t size,
     if (strncmp(p, "solid", 5) == 0 && strlen(data) == size)
       rc = parse_ascii(path, data, how, &raw, &n, error, error_size);
     else if (size >= 84 && (!how || how->quote_content))
-      rc = lcp__mesh_error(
+      rc = lcp__model_error(
           error, error_size, LCP_ERR_INVALID_ARGUMENT,
           "%s: not an STL file (binary STL of %u triangles needs %llu bytes, the file "
           "has %zu)",
           path, (unsigned)binary_triangles, 84 + 50 * (unsigned long long)binary_triangles, size);
     else
       rc =
-          lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: not an STL file", path);
+          lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: not an STL file", path);
   }
   /* Every three raw vertices are a triangle: its corners' distinct indices. */
   int32_t *corners = NULL;
@@ -361,7 +352,7 @@ int lcp__stl_parse_mesh(const char *path, const char *data, size_t size,
 int lcp_stl_load(const char *path, double **points, int32_t *count, char *error,
                  size_t error_size) {
   if (!points || !count)
-    return lcp__mesh_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+    return lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
                            "lcp_stl_load: NULL argument");
   *points = NULL;
   *count = 0;

@@ -684,13 +684,13 @@ static int read_mesh(loader *L, const xmlNode *n, lcp_geom_def_t *g) {
                             !L->opt.files.confined, 0,
                             L->opt.interrupted,     L->opt.interrupted_user};
     if (lcp__mesh_interrupted(&how))
-      rc = lcp__mesh_error(why, sizeof why, LCP_ERR_STATE, "interrupted");
+      rc = lcp__model_error(why, sizeof why, LCP_ERR_STATE, "interrupted");
     else if (L->opt.max_mesh_files > 0 && L->mesh_files >= L->opt.max_mesh_files)
-      rc = lcp__mesh_error(why, sizeof why, LCP_ERR_INVALID_ARGUMENT,
+      rc = lcp__model_error(why, sizeof why, LCP_ERR_INVALID_ARGUMENT,
                            "more than the %d mesh files one load may read",
                            (int)L->opt.max_mesh_files);
     else if (limit == 0)
-      rc = lcp__mesh_error(why, sizeof why, LCP_ERR_INVALID_ARGUMENT,
+      rc = lcp__model_error(why, sizeof why, LCP_ERR_INVALID_ARGUMENT,
                            "the meshes read before it have all the %zu bytes one load may read",
                            total);
     else
@@ -699,7 +699,7 @@ static int read_mesh(loader *L, const xmlNode *n, lcp_geom_def_t *g) {
     ++L->mesh_files;
     if (rc == LCP_ERR_INVALID_ARGUMENT && budget_limits && limit > 0 && how.bytes_read == 0 &&
         strstr(why, "larger than"))
-      rc = lcp__mesh_error(why, sizeof why, LCP_ERR_INVALID_ARGUMENT,
+      rc = lcp__model_error(why, sizeof why, LCP_ERR_INVALID_ARGUMENT,
                            "larger than the %zu bytes left of the %zu all meshes of one load may "
                            "have",
                            limit, total);

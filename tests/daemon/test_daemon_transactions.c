@@ -8,6 +8,7 @@
  * not be put back is rebuilt from the start-up scene and the reply says so;
  * a floating pendulum at the largest gravity allowed fails its step with a
  * clear error and nothing non-finite is ever sent. */
+#include "../test_models.h"
 #include "daemon_harness.h"
 #include "error.h"
 
@@ -142,18 +143,7 @@ static void test_names_are_quoted_safely(void **state) {
   daemon_stop(&d);
 }
 
-/* A floating pendulum: a base and a bob on a continuous joint. */
-static const char PENDULUM[] =
-    "<robot name=\"pendulum\">"
-    "<link name=\"base\"><inertial><mass value=\"1\"/>"
-    "<inertia ixx=\"0.01\" iyy=\"0.01\" izz=\"0.01\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial>"
-    "</link>"
-    "<link name=\"bob\"><inertial><origin xyz=\"0 0 -0.5\"/><mass value=\"1\"/>"
-    "<inertia ixx=\"0.01\" iyy=\"0.01\" izz=\"0.01\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial>"
-    "</link>"
-    "<joint name=\"swing\" type=\"continuous\"><parent link=\"base\"/><child link=\"bob\"/>"
-    "<axis xyz=\"0 1 0\"/></joint>"
-    "</robot>";
+static const char PENDULUM[] = TEST_FLOATING_PENDULUM_URDF;
 
 static void set_gravity(void *client, uint64_t id, double gz, Lcpsim__V1__Status__Code code) {
   Lcpsim__V1__Vec3 gravity = LCPSIM__V1__VEC3__INIT;
