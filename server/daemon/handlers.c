@@ -5,6 +5,8 @@
 #include "handlers_state.h"
 #include "log.h"
 #include "request_lists.h"
+#include "recording.h"
+#include "scene_view.h"
 
 #include "lcpsim/urdf.h"
 
@@ -344,26 +346,20 @@ static int handle_get_info(lcpd_call_t *call, lcpd_sim_t *sim,
                            const Lcpsim__V1__GetInfoRequest *req, lcpd_error_t *error) {
   (void)req;
   (void)error;
-  lcpd_arena_t *arena = &call->reply_arena;
-  Lcpsim__V1__GetInfoReply *out = LCPD_NEW(arena, Lcpsim__V1__GetInfoReply);
+  Lcpsim__V1__GetInfoReply *out = lcpd_new_info_reply(&call->reply_arena, sim);
   if (!out)
     return call_out_of_memory(call);
-  lcpsim__v1__get_info_reply__init(out);
-  out->server_version = (char *)LCPD_SERVER_VERSION;
-  out->settings = lcpd_new_settings(arena, sim);
-  out->robots = lcpd_arena_array(arena, (size_t)sim->live.robot_count, sizeof *out->robots);
-  out->bodies = lcpd_arena_array(arena, (size_t)sim->live.body_count, sizeof *out->bodies);
-  if (!out->settings || !out->robots || !out->bodies)
-    return call_out_of_memory(call);
-  out->n_robots = (size_t)sim->live.robot_count;
-  for (int32_t i = 0; i < sim->live.robot_count; ++i)
-    if (!(out->robots[i] = lcpd_new_robot_info(arena, sim, &sim->live.robots[i])))
-      return call_out_of_memory(call);
-  out->n_bodies = (size_t)sim->live.body_count;
-  for (int32_t i = 0; i < sim->live.body_count; ++i)
-    if (!(out->bodies[i] = lcpd_new_body_info(arena, &sim->live.bodies[i])))
-      return call_out_of_memory(call);
   reply_ok(call, LCPSIM__V1__REPLY__RESULT_GET_INFO, out);
+  return LCP_OK;
+}
+
+static int handle_get_scene(lcpd_call_t *call, lcpd_sim_t *sim,
+                            const Lcpsim__V1__GetSceneRequest *req, lcpd_error_t *error) {
+  (void)req;
+  Lcpsim__V1__GetSceneReply *out = lcpd_new_scene_reply(&call->reply_arena, sim, error);
+  if (!out)
+    return error->code == LCP_ERR_NO_MEMORY ? call_out_of_memory(call) : error->code;
+  reply_ok(call, LCPSIM__V1__REPLY__RESULT_GET_SCENE, out);
   return LCP_OK;
 }
 
@@ -1008,6 +1004,7 @@ bool lcpd_call_mutates(const lcpd_call_t *call) {
   case LCPSIM__V1__REQUEST__CALL_PING:
   case LCPSIM__V1__REQUEST__CALL_GET_INFO:
   case LCPSIM__V1__REQUEST__CALL_GET_STATE:
+  case LCPSIM__V1__REQUEST__CALL_GET_SCENE:
   case LCPSIM__V1__REQUEST__CALL__NOT_SET: /* refused as unknown by dispatch */
     return false;
   default:
@@ -1103,10 +1100,17 @@ static bool dispatch(lcpd_call_t *call, lcpd_sim_t *sim) {
   case LCPSIM__V1__REQUEST__CALL_CANCEL_STEP:
     rc = handle_cancel_step(call, sim, r->cancel_step, error);
     break;
+  case LCPSIM__V1__REQUEST__CALL_GET_SCENE:
+    rc = handle_get_scene(call, sim, r->get_scene, error);
+    break;
+  case LCPSIM__V1__REQUEST__CALL_RECORD:
+    rc = lcpd_handle_record(sim, &call->reply_arena, r->record, &result, error);
+    rc = state_call_reply(call, LCPSIM__V1__REPLY__RESULT_RECORD, rc, result);
+    break;
   default:
     rc = lcpd_fail(error, BAD,
                    "unknown or missing call: the Request sets none of the calls this daemon "
-                   "knows (field numbers 10 to 28)");
+                   "knows (field numbers 10 to 30)");
     break;
   }
   if (rc != LCP_OK) {

@@ -6,6 +6,8 @@
 #include "auth.h"
 #include "handlers.h"
 #include "log.h"
+#include "recording.h"
+#include "replay.h"
 #include "scene.h"
 #include "scene_file.h"
 #include "server.h"
@@ -87,6 +89,11 @@ typedef struct options {
   bool insecure;
   const char *gen_keys; /* --gen-keys NAME: write keys and exit */
   lcpd_role_t key_role;
+  /* Recordings (recording.h) and replay (replay.h). */
+  const char *record, *record_dir, *replay;
+  long long record_every, record_max_bytes;
+  bool record_contacts;
+  double replay_speed;
 } options;
 
 static void usage(FILE *out) {
@@ -146,6 +153,18 @@ static void usage(FILE *out) {
           "                           NAME.pub (public), then exit\n"
           "  --key-role ROLE          with --gen-keys: observer writes `role = observer` into\n"
           "                           NAME.pub [controller]\n"
+          "\n"
+          "Recordings (docs/viewer.md, 'Recordings'):\n"
+          "  --record FILE            record the world and its states to FILE from the start\n"
+          "                           (created or replaced)\n"
+          "  --record-every K         a state every K steps [1]\n"
+          "  --record-contacts        the states carry their contacts\n"
+          "  --record-dir DIR         the Record call may write new files below DIR (none\n"
+          "                           by default: it may only stop a recording)\n"
+          "  --record-max-bytes N     a recording stops before it grows past N bytes [none]\n"
+          "  --replay FILE            play a recording to --pub instead of simulating; exits\n"
+          "                           when played\n"
+          "  --replay-speed X         simulated seconds per second of the replay [1]\n"
           "\n"
           "Other:\n"
           "  --help                   show this and exit\n"
@@ -231,6 +250,13 @@ static int parse_options(int argc, char **argv, options *o) {
     OPT_MAX_CLIENTS,
     OPT_IDLE_TIMEOUT,
     OPT_MAX_MEMORY,
+    OPT_RECORD,
+    OPT_RECORD_EVERY,
+    OPT_RECORD_CONTACTS,
+    OPT_RECORD_DIR,
+    OPT_RECORD_MAX_BYTES,
+    OPT_REPLAY,
+    OPT_REPLAY_SPEED,
     OPT_HELP,
     OPT_VERSION
   };
@@ -259,6 +285,13 @@ static int parse_options(int argc, char **argv, options *o) {
       {"max-clients", required_argument, NULL, OPT_MAX_CLIENTS},
       {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
       {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
+      {"record", required_argument, NULL, OPT_RECORD},
+      {"record-every", required_argument, NULL, OPT_RECORD_EVERY},
+      {"record-contacts", no_argument, NULL, OPT_RECORD_CONTACTS},
+      {"record-dir", required_argument, NULL, OPT_RECORD_DIR},
+      {"record-max-bytes", required_argument, NULL, OPT_RECORD_MAX_BYTES},
+      {"replay", required_argument, NULL, OPT_REPLAY},
+      {"replay-speed", required_argument, NULL, OPT_REPLAY_SPEED},
       {"help", no_argument, NULL, OPT_HELP},
       {"version", no_argument, NULL, OPT_VERSION},
       {NULL, 0, NULL, 0},
@@ -271,6 +304,8 @@ static int parse_options(int argc, char **argv, options *o) {
                  .max_clients = DEFAULT_MAX_CLIENTS,
                  .idle_timeout_s = DEFAULT_IDLE_TIMEOUT_S,
                  .max_memory_mib = DEFAULT_MAX_MEMORY_MIB,
+                 .record_every = 1,
+                 .replay_speed = 1.0,
                  .log_level = LCPD_LOG_INFO};
   opterr = 0;
   int c;
@@ -484,6 +519,33 @@ static int parse_options(int argc, char **argv, options *o) {
       }
       break;
     }
+    case OPT_RECORD:
+      o->record = optarg;
+      break;
+    case OPT_RECORD_DIR:
+      o->record_dir = optarg;
+      break;
+    case OPT_REPLAY:
+      o->replay = optarg;
+      break;
+    case OPT_RECORD_CONTACTS:
+      o->record_contacts = true;
+      break;
+    case OPT_RECORD_EVERY:
+    case OPT_RECORD_MAX_BYTES:
+      if (!parse_count(optarg, c == OPT_RECORD_EVERY ? &o->record_every : &o->record_max_bytes) ||
+          (c == OPT_RECORD_EVERY && o->record_every > UINT32_MAX)) {
+        fprintf(stderr, "lcpsimd: %s must be a whole number > 0, not '%s'\n",
+                c == OPT_RECORD_EVERY ? "--record-every" : "--record-max-bytes", optarg);
+        return 2;
+      }
+      break;
+    case OPT_REPLAY_SPEED:
+      if (!parse_double(optarg, &o->replay_speed) || !(o->replay_speed > 0)) {
+        fprintf(stderr, "lcpsimd: --replay-speed must be a number > 0, not '%s'\n", optarg);
+        return 2;
+      }
+      break;
     case OPT_HELP:
       usage(stdout);
       return -1;
@@ -790,6 +852,9 @@ int main(int argc, char **argv) {
     return generate_keys(&o);
   if (!check_exposure(&o, o.curve_secret_key != NULL))
     return 1;
+  if (o.replay)
+    return lcpd_replay_run(
+        &(lcpd_replay_options_t){.path = o.replay, .pub_endpoint = o.pub, .speed = o.replay_speed});
   /* A buffer of a large request or reply is mapped and unmapped on its own
    * rather than left in the heap when freed, so the memory a peer made the
    * daemon hold is given back (glibc otherwise raises this threshold to the
@@ -851,9 +916,29 @@ int main(int argc, char **argv) {
       .idle_timeout_s = o.idle_timeout_s,
       .max_memory = (uint64_t)o.max_memory_mib << 20,
   };
+  char *record_dir = o.record_dir ? realpath(o.record_dir, NULL) : NULL;
+  if (o.record_dir && !record_dir) {
+    LCPD_ERROR("--record-dir %s: %s", o.record_dir, strerror(errno));
+    lcpd_sim_destroy(&sim);
+    model_roots_free(&roots);
+    free(packages.ros_paths);
+    return 1;
+  }
+  lcpd_recorder_t recorder;
+  lcpd_recorder_init(&recorder,
+                     &(lcpd_recorder_options_t){.record_dir = record_dir,
+                                                .max_bytes = (uint64_t)o.record_max_bytes,
+                                                .state_limit = REPLY_LIMIT_BYTES});
+  sim.recorder = &recorder;
   lcpd_server_t server;
-  if (lcpd_server_open(&server, &sim, &server_options, &error) != LCP_OK) {
+  if (lcpd_server_open(&server, &sim, &server_options, &error) != LCP_OK ||
+      (o.record && lcpd_recorder_start_local(&recorder, &sim, o.record, (uint32_t)o.record_every,
+                                             o.record_contacts, &error) != LCP_OK)) {
     LCPD_ERROR("%s", error.message);
+    if (server.loop_open)
+      lcpd_server_close(&server);
+    lcpd_recorder_destroy(&recorder, &sim);
+    free(record_dir);
     lcpd_sim_destroy(&sim);
     model_roots_free(&roots);
     free(packages.ros_paths);
@@ -869,6 +954,10 @@ int main(int argc, char **argv) {
             sim.scene.settings.timestep, sim.mode == LCPD_MODE_REALTIME ? "realtime" : "lockstep",
             server.router_endpoint, server.publisher_endpoint);
   lcpd_server_run(&server);
+  /* The recording is complete on SIGINT and SIGTERM too: the server's run
+   * returns on both. */
+  lcpd_recorder_destroy(&recorder, &sim);
+  free(record_dir);
   lcpd_server_close(&server);
   lcpd_sim_destroy(&sim);
   model_roots_free(&roots);

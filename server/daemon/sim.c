@@ -189,6 +189,7 @@ int lcpd_sim_reset(lcpd_sim_t *sim, lcpd_error_t *error) {
   sim->rate = sim->scene.rate;
   sim->steps_since_publish = 0;
   sim->time_epoch++;
+  sim->scene_revision++;
   lcpd_held_clear(&sim->held_wrenches);
   return LCP_OK;
 }
@@ -231,7 +232,9 @@ int lcpd_sim_add_robot(lcpd_sim_t *sim, const lcp_robot_def_t *def, const double
   if (lcpd_sim_name_taken(sim, def->name))
     return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
                      "the name '%s' is taken by another robot or body", def->name);
-  return live_add_robot(&sim->live, def, position, orientation, out, error);
+  int rc = live_add_robot(&sim->live, def, position, orientation, out, error);
+  sim->scene_revision += rc == LCP_OK;
+  return rc;
 }
 
 int lcpd_sim_add_body(lcpd_sim_t *sim, const lcpd_body_spec_t *spec, lcpd_body_t **out,
@@ -245,7 +248,9 @@ int lcpd_sim_add_body(lcpd_sim_t *sim, const lcpd_body_spec_t *spec, lcpd_body_t
     return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
                      "the name '%s' is taken by another robot or body", LCPD_QUOTE(named.name));
   }
-  return live_add_body(&sim->live, &named, out, error);
+  int rc = live_add_body(&sim->live, &named, out, error);
+  sim->scene_revision += rc == LCP_OK;
+  return rc;
 }
 
 int lcpd_sim_add_imu(lcpd_sim_t *sim, const lcpd_imu_spec_t *spec, lcpd_error_t *error) {
@@ -263,6 +268,7 @@ int lcpd_sim_remove(lcpd_sim_t *sim, const char *name, lcpd_error_t *error) {
     int32_t index = (int32_t)(robot - live->robots);
     memmove(robot, robot + 1, (size_t)(live->robot_count - index - 1) * sizeof *robot);
     live->robot_count--;
+    sim->scene_revision++;
     return LCP_OK;
   }
   lcpd_body_t *body = lcpd_sim_find_body(sim, name);
@@ -273,6 +279,7 @@ int lcpd_sim_remove(lcpd_sim_t *sim, const char *name, lcpd_error_t *error) {
     int32_t index = (int32_t)(body - live->bodies);
     memmove(body, body + 1, (size_t)(live->body_count - index - 1) * sizeof *body);
     live->body_count--;
+    sim->scene_revision++;
     return LCP_OK;
   }
   return lcpd_fail(error, LCP_ERR_NOT_FOUND, "no robot or body named '%s'", LCPD_QUOTE(name));
@@ -289,13 +296,20 @@ int lcpd_sim_step(lcpd_sim_t *sim, lcpd_error_t *error) {
     return lcpd_fail(error, rc, "step %llu failed: %s",
                      (unsigned long long)lcp_world_step_count(sim->live.world) + 1,
                      lcp_world_last_error(sim->live.world));
+  bool published = false;
   if (sim->publish_every && ++sim->steps_since_publish >= sim->publish_every) {
     sim->steps_since_publish = 0;
-    if (sim->publish)
+    if (sim->publish) {
       sim->publish(sim, sim->publish_user);
+      published = true;
+    }
   }
+  if (sim->record_step)
+    sim->record_step(sim, published);
   return LCP_OK;
 }
+
+uint64_t lcpd_sim_scene_revision(const lcpd_sim_t *sim) { return sim->scene_revision; }
 
 /* ---- snapshots ---- */
 
@@ -390,6 +404,7 @@ int lcpd_sim_restore(lcpd_sim_t *sim, const unsigned char *data, size_t size, lc
   if (rc != LCP_OK)
     return lcpd_fail(error, rc, "%s", lcp_world_last_error(sim->live.world));
   sim->time_epoch++;
+  sim->scene_revision++;
   return LCP_OK;
 }
 

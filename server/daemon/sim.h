@@ -54,6 +54,10 @@ typedef struct lcpd_slot {
 typedef struct lcpd_sim lcpd_sim_t;
 /* Called after a step when the stream is due a state. */
 typedef void (*lcpd_publish_fn)(lcpd_sim_t *sim, void *user);
+/* Called after every step while a recording runs (recording.h), with
+ * whether the stream published a state of that step. */
+typedef struct lcpd_recorder lcpd_recorder_t;
+typedef void (*lcpd_record_fn)(lcpd_sim_t *sim, bool published);
 
 struct lcpd_sim {
   lcpd_scene_t scene; /* as loaded at start-up; owned */
@@ -89,6 +93,13 @@ struct lcpd_sim {
   const char *const *model_roots;
   int32_t model_root_count;
   lcpd_held_wrenches_t held_wrenches; /* applied before every step (ApplyWrench HOLD) */
+  /* Counts the changes of what the world is made of (robots and bodies
+   * added or removed, Reset, RestoreState): the Scene.revision. */
+  uint64_t scene_revision;
+  /* The recording (recording.h): NULL when the daemon records nothing;
+   * record_step is set while a recording runs. Not owned: main's. */
+  lcpd_recorder_t *recorder;
+  lcpd_record_fn record_step;
 };
 
 /* Builds the world from scene, which the sim takes over (the caller's scene
@@ -118,6 +129,10 @@ int lcpd_sim_add_body(lcpd_sim_t *sim, const lcpd_body_spec_t *spec, lcpd_body_t
 int lcpd_sim_add_imu(lcpd_sim_t *sim, const lcpd_imu_spec_t *spec, lcpd_error_t *error);
 /* Removes the robot or body of that name (LCP_ERR_NOT_FOUND when none). */
 int lcpd_sim_remove(lcpd_sim_t *sim, const char *name, lcpd_error_t *error);
+
+/* Scene.revision: changes whenever robots or bodies are added or removed,
+ * or the world is reset or restored. */
+uint64_t lcpd_sim_scene_revision(const lcpd_sim_t *sim);
 
 /* One step, then a published state when one is due. */
 int lcpd_sim_step(lcpd_sim_t *sim, lcpd_error_t *error);

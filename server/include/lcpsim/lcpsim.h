@@ -259,6 +259,37 @@ int lcp_geom_get_body(const lcp_world_t *world, lcp_geom_id id, lcp_body_id *out
 /* World axis-aligned bounding box of the geom at the body's current pose. */
 int lcp_geom_get_aabb(const lcp_world_t *world, lcp_geom_id id, double lo[3], double hi[3]);
 
+/* What a geom looks like, for drawing it (a viewer, a recording): its owner,
+ * its shape and sizes, and its pose in the owner's frame (the free body's,
+ * or the robot link's). The ids of all live geoms come in creation order
+ * from lcp_world_geom_ids. */
+typedef struct lcp_geom_info {
+  lcp_body_id body; /* the body it is on (LCP_WORLD_BODY for fixed scenery); LCP_NULL_ID on a link */
+  int32_t robot;    /* lcp_robot_id of the robot whose link it is on, else LCP_NULL_ID */
+  int32_t link;     /* that link's index (lcp_robot_info_t order), else -1 */
+  lcp_shape_type_t type;
+  double local_position[3];
+  double local_orientation[4]; /* w, x, y, z */
+  double radius;
+  double half_length;
+  double half_extents[3];
+  int32_t hull_vertex_count;   /* LCP_SHAPE_HULL: of the hull as built (lcp_geom_get_hull) */
+  int32_t hull_triangle_count; /* LCP_SHAPE_HULL: its faces cut into triangles */
+} lcp_geom_info_t;
+
+int32_t lcp_world_geom_count(const lcp_world_t *world);
+/* The ids of all geoms in creation order; returns how many were written. */
+int32_t lcp_world_geom_ids(const lcp_world_t *world, lcp_geom_id *out_ids, int32_t capacity);
+int lcp_geom_get_info(const lcp_world_t *world, lcp_geom_id id, lcp_geom_info_t *out);
+/* The convex hull the engine collides a LCP_SHAPE_HULL geom with: its
+ * vertices (x, y, z each, geom frame; hull_vertex_count of them) and its
+ * faces as triangles (three vertex indices each, counter-clockwise seen
+ * from outside; hull_triangle_count of them). The arrays must have room for
+ * the counts lcp_geom_get_info gives (LCP_ERR_INVALID_ARGUMENT otherwise, or
+ * for a geom of another shape). */
+int lcp_geom_get_hull(const lcp_world_t *world, lcp_geom_id id, double *vertices,
+                      int32_t vertex_capacity, int32_t *triangles, int32_t triangle_capacity);
+
 /* Mass and inertia of a solid of the given density with this shape: the
  * inertia about the geom's centre of mass in the axes of the body it is placed
  * on (the shape's own axes turned by local_orientation), and that centre in
