@@ -89,8 +89,10 @@ int lcpd_replay_run(const lcpd_replay_options_t *o) {
     return 1;
   }
   double duration = lcpd_recording_end_time(rec) - lcpd_recording_start_time(rec);
-  printf("lcpsimd replaying pub=%s states=%zu duration=%.17g scenes=%zu\n", bound, rec->state_count,
-         duration, rec->scene_count);
+  /* The first line as the live daemon's (no request socket: "rep=-"),
+   * with the recording's summary after it. */
+  printf("lcpsimd listening rep=- pub=%s replay states=%zu duration=%.17g scenes=%zu\n", bound,
+         rec->state_count, duration, rec->scene_count);
   fflush(stdout);
   LCPD_INFO("replay of %s: %zu states over %g s of simulated time, %zu scenes, timestep %g s%s; "
             "at %g x",

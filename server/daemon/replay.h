@@ -2,9 +2,10 @@
 /* lcpsimd --replay FILE: plays a recording (player.h) to the state stream's
  * PUB socket, as the live daemon publishes: each State on the topic
  * "state", each scene (a GetSceneReply) on the topic "scene", the header on
- * "header". The first line of output names the endpoint and sums up the
- * recording; the daemon exits when the recording has played, or on SIGINT
- * or SIGTERM. */
+ * "header". The first line of output is the live daemon's, "lcpsimd
+ * listening rep=- pub=ENDPOINT", followed by the recording's summary
+ * ("replay states=N duration=S scenes=K"); the daemon exits when the recording has played, or on
+ * SIGINT or SIGTERM. */
 #ifndef LCPD_REPLAY_H
 #define LCPD_REPLAY_H
 
