@@ -498,6 +498,68 @@ int lcpsim_client_get_info(lcpsim_client_t *client, lcpsim_info_t **info) {
   return LCPSIM_OK;
 }
 
+void lcpsim_scene_destroy(lcpsim_scene_t **scene) { message_destroy(scene); }
+
+int lcpsim_client_get_scene(lcpsim_client_t *client, lcpsim_scene_t **scene) {
+  if (!client || !scene)
+    return LCPSIM_ERR_USAGE;
+  *scene = NULL;
+  Lcpsim__V1__GetSceneRequest get_scene = LCPSIM__V1__GET_SCENE_REQUEST__INIT;
+  request_t request = LCPSIM__V1__REQUEST__INIT;
+  request.call_case = LCPSIM__V1__REQUEST__CALL_GET_SCENE;
+  request.get_scene = &get_scene;
+  reply_t *reply = NULL;
+  int code = call(client, &request, &reply);
+  if (code != LCPSIM_OK)
+    return code;
+  if (!reply->get_scene || !reply->get_scene->scene)
+    return missing(client, reply, "scene");
+  *scene = reply->get_scene;
+  reply->get_scene = NULL;
+  lcpsim__v1__reply__free_unpacked(reply, NULL);
+  return LCPSIM_OK;
+}
+
+static int record_call(lcpsim_client_t *client, Lcpsim__V1__RecordRequest *record,
+                       lcpsim_record_result_t *result) {
+  request_t request = LCPSIM__V1__REQUEST__INIT;
+  request.call_case = LCPSIM__V1__REQUEST__CALL_RECORD;
+  request.record = record;
+  reply_t *reply = NULL;
+  int code = call(client, &request, &reply);
+  if (code != LCPSIM_OK)
+    return code;
+  if (!reply->record)
+    return missing(client, reply, "record");
+  if (result) {
+    *result = (lcpsim_record_result_t){.states_written = reply->record->states_written,
+                                       .bytes_written = reply->record->bytes_written,
+                                       .recording = reply->record->recording};
+    snprintf(result->path, sizeof result->path, "%s", reply->record->path);
+  }
+  lcpsim__v1__reply__free_unpacked(reply, NULL);
+  return LCPSIM_OK;
+}
+
+int lcpsim_client_record_start(lcpsim_client_t *client, const char *path, uint32_t every_steps,
+                               bool include_contacts, lcpsim_record_result_t *result) {
+  if (!client || !path)
+    return LCPSIM_ERR_USAGE;
+  Lcpsim__V1__RecordRequest record = LCPSIM__V1__RECORD_REQUEST__INIT;
+  record.path = (char *)path;
+  record.every_steps = every_steps;
+  record.include_contacts = include_contacts;
+  return record_call(client, &record, result);
+}
+
+int lcpsim_client_record_stop(lcpsim_client_t *client, lcpsim_record_result_t *result) {
+  if (!client)
+    return LCPSIM_ERR_USAGE;
+  Lcpsim__V1__RecordRequest record = LCPSIM__V1__RECORD_REQUEST__INIT;
+  record.stop = true;
+  return record_call(client, &record, result);
+}
+
 /* The protobuf-c form of a target; it points into `target`, which must outlive it. */
 static Lcpsim__V1__SetTargetRequest target_message(const lcpsim_target_t *target) {
   Lcpsim__V1__SetTargetRequest message = LCPSIM__V1__SET_TARGET_REQUEST__INIT;

@@ -289,6 +289,28 @@ int lcpsim_client_ping(lcpsim_client_t *client, char *server_version, size_t ver
 /* Robots (joints, limits), named free bodies and settings. */
 int lcpsim_client_get_info(lcpsim_client_t *client, lcpsim_info_t **info);
 
+/* ---- the scene and recordings ---- */
+
+/* What the world looks like (lcpsim.v1 GetSceneReply: every geom of the ground, of each robot's
+ * links and of each free body, with the GetInfo of the same world); the caller destroys it. */
+typedef Lcpsim__V1__GetSceneReply lcpsim_scene_t;
+void lcpsim_scene_destroy(lcpsim_scene_t **scene);
+int lcpsim_client_get_scene(lcpsim_client_t *client, lcpsim_scene_t **scene);
+
+typedef struct {
+  char path[4096]; /* the file, as the daemon resolved it */
+  uint64_t states_written;
+  uint64_t bytes_written;
+  bool recording; /* a recording runs after the call */
+} lcpsim_record_result_t;
+
+/* Starts recording to path on the daemon's machine, below its --record-dir (a new file; relative:
+ * to that directory), a state every every_steps steps (0: 1). result may be NULL. */
+int lcpsim_client_record_start(lcpsim_client_t *client, const char *path, uint32_t every_steps,
+                               bool include_contacts, lcpsim_record_result_t *result);
+/* Ends the recording in progress (none: nothing to do); result gets its counts. */
+int lcpsim_client_record_stop(lcpsim_client_t *client, lcpsim_record_result_t *result);
+
 /* Applies `targets` (all or none), then steps `steps` >= 0 times. With `state` not NULL, the reply
  * carries the state after the steps, which the caller destroys. */
 int lcpsim_client_step(lcpsim_client_t *client, int steps, const lcpsim_target_t *targets,

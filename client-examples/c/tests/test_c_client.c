@@ -5,6 +5,7 @@
  *
  *   test_c_client PATH_TO_LCPSIMD
  */
+#define _DEFAULT_SOURCE /* mkdtemp */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -955,6 +956,50 @@ static void a_started_step_is_cancelled(void **state) {
   lcpsim_state_destroy(&after);
 }
 
+/* GetScene describes the built-in world; Record starts and stops a recording below --record-dir,
+ * whose file then holds what the reply counted. */
+static void get_scene_and_record(void **state) {
+  (void)state;
+  char dir[] = "/tmp/lcpsim_c_record_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  test_daemon_t daemon;
+  assert_int_equal(
+      test_daemon_start_args(daemon_path, (const char *[]){"--record-dir", dir, NULL}, &daemon), 0);
+  lcpsim_client_t *client = NULL;
+  assert_int_equal(lcpsim_client_connect(daemon.rep, 20000, &client), LCPSIM_OK);
+  lcpsim_scene_t *scene = NULL;
+  assert_int_equal(lcpsim_client_get_scene(client, &scene), LCPSIM_OK);
+  assert_int_equal(scene->scene->n_world_geoms, 1);
+  assert_int_equal(scene->scene->world_geoms[0]->type, LCPSIM__V1__GEOM__TYPE__PLANE);
+  assert_int_equal(scene->scene->n_robots, 1);
+  assert_int_equal(scene->scene->robots[0]->n_links, 8);
+  assert_int_equal(scene->scene->n_bodies, 2);
+  assert_string_equal(scene->info->robots[0]->name, ARM);
+  lcpsim_scene_destroy(&scene);
+  assert_null(scene);
+  lcpsim_record_result_t result;
+  assert_int_equal(lcpsim_client_record_start(client, "c.lcprec", 1, false, &result), LCPSIM_OK);
+  assert_true(result.recording);
+  assert_int_equal(lcpsim_client_step(client, 4, NULL, 0, LCPSIM_WITHOUT_CONTACTS, NULL),
+                   LCPSIM_OK);
+  assert_int_equal(lcpsim_client_record_stop(client, &result), LCPSIM_OK);
+  assert_false(result.recording);
+  assert_int_equal(result.states_written, 5);
+  FILE *file = fopen(result.path, "rb");
+  assert_non_null(file);
+  fseek(file, 0, SEEK_END);
+  assert_int_equal((uint64_t)ftell(file), result.bytes_written);
+  fclose(file);
+  /* The file exists now: refused, with the daemon's message. */
+  assert_int_equal(lcpsim_client_record_start(client, "c.lcprec", 1, false, NULL),
+                   LCPSIM_ERR_INVALID_ARGUMENT);
+  assert_non_null(strstr(lcpsim_client_last_error(client), "exists"));
+  unlink(result.path);
+  rmdir(dir);
+  lcpsim_client_destroy(&client);
+  assert_int_equal(test_daemon_stop(&daemon), 0);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s PATH_TO_LCPSIMD\n", argv[0]);
@@ -980,6 +1025,7 @@ int main(int argc, char **argv) {
       LIVE(subscribe_streams_every_kth_state),
       LIVE(server_errors_come_back_as_codes_with_the_message),
       LIVE(a_started_step_is_cancelled),
+      cmocka_unit_test(get_scene_and_record),
       cmocka_unit_test(a_silent_endpoint_times_out),
       cmocka_unit_test(a_malformed_endpoint_is_refused),
       cmocka_unit_test(a_late_reply_is_discarded),
