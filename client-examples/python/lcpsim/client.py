@@ -461,6 +461,20 @@ class Client(_Socket):
         self._infos = {robot.name: robot for robot in info.robots}
         return info
 
+    def get_scene(self):
+        """GetSceneReply: the Scene (every geom of the ground, of each robot's links and of each
+        free body, with its shape and its pose in its owner's frame; its revision, which changes
+        when robots or bodies come or go) and the GetInfoReply of the same world."""
+        return self._call("get_scene", pb.GetSceneRequest())
+
+    def record(self, path="", stop=False, every_steps=0, include_contacts=False):
+        """Starts recording to `path` on the daemon's machine, below its --record-dir (a new
+        file; relative paths are in that directory), a State every `every_steps` steps (0: 1);
+        or, with stop=True, ends the recording in progress. RecordReply: path, states_written,
+        bytes_written, recording. Read the file with lcpsim.read_recording."""
+        return self._call("record", pb.RecordRequest(path=path, stop=stop, every_steps=every_steps,
+                                                     include_contacts=include_contacts))
+
     def _step_request(self, steps, targets, return_state, include_contacts, sensors):
         request = pb.StepRequest(steps=steps, return_state=return_state or sensors is not None,
                                  include_contacts=include_contacts)
