@@ -80,6 +80,7 @@ function loadProtocol(protoPath) {
       Request: type('Request'),
       Reply: type('Reply'),
       State: type('State'),
+      RecordEntry: type('RecordEntry'),
     };
     protoCache.set(file, types);
   }
@@ -378,6 +379,22 @@ class Client {
     return this.call('cancelStep', { stepId }, options);
   }
 
+  // Resolves with { scene, info }: scene { revision, worldGeoms, robots:
+  // [{ name, links: [{ name, geoms }] }], bodies: [{ id, name, isStatic,
+  // geoms }] }, each geom { type, pose, radius, halfLength, halfExtents,
+  // vertices, triangles } in its owner's frame; info as getInfo's.
+  getScene(options) {
+    return this.call('getScene', {}, options);
+  }
+
+  // request: { path, stop, everySteps, includeContacts }: starts recording
+  // to path below the daemon's --record-dir (a new file), or with stop ends
+  // the recording. Resolves with { path, statesWritten, bytesWritten,
+  // recording }. Read the file with readRecording.
+  record(request, options) {
+    return this.call('record', request, options);
+  }
+
   // Closes the socket; calls still waiting reject.
   async close() {
     if (this.closed) return;
@@ -412,7 +429,42 @@ class StateStream {
   }
 }
 
+const RECORDING_MAGIC = 'lcpsim-recording';
+const RECORDING_FORMAT_VERSION = 1;
+
+// The entries of a recording (lcpsimd --record, Client.record) as plain
+// objects ({ header } | { scene } | { state }, as the messages above): the
+// file is a sequence of RecordEntry messages, each preceded by its length as
+// a varint (protobufjs's decodeDelimited). Reads the whole file; a last
+// entry cut short (a daemon killed while writing) ends the list.
+// options: protoPath.
+function* readRecording(file, options = {}) {
+  const { RecordEntry } = loadProtocol(options.protoPath);
+  const reader = protobuf.Reader.create(fs.readFileSync(file));
+  let first = true;
+  while (reader.pos < reader.len) {
+    let entry;
+    try {
+      entry = RecordEntry.toObject(RecordEntry.decodeDelimited(reader), TO_OBJECT);
+    } catch (err) {
+      if (err instanceof RangeError) return; // cut short
+      throw err;
+    }
+    if (first) {
+      if (!entry.header || entry.header.magic !== RECORDING_MAGIC) {
+        throw new Error(`${file}: not an lcpsim recording (no RecordHeader first)`);
+      }
+      if (entry.header.formatVersion !== RECORDING_FORMAT_VERSION) {
+        throw new Error(`${file}: recording format ${entry.header.formatVersion}; this client reads ` +
+          `format ${RECORDING_FORMAT_VERSION}`);
+      }
+      first = false;
+    }
+    yield entry;
+  }
+}
+
 module.exports = {
-  Client, StateStream, LcpsimError, TimeoutError, STATUS_NAMES, DEFAULT_PROTO, loadProtocol,
+  Client, StateStream, readRecording, LcpsimError, TimeoutError, STATUS_NAMES, DEFAULT_PROTO, loadProtocol,
   readKeyFile, loadPublicKey, loadKeyPair, curveOptions,
 };
