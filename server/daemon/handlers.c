@@ -4,8 +4,8 @@
 #include "convert.h"
 #include "handlers_state.h"
 #include "log.h"
-#include "request_lists.h"
 #include "recording.h"
+#include "request_lists.h"
 #include "scene_view.h"
 
 #include "lcpsim/urdf.h"

@@ -364,11 +364,43 @@ static void test_player_seek(void **state) {
   rmdir(dir);
 }
 
+/* --record-max-bytes: the recording stops before the entry that would pass
+ * the cap, and what it wrote reads whole. */
+static void test_size_cap(void **state) {
+  (void)state;
+  char dir[64], path[128];
+  temp_dir(dir, sizeof dir);
+  snprintf(path, sizeof path, "%s/capped.lcprec", dir);
+  daemon_proc d;
+  daemon_start(&d, (const char *[]){"--record", path, "--record-max-bytes", "20000", NULL});
+  void *c = connect_req(d.rep);
+  call_step(c, 1, 200);
+  close_socket(&c);
+  daemon_stop(&d);
+  struct stat st;
+  assert_int_equal(stat(path, &st), 0);
+  assert_true(st.st_size <= 20000);
+  lcpd_recording_t rec;
+  lcpd_error_t error = {0};
+  assert_int_equal(lcpd_recording_open(&rec, path, &error), LCP_OK);
+  assert_false(rec.truncated);
+  /* Fewer states than steps, in order from the start; the next would not fit. */
+  assert_true(rec.state_count > 1 && rec.state_count < 201);
+  for (size_t i = 0; i < rec.state_count; ++i)
+    assert_int_equal(rec.states[i].step_count, i);
+  size_t last = rec.entries[rec.entry_count - 1].size;
+  assert_true((uint64_t)st.st_size + last > 20000 - 10);
+  lcpd_recording_close(&rec);
+  unlink(path);
+  rmdir(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_record_10000_steps_bitwise),
       cmocka_unit_test(test_record_call),
       cmocka_unit_test(test_player_seek),
+      cmocka_unit_test(test_size_cap),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   test_context_destroy();

@@ -264,7 +264,7 @@ int lcp_geom_get_aabb(const lcp_world_t *world, lcp_geom_id id, double lo[3], do
  * or the robot link's). The ids of all live geoms come in creation order
  * from lcp_world_geom_ids. */
 typedef struct lcp_geom_info {
-  lcp_body_id body; /* the body it is on (LCP_WORLD_BODY for fixed scenery); LCP_NULL_ID on a link */
+  lcp_body_id body; /* its body (LCP_WORLD_BODY: fixed scenery); LCP_NULL_ID on a link */
   int32_t robot;    /* lcp_robot_id of the robot whose link it is on, else LCP_NULL_ID */
   int32_t link;     /* that link's index (lcp_robot_info_t order), else -1 */
   lcp_shape_type_t type;
