@@ -762,7 +762,6 @@ Lcpsim__V1__State *lcpd_new_state_sensed(lcpd_arena_t *arena, const lcpd_sim_t *
   m->time = lcp_world_time(world);
   m->step_count = lcp_world_step_count(world);
   m->sequence = sequence;
-  m->scene_revision = lcpd_sim_scene_revision(sim);
   m->robots = lcpd_arena_array(arena, (size_t)sim->live.robot_count, sizeof *m->robots);
   m->bodies = lcpd_arena_array(arena, (size_t)sim->live.body_count, sizeof *m->bodies);
   if (!m->robots || !m->bodies)

@@ -129,6 +129,8 @@ static void write_state(lcpd_recorder_t *r, lcpd_sim_t *sim, uint64_t sequence) 
     close_recording(r, sim);
     return;
   }
+  /* As the stream sets it (replies leave it 0, as their sequence). */
+  entry.state->scene_revision = lcpd_sim_scene_revision(sim);
   if (write_entry(r, sim, &entry))
     r->states_written++;
   lcpd_arena_reset(&r->arena);

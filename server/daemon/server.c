@@ -673,6 +673,8 @@ static void publish_state(lcpd_sim_t *sim, void *user) {
   Lcpsim__V1__State *state =
       lcpd_new_state_sensed(&server->publish_arena, sim, sim->publish_contacts,
                             lcpd_sensors_from_bits(sim->publish_sensors, &sensors), sequence);
+  if (state)
+    state->scene_revision = lcpd_sim_scene_revision(sim); /* set in the stream only */
   if (!state) {
     LCPD_ERROR("state stream: state %llu needs %s; not published", (unsigned long long)sequence,
                server->publish_error.message);

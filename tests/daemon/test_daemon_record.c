@@ -159,6 +159,18 @@ static void test_record_10000_steps_bitwise(void **state) {
   assert_int_equal(rec.entry_count, STEPS + 3);
   for (size_t i = 0; i < rec.state_count; ++i)
     assert_int_equal(rec.states[i].step_count, i);
+  /* The states carry the revision of the scene recorded before them. */
+  const lcpd_record_entry_t *scene_entry = &rec.entries[rec.states[STEPS].scene];
+  const lcpd_record_entry_t *last = &rec.entries[rec.states[STEPS].entry];
+  Lcpsim__V1__GetSceneReply *scene =
+      lcpsim__v1__get_scene_reply__unpack(NULL, scene_entry->message_size, scene_entry->message);
+  Lcpsim__V1__State *last_state =
+      lcpsim__v1__state__unpack(NULL, last->message_size, last->message);
+  assert_non_null(scene);
+  assert_non_null(last_state);
+  assert_int_equal(last_state->scene_revision, scene->scene->revision);
+  lcpsim__v1__get_scene_reply__free_unpacked(scene, NULL);
+  lcpsim__v1__state__free_unpacked(last_state, NULL);
   /* Most of the stream arrived (it may drop under load; not asserted beyond some). */
   print_message("the subscriber received %zu of %d states\n", got.count, STEPS);
   assert_received_recorded(&got, &rec);
