@@ -423,6 +423,92 @@ static void test_degenerate_inputs(void **state) {
   lcp__hull_free(NULL);
 }
 
+/* The public geom queries: a body's box and a hull of a cube's corners plus
+ * points inside, as the engine holds them. The hull comes back with its 8
+ * corners and 12 triangles (each square face cut in two), every triangle
+ * facing out: all vertices on or behind its plane (n · (v − a) ≤ 1e-12 |n|,
+ * n = (b − a) × (c − a)). */
+static void test_geom_queries(void **state) {
+  (void)state;
+  lcp_world_settings_t settings = lcp_world_settings_default();
+  lcp_world_t *world = NULL;
+  assert_int_equal(lcp_world_create(&settings, &world), LCP_OK);
+  lcp_body_def_t body_def = lcp_body_def_default();
+  lcp_body_id body;
+  assert_int_equal(lcp_body_add(world, &body_def, &body), LCP_OK);
+  lcp_geom_def_t box = lcp_geom_def_default();
+  box.type = LCP_SHAPE_BOX;
+  box.half_extents[0] = 0.1, box.half_extents[1] = 0.2, box.half_extents[2] = 0.3;
+  box.local_position[2] = 0.5;
+  lcp_geom_id box_id, hull_id;
+  assert_int_equal(lcp_geom_add(world, body, &box, &box_id), LCP_OK);
+  double points[3 * 10];
+  int32_t n = 0;
+  for (int i = 0; i < 8; ++i, ++n) {
+    points[3 * n] = i & 1 ? 0.5 : -0.5;
+    points[3 * n + 1] = i & 2 ? 0.5 : -0.5;
+    points[3 * n + 2] = i & 4 ? 0.5 : -0.5;
+  }
+  for (int i = 0; i < 2; ++i, ++n)
+    points[3 * n] = points[3 * n + 1] = points[3 * n + 2] = 0.1 * (i + 1);
+  lcp_geom_def_t cloud = lcp_geom_def_default();
+  cloud.type = LCP_SHAPE_HULL;
+  cloud.hull_points = points;
+  cloud.hull_point_count = n;
+  assert_int_equal(lcp_geom_add(world, body, &cloud, &hull_id), LCP_OK);
+
+  assert_int_equal(lcp_world_geom_count(world), 2);
+  lcp_geom_id ids[4];
+  assert_int_equal(lcp_world_geom_ids(world, ids, 4), 2);
+  assert_int_equal(ids[0], box_id);
+  assert_int_equal(ids[1], hull_id);
+  lcp_geom_info_t info;
+  assert_int_equal(lcp_geom_get_info(world, box_id, &info), LCP_OK);
+  assert_int_equal(info.type, LCP_SHAPE_BOX);
+  assert_int_equal(info.body, body);
+  assert_int_equal(info.robot, LCP_NULL_ID);
+  assert_int_equal(info.link, -1);
+  assert_true(info.half_extents[0] == 0.1 && info.half_extents[1] == 0.2 &&
+              info.half_extents[2] == 0.3);
+  assert_true(info.local_position[2] == 0.5 && info.local_orientation[0] == 1.0);
+  assert_int_equal(info.hull_vertex_count, 0);
+
+  assert_int_equal(lcp_geom_get_info(world, hull_id, &info), LCP_OK);
+  assert_int_equal(info.type, LCP_SHAPE_HULL);
+  assert_int_equal(info.hull_vertex_count, 8);
+  assert_int_equal(info.hull_triangle_count, 12);
+  double vertices[3 * 8];
+  int32_t triangles[3 * 12];
+  assert_int_equal(lcp_geom_get_hull(world, hull_id, vertices, 8, triangles, 11),
+                   LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(lcp_geom_get_hull(world, box_id, vertices, 8, triangles, 12),
+                   LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(lcp_geom_get_hull(world, hull_id, vertices, 8, triangles, 12), LCP_OK);
+  for (int i = 0; i < 3 * 8; ++i)
+    assert_true(fabs(vertices[i]) == 0.5);
+  for (int t = 0; t < 12; ++t) {
+    const double *a = vertices + 3 * triangles[3 * t], *b = vertices + 3 * triangles[3 * t + 1],
+                 *c = vertices + 3 * triangles[3 * t + 2];
+    double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+    double w[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+    double nrm[3] = {u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2],
+                     u[0] * w[1] - u[1] * w[0]};
+    double length = sqrt(nrm[0] * nrm[0] + nrm[1] * nrm[1] + nrm[2] * nrm[2]);
+    assert_true(length > 0.0);
+    for (int v = 0; v < 8; ++v) {
+      const double *p = vertices + 3 * v;
+      assert_true(nrm[0] * (p[0] - a[0]) + nrm[1] * (p[1] - a[1]) + nrm[2] * (p[2] - a[2]) <=
+                  1e-12 * length);
+    }
+  }
+  assert_int_equal(lcp_body_remove(world, body), LCP_OK);
+  assert_int_equal(lcp_world_geom_count(world), 0);
+  assert_int_equal(lcp_geom_get_info(world, box_id, &info), LCP_ERR_NOT_FOUND);
+  assert_int_equal(lcp_geom_get_hull(world, hull_id, vertices, 8, triangles, 12),
+                   LCP_ERR_NOT_FOUND);
+  lcp_world_destroy(&world);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_box_with_extra_points),
@@ -435,6 +521,7 @@ int main(void) {
       cmocka_unit_test(test_random_clouds),
       cmocka_unit_test(test_far_from_origin),
       cmocka_unit_test(test_degenerate_inputs),
+      cmocka_unit_test(test_geom_queries),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
