@@ -54,6 +54,8 @@ typedef struct lcpd_slot {
 typedef struct lcpd_sim lcpd_sim_t;
 /* Called after a step when the stream is due a state. */
 typedef void (*lcpd_publish_fn)(lcpd_sim_t *sim, void *user);
+/* Called after every step with its duration in ns (the metrics of --http). */
+typedef void (*lcpd_step_observer_fn)(void *user, uint64_t step_ns);
 
 struct lcpd_sim {
   lcpd_scene_t scene; /* as loaded at start-up; owned */
@@ -89,6 +91,9 @@ struct lcpd_sim {
   const char *const *model_roots;
   int32_t model_root_count;
   lcpd_held_wrenches_t held_wrenches; /* applied before every step (ApplyWrench HOLD) */
+  /* NULL unless --http: then each step is timed (two clock reads). */
+  lcpd_step_observer_fn step_observer;
+  void *step_observer_user;
 };
 
 /* Builds the world from scene, which the sim takes over (the caller's scene
