@@ -35,14 +35,14 @@ class Daemon:
         self.port = int(self.port)
 
     def close(self):
+        """Stops the daemon (SIGTERM); its exit status and what it wrote to stderr."""
         self.process.terminate()
         try:
-            self.process.wait(10)
+            _, err = self.process.communicate(timeout=30)
         except subprocess.TimeoutExpired:
             self.process.kill()
-            self.process.wait()
-        self.process.stdout.close()
-        self.process.stderr.close()
+            _, err = self.process.communicate()
+        return self.process.returncode, err
 
 
 def http_request(daemon, raw):
@@ -124,9 +124,13 @@ class HttpTest(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.client.close()
-        cls.daemon.close()
+        status, err = cls.daemon.close()
         cls.viewer.cleanup()
         os.unlink(cls.outside.name)
+        # A clean exit with every viewer's connection and the HTTP side closed (and, in the
+        # sanitizer build, nothing leaked or misused).
+        if status != 0 or "Sanitizer" in err or "runtime error" in err:
+            raise AssertionError("lcpsimd exited with %d:\n%s" % (status, err[-4000:]))
 
     def test_healthz(self):
         status, headers, body = get(self.daemon, "/healthz")
