@@ -52,15 +52,15 @@ for arg in "$@"; do
 done
 
 if [ -f "$SERVER_KEY" ] && [ -e "$AUTHORIZED_KEYS" ]; then
+  # A fresh observer key for the health check, allowed beside the mounted list.
+  rm -f "$HEALTH.key" "$HEALTH.pub"
+  lcpsimd --gen-keys "$HEALTH" --key-role observer >/dev/null
+  say "CURVE on: server key $SERVER_KEY, allow-list $AUTHORIZED_KEYS (and the health check's observer key $HEALTH.pub)"
   http_insecure=
   if [ -n "$http" ]; then
     http_insecure=--insecure
     say "HTTP (--http) has no authentication: anyone who reaches its port sees the world and the metrics (read-only)"
   fi
-  # A fresh observer key for the health check, allowed beside the mounted list.
-  rm -f "$HEALTH.key" "$HEALTH.pub"
-  lcpsimd --gen-keys "$HEALTH" --key-role observer >/dev/null
-  say "CURVE on: server key $SERVER_KEY, allow-list $AUTHORIZED_KEYS (and the health check's observer key $HEALTH.pub)"
   exec lcpsimd --curve-secret-key "$SERVER_KEY" --authorized-keys "$AUTHORIZED_KEYS" \
     --authorized-keys "$HEALTH.pub" $http_insecure "$@"
 fi
