@@ -85,7 +85,7 @@ typedef struct options {
   const char *authorized_keys[MAX_AUTHORIZED_KEYS];
   int authorized_keys_count;
   bool insecure;
-  const char *gen_keys; /* --gen-keys NAME: write keys and exit */
+  const char *gen_keys;   /* --gen-keys NAME: write keys and exit */
   const char *http;       /* --http HOST:PORT; NULL: off */
   const char *viewer_dir; /* --viewer-dir DIR */
   lcpd_role_t key_role;
@@ -759,8 +759,8 @@ static bool check_exposure(const options *o, bool curve) {
   char host[256], endpoint[300];
   int port;
   if (o->http && lcpd_http_split_address(o->http, host, sizeof host, &port)) {
-    snprintf(endpoint, sizeof endpoint, strchr(host, ':') ? "tcp://[%s]:%d" : "tcp://%s:%d",
-             host, port);
+    snprintf(endpoint, sizeof endpoint, strchr(host, ':') ? "tcp://[%s]:%d" : "tcp://%s:%d", host,
+             port);
     if (!lcpd_endpoint_is_local(endpoint)) {
       if (!o->insecure) {
         LCPD_ERROR("--http %s is not a loopback address: the HTTP side has no authentication, "
@@ -902,9 +902,8 @@ int main(int argc, char **argv) {
   }
   /* The first line of output: tests and scripts read the bound endpoints
    * (ephemeral ports included) from it. */
-  printf("lcpsimd listening rep=%s pub=%s%s%s\n", server.router_endpoint,
-         server.publisher_endpoint, server.http ? " http=" : "",
-         server.http ? lcpd_http_url(server.http) : "");
+  printf("lcpsimd listening rep=%s pub=%s%s%s\n", server.router_endpoint, server.publisher_endpoint,
+         server.http ? " http=" : "", server.http ? lcpd_http_url(server.http) : "");
   fflush(stdout);
   LCPD_INFO("lcpsimd %s: %d robots, %d bodies, timestep %g s, %s mode; requests on %s, states "
             "on %s",

@@ -31,7 +31,9 @@ typedef struct lcpd_server_options {
   int max_clients;               /* connections at once (0: no limit) */
   double idle_timeout_s;         /* close a connection silent this long (0: never) */
   uint64_t max_memory;           /* resident bytes watched (0: not watched) */
-  const lcpd_http_options_t *http; /* --http: the viewer, /metrics, /healthz; NULL: off */
+
+  /* --http: the viewer, /metrics, /healthz; NULL: off. */
+  const lcpd_http_options_t *http;
 } lcpd_server_options_t;
 
 /* The longest --busy-poll-us: signals and timers wait at most this long. */
