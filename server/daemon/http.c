@@ -252,6 +252,7 @@ typedef struct http_reply {
   unsigned char *buffer; /* LWS_PRE + body */
   size_t length;
   bool close_after;
+  bool head; /* a HEAD request: the headers only */
 } http_reply_t;
 
 /* One per connection (libwebsockets allocates it zeroed): an HTTP request
@@ -614,12 +615,18 @@ static int serve_file(lcpd_http_t *http, struct lws *wsi, session_t *s, const ch
 
 static int serve_http(lcpd_http_t *http, struct lws *wsi, session_t *s) {
   char uri[1024];
+  enum lws_token_indexes method = WSI_TOKEN_GET_URI;
+  s->reply.head = false;
   if (lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) <= 0) {
-    /* Any other method: refused, and the connection closed (a request
-     * body is not read). */
-    return reply_text(wsi, s, HTTP_STATUS_METHOD_NOT_ALLOWED, "method not allowed\n", true);
+    if (lws_hdr_total_length(wsi, WSI_TOKEN_HEAD_URI) <= 0) {
+      /* Any other method: refused, and the connection closed (a request
+       * body is not read). */
+      return reply_text(wsi, s, HTTP_STATUS_METHOD_NOT_ALLOWED, "method not allowed\n", true);
+    }
+    method = WSI_TOKEN_HEAD_URI;
+    s->reply.head = true;
   }
-  if (lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI) < 0)
+  if (lws_hdr_copy(wsi, uri, sizeof uri, method) < 0)
     return reply_text(wsi, s, HTTP_STATUS_NOT_FOUND, "not found\n", false);
   if (strcmp(uri, "/healthz") == 0)
     return reply_text(wsi, s, HTTP_STATUS_OK, "ok\n", false);

@@ -152,6 +152,20 @@ class HttpTest(unittest.TestCase):
         self.assertEqual(status, 405)
         self.assertEqual(headers.get("allow"), "GET")
         self.assertEqual(get(self.daemon, "/ws")[0], 400)  # not an upgrade
+        # HEAD: the headers of the GET, no body (the next request on the connection is served).
+        with socket.create_connection((self.daemon.host, self.daemon.port), timeout=10) as s:
+            s.sendall(b"HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+                      b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            data = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        first, second = data.split(b"HTTP/1.1 200", 2)[1:]
+        self.assertIn(b"content-length: 3", first.lower())
+        self.assertTrue(first.endswith(b"\r\n\r\n"), first)
+        self.assertTrue(second.endswith(b"\r\n\r\nok\n"), second)
 
     def test_metrics_count_requests(self):
         before = metrics(self.daemon)
