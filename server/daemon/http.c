@@ -615,16 +615,13 @@ static int serve_file(lcpd_http_t *http, struct lws *wsi, session_t *s, const ch
 
 static int serve_http(lcpd_http_t *http, struct lws *wsi, session_t *s) {
   char uri[1024];
-  enum lws_token_indexes method = WSI_TOKEN_GET_URI;
-  s->reply.head = false;
-  if (lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) <= 0) {
-    if (lws_hdr_total_length(wsi, WSI_TOKEN_HEAD_URI) <= 0) {
-      /* Any other method: refused, and the connection closed (a request
-       * body is not read). */
-      return reply_text(wsi, s, HTTP_STATUS_METHOD_NOT_ALLOWED, "method not allowed\n", true);
-    }
-    method = WSI_TOKEN_HEAD_URI;
-    s->reply.head = true;
+  /* A HEAD request also has the GET token set: HEAD is looked at first. */
+  s->reply.head = lws_hdr_total_length(wsi, WSI_TOKEN_HEAD_URI) > 0;
+  enum lws_token_indexes method = s->reply.head ? WSI_TOKEN_HEAD_URI : WSI_TOKEN_GET_URI;
+  if (lws_hdr_total_length(wsi, method) <= 0) {
+    /* Any other method: refused, and the connection closed (a request
+     * body is not read). */
+    return reply_text(wsi, s, HTTP_STATUS_METHOD_NOT_ALLOWED, "method not allowed\n", true);
   }
   if (lws_hdr_copy(wsi, uri, sizeof uri, method) < 0)
     return reply_text(wsi, s, HTTP_STATUS_NOT_FOUND, "not found\n", false);
@@ -640,7 +637,9 @@ static int serve_http(lcpd_http_t *http, struct lws *wsi, session_t *s) {
 static int http_writeable(struct lws *wsi, session_t *s) {
   if (!s->reply.buffer)
     return 0;
-  int written = lws_write(wsi, s->reply.buffer + LWS_PRE, s->reply.length, LWS_WRITE_HTTP_FINAL);
+  int written = s->reply.head ? 0
+                              : lws_write(wsi, s->reply.buffer + LWS_PRE, s->reply.length,
+                                          LWS_WRITE_HTTP_FINAL);
   free(s->reply.buffer);
   s->reply.buffer = NULL;
   if (written < 0 || s->reply.close_after)
