@@ -615,7 +615,7 @@ static int serve_file(lcpd_http_t *http, struct lws *wsi, session_t *s, const ch
 
 static int serve_http(lcpd_http_t *http, struct lws *wsi, session_t *s) {
   char uri[1024];
-  /* A HEAD request also has the GET token set: HEAD is looked at first. */
+  /* GET, or HEAD: the same reply without its body (health probes use HEAD). */
   s->reply.head = lws_hdr_total_length(wsi, WSI_TOKEN_HEAD_URI) > 0;
   enum lws_token_indexes method = s->reply.head ? WSI_TOKEN_HEAD_URI : WSI_TOKEN_GET_URI;
   if (lws_hdr_total_length(wsi, method) <= 0) {
