@@ -454,11 +454,12 @@ stage "start the daemon from the image"
 case $BUILDER in
   docker)
     CTR=lcpsim-smoke-$$
-    docker run -d --name "$CTR" -p 127.0.0.1::5555 -p 127.0.0.1::5556 \
+    docker run -d --name "$CTR" -p 127.0.0.1::5555 -p 127.0.0.1::5556 -p 127.0.0.1::8080 \
       -v "$SECRETS:/run/secrets:ro" "$IMAGE" >/dev/null ||
       fail "docker run"
     REP=tcp://$(docker port "$CTR" 5555/tcp | head -n 1)
     PUB=tcp://$(docker port "$CTR" 5556/tcp | head -n 1)
+    HTTP=http://$(docker port "$CTR" 8080/tcp | head -n 1)
     ;;
   buildah)
     CTR=$(buildah from --pull=false --name "lcpsim-smoke-$$" "$IMAGE")
@@ -468,13 +469,13 @@ case $BUILDER in
     # Host networking (chroot isolation has no network namespace): the image's
     # CMD binds 5555 and 5556; when another program holds them, bind ephemeral
     # loopback ports instead, with the same ENTRYPOINT.
-    if port_free 5555 && port_free 5556; then
+    if port_free 5555 && port_free 5556 && port_free 8080; then
       # shellcheck disable=SC2086
       set -- $ENTRYPOINT $CMD
     else
-      log "port 5555 or 5556 is taken on this machine: binding ephemeral ports instead"
+      log "port 5555, 5556 or 8080 is taken on this machine: binding ephemeral ports instead"
       # shellcheck disable=SC2086
-      set -- $ENTRYPOINT --bind tcp://127.0.0.1:0 --pub tcp://127.0.0.1:0
+      set -- $ENTRYPOINT --bind tcp://127.0.0.1:0 --pub tcp://127.0.0.1:0 --http 127.0.0.1:0
     fi
     log "buildah run: $*"
     buildah run --isolation chroot -v "$SECRETS:/run/secrets:ro" "$CTR" -- "$@" \
@@ -490,11 +491,13 @@ case $BUILDER in
     line=$(grep -m 1 'listening' "$WORK/server.log")
     REP=$(printf '%s\n' "$line" | sed -n 's/.*rep=\([^ ]*\).*/\1/p' | sed 's#//0\.0\.0\.0:#//127.0.0.1:#')
     PUB=$(printf '%s\n' "$line" | sed -n 's/.*pub=\([^ ]*\).*/\1/p' | sed 's#//0\.0\.0\.0:#//127.0.0.1:#')
+    HTTP=$(printf '%s\n' "$line" | sed -n 's/.*http=\([^ ]*\).*/\1/p' | sed 's#//0\.0\.0\.0:#//127.0.0.1:#')
     DAEMON_PID=$(find_daemon_pid "$SERVER_PID") || fail "no lcpsimd process under buildah run"
     log "lcpsimd: pid $DAEMON_PID, uid $(awk '/^Uid:/ { print $2 }' "/proc/$DAEMON_PID/status")"
     ;;
 esac
-log "endpoints: rep=$REP pub=$PUB"
+log "endpoints: rep=$REP pub=$PUB http=$HTTP"
+[ -n "$HTTP" ] || fail "the image's lcpsimd serves no HTTP (--http)"
 case $BUILDER in
   docker) docker logs "$CTR" 2>&1 | grep -m 1 'lcpsim-entrypoint' >"$WORK/mode.log" || true ;;
   buildah) grep -m 1 'lcpsim-entrypoint' "$WORK/server.log" >"$WORK/mode.log" || true ;;
@@ -554,6 +557,33 @@ head -n 1 "$WORK/arm_sine.out" | sed 's/^/smoke: /'
 tail -n 1 "$WORK/arm_sine.out" | sed 's/^/smoke: /'
 lines=$(grep -c '^time=' "$WORK/arm_sine.out" || true)
 [ "$lines" -eq $((STEPS / 100)) ] || fail "arm_sine.py printed $lines state lines, not $((STEPS / 100))"
+
+stage "HTTP: /healthz and /metrics"
+"$PYTHON" - "$HTTP" "$STEPS" <<'PY' || fail "/healthz or /metrics"
+import sys, urllib.request
+url, steps = sys.argv[1], int(sys.argv[2])
+with urllib.request.urlopen(url + "/healthz", timeout=10) as r:
+    assert r.status == 200 and r.read() == b"ok\n", "/healthz is not 200 ok"
+with urllib.request.urlopen(url + "/metrics", timeout=10) as r:
+    assert r.headers["Content-Type"].startswith("text/plain; version=0.0.4"), r.headers
+    text = r.read().decode()
+values = {}
+try:
+    from prometheus_client.parser import text_string_to_metric_families
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            values.setdefault(sample.name, 0)
+            values[sample.name] += sample.value
+except ImportError:  # no python3-prometheus-client: the plain lines
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name = line.split("{")[0].split(" ")[0]
+            values[name] = values.get(name, 0) + float(line.rsplit(" ", 1)[1])
+assert values["lcpsim_steps_total"] >= steps, values["lcpsim_steps_total"]
+assert values["lcpsim_requests_total"] >= 1, values["lcpsim_requests_total"]
+print("smoke: /healthz ok; /metrics: %d steps, %d requests" % (values["lcpsim_steps_total"],
+                                                             values["lcpsim_requests_total"]))
+PY
 
 stage "compose's arm-sine client: the python-client image (200 steps)"
 case $BUILDER in

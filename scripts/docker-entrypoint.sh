@@ -13,6 +13,13 @@
 #   neither     lcpsimd as given, which refuses a non-loopback --bind or --pub
 #               and says how to make keys.
 #
+# --http (the image's CMD serves it on 0.0.0.0:8080): the HTTP side has no
+# authentication (it is read-only: the viewer's page and stream, /metrics,
+# /healthz), so lcpsimd serves it beyond the loopback only with --insecure.
+# Under CURVE the entrypoint adds --insecure for it (which changes nothing for
+# the CURVE sockets) and says so; publish the port only where the world may
+# be watched.
+#
 #   lcpsim-entrypoint health [PING OPTIONS]   the health check: lcpsim-ping,
 #                                            with the health key under CURVE
 #   lcpsim-entrypoint --gen-keys NAME ...    lcpsimd --gen-keys, nothing else
@@ -39,13 +46,23 @@ case ${1:-} in
   --gen-keys | --gen-keys=* | --help | --version) exec lcpsimd "$@" ;;
 esac
 
+http=
+for arg in "$@"; do
+  case $arg in --http | --http=*) http=yes ;; esac
+done
+
 if [ -f "$SERVER_KEY" ] && [ -e "$AUTHORIZED_KEYS" ]; then
   # A fresh observer key for the health check, allowed beside the mounted list.
   rm -f "$HEALTH.key" "$HEALTH.pub"
   lcpsimd --gen-keys "$HEALTH" --key-role observer >/dev/null
   say "CURVE on: server key $SERVER_KEY, allow-list $AUTHORIZED_KEYS (and the health check's observer key $HEALTH.pub)"
+  http_insecure=
+  if [ -n "$http" ]; then
+    http_insecure=--insecure
+    say "HTTP (--http) has no authentication: anyone who reaches its port sees the world and the metrics (read-only)"
+  fi
   exec lcpsimd --curve-secret-key "$SERVER_KEY" --authorized-keys "$AUTHORIZED_KEYS" \
-    --authorized-keys "$HEALTH.pub" "$@"
+    --authorized-keys "$HEALTH.pub" $http_insecure "$@"
 fi
 if [ "${LCPSIM_INSECURE:-0}" = 1 ]; then
   say "INSECURE: no keys at $SERVER_KEY and $AUTHORIZED_KEYS, and LCPSIM_INSECURE=1: serving WITHOUT authentication (--insecure); anyone who reaches the ports controls the simulator"

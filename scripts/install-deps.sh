@@ -11,7 +11,7 @@ set -eu
 # python3-protobuf (python3-numpy for its arrays, which the tests check),
 # and its package test pip-installs it into a venv
 # (python3-venv; python3-wheel builds the wheel).
-PACKAGES="build-essential cmake pkg-config libcmocka-dev libxml2-dev libassimp-dev libzmq3-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler libuv1-dev python3 python3-zmq python3-protobuf python3-numpy python3-venv python3-wheel clang libfuzzer-14-dev"
+PACKAGES="build-essential cmake pkg-config libcmocka-dev libxml2-dev libassimp-dev libzmq3-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler libuv1-dev python3 python3-zmq python3-protobuf python3-numpy python3-venv python3-wheel clang libfuzzer-14-dev libwebsockets-dev libwebsockets-evlib-uv python3-websocket python3-prometheus-client"
 # --build-only (the Docker image's build stage) stops here. Otherwise also:
 # the image's smoke test (docker/smoke.sh) builds it with buildah when no
 # Docker engine runs, on Debian base images made with debootstrap; the Node.js

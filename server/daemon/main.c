@@ -87,7 +87,9 @@ typedef struct options {
   const char *authorized_keys[MAX_AUTHORIZED_KEYS];
   int authorized_keys_count;
   bool insecure;
-  const char *gen_keys; /* --gen-keys NAME: write keys and exit */
+  const char *gen_keys;   /* --gen-keys NAME: write keys and exit */
+  const char *http;       /* --http HOST:PORT; NULL: off */
+  const char *viewer_dir; /* --viewer-dir DIR */
   lcpd_role_t key_role;
   /* Recordings (recording.h) and replay (replay.h). */
   const char *record, *record_dir, *replay;
@@ -140,6 +142,14 @@ static void usage(FILE *out) {
           "                           making the daemon hold the most (requests not yet\n"
           "                           read, replies not yet taken) is closed; 0: no watch\n"
           "                           [%d]\n"
+          "\n"
+          "HTTP (docs/viewer.md):\n"
+          "  --http HOST:PORT         serve the browser viewer, its WebSocket (/ws), /metrics\n"
+          "                           and /healthz there (127.0.0.1:8080; port 0 picks one,\n"
+          "                           named on the first line as http=URL); off by default.\n"
+          "                           No authentication: beyond the loopback only with\n"
+          "                           --insecure\n"
+          "  --viewer-dir DIR         the viewer's files [share/lcpsim/viewer]\n"
           "\n"
           "Authentication (docs/security.md):\n"
           "  --curve-secret-key FILE  CURVE on both sockets with the server key pair in FILE\n"
@@ -257,6 +267,9 @@ static int parse_options(int argc, char **argv, options *o) {
     OPT_RECORD_MAX_BYTES,
     OPT_REPLAY,
     OPT_REPLAY_SPEED,
+
+    OPT_HTTP,
+    OPT_VIEWER_DIR,
     OPT_HELP,
     OPT_VERSION
   };
@@ -292,6 +305,9 @@ static int parse_options(int argc, char **argv, options *o) {
       {"record-max-bytes", required_argument, NULL, OPT_RECORD_MAX_BYTES},
       {"replay", required_argument, NULL, OPT_REPLAY},
       {"replay-speed", required_argument, NULL, OPT_REPLAY_SPEED},
+
+      {"http", required_argument, NULL, OPT_HTTP},
+      {"viewer-dir", required_argument, NULL, OPT_VIEWER_DIR},
       {"help", no_argument, NULL, OPT_HELP},
       {"version", no_argument, NULL, OPT_VERSION},
       {NULL, 0, NULL, 0},
@@ -475,6 +491,12 @@ static int parse_options(int argc, char **argv, options *o) {
       break;
     case OPT_INSECURE:
       o->insecure = true;
+      break;
+    case OPT_HTTP:
+      o->http = optarg;
+      break;
+    case OPT_VIEWER_DIR:
+      o->viewer_dir = optarg;
       break;
     case OPT_GEN_KEYS:
       o->gen_keys = optarg;
@@ -796,6 +818,24 @@ static bool check_exposure(const options *o, bool curve) {
     LCPD_WARN("INSECURE: %s %s is served without authentication (--insecure)",
               i == 0 ? "--bind" : "--pub", endpoints[i]);
   }
+  /* The HTTP side has no CURVE: beyond the loopback it needs --insecure
+   * whatever the ZeroMQ sockets use. */
+  char host[256], endpoint[300];
+  int port;
+  if (o->http && lcpd_http_split_address(o->http, host, sizeof host, &port)) {
+    snprintf(endpoint, sizeof endpoint, strchr(host, ':') ? "tcp://[%s]:%d" : "tcp://%s:%d", host,
+             port);
+    if (!lcpd_endpoint_is_local(endpoint)) {
+      if (!o->insecure) {
+        LCPD_ERROR("--http %s is not a loopback address: the HTTP side has no authentication, "
+                   "and anyone who can reach it sees the world and the metrics. Pass "
+                   "--insecure to serve it anyway (or keep it on 127.0.0.1 and forward the port)",
+                   o->http);
+        return false;
+      }
+      LCPD_WARN("INSECURE: --http %s is served without authentication (--insecure)", o->http);
+    }
+  }
   return true;
 }
 
@@ -930,6 +970,10 @@ int main(int argc, char **argv) {
                                                 .max_bytes = (uint64_t)o.record_max_bytes,
                                                 .state_limit = REPLY_LIMIT_BYTES});
   sim.recorder = &recorder;
+
+  lcpd_http_options_t http_options = {.address = o.http, .viewer_dir = o.viewer_dir};
+  if (o.http)
+    server_options.http = &http_options;
   lcpd_server_t server;
   if (lcpd_server_open(&server, &sim, &server_options, &error) != LCP_OK ||
       (o.record && lcpd_recorder_start_local(&recorder, &sim, o.record, (uint32_t)o.record_every,
@@ -946,7 +990,8 @@ int main(int argc, char **argv) {
   }
   /* The first line of output: tests and scripts read the bound endpoints
    * (ephemeral ports included) from it. */
-  printf("lcpsimd listening rep=%s pub=%s\n", server.router_endpoint, server.publisher_endpoint);
+  printf("lcpsimd listening rep=%s pub=%s%s%s\n", server.router_endpoint, server.publisher_endpoint,
+         server.http ? " http=" : "", server.http ? lcpd_http_url(server.http) : "");
   fflush(stdout);
   LCPD_INFO("lcpsimd %s: %d robots, %d bodies, timestep %g s, %s mode; requests on %s, states "
             "on %s",

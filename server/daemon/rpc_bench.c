@@ -25,17 +25,29 @@
  * CURVE on (--curve-secret-key, and an allow-list of this client's key) is
  * timed in the same alternating blocks: curve_us is its mean round trip and
  * curve_ratio = curve_us / us_per_call, the cost of authentication and
- * encryption on the same call. */
+ * encryption on the same call.
+ *
+ * --viewers N (with --start-daemon): a second daemon of the same arguments
+ * with --http on (added unless given) and N WebSocket viewers of its /ws
+ * stream, N - 1 reading everything and one never reading, is timed in the
+ * same alternating blocks: viewer_us is its mean round trip and
+ * viewer_ratio = viewer_us / us_per_call, what the viewers cost the control
+ * tick. */
 #include "lcpsim/v1/lcpsim.pb-c.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -376,7 +388,7 @@ static bool echo_call(void *socket, const unsigned char *request, size_t request
  * first line of its output. Forked before this process opens any ZeroMQ
  * context, as the echo is. */
 static bool daemon_spawn(const char *path, const char **extra, int extra_count, pid_t *pid,
-                         char endpoint[256]) {
+                         char endpoint[256], char http[256]) {
   int out[2];
   if (pipe(out) != 0)
     return false;
@@ -403,6 +415,11 @@ static bool daemon_spawn(const char *path, const char **extra, int extra_count, 
   char line[600], pub[256];
   bool ok = lines && fgets(line, sizeof line, lines) &&
             sscanf(line, "lcpsimd listening rep=%255s pub=%255s", endpoint, pub) == 2;
+  const char *http_field = strstr(line, " http=http://");
+  if (ok && http && !(http_field && sscanf(http_field, " http=http://%255s", http) == 1)) {
+    fprintf(stderr, "lcpsim-rpc-bench: %s serves no HTTP (built without LCP_HTTP?)\n", path);
+    ok = false;
+  }
   /* The daemon's later output (none at --log-level warning) is not read:
    * closing the pipe would only make its next write fail. */
   if (!ok) {
@@ -425,6 +442,105 @@ static bool daemon_stop(pid_t pid) {
     return false;
   }
   return true;
+}
+
+/* ---- WebSocket viewers (--viewers) ---- */
+
+#define MAX_VIEWERS 64
+
+typedef struct viewers {
+  int fds[MAX_VIEWERS];
+  int count;
+  pthread_t reader;
+  bool reading;
+  volatile bool stop;
+} viewers_t;
+
+/* A TCP connection to host:port (IPv4) that has asked for /ws and read the
+ * 101 reply; -1 on failure. */
+static int viewer_connect(const char *host_port, bool small_buffer) {
+  char host[64];
+  int port = 0;
+  const char *colon = strrchr(host_port, ':');
+  if (!colon || (size_t)(colon - host_port) >= sizeof host)
+    return -1;
+  memcpy(host, host_port, (size_t)(colon - host_port));
+  host[colon - host_port] = '\0';
+  port = atoi(colon + 1);
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0)
+    return -1;
+  if (small_buffer) {
+    int size = 4096;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+  }
+  struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  static const char request[] = "GET /ws HTTP/1.1\r\nHost: lcpsim\r\nUpgrade: websocket\r\n"
+                                "Connection: Upgrade\r\n"
+                                "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                                "Sec-WebSocket-Version: 13\r\n\r\n";
+  char reply[1024];
+  size_t length = 0;
+  if (inet_pton(AF_INET, host, &address.sin_addr) != 1 ||
+      connect(fd, (struct sockaddr *)&address, sizeof address) != 0 ||
+      write(fd, request, sizeof request - 1) != (ssize_t)(sizeof request - 1)) {
+    close(fd);
+    return -1;
+  }
+  /* The reply's headers only, byte by byte, so that no frame is consumed
+   * by a viewer meant never to read one. */
+  while (length < sizeof reply - 1 && read(fd, reply + length, 1) == 1) {
+    reply[++length] = '\0';
+    if (length >= 4 && memcmp(reply + length - 4, "\r\n\r\n", 4) == 0)
+      break;
+  }
+  if (length < 12 || strncmp(reply, "HTTP/1.1 101", 12) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/* Reads and discards every viewer's bytes but the first's (the stalled one). */
+static void *viewers_read(void *user) {
+  viewers_t *v = user;
+  struct pollfd polls[MAX_VIEWERS];
+  char buffer[65536];
+  while (!v->stop) {
+    int n = 0;
+    for (int i = 1; i < v->count; ++i)
+      polls[n++] = (struct pollfd){.fd = v->fds[i], .events = POLLIN};
+    if (poll(polls, (nfds_t)n, 50) <= 0)
+      continue;
+    for (int i = 0; i < n; ++i)
+      if (polls[i].revents & (POLLIN | POLLHUP | POLLERR))
+        if (read(polls[i].fd, buffer, sizeof buffer) <= 0)
+          polls[i].fd = -1;
+  }
+  return NULL;
+}
+
+static bool viewers_open(viewers_t *v, const char *host_port, int count) {
+  for (v->count = 0; v->count < count; ++v->count) {
+    v->fds[v->count] = viewer_connect(host_port, v->count == 0);
+    if (v->fds[v->count] < 0) {
+      fprintf(stderr, "lcpsim-rpc-bench: WebSocket viewer %d cannot connect to %s/ws\n",
+              v->count + 1, host_port);
+      return false;
+    }
+  }
+  v->reading = pthread_create(&v->reader, NULL, viewers_read, v) == 0;
+  return v->reading;
+}
+
+static void viewers_close(viewers_t *v) {
+  v->stop = true;
+  if (v->reading)
+    pthread_join(v->reader, NULL);
+  v->reading = false;
+  for (int i = 0; i < v->count; ++i)
+    close(v->fds[i]);
+  v->count = 0;
 }
 
 /* Sets the flags named in a comma-separated list ("all": every one). */
@@ -467,7 +583,10 @@ static void usage(FILE *out) {
                "--daemon-arg ARG, repeatable, e.g. --daemon-arg=--busy-poll-us=0), measure\n"
                "against it instead of --endpoint, then stop it.\n"
                "--curve (with --start-daemon): also a second lcpsimd with CURVE on, timed in\n"
-               "the same blocks (curve_us, curve_ratio = curve_us / us_per_call).\n");
+               "the same blocks (curve_us, curve_ratio = curve_us / us_per_call).\n"
+               "--viewers N (with --start-daemon): also a second lcpsimd with --http and N\n"
+               "WebSocket viewers (one never reading), timed in the same blocks (viewer_us,\n"
+               "viewer_ratio = viewer_us / us_per_call).\n");
 }
 
 int main(int argc, char **argv) {
@@ -479,6 +598,7 @@ int main(int argc, char **argv) {
   call_kind kind = CALL_STEP;
   const char *sensors = NULL;
   bool curve = false;
+  long viewer_count = 0;
   Lcpsim__V1__Sensors sensor_flags = LCPSIM__V1__SENSORS__INIT;
   static const struct option options[] = {
       {"endpoint", required_argument, NULL, 'e'},
@@ -490,6 +610,7 @@ int main(int argc, char **argv) {
       {"daemon-arg", required_argument, NULL, 'a'},
       {"sensors", required_argument, NULL, 'S'},
       {"curve", no_argument, NULL, 'C'},
+      {"viewers", required_argument, NULL, 'V'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -547,6 +668,13 @@ int main(int argc, char **argv) {
     case 'C':
       curve = true;
       break;
+    case 'V':
+      viewer_count = strtol(optarg, &end, 10);
+      if (*end != '\0' || viewer_count < 1 || viewer_count > MAX_VIEWERS) {
+        fprintf(stderr, "lcpsim-rpc-bench: --viewers must be 1 to %d\n", MAX_VIEWERS);
+        return 2;
+      }
+      break;
     case 'h':
       usage(stdout);
       return 0;
@@ -564,11 +692,26 @@ int main(int argc, char **argv) {
   /* A daemon that prints nothing but its first line never fills the pipe;
    * SIGPIPE would only come from a daemon that went away. */
   signal(SIGPIPE, SIG_IGN);
-  if (curve && !daemon_path) {
-    fprintf(stderr, "lcpsim-rpc-bench: --curve needs --start-daemon\n");
+  if ((curve || viewer_count) && !daemon_path) {
+    fprintf(stderr, "lcpsim-rpc-bench: --curve and --viewers need --start-daemon\n");
     return 2;
   }
-  pid_t daemon_pid = -1, curve_pid = -1;
+  pid_t daemon_pid = -1, curve_pid = -1, viewer_pid = -1;
+  char viewer_endpoint[256], viewer_http[256];
+  if (viewer_count) {
+    /* The same daemon with --http on, for the viewers. */
+    const char *viewer_args[MAX_DAEMON_ARGS + 1];
+    bool has_http = false;
+    for (int i = 0; i < daemon_arg_count; ++i) {
+      viewer_args[i] = daemon_args[i];
+      has_http = has_http || strncmp(daemon_args[i], "--http", 6) == 0;
+    }
+    int n = daemon_arg_count;
+    if (!has_http)
+      viewer_args[n++] = "--http=127.0.0.1:0";
+    if (!daemon_spawn(daemon_path, viewer_args, n, &viewer_pid, viewer_endpoint, viewer_http))
+      return 1;
+  }
   curve_keys keys;
   char curve_dir[64] = "", curve_key_file[96], curve_allow_file[96], curve_endpoint[256];
   if (curve) {
@@ -579,22 +722,30 @@ int main(int argc, char **argv) {
         zmq_curve_keypair(keys.client_public, keys.client_secret) != 0 ||
         !write_curve_files(&keys, curve_dir, curve_key_file, curve_allow_file)) {
       fprintf(stderr, "lcpsim-rpc-bench: cannot make CURVE keys\n");
+      if (viewer_pid > 0)
+        daemon_stop(viewer_pid);
       return 1;
     }
     curve_args[daemon_arg_count] = "--curve-secret-key";
     curve_args[daemon_arg_count + 1] = curve_key_file;
     curve_args[daemon_arg_count + 2] = "--authorized-keys";
     curve_args[daemon_arg_count + 3] = curve_allow_file;
-    bool started =
-        daemon_spawn(daemon_path, curve_args, daemon_arg_count + 4, &curve_pid, curve_endpoint);
+    bool started = daemon_spawn(daemon_path, curve_args, daemon_arg_count + 4, &curve_pid,
+                                curve_endpoint, NULL);
     remove_curve_files(curve_dir, curve_key_file, curve_allow_file); /* read at start-up */
-    if (!started)
+    if (!started) {
+      if (viewer_pid > 0)
+        daemon_stop(viewer_pid);
       return 1;
+    }
   }
   if (daemon_path) {
-    if (!daemon_spawn(daemon_path, daemon_args, daemon_arg_count, &daemon_pid, daemon_endpoint)) {
+    if (!daemon_spawn(daemon_path, daemon_args, daemon_arg_count, &daemon_pid, daemon_endpoint,
+                      NULL)) {
       if (curve_pid > 0)
         daemon_stop(curve_pid);
+      if (viewer_pid > 0)
+        daemon_stop(viewer_pid);
       return 1;
     }
     endpoint = daemon_endpoint;
@@ -606,6 +757,8 @@ int main(int argc, char **argv) {
       daemon_stop(daemon_pid);
     if (curve_pid > 0)
       daemon_stop(curve_pid);
+    if (viewer_pid > 0)
+      daemon_stop(viewer_pid);
     return 1;
   }
   /* The daemon first, to learn the sizes the echo imitates. */
@@ -626,6 +779,16 @@ int main(int argc, char **argv) {
     ok = cb.socket && daemon_setup(&cb, robot, (size_t)bytes);
     for (int i = 0; ok && i < WARMUP_CALLS; ++i)
       ok = daemon_call(&cb, &ignored);
+  }
+  daemon_bench vb = {.kind = kind, .sensors = sensor_flags, .with_sensors = sensors != NULL};
+  double viewer_seconds = 0.0;
+  viewers_t viewers = {.count = 0};
+  if (ok && viewer_count) {
+    vb.socket = open_req(context, viewer_endpoint);
+    ok = vb.socket && daemon_setup(&vb, robot, (size_t)bytes) &&
+         viewers_open(&viewers, viewer_http, (int)viewer_count);
+    for (int i = 0; ok && i < WARMUP_CALLS; ++i)
+      ok = daemon_call(&vb, &ignored);
   }
 
   unsigned char *echo_request = calloc(1, b.request_bytes ? b.request_bytes : 1);
@@ -652,6 +815,8 @@ int main(int argc, char **argv) {
       ok = daemon_call(&b, &daemon_seconds);
     for (long i = 0; ok && curve && i < n; ++i)
       ok = daemon_call(&cb, &curve_seconds);
+    for (long i = 0; ok && viewer_count && i < n; ++i)
+      ok = daemon_call(&vb, &viewer_seconds);
     for (long i = 0; ok && i < n; ++i)
       ok =
           echo_call(echo_socket, echo_request, echo_request_bytes, echo_reply_bytes, &echo_seconds);
@@ -664,6 +829,9 @@ int main(int argc, char **argv) {
     zmq_close(b.socket);
   if (cb.socket)
     zmq_close(cb.socket);
+  if (vb.socket)
+    zmq_close(vb.socket);
+  viewers_close(&viewers);
   zmq_ctx_term(context);
   echo_stop(&echo);
   free(echo_request);
@@ -671,6 +839,10 @@ int main(int argc, char **argv) {
   free(b.payload);
   free(cb.packed);
   free(cb.payload);
+  free(vb.packed);
+  free(vb.payload);
+  if (viewer_pid > 0 && !daemon_stop(viewer_pid))
+    ok = false;
   if (daemon_pid > 0 && !daemon_stop(daemon_pid))
     ok = false;
   if (curve_pid > 0 && !daemon_stop(curve_pid))
@@ -689,6 +861,9 @@ int main(int argc, char **argv) {
   if (curve)
     printf(" curve_us=%.2f curve_ratio=%.3f", curve_seconds / (double)calls * 1e6,
            curve_seconds / daemon_seconds);
+  if (viewer_count)
+    printf(" viewers=%ld viewer_us=%.2f viewer_ratio=%.3f", viewer_count,
+           viewer_seconds / (double)calls * 1e6, viewer_seconds / daemon_seconds);
   printf("\n");
   return 0;
 }

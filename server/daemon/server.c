@@ -281,6 +281,8 @@ static void answer(lcpd_server_t *server, lcpd_call_t *call, lcpd_incoming_t *in
               lcpd_call_name(call), peer_name(in, peer, sizeof peer),
               lcpd_code_name(call->status.code), call->status.message);
   }
+  if (server->metrics)
+    lcpd_metrics_request(server->metrics, lcpd_call_name(call), lcpd_code_name(call->status.code));
   send_reply(server, call, in);
   lcpd_call_finish(call);
 }
@@ -883,6 +885,7 @@ static void close_handles(lcpd_server_t *server) {
     lcpd_auth_close_handles(server->auth);
   close_handle((uv_handle_t *)&server->monitor_poll);
   close_handle((uv_handle_t *)&server->watch_timer);
+  lcpd_http_close_handles(server->http);
   server->handles_open = false;
 }
 
@@ -1069,6 +1072,14 @@ int lcpd_server_open(lcpd_server_t *server, lcpd_sim_t *sim, const lcpd_server_o
     lcpd_server_close(server);
     return error->code;
   }
+  if (options->http) {
+    if (lcpd_http_open(&server->http, &server->loop, sim, &server->connections, options->http,
+                       error) != LCP_OK) {
+      lcpd_server_close(server);
+      return error->code;
+    }
+    server->metrics = lcpd_http_metrics(server->http);
+  }
   sim->publish = publish_state;
   sim->publish_user = server;
   return LCP_OK;
@@ -1105,6 +1116,9 @@ void lcpd_server_close(lcpd_server_t *server) {
     free(server->dropped[i]);
   }
   server->dropped_count = 0;
+  lcpd_http_free(server->http);
+  server->http = NULL;
+  server->metrics = NULL;
   lcpd_connections_destroy(&server->connections);
   lcpd_call_destroy(&server->call);
   lcpd_call_destroy(&server->side_call);

@@ -8,6 +8,7 @@
 #include "auth.h"
 #include "connections.h"
 #include "handlers.h"
+#include "http.h"
 #include "memory.h"
 #include "sim.h"
 
@@ -30,6 +31,9 @@ typedef struct lcpd_server_options {
   int max_clients;               /* connections at once (0: no limit) */
   double idle_timeout_s;         /* close a connection silent this long (0: never) */
   uint64_t max_memory;           /* resident bytes watched (0: not watched) */
+
+  /* --http: the viewer, /metrics, /healthz; NULL: off. */
+  const lcpd_http_options_t *http;
 } lcpd_server_options_t;
 
 /* The longest --busy-poll-us: signals and timers wait at most this long. */
@@ -122,6 +126,9 @@ typedef struct lcpd_server {
   /* Published states are built here. */
   lcpd_arena_t publish_arena;
   lcpd_error_t publish_error; /* what publish_arena refused */
+  /* --http (NULL when off): the HTTP side on this loop, and its counters. */
+  lcpd_http_t *http;
+  lcpd_metrics_t *metrics;
 } lcpd_server_t;
 
 /* Binds the sockets and sets up the loop. On failure everything opened is

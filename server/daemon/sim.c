@@ -6,6 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+static uint64_t monotonic_ns(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
 
 static void engine_log(void *user, lcp_log_level_t level, const char *message) {
   (void)user;
@@ -291,12 +298,16 @@ int lcpd_sim_step(lcpd_sim_t *sim, lcpd_error_t *error) {
                : LCP_OK;
   if (rc != LCP_OK)
     return rc;
+  uint64_t start = sim->step_observer ? monotonic_ns() : 0;
   rc = lcp_world_step(sim->live.world);
   if (rc != LCP_OK)
     return lcpd_fail(error, rc, "step %llu failed: %s",
                      (unsigned long long)lcp_world_step_count(sim->live.world) + 1,
                      lcp_world_last_error(sim->live.world));
   bool published = false;
+
+  if (sim->step_observer)
+    sim->step_observer(sim->step_observer_user, monotonic_ns() - start);
   if (sim->publish_every && ++sim->steps_since_publish >= sim->publish_every) {
     sim->steps_since_publish = 0;
     if (sim->publish) {

@@ -59,6 +59,9 @@ typedef void (*lcpd_publish_fn)(lcpd_sim_t *sim, void *user);
 typedef struct lcpd_recorder lcpd_recorder_t;
 typedef void (*lcpd_record_fn)(lcpd_sim_t *sim, bool published);
 
+/* Called after every step with its duration in ns (the metrics of --http). */
+typedef void (*lcpd_step_observer_fn)(void *user, uint64_t step_ns);
+
 struct lcpd_sim {
   lcpd_scene_t scene; /* as loaded at start-up; owned */
   lcpd_live_t live;
@@ -100,6 +103,10 @@ struct lcpd_sim {
    * record_step is set while a recording runs. Not owned: main's. */
   lcpd_recorder_t *recorder;
   lcpd_record_fn record_step;
+
+  /* NULL unless --http: then each step is timed (two clock reads). */
+  lcpd_step_observer_fn step_observer;
+  void *step_observer_user;
 };
 
 /* Builds the world from scene, which the sim takes over (the caller's scene
