@@ -54,6 +54,7 @@ BOX_MOVED_TO = (0.1, -0.55, 0.05)  # on the ground, in front of the arm and left
 BOX_TURNED = (math.cos(math.radians(15)), 0.0, 0.0, math.sin(math.radians(15)))  # 30° about z
 # The arm bent away from the camera, so its links' orientations are not the identity: a page
 # that read the quaternions wrong would draw them elsewhere.
+CONTACT_STEPS = 60  # the box settles on the table
 ARM_JOINTS = {"joint1": 2.0, "joint2": 0.6, "joint4": 0.8, "joint6": 0.5}
 
 SCREENSHOT_DIR = os.environ.get("LCPSIM_SCREENSHOT_DIR") or tempfile.mkdtemp(prefix="viewer-shots-")
@@ -300,6 +301,38 @@ class ViewerBrowserTest(unittest.TestCase):
         self.assertGreaterEqual(differing_fraction(moved, world, new_region, DIFFERENT), BOX_MIN,
                                 "after the move the box is drawn where it went")
 
+
+    def test_contacts_are_drawn_at_their_points(self):
+        """The box rests on the table after a few steps; with ?contacts=1 each contact's point
+        is drawn as a red dot (over everything: the dots ignore depth), and the page asks the
+        server for contacts ({"cmd":"contacts","on":true})."""
+        daemon = LiveDaemon()
+        try:
+            with Client(daemon.rep) as sim:
+                info = sim.get_info()
+                sim.step(CONTACT_STEPS)
+                state = sim._call("get_state", pb.GetStateRequest(include_contacts=True)).state
+        finally:
+            self.assertEqual(daemon.stop(), 0)
+        box_contacts = [c for c in state.contacts if "box" in (c.a, c.b)]
+        self.assertGreaterEqual(len(box_contacts), 3, "the box rests on the table")
+        self.server.publish("header", entry(header=pb.RecordHeader(
+            magic="lcpsim-recording", format_version=1, timestep=info.settings.timestep)))
+        state.scene_revision = 1
+        self.server.publish("scene", entry(scene=world_scene(info, state, 1, self.robots_dir)))
+        self.server.publish("state", entry(state=state))
+        self.browser.navigate(self.page_url("&contacts=1&frames=1"))
+        self.browser.wait_for("v.ready && v.lastStepCount === %d" % state.step_count)
+        image = self.shoot("contacts")
+        self.assertIn({"cmd": "contacts", "on": True}, self.server.wait_for_command(1))
+        _, _, rows = image
+        for contact in box_contacts:
+            x, y = project(vec(contact.position), CAMERA, TARGET, FOV, WIDTH, HEIGHT)
+            patch = [rows[int(y) + dy][3 * (int(x) + dx):3 * (int(x) + dx) + 3]
+                     for dx in (-1, 0, 1) for dy in (-1, 0, 1)]
+            self.assertTrue(any(r > 150 and g < 90 and b < 90 for r, g, b in patch),
+                            "a red dot at the contact (%.3f, %.3f, %.3f): %s"
+                            % (contact.position.x, contact.position.y, contact.position.z, patch))
 
     def test_the_replay_controls_send_their_commands(self):
         self.server.publish("header", entry(header=pb.RecordHeader(

@@ -276,6 +276,11 @@ export class WorldView {
         new THREE.MeshBasicMaterial({ color: colours.contact, depthTest: false }),
       );
       const arrow = new THREE.ArrowHelper(new THREE.Vector3(0, 0, 1), new THREE.Vector3(), 0.1, colours.contact);
+      // Contacts lie on surfaces and their arrows point into a solid: both are drawn over
+      // everything, as the frames are.
+      arrow.line.material.depthTest = false;
+      arrow.cone.material.depthTest = false;
+      dot.renderOrder = arrow.renderOrder = 2;
       const entry = { dot, arrow };
       this.contactGroup.add(dot, arrow);
       this.contactPool.push(entry);
