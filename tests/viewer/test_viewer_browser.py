@@ -23,7 +23,8 @@ their silhouettes' borders, less the page's panels):
     and the new region differs from `world` (BOX_MIN).
 
 The screenshots are written to $LCPSIM_SCREENSHOT_DIR and their paths printed.
-A second test checks the replay controls send the JSON commands the daemon expects.
+Other tests: contacts are drawn at their points; the replay controls send the JSON commands
+the daemon expects; pause view holds the picture.
 """
 
 import math
@@ -334,7 +335,7 @@ class ViewerBrowserTest(unittest.TestCase):
                             "a red dot at the contact (%.3f, %.3f, %.3f): %s"
                             % (contact.position.x, contact.position.y, contact.position.z, patch))
 
-    def test_the_replay_controls_send_their_commands(self):
+    def test_the_replay_controls_send_their_commands_and_pause_view_holds(self):
         self.server.publish("header", entry(header=pb.RecordHeader(
             magic="lcpsim-recording", format_version=1, timestep=0.001)))
         scene = pb.GetSceneReply()
@@ -356,6 +357,16 @@ class ViewerBrowserTest(unittest.TestCase):
         self.assertEqual(commands, [{"cmd": "play"}, {"cmd": "pause"}, {"cmd": "seek", "t": 1.25},
                                     {"cmd": "speed", "speed": 2}])
         self.shoot("replay_controls")
+
+        # Pause view: a State received while paused is not drawn (the animation frames after
+        # its arrival leave the last one on screen); resuming draws it.
+        self.browser.evaluate("document.getElementById('pause-view').click()")
+        received = self.browser.evaluate("window.lcpsimViewer.received")
+        self.server.publish("state", entry(state=pb.State(time=2.6, step_count=2600, scene_revision=1)))
+        viewer = self.browser.wait_for("v.received === %d" % (received + 1))
+        self.assertEqual(viewer["lastStepCount"], 2500, "paused: the new State is not drawn")
+        self.browser.evaluate("document.getElementById('pause-view').click()")
+        self.browser.wait_for("v.lastStepCount === 2600")
 
 
 def main():

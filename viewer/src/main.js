@@ -76,6 +76,7 @@ window.addEventListener("resize", () => {
 let socket = null;
 let retryMs = 500;
 let pendingState = null; // the newest State not drawn yet
+let latestState = null; // the newest State of the scene on screen, drawn or not
 let heldState = null; // a State of a scene not received yet
 let viewPaused = false;
 let followKey = "";
@@ -163,7 +164,9 @@ function onScene(reply) {
   followKey = menu.value;
   followLast = null;
   rate.reset();
-  if (heldState && heldState.scene_revision === world.revision) pendingState = heldState;
+  // A State of the scene before this one is never drawn on this one.
+  latestState = heldState && heldState.scene_revision === world.revision ? heldState : null;
+  pendingState = viewPaused ? null : latestState;
   heldState = null;
   needsRender = true;
 }
@@ -174,6 +177,7 @@ function onState(state) {
     return;
   }
   rate.add(state.time, performance.now() / 1000);
+  latestState = state;
   if (!viewPaused) pendingState = state;
 }
 
@@ -247,7 +251,7 @@ function setupControls() {
   });
   $("pause-view").addEventListener("click", () => {
     viewPaused = !viewPaused;
-    pendingState = null;
+    pendingState = viewPaused ? null : latestState; // resuming draws the newest at once
     $("pause-view").textContent = viewPaused ? "resume view" : "pause view";
   });
   $("reset-camera").addEventListener("click", () => {
