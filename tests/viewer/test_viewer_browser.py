@@ -27,6 +27,7 @@ Other tests: contacts are drawn at their points; the replay controls send the JS
 the daemon expects; pause view holds the picture.
 """
 
+import json
 import math
 import os
 import sys
@@ -195,7 +196,6 @@ class ViewerBrowserTest(unittest.TestCase):
         rects = self.browser.evaluate(
             "JSON.stringify([...document.querySelectorAll('.panel')].filter(p => !p.hidden)"
             ".map(p => { const r = p.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; }))")
-        import json
         return [tuple(r) for r in json.loads(rects)]
 
     def region(self, points, panels):
@@ -242,6 +242,13 @@ class ViewerBrowserTest(unittest.TestCase):
         self.browser.wait_for("v.ready && v.sceneRevision === 1 && v.lastStepCount === 1")
         empty = self.shoot("empty")
         panels = self.panel_pixels()
+        # Offline: the page loaded nothing but from the server it came from.
+        loaded = json.loads(self.browser.evaluate(
+            "JSON.stringify(performance.getEntriesByType('resource').map(e => e.name))"))
+        self.assertTrue(loaded, "the page loaded its script and style")
+        for url in loaded:
+            self.assertTrue(url.startswith(self.server.url) or url.startswith(self.server.url.replace("http", "ws")),
+                            "the page loaded %s from elsewhere" % url)
 
         world_state = pb.State()
         world_state.CopyFrom(state)
