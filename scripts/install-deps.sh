@@ -19,6 +19,7 @@ PACKAGES="build-essential cmake pkg-config libcmocka-dev libxml2-dev libassimp-d
 # installed already (a second one would conflict with it).
 case " $* " in *" --build-only "*) ;; *)
   PACKAGES="$PACKAGES buildah debootstrap"
+  PACKAGES="$PACKAGES chromium" # headless, for the viewer's browser test (tests/viewer)
   command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs npm"
 esac
 # --bench-peers: Bullet, ODE, MuJoCo and a C++ compiler, for the bench's
