@@ -335,6 +335,12 @@ static void test_body_set_state_like_restore(void **state) {
   assert_int_equal(lcp_body_set_state(w, LCP_WORLD_BODY, p, q, NULL, NULL),
                    LCP_ERR_INVALID_ARGUMENT);
   assert_int_equal(lcp_body_set_state(w, 999, p, q, v, om), LCP_ERR_NOT_FOUND);
+  /* Beyond the bounds every step checks: the steps after it would all fail. */
+  const double far[3] = {2e6, 0.0, 0.25}, fast[3] = {0.0, 2e6, 0.0}, spin[3] = {0.0, 0.0, 2e10};
+  assert_int_equal(lcp_body_set_state(w, box, far, q, v, om), LCP_ERR_INVALID_ARGUMENT);
+  assert_non_null(strstr(lcp_world_last_error(w), "beyond the bound"));
+  assert_int_equal(lcp_body_set_state(w, box, p, q, fast, om), LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(lcp_body_set_state(w, box, p, q, v, spin), LCP_ERR_INVALID_ARGUMENT);
   assert_true(lcp_world_state_hash(w) == hash);
 
   assert_int_equal(lcp_body_set_state(w, box, p, q, v, om), LCP_OK);
@@ -402,6 +408,17 @@ static void test_robot_set_state_like_restore(void **state) {
   memcpy(bad, qd, sizeof bad);
   bad[info.nv - 1] = NAN;
   assert_int_equal(lcp_robot_set_state(w, scene.robot, q, info.nq, bad, info.nv),
+                   LCP_ERR_INVALID_ARGUMENT);
+  /* A base thrown faster than the bound every step checks, and a joint spun
+   * beyond it, are refused: the steps after them would all fail. */
+  bad[info.nv - 1] = qd[info.nv - 1];
+  bad[0] = 2e6;
+  assert_int_equal(lcp_robot_set_state(w, scene.robot, NULL, 0, bad, info.nv),
+                   LCP_ERR_INVALID_ARGUMENT);
+  assert_non_null(strstr(lcp_world_last_error(w), "base's speed"));
+  bad[0] = qd[0];
+  bad[info.nv - 1] = 2e10;
+  assert_int_equal(lcp_robot_set_state(w, scene.robot, NULL, 0, bad, info.nv),
                    LCP_ERR_INVALID_ARGUMENT);
   assert_true(lcp_world_state_hash(w) == hash);
 

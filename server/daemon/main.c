@@ -40,7 +40,22 @@
  * maxclients, timeout and maxmemory play the same parts). */
 #define DEFAULT_MAX_CLIENTS 1000
 #define DEFAULT_IDLE_TIMEOUT_S 0
+/* In an AddressSanitizer build the resident memory is mostly the
+ * sanitizer's (shadow memory and the quarantine of freed blocks, hundreds of
+ * MiB after a long run), not what peers made the daemon hold: the watch
+ * would close healthy connections, so it is off unless asked for. */
+#if defined(__SANITIZE_ADDRESS__)
+#define LCPD_ADDRESS_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LCPD_ADDRESS_SANITIZER 1
+#endif
+#endif
+#ifdef LCPD_ADDRESS_SANITIZER
+#define DEFAULT_MAX_MEMORY_MIB 0
+#else
 #define DEFAULT_MAX_MEMORY_MIB 256
+#endif
 /* Descriptors kept free beyond --max-clients: files, the event loop, ZeroMQ's
  * own, and connections accepted only to be refused. */
 #define DESCRIPTOR_HEADROOM 64

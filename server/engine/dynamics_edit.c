@@ -17,6 +17,7 @@
  * mass and inertia and derives everything else (articulated inertias, the
  * mass matrix) from them in every pass, so replacing those three is all a
  * link edit needs. */
+#include "state_check.h"
 #include "world_internal.h"
 
 #include <math.h>
@@ -78,6 +79,9 @@ int lcp_body_set_state(lcp_world_t *world, lcp_body_id id, const double position
       ((linear && !is_zero3(linear)) || (angular && !is_zero3(angular))))
     return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT,
                            "body %d is static: it takes a pose but no velocity", (int)id);
+  char why[200];
+  if (!lcp__motion_within_bounds(position, linear, angular, why, sizeof why))
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "body %d: %s", (int)id, why);
   body_state *b = &world->state.bodies[slot];
   if (position)
     b->position = v3_from(position);
@@ -113,6 +117,9 @@ int lcp_robot_set_state(lcp_world_t *world, lcp_robot_id id, const double *q, in
                            "the base quaternion q[3..7) = (%g, %g, %g, %g) cannot be normalised",
                            q[3], q[4], q[5], q[6]);
   robot_state *st = &world->state.robots[slot];
+  char why[200];
+  if (!lcp__robot_motion_within_bounds(rm, q ? q : st->q, qd ? qd : st->qd, why, sizeof why))
+    return lcp__world_fail(world, LCP_ERR_INVALID_ARGUMENT, "robot '%s': %s", rm->name, why);
   if (q) {
     memcpy(st->q, q, (size_t)nq * sizeof(double));
     if (mb->floating)

@@ -97,8 +97,8 @@ static double norm3(const double *v) { return sqrt(v[0] * v[0] + v[1] * v[1] + v
 
 /* The first broken rule of a position (3 values) and a linear and an angular
  * velocity, each NULL when not checked: false with the reason in why. */
-static bool motion_ok(const double *position, const double *linear, const double *angular,
-                      char *why, size_t size) {
+bool lcp__motion_within_bounds(const double *position, const double *linear, const double *angular,
+                               char *why, size_t size) {
   if (position)
     for (int k = 0; k < 3; ++k)
       if (!(fabs(position[k]) <= LCP_STATE_MAX_POSITION)) {
@@ -129,26 +129,26 @@ static bool body_ok(const body_state *b, bool bounds, char *why, size_t size) {
     snprintf(why, size, "its pose or twist is not finite");
     return false;
   }
-  return !bounds || motion_ok(&values[0], &values[7], &values[10], why, size);
+  return !bounds || lcp__motion_within_bounds(&values[0], &values[7], &values[10], why, size);
 }
 
-static bool robot_ok(const robot_model *rm, const robot_state *st, bool bounds, char *why,
-                     size_t size) {
+static bool robot_ok(const robot_model *rm, const double *q_all, const double *qd_all, bool bounds,
+                     char *why, size_t size) {
   const mb_model *mb = &rm->mb;
   for (int32_t i = 0; i < mb->nq; ++i)
-    if (!isfinite(st->q[i])) {
+    if (!isfinite(q_all[i])) {
       snprintf(why, size, "q[%d] is not finite", (int)i);
       return false;
     }
   for (int32_t i = 0; i < mb->nv; ++i)
-    if (!isfinite(st->qd[i])) {
+    if (!isfinite(qd_all[i])) {
       snprintf(why, size, "qd[%d] is not finite", (int)i);
       return false;
     }
   if (!bounds)
     return true;
   char part[160];
-  if (mb->floating && !motion_ok(st->q, st->qd, st->qd + 3, part, sizeof part)) {
+  if (mb->floating && !lcp__motion_within_bounds(q_all, qd_all, qd_all + 3, part, sizeof part)) {
     snprintf(why, size, "its base's %s", part);
     return false;
   }
@@ -156,7 +156,7 @@ static bool robot_ok(const robot_model *rm, const robot_state *st, bool bounds, 
     const mb_link *link = &mb->links[l];
     if (link->q_index < 0)
       continue;
-    double q = st->q[link->q_index], qd = st->qd[link->v_index];
+    double q = q_all[link->q_index], qd = qd_all[link->v_index];
     bool prismatic = link->joint_type == LCP_JOINT_PRISMATIC;
     double speed_bound = prismatic ? LCP_STATE_MAX_LINEAR_SPEED : LCP_STATE_MAX_ANGULAR_SPEED;
     if (prismatic && !(fabs(q) <= LCP_STATE_MAX_POSITION)) {
@@ -171,6 +171,11 @@ static bool robot_ok(const robot_model *rm, const robot_state *st, bool bounds, 
     }
   }
   return true;
+}
+
+bool lcp__robot_motion_within_bounds(const robot_model *rm, const double *q, const double *qd,
+                                     char *why, size_t size) {
+  return robot_ok(rm, q, qd, true, why, size);
 }
 
 /* The common case, every step: a few comparisons a body, no square root
@@ -203,7 +208,8 @@ int lcp__state_check(const lcp_world_t *world, bool bounds, char *why, size_t si
     }
   }
   for (int32_t r = 0; r < model->robot_count; ++r)
-    if (!robot_ok(&model->robots[r], &world->state.robots[r], bounds, reason, sizeof reason)) {
+    if (!robot_ok(&model->robots[r], world->state.robots[r].q, world->state.robots[r].qd, bounds,
+                  reason, sizeof reason)) {
       snprintf(why, size, "robot '%s': %s", model->robots[r].name, reason);
       return LCP_ERR_NUMERIC;
     }

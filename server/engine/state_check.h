@@ -28,4 +28,13 @@ void lcp__step_backup_restore(lcp_world_t *world, const step_backup *backup);
  * body or robot and the value at fault. */
 int lcp__state_check(const lcp_world_t *world, bool bounds, char *why, size_t size);
 
+/* The same bounds for a state an edit is about to set, so that an edit
+ * cannot leave a world whose every step fails: a position (3 values) and a
+ * linear and an angular velocity, each NULL when not set; a robot's q [nq]
+ * and qd [nv]. false with the reason in why. */
+bool lcp__motion_within_bounds(const double *position, const double *linear, const double *angular,
+                               char *why, size_t size);
+bool lcp__robot_motion_within_bounds(const robot_model *rm, const double *q, const double *qd,
+                                     char *why, size_t size);
+
 #endif

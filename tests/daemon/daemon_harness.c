@@ -37,6 +37,33 @@ const char *daemon_scenes_dir(void) { return LCP_TEST_SCENES_DIR; }
 
 /* ---- the daemon process ---- */
 
+/* Daemons started and not yet reaped. A test that fails an assertion jumps
+ * past its daemon_stop; the daemon would then outlive the test program and
+ * keep its output pipe open, and ctest waits for that pipe until its
+ * timeout. They are killed when the program exits. */
+#define MAX_LIVE_DAEMONS 64
+static pid_t live_daemons[MAX_LIVE_DAEMONS];
+
+static void kill_live_daemons(void) {
+  for (int i = 0; i < MAX_LIVE_DAEMONS; ++i)
+    if (live_daemons[i] > 0) {
+      kill(live_daemons[i], SIGKILL);
+      waitpid(live_daemons[i], NULL, 0);
+      live_daemons[i] = 0;
+    }
+}
+
+static void track_daemon(pid_t pid, bool live) {
+  static bool registered;
+  if (!registered)
+    registered = atexit(kill_live_daemons) == 0;
+  for (int i = 0; i < MAX_LIVE_DAEMONS; ++i)
+    if (live ? live_daemons[i] == 0 : live_daemons[i] == pid) {
+      live_daemons[i] = live ? pid : 0;
+      return;
+    }
+}
+
 static pid_t spawn_daemon(const char *const *args, int stdout_fd, int stderr_fd) {
   const char *argv[64];
   int argc = 0;
@@ -69,6 +96,7 @@ void daemon_start(daemon_proc *d, const char *const *extra) {
   int pipe_fds[2];
   assert_int_equal(pipe(pipe_fds), 0);
   d->pid = spawn_daemon(args, pipe_fds[1], -1);
+  track_daemon(d->pid, true);
   close(pipe_fds[1]);
   d->stdout_fd = pipe_fds[0];
   /* The first line names the endpoints. */
@@ -106,6 +134,7 @@ int daemon_signal_and_wait(daemon_proc *d, int signal_number, double *seconds) {
     if (now_seconds() - start > 10.0) {
       kill(d->pid, SIGKILL);
       waitpid(d->pid, &status, 0);
+      track_daemon(d->pid, false);
       fail_msg("lcpsimd did not exit within 10 s of signal %d", signal_number);
     }
     struct timespec pause = {0, 2000000};
@@ -113,6 +142,7 @@ int daemon_signal_and_wait(daemon_proc *d, int signal_number, double *seconds) {
   }
   if (seconds)
     *seconds = now_seconds() - start;
+  track_daemon(d->pid, false);
   close(d->stdout_fd);
   d->pid = 0;
   return status;

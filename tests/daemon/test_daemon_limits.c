@@ -616,8 +616,12 @@ static void test_idle_connections_are_bounded(void **state) {
   printf("# holding them, the daemon used %.1f %% of a CPU and at most %d descriptors\n",
          100.0 * cpu_share, most_descriptors);
   /* 1,000 connections, the daemon's own (ZeroMQ's signals, the event
-   * loop), and connections accepted only to be closed at once. */
-  assert_true(most_descriptors <= 1000 + 200);
+   * loop), and connections accepted only to be closed at once: while the
+   * crowd arrives, a loaded machine holds a few hundred of those between the
+   * accept and ZeroMQ's close (1276 in all was seen under a full CI run);
+   * what must not happen is the excess being held, which would need about
+   * 2,000. */
+  assert_true(most_descriptors <= 1000 + 500);
   assert_true(cpu_share < 0.5);
   /* After the idle timeout (3 s) the rest are closed too; the prober,
    * which keeps talking, is not. */
