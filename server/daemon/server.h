@@ -65,8 +65,8 @@ typedef struct lcpd_incoming {
   zmq_msg_t body; /* open when body_frames is 1 */
   int body_frames;
   lcpd_role_t role; /* the sender's, from its connection's ZAP User-Id */
-  int fd;       /* the connection it came on (ZMQ_SRCFD; -1: unknown) */
-  size_t bytes; /* of all its frames, the envelope's too */
+  int fd;           /* the connection it came on (ZMQ_SRCFD; -1: unknown) */
+  size_t bytes;     /* of all its frames, the envelope's too */
 } lcpd_incoming_t;
 
 /* A reply that was dropped because its peer's queue was full, and the

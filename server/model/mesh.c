@@ -55,7 +55,7 @@ static int from_scene(const char *path, const struct aiScene *scene, lcp__mesh_t
     return lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: no triangles", path);
   if (vertices > (uint64_t)INT32_MAX / 3 || triangles > (uint64_t)INT32_MAX / 3)
     return lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: too many triangles",
-                           path);
+                            path);
   out->points = malloc((size_t)vertices * 3 * sizeof *out->points);
   out->triangles = malloc((size_t)triangles * 3 * sizeof *out->triangles);
   if (!out->points || !out->triangles) {
@@ -74,7 +74,7 @@ static int from_scene(const char *path, const struct aiScene *scene, lcp__mesh_t
       if (!isfinite(q[0]) || !isfinite(q[1]) || !isfinite(q[2])) {
         lcp__mesh_free(out);
         return lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                               "%s: a vertex has a non-finite coordinate", path);
+                                "%s: a vertex has a non-finite coordinate", path);
       }
     }
     for (unsigned f = 0; f < mesh->mNumFaces; ++f) {
@@ -179,7 +179,7 @@ static int load_with_assimp(const char *path, const char *data, size_t size, boo
   const char *extension = extension_of(path);
   if (!extension[0] || strlen(extension) > 16 || strchr(extension, '/'))
     return lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                           "%s: no file extension to tell the mesh's format by", path);
+                            "%s: no file extension to tell the mesh's format by", path);
   char name[32];
   snprintf(name, sizeof name, "mesh.%s", extension);
   memory_io source = {name, data, size};
@@ -205,10 +205,10 @@ static int load_with_assimp(const char *path, const char *data, size_t size, boo
     const char *why = aiGetErrorString();
     if (!quote_content) /* assimp's messages may quote the file */
       return lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                             "%s: cannot read the mesh (not a valid .%s file)", path, extension);
+                              "%s: cannot read the mesh (not a valid .%s file)", path, extension);
     return lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                           "%s: cannot read the mesh (%s)", path,
-                           why && why[0] ? why : "assimp gave no reason");
+                            "%s: cannot read the mesh (%s)", path,
+                            why && why[0] ? why : "assimp gave no reason");
   }
   int rc = from_scene(path, scene, out, error, error_size);
   aiReleaseImport(scene);

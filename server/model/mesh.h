@@ -59,7 +59,6 @@ int lcp__stl_parse_mesh(const char *label, const char *data, size_t size,
                         int32_t **triangles, int32_t *triangle_count, char *error,
                         size_t error_size);
 
-
 typedef enum lcp__convexity {
   LCP__MESH_CONVEX = 0,
   LCP__MESH_NOT_CONVEX = 1,

@@ -164,7 +164,7 @@ static int read_bounded(int fd, const char *path, size_t expected, char **data, 
   if (got != expected) {
     free(buffer);
     return lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                  "%s: the file changed size while it was read", path);
+                            "%s: the file changed size while it was read", path);
   }
   buffer[got] = '\0';
   *data = buffer;
@@ -178,7 +178,8 @@ int lcp_file_read(const char *path, const lcp_file_rules_t *rules, size_t max_by
   if (resolved)
     *resolved = NULL;
   if (!path || !data || !size)
-    return lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "lcp_file_read: NULL argument");
+    return lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+                            "lcp_file_read: NULL argument");
   *data = NULL;
   *size = 0;
   if (max_bytes == 0)
@@ -201,11 +202,12 @@ int lcp_file_read(const char *path, const lcp_file_rules_t *rules, size_t max_by
   if (stat(opened, &info) != 0) {
     bool missing = errno == ENOENT || errno == ENOTDIR;
     rc = lcp__model_error(error, error_size, missing ? LCP_ERR_NOT_FOUND : LCP_ERR_INVALID_ARGUMENT,
-                "%s: cannot open the file (%s)", path, missing ? "no such file" : "not readable");
+                          "%s: cannot open the file (%s)", path,
+                          missing ? "no such file" : "not readable");
   } else if (!S_ISREG(info.st_mode)) {
     rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                "%s: %s, not a regular file (only regular files are read)", path,
-                kind_of(info.st_mode));
+                          "%s: %s, not a regular file (only regular files are read)", path,
+                          kind_of(info.st_mode));
   }
   int fd = -1;
   if (rc == LCP_OK) {
@@ -213,28 +215,32 @@ int lcp_file_read(const char *path, const lcp_file_rules_t *rules, size_t max_by
      * that appears now is a race, refused by O_NOFOLLOW. */
     fd = open(opened, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | (confined ? O_NOFOLLOW : 0));
     if (fd < 0)
-      rc = lcp__model_error(error, error_size, errno == ENOENT ? LCP_ERR_NOT_FOUND : LCP_ERR_INVALID_ARGUMENT,
-                  "%s: cannot open the file (%s)", path,
-                  errno == ENOENT ? "no such file" : "not readable");
+      rc = lcp__model_error(
+          error, error_size, errno == ENOENT ? LCP_ERR_NOT_FOUND : LCP_ERR_INVALID_ARGUMENT,
+          "%s: cannot open the file (%s)", path, errno == ENOENT ? "no such file" : "not readable");
   }
   if (rc == LCP_OK && confined && !opened_below_roots(fd, rules))
     rc = lcp__model_error(error, error_size, LCP_ERR_NOT_FOUND, "%s" OUTSIDE_THE_ROOTS, path);
   struct statfs fs;
   if (rc == LCP_OK && fstat(fd, &info) != 0)
-    rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: cannot be examined", path);
+    rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: cannot be examined",
+                          path);
   if (rc == LCP_OK && !S_ISREG(info.st_mode))
     rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                "%s: %s, not a regular file (only regular files are read)", path,
-                kind_of(info.st_mode));
+                          "%s: %s, not a regular file (only regular files are read)", path,
+                          kind_of(info.st_mode));
   if (rc == LCP_OK && fstatfs(fd, &fs) == 0 &&
       (fs.f_type == PROC_FILESYSTEM_MAGIC || fs.f_type == SYSFS_FILESYSTEM_MAGIC))
-    rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                "%s: a file of /proc or /sys, not a data file (such files are never read)", path);
+    rc = lcp__model_error(
+        error, error_size, LCP_ERR_INVALID_ARGUMENT,
+        "%s: a file of /proc or /sys, not a data file (such files are never read)", path);
   if (rc == LCP_OK && info.st_size == 0)
-    rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: an empty file (0 bytes)", path);
+    rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+                          "%s: an empty file (0 bytes)", path);
   if (rc == LCP_OK && (uint64_t)info.st_size > (uint64_t)max_bytes)
     rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                "%s: larger than the %zu bytes a file of this kind may have", path, max_bytes);
+                          "%s: larger than the %zu bytes a file of this kind may have", path,
+                          max_bytes);
   if (rc == LCP_OK) {
     rc = read_bounded(fd, path, (size_t)info.st_size, data, error, error_size);
     if (rc == LCP_OK)
@@ -374,7 +380,8 @@ int lcp_xml_read(const char *data, size_t size, bool quote_content, struct _xmlD
   *doc = NULL;
   *line = 0;
   if (!data || size > INT_MAX)
-    return lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "the document is too large");
+    return lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+                            "the document is too large");
   xmlInitParser();
   xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
   if (!ctxt)
@@ -408,22 +415,24 @@ int lcp_xml_read(const char *data, size_t size, bool quote_content, struct _xmlD
   int rc = LCP_OK;
   if (guard.doctype) {
     *line = guard.stop_line;
-    rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                "a DOCTYPE is not allowed (no DTD or entity declarations: the document needs "
-                "none)");
+    rc = lcp__model_error(
+        error, error_size, LCP_ERR_INVALID_ARGUMENT,
+        "a DOCTYPE is not allowed (no DTD or entity declarations: the document needs "
+        "none)");
   } else if (guard.too_deep) {
     *line = guard.stop_line;
-    rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "elements nested more than %d deep",
-                LCP_XML_MAX_DEPTH);
+    rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
+                          "elements nested more than %d deep", LCP_XML_MAX_DEPTH);
   } else if (!parsed || !well_formed) {
     *line = guard.have_error ? guard.error_line : 0;
     if (guard.have_error && guard.error_code == XML_ERR_NO_MEMORY)
       rc = LCP_ERR_NO_MEMORY;
     else if (quote_content && guard.have_error)
-      rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "malformed XML: %s", guard.message);
+      rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "malformed XML: %s",
+                            guard.message);
     else
       rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "malformed XML: %s",
-                  guard.have_error ? error_kind(guard.error_code) : "not well-formed");
+                            guard.have_error ? error_kind(guard.error_code) : "not well-formed");
   }
   if (rc != LCP_OK) {
     if (parsed)

@@ -31,7 +31,6 @@ static int interrupted_error(const char *path, char *error, size_t error_size) {
   return lcp__model_error(error, error_size, LCP_ERR_STATE, "%s: interrupted", path);
 }
 
-
 typedef struct vertex_key {
   double p[3];
   int32_t index;
@@ -118,8 +117,8 @@ static int parse_binary(const char *path, const unsigned char *data, uint32_t tr
         double x = read_f32_le(tri + 12 + 12 * v + 4 * k);
         if (!isfinite(x))
           return lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                                 "%s: triangle %u has a non-finite vertex coordinate", path,
-                                 (unsigned)t);
+                                  "%s: triangle %u has a non-finite vertex coordinate", path,
+                                  (unsigned)t);
         raw[9 * (size_t)t + 3 * (size_t)v + (size_t)k] = x;
       }
   }
@@ -176,13 +175,13 @@ static int unexpected(ascii_reader *r, const char *expected) {
     ++len;
   if (!r->quote_content)
     return lcp__model_error(r->error, r->error_size, LCP_ERR_INVALID_ARGUMENT,
-                           "%s:%d: expected %s%s%s, found %s", r->path, r->line,
-                           expected[0] == 'a' ? "" : "'", expected, expected[0] == 'a' ? "" : "'",
-                           len ? "something else" : "the end of the file");
+                            "%s:%d: expected %s%s%s, found %s", r->path, r->line,
+                            expected[0] == 'a' ? "" : "'", expected, expected[0] == 'a' ? "" : "'",
+                            len ? "something else" : "the end of the file");
   return lcp__model_error(r->error, r->error_size, LCP_ERR_INVALID_ARGUMENT,
-                         "%s:%d: expected %s%s%s, found '%.*s'", r->path, r->line,
-                         expected[0] == 'a' ? "" : "'", expected, expected[0] == 'a' ? "" : "'",
-                         len, len ? r->p : "end of file");
+                          "%s:%d: expected %s%s%s, found '%.*s'", r->path, r->line,
+                          expected[0] == 'a' ? "" : "'", expected, expected[0] == 'a' ? "" : "'",
+                          len, len ? r->p : "end of file");
 }
 
 static int expect_word(ascii_reader *r, const char *word) {
@@ -244,7 +243,7 @@ static int parse_ascii(const char *path, const char *text, const lcp__mesh_read_
           size_t bigger_cap = cap ? 2 * cap : 96;
           if (bigger_cap > (size_t)INT32_MAX) {
             rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                                 "%s: too many vertices", path);
+                                  "%s: too many vertices", path);
             break;
           }
           double *bigger = realloc(v, bigger_cap * sizeof *v);
@@ -284,7 +283,7 @@ int lcp__stl_parse_mesh(const char *path, const char *data, size_t size,
     error[0] = '\0';
   if (!path || !data || !points || !count)
     return lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                           "lcp_stl_load: NULL argument");
+                            "lcp_stl_load: NULL argument");
   *points = NULL;
   *count = 0;
   if (triangles)
@@ -307,7 +306,7 @@ int lcp__stl_parse_mesh(const char *path, const char *data, size_t size,
       rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: no triangles", path);
     else if ((uint64_t)binary_triangles * 9 > (uint64_t)INT32_MAX)
       rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: too many triangles",
-                           path);
+                            path);
     else if (!(raw = malloc((size_t)binary_triangles * 9 * sizeof *raw)))
       rc = LCP_ERR_NO_MEMORY;
     else {
@@ -327,8 +326,8 @@ int lcp__stl_parse_mesh(const char *path, const char *data, size_t size,
           "has %zu)",
           path, (unsigned)binary_triangles, 84 + 50 * (unsigned long long)binary_triangles, size);
     else
-      rc =
-          lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: not an STL file", path);
+      rc = lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT, "%s: not an STL file",
+                            path);
   }
   /* Every three raw vertices are a triangle: its corners' distinct indices. */
   int32_t *corners = NULL;
@@ -353,7 +352,7 @@ int lcp_stl_load(const char *path, double **points, int32_t *count, char *error,
                  size_t error_size) {
   if (!points || !count)
     return lcp__model_error(error, error_size, LCP_ERR_INVALID_ARGUMENT,
-                           "lcp_stl_load: NULL argument");
+                            "lcp_stl_load: NULL argument");
   *points = NULL;
   *count = 0;
   char *data = NULL;

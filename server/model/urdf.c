@@ -687,12 +687,12 @@ static int read_mesh(loader *L, const xmlNode *n, lcp_geom_def_t *g) {
       rc = lcp__model_error(why, sizeof why, LCP_ERR_STATE, "interrupted");
     else if (L->opt.max_mesh_files > 0 && L->mesh_files >= L->opt.max_mesh_files)
       rc = lcp__model_error(why, sizeof why, LCP_ERR_INVALID_ARGUMENT,
-                           "more than the %d mesh files one load may read",
-                           (int)L->opt.max_mesh_files);
+                            "more than the %d mesh files one load may read",
+                            (int)L->opt.max_mesh_files);
     else if (limit == 0)
       rc = lcp__model_error(why, sizeof why, LCP_ERR_INVALID_ARGUMENT,
-                           "the meshes read before it have all the %zu bytes one load may read",
-                           total);
+                            "the meshes read before it have all the %zu bytes one load may read",
+                            total);
     else
       rc = lcp__mesh_load(path, &how, &mesh, why, sizeof why);
     L->mesh_bytes += how.bytes_read;
@@ -700,9 +700,9 @@ static int read_mesh(loader *L, const xmlNode *n, lcp_geom_def_t *g) {
     if (rc == LCP_ERR_INVALID_ARGUMENT && budget_limits && limit > 0 && how.bytes_read == 0 &&
         strstr(why, "larger than"))
       rc = lcp__model_error(why, sizeof why, LCP_ERR_INVALID_ARGUMENT,
-                           "larger than the %zu bytes left of the %zu all meshes of one load may "
-                           "have",
-                           limit, total);
+                            "larger than the %zu bytes left of the %zu all meshes of one load may "
+                            "have",
+                            limit, total);
     if (rc == LCP_ERR_NO_MEMORY)
       L->failed = true;
     else if (rc != LCP_OK)

@@ -247,16 +247,22 @@ static void test_floating_pendulum_at_huge_gravity(void **state) {
   daemon_stop(&d);
 }
 
+/* A daemon whose steps (and undo) fail on demand: LCPSIMD_TEST_FAULTS, read at
+ * its start; returns a client connected to it. */
+static void *start_with_faults(daemon_proc *d, const char *faults) {
+  setenv("LCPSIMD_TEST_FAULTS", faults, 1);
+  daemon_start(d, (const char *[]){"--log-level", "error", NULL});
+  unsetenv("LCPSIMD_TEST_FAULTS");
+  return connect_req(d->rep);
+}
+
 /* Steps of the built-in arm with targets, whose last step is made to fail
  * (LCPSIMD_TEST_FAULTS=step): after one step, and after enough steps to run
  * in many slices, the world is as before the request, targets included. */
 static void test_injected_step_failure_undone(void **state) {
   (void)state;
-  setenv("LCPSIMD_TEST_FAULTS", "step", 1);
   daemon_proc d;
-  daemon_start(&d, (const char *[]){"--log-level", "error", NULL});
-  unsetenv("LCPSIMD_TEST_FAULTS");
-  void *client = connect_req(d.rep);
+  void *client = start_with_faults(&d, "step");
   call_step(client, 1, 0);
   static double q[] = {0.3};
   static double kp[] = {80.0}, kd[] = {4.0};
@@ -290,11 +296,8 @@ static void test_injected_step_failure_undone(void **state) {
  * rebuilt from the start-up scene, and the reply says so. */
 static void test_failed_undo_restores_startup_scene(void **state) {
   (void)state;
-  setenv("LCPSIMD_TEST_FAULTS", "step,undo", 1);
   daemon_proc d;
-  daemon_start(&d, (const char *[]){"--log-level", "error", NULL});
-  unsetenv("LCPSIMD_TEST_FAULTS");
-  void *client = connect_req(d.rep);
+  void *client = start_with_faults(&d, "step,undo");
   uint64_t startup = world_hash_all(client);
   Lcpsim__V1__Vec3 half = LCPSIM__V1__VEC3__INIT;
   half.x = half.y = half.z = 0.05;
