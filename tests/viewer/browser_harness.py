@@ -4,9 +4,11 @@
 - Chromium: headless, driven over the Chrome DevTools protocol on a pipe
   (--remote-debugging-pipe: JSON messages ending in a NUL byte, fd 3 into the browser, fd 4 out
   of it), so no WebSocket client and no npm package is needed to drive it;
+- Daemon: an lcpsimd of the test's own (its first line's key=value fields: rep, pub, http, and
+  a replay's states, duration, scenes), stopped with SIGTERM;
 - ViewerServer: serves a directory over HTTP and the WebSocket /ws (RFC 6455: the handshake's
   accept key, server frames unmasked, client frames masked) sending binary messages it is given
-  and keeping the text messages the page sends;
+  and keeping the text messages the page sends: what the page says, word for word;
 - read_png: the pixels of a screenshot (8-bit RGB or RGBA, no interlace: what Chromium writes);
 - project and convex_hull_mask: where a point and a solid of the world land on the screen for
   the page's camera (a three.js PerspectiveCamera looking at `target` with z up).
@@ -19,10 +21,66 @@ import json
 import math
 import os
 import shutil
+import signal
 import socket
 import struct
+import subprocess
+import tempfile
 import threading
+import time
 import zlib
+
+
+# ---- lcpsimd ----
+
+DAEMON_STARTUP_SECONDS = 30.0  # generous: an ASan build on a loaded machine starts slowly
+
+
+class Daemon:
+    """`$LCPSIMD ARGS...`; `fields` holds the key=value words of the first line it prints
+    ("lcpsimd listening rep=... pub=... http=URL", a replay's "states=N duration=S ...")."""
+
+    def __init__(self, args):
+        path = os.environ.get("LCPSIMD")
+        if not path:
+            raise RuntimeError("set LCPSIMD to the lcpsimd executable")
+        # stdout goes to a file, not a pipe: the daemon can never block on a full pipe.
+        self._stdout = tempfile.NamedTemporaryFile(prefix="lcpsimd-viewer-test-", suffix=".out")
+        self.args = [path, *args]
+        self.process = subprocess.Popen(self.args, stdout=self._stdout, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + DAEMON_STARTUP_SECONDS
+        while True:
+            with open(self._stdout.name, "r") as out:
+                line = out.readline()
+            if line.endswith("\n"):
+                self.first_line = line.strip()
+                self.fields = dict(word.split("=", 1) for word in line.split() if "=" in word)
+                return
+            if self.process.poll() is not None:
+                raise RuntimeError("%s exited with %d before its first line"
+                                   % (" ".join(self.args), self.process.returncode))
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("%s printed nothing within %g s"
+                                   % (" ".join(self.args), DAEMON_STARTUP_SECONDS))
+            time.sleep(0.01)
+
+    @property
+    def url(self):
+        """The page's URL: the http= of the first line, with a slash."""
+        return self.fields["http"].rstrip("/") + "/"
+
+    def stop(self):
+        """SIGTERM, then the exit status (SIGKILL after 20 s)."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._stdout.close()
+        return self.process.returncode
 
 
 # ---- PNG ----

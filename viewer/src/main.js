@@ -93,10 +93,17 @@ function send(command) {
   if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(command));
 }
 
+// The daemon reads the stream's options from the /ws URL's query: the rate (hz), contacts
+// from the first State on, and a replay's start paused at its first State (paused).
 function streamUrl() {
   if (params.ws) return params.ws;
   const scheme = window.location.protocol === "https:" ? "wss" : "ws";
-  return `${scheme}://${window.location.host}/ws`;
+  const query = new URLSearchParams();
+  if (params.hz) query.set("hz", params.hz);
+  if (params.contacts) query.set("contacts", "1");
+  if (params.paused) query.set("paused", "1");
+  const search = query.toString();
+  return `${scheme}://${window.location.host}/ws${search ? `?${search}` : ""}`;
 }
 
 function connect() {

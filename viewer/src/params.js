@@ -31,6 +31,8 @@ export function readParams(search) {
     frames: flag(query.get("frames")),
     forceScale: number(query.get("forcescale"), 0.02), // m of arrow per N of contact force
     replay: flag(query.get("replay")), // show the replay controls whatever the header says
+    paused: flag(query.get("paused")), // a replay: start paused at the first State
+    hz: query.get("hz"), // the stream's state rate, at most the daemon's (60)
     ui: query.get("ui") !== "0",
   };
 }
