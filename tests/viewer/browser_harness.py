@@ -68,6 +68,8 @@ class Daemon:
     @property
     def url(self):
         """The page's URL: the http= of the first line, with a slash."""
+        if "http" not in self.fields:
+            raise AssertionError("%s: no http= on its first line: %r" % (" ".join(self.args), self.first_line))
         return self.fields["http"].rstrip("/") + "/"
 
     def stop(self):

@@ -7,7 +7,8 @@ The page's camera is set by the URL (camera, target, fov), so the test knows whe
 projects (browser_harness.project). Screenshots, written to $LCPSIM_SCREENSHOT_DIR and their
 paths printed:
 
-  empty           a daemon serving a scene file with the ground alone (the reference)
+  live_empty      a daemon serving a scene file with the ground alone (the reference;
+  replay_empty    the same, for the replay test)
   live_world      the built-in world: the arm (bent by SetRobotState), the table, the box
   live_moved      the box moved by SetBodyState over the protocol (then one Step)
   live_no_box     the box removed (Remove): a new scene revision
@@ -20,14 +21,14 @@ and the pixel facts checked (a pixel "differs" when its R, G, B differ by more t
 sum; regions are the interiors of the projected solids, PIXEL_MARGIN pixels in from their
 silhouettes' borders, less the page's panels):
 
-  live:   where the table projects, `live_world` differs from `empty` (TABLE_MIN of the pixels);
-          along each arm link's axis, `live_world` differs from `empty` (ARM_MIN of the samples);
+  live:   where the table projects, `live_world` differs from `live_empty` (TABLE_MIN of the pixels);
+          along each arm link's axis, `live_world` differs from `live_empty` (ARM_MIN of the samples);
           where the box projects, `live_world` differs from `live_no_box` (BOX_MIN);
           after the move the old box region of `live_moved` matches `live_no_box` (at most
           BACK_MAX differ) and the new region differs from `live_world` (BOX_MIN);
-  replay: the table and the arm as above (`replay_before` against `empty`); the old box
+  replay: the table and the arm as above (`replay_before` against `replay_empty`); the old box
           region differs between `replay_before` and `replay_after` (BOX_MIN), the new region
-          differs from `empty` in `replay_after` (BOX_MIN) and matches it in `replay_before`
+          differs from `replay_empty` in `replay_after` (BOX_MIN) and matches it in `replay_before`
           (at most BACK_MAX): the box is at its old place before and at its new place after.
 
 Each measured fraction is printed ("fraction: ...").
@@ -113,6 +114,7 @@ class BrowserTestCase(unittest.TestCase):
     """One Chromium per test; the empty world's screenshot taken once for the class."""
 
     empty = None
+    prefix = "test"  # of the screenshots' names
 
     @classmethod
     def setUpClass(cls):
@@ -147,7 +149,7 @@ class BrowserTestCase(unittest.TestCase):
                 try:
                     self.browser.navigate(page_url(daemon.url))
                     self.browser.wait_for("v.ready && v.lastStepCount === 0")
-                    cls.empty = self.shoot("empty")
+                    cls.empty = self.shoot(cls.prefix + "_empty")
                 finally:
                     stopped(self, daemon)
         return cls.empty
@@ -209,6 +211,8 @@ class BrowserTestCase(unittest.TestCase):
 
 
 class LiveDaemonTest(BrowserTestCase):
+    prefix = "live"
+
     def test_the_page_from_a_live_daemon_shows_the_world_where_it_is(self):
         daemon = live_daemon()
         try:
@@ -295,6 +299,8 @@ class LiveDaemonTest(BrowserTestCase):
 
 
 class ReplayTest(BrowserTestCase):
+    prefix = "replay"
+
     def seek(self, t):
         """Moves the page's replay slider to t as a user would (input, then change on release):
         the page sends {"cmd":"seek","t":t}."""
