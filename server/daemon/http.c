@@ -18,7 +18,12 @@
  * holds at most one unsent State: a newer one replaces it, and the one
  * replaced counts as dropped. libwebsockets keeps the unsent tail of the
  * message being written (at most one), so a viewer that never reads holds
- * at most two messages of the daemon's memory. */
+ * at most two messages of the daemon's memory.
+ *
+ * A replay (lcpsimd --replay FILE --http): each viewer has a player of its
+ * own (player.h) over the one recording the daemon mapped, ticking at the
+ * viewer's rate and giving it the last State due; the same rule of one
+ * unsent State holds, and a scene waits whole before the States of it. */
 #define _XOPEN_SOURCE 700 /* realpath (an XSI interface in glibc) */
 
 #include "http.h"
