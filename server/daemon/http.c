@@ -516,6 +516,8 @@ static int replay_start(lcpd_http_t *http, viewer_t *v) {
  * speed <= 0 or infinite, an infinite time) makes the command ignored. */
 static void replay_control(lcpd_http_t *http, viewer_t *v, const lcpd_http_control_t *c) {
   lcpd_player_t *player = v->player;
+  if (!player)
+    return; /* closing */
   if (c->has_speed && lcpd_player_set_speed(player, c->speed) != LCP_OK) {
     LCPD_WARN("viewer: speed %g ignored (a speed is a finite number > 0)", c->speed);
     return;

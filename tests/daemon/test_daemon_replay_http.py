@@ -113,7 +113,16 @@ class ReplayHttpTest(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
+        # Viewers still connected at SIGTERM, one playing and one paused: their players close
+        # with the HTTP side (the sanitizer build checks nothing is leaked or used after).
+        playing = websocket.create_connection("ws://%s:%d/ws" % (cls.host, cls.port), timeout=10)
+        paused = websocket.create_connection("ws://%s:%d/ws?paused=1" % (cls.host, cls.port),
+                                             timeout=10)
+        for ws in (playing, paused):
+            ws.recv()  # the header: connected
         status, err = stop(cls.replay)
+        playing.close()
+        paused.close()
         cls.dir.cleanup()
         assert_clean_exit(status, err)
 
@@ -334,13 +343,37 @@ class ReplayHttpTest(unittest.TestCase):
                     self.assertEqual(int.from_bytes(data[:2], "big"), 1007, text)
                     break
 
-    def test_metrics(self):
+    def test_stalled_viewer_drops_states(self):
+        # A viewer that never reads (a small receive buffer) and seeks over and over: each seek
+        # gives it a State; once its socket is full, a newer State replaces the unsent one.
+        stalled = websocket.create_connection(
+            "ws://%s:%d/ws?paused=1" % (self.host, self.port), timeout=10,
+            sockopt=((socket.SOL_SOCKET, socket.SO_RCVBUF, 4096),))
+        self.addCleanup(stalled.close)
+        key = ("lcpsim_viewer_frames_dropped_total", ())
+        before = self.metrics()[key]
+        sent = 0
+        while self.metrics()[key] == before:
+            for i in range(200):
+                stalled.send('{"cmd":"seek","t":%r}' % self.mid(2 + i % 2 * 10))
+            sent += 200
+            self.assertLess(sent, 20000, "no State dropped for a viewer that never reads")
+        # The daemon serves the others as before.
+        ws = self.connect("?paused=1")
+        self.assert_start(ws)
+        self.seek(ws, self.mid(9))
+
+    def metrics(self):
         status, body = get(self.host, self.port, "/metrics")
         self.assertEqual(status, 200)
         samples = {}
         for family in text_string_to_metric_families(body.decode()):
             for sample in family.samples:
                 samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+        return samples
+
+    def test_metrics(self):
+        samples = self.metrics()
         self.assertEqual(samples[("lcpsim_steps_total", ())], 0)
         self.assertIn(("lcpsim_viewer_frames_dropped_total", ()), samples)
         self.assertGreaterEqual(samples[("lcpsim_stream_subscribers", ())], 0)
