@@ -18,7 +18,12 @@
  * holds at most one unsent State: a newer one replaces it, and the one
  * replaced counts as dropped. libwebsockets keeps the unsent tail of the
  * message being written (at most one), so a viewer that never reads holds
- * at most two messages of the daemon's memory. */
+ * at most two messages of the daemon's memory.
+ *
+ * A replay (lcpsimd --replay FILE --http): each viewer has a player of its
+ * own (player.h) over the one recording the daemon mapped, ticking at the
+ * viewer's rate and giving it the last State due; the same rule of one
+ * unsent State holds, and a scene waits whole before the States of it. */
 #define _XOPEN_SOURCE 700 /* realpath (an XSI interface in glibc) */
 
 #include "http.h"
@@ -26,6 +31,7 @@
 #include "convert.h"
 #include "log.h"
 #include "memory.h"
+#include "scene_view.h"
 
 #include "lcpsim/urdf.h"
 
@@ -92,10 +98,24 @@ static const char *parse_number(const char *p, const char *end, double *out) {
   memcpy(buffer, p, n);
   buffer[n] = '\0';
   char *stop = NULL;
+  /* A number past a double's range is infinite (strtod's HUGE_VAL): valid
+   * JSON, refused by the command that reads it. */
   *out = strtod(buffer, &stop);
-  if (*stop != '\0' || *out != *out || *out > 1e300 || *out < -1e300)
+  if (*stop != '\0')
     return NULL;
   return p + n;
+}
+
+static const char *parse_bool(const char *p, const char *end, bool *out) {
+  if (end - p >= 4 && memcmp(p, "true", 4) == 0) {
+    *out = true;
+    return p + 4;
+  }
+  if (end - p >= 5 && memcmp(p, "false", 5) == 0) {
+    *out = false;
+    return p + 5;
+  }
+  return NULL;
 }
 
 bool lcpd_http_parse_control(const char *text, size_t length, lcpd_http_control_t *control) {
@@ -127,6 +147,10 @@ bool lcpd_http_parse_control(const char *text, size_t length, lcpd_http_control_
         control->command = LCPD_HTTP_PAUSE;
       else if (strcmp(word, "seek") == 0)
         control->command = LCPD_HTTP_SEEK;
+      else if (strcmp(word, "speed") == 0)
+        control->command = LCPD_HTTP_SPEED;
+      else if (strcmp(word, "contacts") == 0)
+        control->command = LCPD_HTTP_CONTACTS;
       else
         return false;
       has_command = true;
@@ -136,6 +160,9 @@ bool lcpd_http_parse_control(const char *text, size_t length, lcpd_http_control_
     } else if (strcmp(key, "speed") == 0) {
       p = parse_number(p, end, &control->speed);
       control->has_speed = true;
+    } else if (strcmp(key, "on") == 0) {
+      p = parse_bool(p, end, &control->on);
+      control->has_on = true;
     } else {
       return false;
     }
@@ -151,7 +178,18 @@ bool lcpd_http_parse_control(const char *text, size_t length, lcpd_http_control_
     return false;
   }
   p = skip_space(p + 1, end);
-  return p == end && has_command && !(control->command == LCPD_HTTP_SEEK && !control->has_time);
+  if (p != end || !has_command)
+    return false;
+  switch (control->command) {
+  case LCPD_HTTP_SEEK:
+    return control->has_time;
+  case LCPD_HTTP_SPEED:
+    return control->has_speed;
+  case LCPD_HTTP_CONTACTS:
+    return control->has_on;
+  default:
+    return true;
+  }
 }
 
 #if !defined(LCPD_HAVE_LWS)
@@ -173,9 +211,6 @@ lcpd_metrics_t *lcpd_http_metrics(lcpd_http_t *http) {
   (void)http;
   return NULL;
 }
-void lcpd_http_set_control_handler(lcpd_http_t *http, lcpd_http_control_fn handler, void *user) {
-  (void)http, (void)handler, (void)user;
-}
 void lcpd_http_close_handles(lcpd_http_t *http) { (void)http; }
 void lcpd_http_free(lcpd_http_t *http) { (void)http; }
 
@@ -183,39 +218,9 @@ void lcpd_http_free(lcpd_http_t *http) { (void)http; }
 
 #include <libwebsockets.h>
 #include <limits.h>
+#include <math.h>
 #include <sys/stat.h>
 #include <time.h>
-
-#if __has_include("scene_view.h")
-#include "scene_view.h"
-#else
-/* TEMPORARY, until the scene builder (scene_view.c, GetScene) is merged:
- * a scene with its revision only, and a revision counting the world's
- * rebuilds and its robots and bodies. Replaced by scene_view.h's
- * lcpd_new_scene_reply and lcpd_sim_scene_revision as soon as that header
- * is in the tree (the __has_include above). */
-static uint64_t lcpd_sim_scene_revision(const lcpd_sim_t *sim) {
-  uint64_t hash = sim->time_epoch * 1000003u;
-  for (int32_t i = 0; i < sim->live.robot_count; ++i)
-    hash = hash * 31u + (uint64_t)sim->live.robots[i].id + 1u;
-  for (int32_t i = 0; i < sim->live.body_count; ++i)
-    hash = hash * 37u + (uint64_t)sim->live.bodies[i].id + 1u;
-  return hash;
-}
-static Lcpsim__V1__GetSceneReply *lcpd_new_scene_reply(lcpd_arena_t *arena, const lcpd_sim_t *sim,
-                                                       lcpd_error_t *error) {
-  (void)error;
-  Lcpsim__V1__GetSceneReply *reply = LCPD_NEW(arena, Lcpsim__V1__GetSceneReply);
-  Lcpsim__V1__Scene *scene = LCPD_NEW(arena, Lcpsim__V1__Scene);
-  if (!reply || !scene)
-    return NULL;
-  lcpsim__v1__get_scene_reply__init(reply);
-  lcpsim__v1__scene__init(scene);
-  scene->revision = lcpd_sim_scene_revision(sim);
-  reply->scene = scene;
-  return reply;
-}
-#endif
 
 #define FRAME_PERIOD_MS (1000 / LCPD_HTTP_MAX_HZ)
 #define SAMPLE_PERIOD_MS 1000
@@ -246,6 +251,15 @@ struct viewer {
   size_t received;  /* bytes of the message being received */
   char control[CONTROL_MAX];
   bool binary;
+  /* Replay: this viewer's playback (allocated: its timer outlives the
+   * connection's memory until the loop closes it), the scene to write
+   * before the pending State, and the recorded scenes (their entries'
+   * bytes) queued and last written. */
+  lcpd_player_t *player;
+  frame_t *scene_pending;
+  const unsigned char *scene_pending_entry, *scene_written_entry;
+  bool start_paused; /* ?paused=1 */
+  bool failed;       /* a scene could not be queued: the connection closes */
 };
 
 typedef struct http_reply {
@@ -280,8 +294,11 @@ struct lcpd_http {
   lcpd_error_t arena_error;
   lcpd_metrics_t metrics;
   double start_time_s;
-  lcpd_http_control_fn control;
-  void *control_user;
+  /* Replay: the recording the viewers play (NULL: live), the speed they
+   * start at, and its header marked as a replay's. */
+  const lcpd_recording_t *replay;
+  double replay_speed;
+  frame_t *replay_header;
   struct lws_protocols protocols[2];
 };
 
@@ -367,6 +384,168 @@ static frame_t *state_frame(lcpd_http_t *http, bool contacts) {
   return frame;
 }
 
+/* ---- a replay ---- */
+
+static int write_frame(struct lws *wsi, frame_t *frame);
+
+/* Recorded RecordEntry bytes, copied into a frame (the mapped file has no
+ * room for libwebsockets' LWS_PRE bytes before them). */
+static frame_t *frame_copy(const unsigned char *bytes, size_t length) {
+  frame_t *frame = malloc(sizeof *frame + LWS_PRE + length);
+  if (!frame)
+    return NULL;
+  *frame = (frame_t){.references = 1, .length = length};
+  memcpy(frame->bytes + LWS_PRE, bytes, length);
+  return frame;
+}
+
+/* The recorded header, marked as a replay's, with the timeline's length. */
+static frame_t *replay_header_frame(const lcpd_recording_t *recording) {
+  const lcpd_record_entry_t *first = &recording->entries[0];
+  Lcpsim__V1__RecordHeader *header =
+      lcpsim__v1__record_header__unpack(NULL, first->message_size, first->message);
+  if (!header)
+    return NULL;
+  header->replay = true;
+  header->duration = lcpd_recording_end_time(recording) - lcpd_recording_start_time(recording);
+  Lcpsim__V1__RecordEntry entry = LCPSIM__V1__RECORD_ENTRY__INIT;
+  entry.entry_case = LCPSIM__V1__RECORD_ENTRY__ENTRY_HEADER;
+  entry.header = header;
+  frame_t *frame = frame_pack(&entry, 0);
+  lcpsim__v1__record_header__free_unpacked(header, NULL);
+  return frame;
+}
+
+static void drop_pending(lcpd_http_t *http, viewer_t *v) {
+  if (!v->pending)
+    return;
+  http->metrics.viewer_frames_dropped++;
+  frame_release(v->pending);
+  v->pending = NULL;
+}
+
+/* A viewer's player's sink. A scene is queued whole (never dropped) unless
+ * it is the one the viewer has; the State before it, not yet written, is
+ * dropped: it is of the scene before, or a seek replaces it. A State
+ * replaces the one not yet written, as in the live stream. */
+static void replay_emit(void *user, const lcpd_record_entry_t *entry) {
+  viewer_t *v = user;
+  lcpd_http_t *http = lws_context_user(lws_get_context(v->wsi));
+  if (entry->kind == LCPSIM__V1__RECORD_ENTRY__ENTRY_SCENE) {
+    drop_pending(http, v);
+    frame_release(v->scene_pending);
+    v->scene_pending = NULL;
+    v->scene_pending_entry = NULL;
+    if (entry->bytes != v->scene_written_entry) {
+      v->scene_pending = frame_copy(entry->bytes, entry->size);
+      v->scene_pending_entry = entry->bytes;
+      v->failed |= !v->scene_pending;
+    }
+  } else if (entry->kind == LCPSIM__V1__RECORD_ENTRY__ENTRY_STATE) {
+    frame_t *frame = frame_copy(entry->bytes, entry->size);
+    if (!frame)
+      return; /* out of memory: as a State dropped */
+    drop_pending(http, v);
+    v->pending = frame;
+  }
+  lws_callback_on_writable(v->wsi);
+}
+
+/* The header first, then the scene queued, then the State: one message per
+ * call, as libwebsockets writes. */
+static int replay_writeable(lcpd_http_t *http, viewer_t *v) {
+  if (v->failed) {
+    LCPD_ERROR("viewer: out of memory for a scene of the replay; closing its connection");
+    return -1;
+  }
+  int rc = 0;
+  if (!v->header_sent) {
+    v->header_sent = true;
+    rc = write_frame(v->wsi, http->replay_header);
+  } else if (v->scene_pending) {
+    frame_t *scene = v->scene_pending;
+    v->scene_pending = NULL;
+    v->scene_written_entry = v->scene_pending_entry;
+    rc = write_frame(v->wsi, scene);
+    frame_release(scene);
+  } else if (v->pending) {
+    frame_t *state = v->pending;
+    v->pending = NULL;
+    rc = write_frame(v->wsi, state);
+    frame_release(state);
+    if (rc == 0)
+      http->metrics.viewer_frames_sent++;
+  }
+  if (rc == 0 && (v->scene_pending || v->pending))
+    lws_callback_on_writable(v->wsi);
+  return rc;
+}
+
+static void free_player(lcpd_player_t *player) { free(player); }
+
+static void replay_stop(viewer_t *v) {
+  if (v->player)
+    lcpd_player_close(v->player, free_player);
+  v->player = NULL;
+}
+
+/* The viewer's own playback: from the start at the replay's speed, or
+ * paused at the first State (?paused=1), which is sent either way. Its
+ * player ticks at the viewer's rate and gives it the last State due. */
+static int replay_start(lcpd_http_t *http, viewer_t *v) {
+  lcpd_player_t *player = malloc(sizeof *player);
+  lcpd_error_t error = {0};
+  if (!player || lcpd_player_init(player, http->loop, http->replay, &error) != LCP_OK) {
+    free(player);
+    LCPD_ERROR("viewer: cannot start its replay: %s",
+               error.message[0] ? error.message : "out of memory");
+    return -1;
+  }
+  player->latest_only = true;
+  player->tick_ms = v->period_ns / 1000000u;
+  lcpd_player_set_sink(player, replay_emit, NULL, v);
+  lcpd_player_set_speed(player, http->replay_speed);
+  v->player = player;
+  lcpd_player_seek(player, lcpd_recording_start_time(http->replay));
+  if (!v->start_paused)
+    lcpd_player_play(player);
+  return 0;
+}
+
+/* A control message of a viewer of a replay. A value out of range (a
+ * speed <= 0 or infinite, an infinite time) makes the command ignored. */
+static void replay_control(lcpd_http_t *http, viewer_t *v, const lcpd_http_control_t *c) {
+  lcpd_player_t *player = v->player;
+  if (!player)
+    return; /* closing */
+  if (c->has_speed && lcpd_player_set_speed(player, c->speed) != LCP_OK) {
+    LCPD_WARN("viewer: speed %g ignored (a speed is a finite number > 0)", c->speed);
+    return;
+  }
+  switch (c->command) {
+  case LCPD_HTTP_PLAY:
+    /* Play at the end starts over, as a media player does. */
+    if (lcpd_player_at_end(player))
+      lcpd_player_seek(player, lcpd_recording_start_time(http->replay));
+    lcpd_player_play(player);
+    break;
+  case LCPD_HTTP_PAUSE:
+    lcpd_player_pause(player);
+    break;
+  case LCPD_HTTP_SEEK:
+    if (!isfinite(c->time))
+      LCPD_WARN("viewer: seek to %g ignored (not a finite time)", c->time);
+    else
+      lcpd_player_seek(player, c->time);
+    break;
+  case LCPD_HTTP_SPEED:
+    break; /* set above */
+  case LCPD_HTTP_CONTACTS:
+    LCPD_DEBUG("viewer: contacts in a replay are the recording's");
+    break;
+  }
+}
+
 /* ---- the stream's timer ---- */
 
 static void on_frame_timer(uv_timer_t *timer) {
@@ -402,11 +581,14 @@ static void on_frame_timer(uv_timer_t *timer) {
 
 static void on_sample_timer(uv_timer_t *timer) {
   lcpd_http_t *http = timer->data;
-  lcpd_metrics_sample(&http->metrics, world_timestep(http->sim), uv_hrtime());
+  /* A replay steps nothing: its rate stays 0. */
+  lcpd_metrics_sample(&http->metrics, http->sim ? world_timestep(http->sim) : 0.0, uv_hrtime());
 }
 
+/* The live stream's timer runs while viewers watch; a replay's viewers
+ * have their own players. */
 static void viewers_changed(lcpd_http_t *http) {
-  if (!http->timers_open)
+  if (!http->timers_open || !http->sim)
     return;
   if (http->viewer_count > 0 && !http->frame_timer_running) {
     uv_timer_start(&http->frame_timer, on_frame_timer, FRAME_PERIOD_MS, FRAME_PERIOD_MS);
@@ -465,17 +647,27 @@ static int viewer_writeable(lcpd_http_t *http, viewer_t *v) {
   return rc;
 }
 
+/* A ?name=1 or ?name=true query argument. */
+static bool query_flag(struct lws *wsi, const char *name) {
+  char buffer[64];
+  const char *value = lws_get_urlarg_by_name(wsi, name, buffer, sizeof buffer);
+  return value && (strcmp(value, "1") == 0 || strcmp(value, "true") == 0);
+}
+
 static void viewer_options(struct lws *wsi, viewer_t *v) {
-  char value[32];
+  char buffer[64];
   int hz = LCPD_HTTP_MAX_HZ;
-  if (lws_get_urlarg_by_name(wsi, "hz=", value, sizeof value)) {
+  /* lws_get_urlarg_by_name copies "name=value" into the buffer and returns
+   * where the value starts in it. */
+  const char *value = lws_get_urlarg_by_name(wsi, "hz=", buffer, sizeof buffer);
+  if (value) {
     int asked = atoi(value);
     if (asked >= 1 && asked < hz)
       hz = asked;
   }
   v->period_ns = 1000000000u / (uint64_t)hz;
-  if (lws_get_urlarg_by_name(wsi, "contacts=", value, sizeof value))
-    v->contacts = strcmp(value, "1") == 0 || strcmp(value, "true") == 0;
+  v->contacts = query_flag(wsi, "contacts=");
+  v->start_paused = query_flag(wsi, "paused=");
 }
 
 static int close_with(struct lws *wsi, enum lws_close_status status, const char *why) {
@@ -501,8 +693,12 @@ static int viewer_receive(lcpd_http_t *http, struct lws *wsi, viewer_t *v, const
   lcpd_http_control_t control;
   if (total >= CONTROL_MAX || !lcpd_http_parse_control(v->control, total, &control))
     return close_with(wsi, LWS_CLOSE_STATUS_INVALID_PAYLOAD, "not a control message");
-  if (http->control)
-    http->control(http->control_user, &control);
+  if (http->replay)
+    replay_control(http, v, &control);
+  else if (control.command == LCPD_HTTP_CONTACTS)
+    v->contacts = control.on;
+  else
+    LCPD_DEBUG("viewer: play, pause, seek and speed are for a replay; the stream is live");
   return 0;
 }
 
@@ -676,6 +872,10 @@ static int on_lws(struct lws *wsi, enum lws_callback_reasons reason, void *user,
     *v = (viewer_t){.wsi = wsi, .next = http->viewers};
     viewer_options(wsi, v);
     v->next_due_ns = uv_hrtime();
+    if (http->replay && replay_start(http, v) != 0) {
+      s->is_viewer = false;
+      return -1;
+    }
     http->viewers = v;
     http->viewer_count++;
     viewers_changed(http);
@@ -684,7 +884,9 @@ static int on_lws(struct lws *wsi, enum lws_callback_reasons reason, void *user,
     return 0;
   }
   case LWS_CALLBACK_SERVER_WRITEABLE:
-    return s && s->is_viewer ? viewer_writeable(http, &s->viewer) : 0;
+    if (!s || !s->is_viewer)
+      return 0;
+    return http->replay ? replay_writeable(http, &s->viewer) : viewer_writeable(http, &s->viewer);
   case LWS_CALLBACK_RECEIVE:
     return s && s->is_viewer ? viewer_receive(http, wsi, &s->viewer, in, length) : -1;
   case LWS_CALLBACK_CLOSED:
@@ -695,8 +897,10 @@ static int on_lws(struct lws *wsi, enum lws_callback_reasons reason, void *user,
           break;
         }
       }
+      replay_stop(&s->viewer);
       frame_release(s->viewer.pending);
-      s->viewer.pending = NULL;
+      frame_release(s->viewer.scene_pending);
+      s->viewer.pending = s->viewer.scene_pending = NULL;
       s->is_viewer = false;
       http->viewer_count--;
       viewers_changed(http);
@@ -762,6 +966,12 @@ int lcpd_http_open(lcpd_http_t **out, uv_loop_t *loop, lcpd_sim_t *sim,
     return lcpd_fail(error, LCP_ERR_NO_MEMORY, "out of memory");
   http->loop = loop;
   http->sim = sim;
+  http->replay = options->replay;
+  http->replay_speed = options->replay_speed > 0 ? options->replay_speed : 1.0;
+  if (http->replay && !(http->replay_header = replay_header_frame(http->replay))) {
+    free(http);
+    return lcpd_fail(error, LCP_ERR_NO_MEMORY, "out of memory for the replay's header");
+  }
   http->connections = connections;
   http->start_time_s = (double)time(NULL);
   lcpd_arena_init(&http->arena, FRAME_BUILD_LIMIT, &http->arena_error);
@@ -794,6 +1004,7 @@ int lcpd_http_open(lcpd_http_t **out, uv_loop_t *loop, lcpd_sim_t *sim,
   http->context = lws_create_context(&info);
   if (!http->context) {
     lcpd_arena_destroy(&http->arena);
+    frame_release(http->replay_header);
     free(http);
     return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
                      "--http %s: cannot serve HTTP there (address in use or not this machine's, "
@@ -810,8 +1021,10 @@ int lcpd_http_open(lcpd_http_t **out, uv_loop_t *loop, lcpd_sim_t *sim,
   http->frame_timer.data = http->sample_timer.data = http;
   http->timers_open = true;
   uv_timer_start(&http->sample_timer, on_sample_timer, SAMPLE_PERIOD_MS, SAMPLE_PERIOD_MS);
-  sim->step_observer = lcpd_metrics_step;
-  sim->step_observer_user = &http->metrics;
+  if (sim) {
+    sim->step_observer = lcpd_metrics_step;
+    sim->step_observer_user = &http->metrics;
+  }
   *out = http;
   return LCP_OK;
 }
@@ -819,11 +1032,6 @@ int lcpd_http_open(lcpd_http_t **out, uv_loop_t *loop, lcpd_sim_t *sim,
 const char *lcpd_http_url(const lcpd_http_t *http) { return http->url; }
 
 lcpd_metrics_t *lcpd_http_metrics(lcpd_http_t *http) { return &http->metrics; }
-
-void lcpd_http_set_control_handler(lcpd_http_t *http, lcpd_http_control_fn handler, void *user) {
-  http->control = handler;
-  http->control_user = user;
-}
 
 void lcpd_http_close_handles(lcpd_http_t *http) {
   if (!http)
@@ -833,6 +1041,9 @@ void lcpd_http_close_handles(lcpd_http_t *http) {
     uv_close((uv_handle_t *)&http->sample_timer, NULL);
     http->timers_open = false;
   }
+  /* The replay's viewers' players first: their timers are on the loop. */
+  for (viewer_t *v = http->viewers; v; v = v->next)
+    replay_stop(v);
   /* On a foreign loop this starts closing libwebsockets' handles; the loop
    * runs their close callbacks, and the context is freed with the last. */
   if (http->context)
@@ -849,6 +1060,7 @@ void lcpd_http_free(lcpd_http_t *http) {
     http->sim->step_observer_user = NULL;
   }
   frame_release(http->scene_frame);
+  frame_release(http->replay_header);
   lcpd_arena_destroy(&http->arena);
   free(http);
 }

@@ -188,7 +188,8 @@ static void usage(FILE *out) {
           "                           by default: it may only stop a recording)\n"
           "  --record-max-bytes N     a recording stops before it grows past N bytes [none]\n"
           "  --replay FILE            play a recording to --pub instead of simulating; exits\n"
-          "                           when played\n"
+          "                           when played. With --http, each viewer plays it on its\n"
+          "                           own (play, pause, seek, speed) until SIGINT/SIGTERM\n"
           "  --replay-speed X         simulated seconds per second of the replay [1]\n"
           "\n"
           "Other:\n"
@@ -907,9 +908,13 @@ int main(int argc, char **argv) {
     return generate_keys(&o);
   if (!check_exposure(&o, o.curve_secret_key != NULL))
     return 1;
-  if (o.replay)
-    return lcpd_replay_run(
-        &(lcpd_replay_options_t){.path = o.replay, .pub_endpoint = o.pub, .speed = o.replay_speed});
+  if (o.replay) {
+    lcpd_http_options_t replay_http = {.address = o.http, .viewer_dir = o.viewer_dir};
+    return lcpd_replay_run(&(lcpd_replay_options_t){.path = o.replay,
+                                                    .pub_endpoint = o.pub,
+                                                    .speed = o.replay_speed,
+                                                    .http = o.http ? &replay_http : NULL});
+  }
   /* A buffer of a large request or reply is mapped and unmapped on its own
    * rather than left in the heap when freed, so the memory a peer made the
    * daemon hold is given back (glibc otherwise raises this threshold to the

@@ -179,12 +179,12 @@ size_t lcpd_recording_state_at(const lcpd_recording_t *r, double t) {
 
 static void emit_entry(lcpd_player_t *p, size_t index) {
   if (p->emit)
-    p->emit(p->user, &p->recording.entries[index]);
+    p->emit(p->user, &p->recording->entries[index]);
 }
 
 /* The state at index i, preceded by its scene when another was emitted last. */
 static void emit_state(lcpd_player_t *p, size_t i) {
-  const lcpd_recording_state_t *s = &p->recording.states[i];
+  const lcpd_recording_state_t *s = &p->recording->states[i];
   if (p->scene_emitted != s->scene) {
     emit_entry(p, s->scene);
     p->scene_emitted = s->scene;
@@ -198,6 +198,8 @@ double lcpd_player_time(const lcpd_player_t *p) {
   return p->anchor_time + p->speed * (double)(uv_hrtime() - p->anchor_wall_ns) * 1e-9;
 }
 
+bool lcpd_player_at_end(const lcpd_player_t *p) { return p->next >= p->recording->state_count; }
+
 static void anchor(lcpd_player_t *p, double t) {
   p->anchor_time = t;
   p->anchor_wall_ns = uv_hrtime();
@@ -206,9 +208,16 @@ static void anchor(lcpd_player_t *p, double t) {
 static void on_tick(uv_timer_t *timer) {
   lcpd_player_t *p = timer->data;
   double now = lcpd_player_time(p);
-  const lcpd_recording_t *r = &p->recording;
-  while (p->playing && p->next < r->state_count && r->states[p->next].time <= now)
-    emit_state(p, p->next++);
+  const lcpd_recording_t *r = p->recording;
+  size_t due = p->next;
+  while (due < r->state_count && r->states[due].time <= now)
+    due++;
+  if (due > p->next) {
+    size_t first = p->latest_only ? due - 1 : p->next;
+    p->next = due;
+    for (size_t i = first; i < due && p->playing; ++i)
+      emit_state(p, i);
+  }
   if (p->playing && p->next >= r->state_count) {
     lcpd_player_pause(p);
     anchor(p, lcpd_recording_end_time(r));
@@ -217,18 +226,17 @@ static void on_tick(uv_timer_t *timer) {
   }
 }
 
-int lcpd_player_open(lcpd_player_t *p, uv_loop_t *loop, const char *path, lcpd_error_t *error) {
-  *p = (lcpd_player_t){.speed = 1.0, .scene_emitted = SIZE_MAX};
-  int rc = lcpd_recording_open(&p->recording, path, error);
-  if (rc != LCP_OK)
-    return rc;
-  if (uv_timer_init(loop, &p->timer) != 0) {
-    lcpd_recording_close(&p->recording);
+int lcpd_player_init(lcpd_player_t *p, uv_loop_t *loop, const lcpd_recording_t *recording,
+                     lcpd_error_t *error) {
+  *p = (lcpd_player_t){.recording = recording,
+                       .speed = 1.0,
+                       .tick_ms = LCPD_PLAYER_TICK_MS,
+                       .scene_emitted = SIZE_MAX};
+  if (uv_timer_init(loop, &p->timer) != 0)
     return lcpd_fail(error, LCP_ERR_NO_MEMORY, "cannot start the player's timer");
-  }
   p->timer.data = p;
   p->timer_open = true;
-  anchor(p, lcpd_recording_start_time(&p->recording));
+  anchor(p, lcpd_recording_start_time(recording));
   return LCP_OK;
 }
 
@@ -246,7 +254,8 @@ void lcpd_player_play(lcpd_player_t *p) {
     return;
   anchor(p, p->anchor_time);
   p->playing = true;
-  uv_timer_start(&p->timer, on_tick, 0, LCPD_PLAYER_TICK_MS);
+  uint64_t tick = p->tick_ms ? p->tick_ms : LCPD_PLAYER_TICK_MS;
+  uv_timer_start(&p->timer, on_tick, 0, tick);
 }
 
 void lcpd_player_pause(lcpd_player_t *p) {
@@ -258,15 +267,15 @@ void lcpd_player_pause(lcpd_player_t *p) {
 }
 
 void lcpd_player_seek(lcpd_player_t *p, double t) {
-  const lcpd_recording_t *r = &p->recording;
+  const lcpd_recording_t *r = p->recording;
   if (r->state_count == 0 || !isfinite(t))
     return;
   size_t i = lcpd_recording_state_at(r, t);
   double start = lcpd_recording_start_time(r), end = lcpd_recording_end_time(r);
   p->scene_emitted = SIZE_MAX; /* a seek always sends the scene in force */
-  emit_state(p, i);
   p->next = i + 1;
   anchor(p, t < start ? start : t > end ? end : t);
+  emit_state(p, i);
 }
 
 int lcpd_player_set_speed(lcpd_player_t *p, double x) {
@@ -277,12 +286,22 @@ int lcpd_player_set_speed(lcpd_player_t *p, double x) {
   return LCP_OK;
 }
 
-void lcpd_player_close(lcpd_player_t *p) {
+static void on_timer_closed(uv_handle_t *handle) {
+  lcpd_player_t *p = handle->data;
+  if (p->on_closed)
+    p->on_closed(p);
+}
+
+void lcpd_player_close(lcpd_player_t *p, lcpd_player_closed_fn on_closed) {
   p->playing = false;
+  p->emit = NULL;
+  p->on_end = NULL;
   if (p->timer_open) {
     uv_timer_stop(&p->timer);
-    uv_close((uv_handle_t *)&p->timer, NULL);
+    p->on_closed = on_closed;
+    uv_close((uv_handle_t *)&p->timer, on_timer_closed);
     p->timer_open = false;
+  } else if (on_closed) {
+    on_closed(p);
   }
-  lcpd_recording_close(&p->recording);
 }

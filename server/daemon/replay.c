@@ -13,9 +13,12 @@
 typedef struct replay {
   uv_loop_t loop;
   uv_signal_t sigint, sigterm;
-  lcpd_player_t player;
-  void *publisher;
+  lcpd_recording_t recording; /* shared by the PUB player and the viewers' */
+  lcpd_player_t player;       /* to the PUB socket */
+  lcpd_http_t *http;
+  void *context, *publisher;
   uint64_t sent, dropped;
+  bool closing;
 } replay;
 
 static void publish(void *user, const lcpd_record_entry_t *entry) {
@@ -40,17 +43,24 @@ static void publish(void *user, const lcpd_record_entry_t *entry) {
   }
 }
 
+/* Every handle on the loop: uv_run then returns. */
 static void close_all(replay *r) {
-  lcpd_player_close(&r->player);
+  if (r->closing)
+    return;
+  r->closing = true;
+  lcpd_player_close(&r->player, NULL);
   uv_close((uv_handle_t *)&r->sigint, NULL);
   uv_close((uv_handle_t *)&r->sigterm, NULL);
+  lcpd_http_close_handles(r->http);
 }
 
 static void on_end(void *user) {
   replay *r = user;
-  LCPD_INFO("replay finished: %llu entries sent, %llu dropped", (unsigned long long)r->sent,
-            (unsigned long long)r->dropped);
-  close_all(r);
+  LCPD_INFO("replay to the state stream finished: %llu entries sent, %llu dropped%s",
+            (unsigned long long)r->sent, (unsigned long long)r->dropped,
+            r->http ? "; the viewers' replays are served until SIGINT or SIGTERM" : "");
+  if (!r->http)
+    close_all(r);
 }
 
 static void on_signal(uv_signal_t *handle, int signal_number) {
@@ -58,49 +68,81 @@ static void on_signal(uv_signal_t *handle, int signal_number) {
   close_all(handle->data);
 }
 
+/* Closes what open_all opened; the loop has run every close callback. */
+static void free_all(replay *r) {
+  lcpd_http_free(r->http);
+  r->http = NULL;
+  lcpd_recording_close(&r->recording);
+  if (r->publisher) {
+    /* What is queued goes out before the socket closes, for a second at most. */
+    int linger_ms = 1000;
+    zmq_setsockopt(r->publisher, ZMQ_LINGER, &linger_ms, sizeof linger_ms);
+    zmq_close(r->publisher);
+  }
+  if (r->context)
+    zmq_ctx_term(r->context);
+}
+
+/* The recording, its PUB player, the socket bound (its endpoint into
+ * bound) and the HTTP side. On failure, logged and what was opened left for
+ * close_all and free_all. */
+static bool open_all(replay *r, const lcpd_replay_options_t *o, char *bound, size_t bound_size) {
+  lcpd_error_t error = {0};
+  if (lcpd_recording_open(&r->recording, o->path, &error) != LCP_OK ||
+      lcpd_player_init(&r->player, &r->loop, &r->recording, &error) != LCP_OK) {
+    LCPD_ERROR("%s", error.message);
+    return false;
+  }
+  r->context = zmq_ctx_new();
+  r->publisher = r->context ? zmq_socket(r->context, ZMQ_PUB) : NULL;
+  if (!r->publisher || zmq_bind(r->publisher, o->pub_endpoint) != 0 ||
+      zmq_getsockopt(r->publisher, ZMQ_LAST_ENDPOINT, bound, &bound_size) != 0) {
+    LCPD_ERROR("cannot bind the state stream socket to %s: %s", o->pub_endpoint,
+               zmq_strerror(errno));
+    return false;
+  }
+  if (o->http) {
+    lcpd_http_options_t http = *o->http;
+    http.replay = &r->recording;
+    http.replay_speed = o->speed;
+    if (lcpd_http_open(&r->http, &r->loop, NULL, NULL, &http, &error) != LCP_OK) {
+      LCPD_ERROR("%s", error.message);
+      return false;
+    }
+  }
+  return true;
+}
+
 int lcpd_replay_run(const lcpd_replay_options_t *o) {
   replay r = {0};
-  lcpd_error_t error = {0};
   if (uv_loop_init(&r.loop) != 0) {
     LCPD_ERROR("cannot start the event loop");
     return 1;
   }
-  if (lcpd_player_open(&r.player, &r.loop, o->path, &error) != LCP_OK) {
-    LCPD_ERROR("%s", error.message);
-    uv_loop_close(&r.loop);
-    return 1;
-  }
-  const lcpd_recording_t *rec = &r.player.recording;
-  void *context = zmq_ctx_new();
-  r.publisher = context ? zmq_socket(context, ZMQ_PUB) : NULL;
+  uv_signal_init(&r.loop, &r.sigint);
+  uv_signal_init(&r.loop, &r.sigterm);
+  r.sigint.data = r.sigterm.data = &r;
   char bound[256] = "";
-  size_t bound_size = sizeof bound;
-  if (!r.publisher || zmq_bind(r.publisher, o->pub_endpoint) != 0 ||
-      zmq_getsockopt(r.publisher, ZMQ_LAST_ENDPOINT, bound, &bound_size) != 0) {
-    LCPD_ERROR("cannot bind the state stream socket to %s: %s", o->pub_endpoint,
-               zmq_strerror(errno));
-    lcpd_player_close(&r.player);
+  bool opened = open_all(&r, o, bound, sizeof bound);
+  if (!opened) {
+    close_all(&r);
     uv_run(&r.loop, UV_RUN_DEFAULT);
     uv_loop_close(&r.loop);
-    if (r.publisher)
-      zmq_close(r.publisher);
-    if (context)
-      zmq_ctx_term(context);
+    free_all(&r);
     return 1;
   }
+  const lcpd_recording_t *rec = &r.recording;
   double duration = lcpd_recording_end_time(rec) - lcpd_recording_start_time(rec);
   /* The first line as the live daemon's (no request socket: "rep=-"),
    * with the recording's summary after it. */
-  printf("lcpsimd listening rep=- pub=%s replay states=%zu duration=%.17g scenes=%zu\n", bound,
-         rec->state_count, duration, rec->scene_count);
+  printf("lcpsimd listening rep=- pub=%s%s%s replay states=%zu duration=%.17g scenes=%zu\n", bound,
+         r.http ? " http=" : "", r.http ? lcpd_http_url(r.http) : "", rec->state_count, duration,
+         rec->scene_count);
   fflush(stdout);
   LCPD_INFO("replay of %s: %zu states over %g s of simulated time, %zu scenes, timestep %g s%s; "
             "at %g x",
             o->path, rec->state_count, duration, rec->scene_count, rec->timestep,
             rec->truncated ? " (its last entry was cut short and is left out)" : "", o->speed);
-  uv_signal_init(&r.loop, &r.sigint);
-  uv_signal_init(&r.loop, &r.sigterm);
-  r.sigint.data = r.sigterm.data = &r;
   uv_signal_start(&r.sigint, on_signal, SIGINT);
   uv_signal_start(&r.sigterm, on_signal, SIGTERM);
   lcpd_player_set_sink(&r.player, publish, on_end, &r);
@@ -108,11 +150,9 @@ int lcpd_replay_run(const lcpd_replay_options_t *o) {
   lcpd_player_emit_header(&r.player);
   lcpd_player_play(&r.player);
   uv_run(&r.loop, UV_RUN_DEFAULT);
-  uv_loop_close(&r.loop);
-  /* What is queued goes out before the socket closes, for a second at most. */
-  int linger_ms = 1000;
-  zmq_setsockopt(r.publisher, ZMQ_LINGER, &linger_ms, sizeof linger_ms);
-  zmq_close(r.publisher);
-  zmq_ctx_term(context);
+  int rc = uv_loop_close(&r.loop);
+  if (rc != 0)
+    LCPD_ERROR("event loop still busy at exit: %s", uv_strerror(rc));
+  free_all(&r);
   return 0;
 }

@@ -344,10 +344,12 @@ static void test_player_seek(void **state) {
   daemon_stop(&d);
   uv_loop_t loop;
   uv_loop_init(&loop);
+  lcpd_recording_t recording;
   lcpd_player_t player;
   lcpd_error_t error = {0};
-  assert_int_equal(lcpd_player_open(&player, &loop, path, &error), LCP_OK);
-  const lcpd_recording_t *rec = &player.recording;
+  assert_int_equal(lcpd_recording_open(&recording, path, &error), LCP_OK);
+  assert_int_equal(lcpd_player_init(&player, &loop, &recording, &error), LCP_OK);
+  const lcpd_recording_t *rec = &recording;
   assert_int_equal(rec->state_count, 11); /* steps 0, 3, ..., 30 */
   sink s = {0};
   lcpd_player_set_sink(&player, collect, NULL, &s);
@@ -364,14 +366,15 @@ static void test_player_seek(void **state) {
   lcpd_player_seek(&player, 1e9);
   assert_ptr_equal(s.messages[5], rec->entries[rec->states[10].entry].message);
   assert_int_equal(lcpd_player_set_speed(&player, 0.0), LCP_ERR_INVALID_ARGUMENT);
-  lcpd_player_close(&player);
+  lcpd_player_close(&player, NULL);
   uv_run(&loop, UV_RUN_DEFAULT);
   uv_loop_close(&loop);
+  lcpd_recording_close(&recording);
   /* Not a recording: refused. */
   FILE *f = fopen(path, "wb");
   fputs("not a recording", f);
   fclose(f);
-  assert_int_equal(lcpd_recording_open(&player.recording, path, &error), LCP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(lcpd_recording_open(&recording, path, &error), LCP_ERR_INVALID_ARGUMENT);
   unlink(path);
   rmdir(dir);
 }
