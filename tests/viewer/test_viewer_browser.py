@@ -67,7 +67,8 @@ BOX_TURNED = (math.cos(math.radians(15)), 0.0, 0.0, math.sin(math.radians(15))) 
 ARM_JOINTS = {"joint1": 2.0, "joint2": 0.6, "joint4": 0.8, "joint6": 0.5}
 CONTACT_STEPS = 60  # the box settles on the table
 REPLAY_STEPS_BEFORE = 24  # steps recorded before the box is moved
-REPLAY_STEPS_AFTER = 24  # and after
+REPLAY_STEPS_AFTER = 12  # and after, to the State sought after the move
+REPLAY_STEPS_END = 12  # and then to the end
 LOCAL = "127.0.0.1:0"
 ZMQ_LOCAL = "tcp://127.0.0.1:0"
 
@@ -302,15 +303,16 @@ class ReplayTest(BrowserTestCase):
     prefix = "replay"
 
     def seek(self, t):
-        """Moves the page's replay slider to t as a user would (input, then change on release):
-        the page sends {"cmd":"seek","t":t}."""
+        """Moves the page's replay slider to t (None: its right end) as a user would (input,
+        then change on release): the page sends {"cmd":"seek","t":t}."""
+        value = "s.max" if t is None else "'%r'" % t
         self.browser.evaluate("""(() => { const s = document.getElementById('replay-seek');
-            s.value = '%r'; s.dispatchEvent(new Event('input')); s.dispatchEvent(new Event('change'));
-            return s.value; })()""" % t)
+            s.value = %s; s.dispatchEvent(new Event('input')); s.dispatchEvent(new Event('change'));
+            return s.value; })()""" % value)
 
     def seek_time(self, state, timestep):
-        """A time the slider can hold (its step is 1 ms) between `state` and the next State:
-        a seek there shows `state`."""
+        """A time to the millisecond between `state` and the next State: a seek there shows
+        `state` (the State at or before the time)."""
         t = round(state.time + timestep / 2, 3)
         self.assertTrue(state.time <= t < state.time + timestep)
         return t
@@ -328,6 +330,8 @@ class ReplayTest(BrowserTestCase):
                     sim.set_body_state("box", position=BOX_MOVED_TO, orientation=BOX_TURNED)
                     sim.step(REPLAY_STEPS_AFTER)
                     after_state = raw_state(sim)
+                    sim.step(REPLAY_STEPS_END)
+                    end_state = raw_state(sim)
             finally:
                 stopped(self, recorder)
             self.assertGreater(os.path.getsize(path), 0)
@@ -335,9 +339,9 @@ class ReplayTest(BrowserTestCase):
             player = Daemon(["--replay", path, "--pub", ZMQ_LOCAL, "--http", LOCAL])
             try:
                 # The State at the start, then one a step.
-                recorded = REPLAY_STEPS_BEFORE + REPLAY_STEPS_AFTER + 1
+                recorded = REPLAY_STEPS_BEFORE + REPLAY_STEPS_AFTER + REPLAY_STEPS_END + 1
                 self.assertEqual(int(player.fields.get("states", -1)), recorded, player.first_line)
-                self.assertAlmostEqual(float(player.fields.get("duration", -1)), after_state.time,
+                self.assertAlmostEqual(float(player.fields.get("duration", -1)), end_state.time,
                                        delta=1e-9, msg=player.first_line)
                 timestep = info.settings.timestep
 
@@ -359,11 +363,14 @@ class ReplayTest(BrowserTestCase):
                 self.assertEqual(self.browser.evaluate("window.lcpsimViewer.lastStepCount"),
                                  after_state.step_count)
 
+                # The slider's right end is the last State.
+                self.seek(None)
+                self.wait_drawn(end_state.step_count)
                 # Play from the first time sought: the replay runs to its end and stays there.
                 self.seek(self.seek_time(before_state, timestep))
                 self.wait_drawn(before_state.step_count)
                 self.browser.evaluate("document.getElementById('replay-play').click()")
-                self.wait_drawn(after_state.step_count)
+                self.wait_drawn(end_state.step_count)
                 self.assertEqual(self.browser.evaluate("document.getElementById('status').textContent"),
                                  "connected", "the daemon stays up at the end of the replay")
             finally:

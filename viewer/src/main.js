@@ -274,7 +274,11 @@ function setupControls() {
   });
   seek.addEventListener("change", () => {
     seeking = false;
-    send({ cmd: "seek", t: Number(seek.value) });
+    // A range input rounds its value to fewer digits than a double has (max 0.2000000000000002
+    // reads back as 0.2), so its right end would fall just before the last State: there it
+    // stands for the recording's end exactly.
+    const t = Number(seek.value);
+    send({ cmd: "seek", t: replayEnd - t < 1e-9 ? Math.max(t, replayEnd) : t });
   });
   $("replay-speed").addEventListener("change", (event) => send({ cmd: "speed", speed: Number(event.target.value) }));
 }
