@@ -221,8 +221,9 @@ class LiveDaemonTest(BrowserTestCase):
             with Client(daemon.fields["rep"]) as sim:
                 info = sim.get_info()
                 sim.set_robot_state("arm7", joints=ARM_JOINTS)
-                # The stream sends a State when the step count changes: one step shows the
-                # state set.
+                # The daemon streams a State when the step count changes (a SetRobotState,
+                # SetBodyState or Remove alone is not streamed in lockstep mode): one step
+                # after each change shows it.
                 sim.step(1)
                 state = raw_state(sim)
                 revision = sim.get_scene().scene.revision
