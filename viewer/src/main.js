@@ -152,8 +152,8 @@ function onEntry(entry) {
 
 function onHeader(header) {
   world.setTimestep(header.timestep);
-  // A replay flag and the recording's length are not in RecordHeader yet: read them if a
-  // later protocol has them (the descriptor is made from the .proto at build time).
+  // A replay's header says so (replay) and gives the recording's length (duration, s): the
+  // seek slider's span.
   hook.replay = params.replay || Boolean(header.replay);
   replayEnd = header.duration > 0 ? header.duration : 0;
   $("replay").hidden = !hook.replay || !params.ui;
