@@ -300,9 +300,23 @@ fi
 
 # ------------------------------------------------------------------ image ---
 stage "image $IMAGE"
+# The build stage's npm ci fetches the viewer's packages: on a network that
+# intercepts TLS it needs the CA bundle this machine's npm uses (its cafile,
+# or LCPSIM_NPM_CAFILE), given as the build secret npm_cafile.
+NPM_CAFILE=${LCPSIM_NPM_CAFILE:-}
+if [ -z "$NPM_CAFILE" ] && command -v npm >/dev/null 2>&1; then
+  NPM_CAFILE=$(npm config get cafile 2>/dev/null || true)
+fi
+case $NPM_CAFILE in null | undefined) NPM_CAFILE="" ;; esac
+BUILD_SECRET=""
+if [ -n "$NPM_CAFILE" ] && [ -r "$NPM_CAFILE" ]; then
+  BUILD_SECRET="--secret id=npm_cafile,src=$NPM_CAFILE"
+  log "npm's CA bundle for the build: $NPM_CAFILE"
+fi
 case $BUILDER in
   docker)
-    nice_run docker build -f "$ROOT/docker/Dockerfile" -t "$IMAGE" "$ROOT" >"$WORK/build.log" 2>&1 || {
+    # shellcheck disable=SC2086
+    nice_run docker build $BUILD_SECRET -f "$ROOT/docker/Dockerfile" -t "$IMAGE" "$ROOT" >"$WORK/build.log" 2>&1 || {
       tail -n 40 "$WORK/build.log" >&2
       fail "docker build"
     }
@@ -311,8 +325,9 @@ case $BUILDER in
   buildah)
     # --layers keeps every step's layer: a rebuild with unchanged inputs is a
     # cache hit. --format docker keeps HEALTHCHECK (OCI images drop it).
+    # shellcheck disable=SC2086
     nice_run buildah bud --isolation chroot --format docker --layers --force-rm --pull=false \
-      --ignorefile "$ROOT/docker/Dockerfile.dockerignore" \
+      --ignorefile "$ROOT/docker/Dockerfile.dockerignore" $BUILD_SECRET \
       -f "$ROOT/docker/Dockerfile" -t "$IMAGE" "$ROOT" >"$WORK/build.log" 2>&1 || {
       tail -n 40 "$WORK/build.log" >&2
       fail "buildah bud"
@@ -653,7 +668,8 @@ PY
 stage "compose's arm-sine client: the python-client image (200 steps)"
 case $BUILDER in
   docker)
-    nice_run docker build -f "$ROOT/docker/Dockerfile" --target python-client -t "$IMAGE-python-client" \
+    # shellcheck disable=SC2086
+    nice_run docker build $BUILD_SECRET -f "$ROOT/docker/Dockerfile" --target python-client -t "$IMAGE-python-client" \
       "$ROOT" >"$WORK/build-client.log" 2>&1 || {
       tail -n 40 "$WORK/build-client.log" >&2
       fail "docker build --target python-client"
@@ -667,8 +683,9 @@ case $BUILDER in
     }
     ;;
   buildah)
+    # shellcheck disable=SC2086
     nice_run buildah bud --isolation chroot --format docker --layers --force-rm --pull=false \
-      --ignorefile "$ROOT/docker/Dockerfile.dockerignore" --target python-client \
+      --ignorefile "$ROOT/docker/Dockerfile.dockerignore" $BUILD_SECRET --target python-client \
       -f "$ROOT/docker/Dockerfile" -t "$IMAGE-python-client" "$ROOT" >"$WORK/build-client.log" 2>&1 || {
       tail -n 40 "$WORK/build-client.log" >&2
       fail "buildah bud --target python-client"
