@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # docker/smoke.sh — builds the lcpsim image from docker/Dockerfile and checks it
 # end to end: the daemon started from the image (its own ENTRYPOINT and CMD)
-# becomes healthy, the host's C `ping` and Python `arm_sine.py` talk to it, and
-# SIGTERM stops it with exit code 0. The daemon runs with CURVE on: keys made
+# becomes healthy (the image's HEALTHCHECK, and compose's GET /healthz), the
+# host's C `ping` and Python `arm_sine.py` talk to it, its HTTP port serves
+# /healthz, /metrics and the browser viewer's page (GET / and the files the page
+# loads; the image has the bundled page and no Node.js), and SIGTERM stops it
+# with exit code 0. The daemon runs with CURVE on: keys made
 # here are mounted where compose mounts its secrets (/run/secrets/), the
 # clients connect with a controller's key, and a ping without a key gets no
 # answer.
@@ -297,9 +300,23 @@ fi
 
 # ------------------------------------------------------------------ image ---
 stage "image $IMAGE"
+# The build stage's npm ci fetches the viewer's packages: on a network that
+# intercepts TLS it needs the CA bundle this machine's npm uses (its cafile,
+# or LCPSIM_NPM_CAFILE), given as the build secret npm_cafile.
+NPM_CAFILE=${LCPSIM_NPM_CAFILE:-}
+if [ -z "$NPM_CAFILE" ] && command -v npm >/dev/null 2>&1; then
+  NPM_CAFILE=$(npm config get cafile 2>/dev/null || true)
+fi
+case $NPM_CAFILE in null | undefined) NPM_CAFILE="" ;; esac
+BUILD_SECRET=""
+if [ -n "$NPM_CAFILE" ] && [ -r "$NPM_CAFILE" ]; then
+  BUILD_SECRET="--secret id=npm_cafile,src=$NPM_CAFILE"
+  log "npm's CA bundle for the build: $NPM_CAFILE"
+fi
 case $BUILDER in
   docker)
-    nice_run docker build -f "$ROOT/docker/Dockerfile" -t "$IMAGE" "$ROOT" >"$WORK/build.log" 2>&1 || {
+    # shellcheck disable=SC2086
+    nice_run docker build $BUILD_SECRET -f "$ROOT/docker/Dockerfile" -t "$IMAGE" "$ROOT" >"$WORK/build.log" 2>&1 || {
       tail -n 40 "$WORK/build.log" >&2
       fail "docker build"
     }
@@ -308,8 +325,9 @@ case $BUILDER in
   buildah)
     # --layers keeps every step's layer: a rebuild with unchanged inputs is a
     # cache hit. --format docker keeps HEALTHCHECK (OCI images drop it).
+    # shellcheck disable=SC2086
     nice_run buildah bud --isolation chroot --format docker --layers --force-rm --pull=false \
-      --ignorefile "$ROOT/docker/Dockerfile.dockerignore" \
+      --ignorefile "$ROOT/docker/Dockerfile.dockerignore" $BUILD_SECRET \
       -f "$ROOT/docker/Dockerfile" -t "$IMAGE" "$ROOT" >"$WORK/build.log" 2>&1 || {
       tail -n 40 "$WORK/build.log" >&2
       fail "buildah bud"
@@ -450,6 +468,14 @@ sys.exit(1)
 PY
 }
 
+# Runs a command in the running container.
+in_container() {
+  case $BUILDER in
+    docker) docker exec "$CTR" "$@" ;;
+    buildah) buildah run --isolation chroot -v "$SECRETS:/run/secrets:ro" "$CTR" -- "$@" ;;
+  esac
+}
+
 stage "start the daemon from the image"
 case $BUILDER in
   docker)
@@ -536,6 +562,27 @@ case $BUILDER in
     ;;
 esac
 log "healthy"
+# compose.yaml's health check adds GET /healthz (lcpsim-entrypoint healthz:
+# the image has no curl); inside the container the HTTP port is 8080, or under
+# buildah (the host's network) the port bound.
+case $BUILDER in
+  docker) http_inside=127.0.0.1:8080 ;;
+  buildah) http_inside=127.0.0.1:${HTTP##*:} ;;
+esac
+in_container lcpsim-entrypoint healthz "$http_inside" ||
+  fail "lcpsim-entrypoint healthz $http_inside (compose's health check) failed"
+log "lcpsim-entrypoint healthz $http_inside: ok"
+
+stage "the image's files: the viewer's page, no Node.js"
+in_container sh -c 'cd /usr/local/share/lcpsim/viewer && ls -l index.html viewer.js' >"$WORK/viewer-files.log" 2>&1 || {
+  cat "$WORK/viewer-files.log" >&2
+  fail "no viewer page at /usr/local/share/lcpsim/viewer in the image"
+}
+sed 's/^/smoke: /' "$WORK/viewer-files.log"
+if in_container sh -c 'command -v node || command -v nodejs || command -v npm' >/dev/null 2>&1; then
+  fail "the runtime image has Node.js or npm (only the build stage needs them)"
+fi
+log "no node or npm in the runtime image"
 
 stage "C ping from the host"
 "$PING" --timeout-ms 2000 --server-key "$SERVER_PUB" --client-key "$CLIENT_KEY" "$REP" ||
@@ -558,7 +605,7 @@ tail -n 1 "$WORK/arm_sine.out" | sed 's/^/smoke: /'
 lines=$(grep -c '^time=' "$WORK/arm_sine.out" || true)
 [ "$lines" -eq $((STEPS / 100)) ] || fail "arm_sine.py printed $lines state lines, not $((STEPS / 100))"
 
-stage "HTTP: /healthz and /metrics"
+stage "HTTP: /healthz, /metrics and the viewer's page"
 "$PYTHON" - "$HTTP" "$STEPS" <<'PY' || fail "/healthz or /metrics"
 import sys, urllib.request
 url, steps = sys.argv[1], int(sys.argv[2])
@@ -584,11 +631,45 @@ assert values["lcpsim_requests_total"] >= 1, values["lcpsim_requests_total"]
 print("smoke: /healthz ok; /metrics: %d steps, %d requests" % (values["lcpsim_steps_total"],
                                                              values["lcpsim_requests_total"]))
 PY
+"$PYTHON" - "$HTTP" <<'PY' || fail "the viewer's page (GET / and what it loads)"
+import sys, urllib.parse, urllib.request
+from html.parser import HTMLParser
+url = sys.argv[1] + "/"
+
+class References(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.scripts, self.styles = [], []
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "script" and attrs.get("src"):
+            self.scripts.append(attrs["src"])
+        if tag == "link" and attrs.get("rel") == "stylesheet" and attrs.get("href"):
+            self.styles.append(attrs["href"])
+
+with urllib.request.urlopen(url, timeout=10) as r:
+    assert r.status == 200, "GET / is %d" % r.status
+    assert r.headers["Content-Type"].startswith("text/html"), r.headers["Content-Type"]
+    page_bytes = r.read()
+    page = page_bytes.decode()
+references = References()
+references.feed(page)
+assert references.scripts, "the page references no script: %r" % page[:200]
+for path, kind in [(p, "javascript") for p in references.scripts] + [(p, "css") for p in references.styles]:
+    with urllib.request.urlopen(urllib.parse.urljoin(url, path), timeout=10) as r:
+        body = r.read()
+        assert r.status == 200, "GET %s is %d" % (path, r.status)
+        assert kind in r.headers["Content-Type"], (path, r.headers["Content-Type"])
+        assert body, "GET %s is empty" % path
+        print("smoke: GET /%s: 200, %s, %d bytes" % (path.lstrip("/"), r.headers["Content-Type"], len(body)))
+print("smoke: GET /: 200, text/html, %d bytes" % len(page_bytes))
+PY
 
 stage "compose's arm-sine client: the python-client image (200 steps)"
 case $BUILDER in
   docker)
-    nice_run docker build -f "$ROOT/docker/Dockerfile" --target python-client -t "$IMAGE-python-client" \
+    # shellcheck disable=SC2086
+    nice_run docker build $BUILD_SECRET -f "$ROOT/docker/Dockerfile" --target python-client -t "$IMAGE-python-client" \
       "$ROOT" >"$WORK/build-client.log" 2>&1 || {
       tail -n 40 "$WORK/build-client.log" >&2
       fail "docker build --target python-client"
@@ -602,8 +683,9 @@ case $BUILDER in
     }
     ;;
   buildah)
+    # shellcheck disable=SC2086
     nice_run buildah bud --isolation chroot --format docker --layers --force-rm --pull=false \
-      --ignorefile "$ROOT/docker/Dockerfile.dockerignore" --target python-client \
+      --ignorefile "$ROOT/docker/Dockerfile.dockerignore" $BUILD_SECRET --target python-client \
       -f "$ROOT/docker/Dockerfile" -t "$IMAGE-python-client" "$ROOT" >"$WORK/build-client.log" 2>&1 || {
       tail -n 40 "$WORK/build-client.log" >&2
       fail "buildah bud --target python-client"

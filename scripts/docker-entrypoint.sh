@@ -22,6 +22,10 @@
 #
 #   lcpsim-entrypoint health [PING OPTIONS]   the health check: lcpsim-ping,
 #                                            with the health key under CURVE
+#   lcpsim-entrypoint healthz [HOST:PORT]    GET /healthz from lcpsimd --http
+#                                            (default 127.0.0.1:8080): 0 when it
+#                                            answers 200 within 5 s. The image has
+#                                            no curl or wget: bash's /dev/tcp.
 #   lcpsim-entrypoint --gen-keys NAME ...    lcpsimd --gen-keys, nothing else
 #
 # Environment: LCPSIM_SERVER_KEY (default /run/secrets/lcpsim_server_key),
@@ -41,6 +45,17 @@ if [ "${1:-}" = health ]; then
     exec lcpsim-ping --server-key "$SERVER_KEY" --client-key "$HEALTH.key" "$@"
   fi
   exec lcpsim-ping "$@"
+fi
+if [ "${1:-}" = healthz ]; then
+  address=${2:-127.0.0.1:8080}
+  # shellcheck disable=SC2016
+  exec bash -c '
+    exec 3<>"/dev/tcp/$1/$2" || exit 1
+    printf "GET /healthz HTTP/1.1\r\nHost: %s:%s\r\nConnection: close\r\n\r\n" "$1" "$2" >&3
+    IFS= read -r -t 5 status <&3 || { echo "lcpsim-entrypoint: /healthz: no answer" >&2; exit 1; }
+    case $status in "HTTP/1."?" 200 "*) exit 0 ;; esac
+    echo "lcpsim-entrypoint: /healthz: $status" >&2
+    exit 1' healthz "${address%:*}" "${address##*:}"
 fi
 case ${1:-} in
   --gen-keys | --gen-keys=* | --help | --version) exec lcpsimd "$@" ;;
