@@ -1117,6 +1117,8 @@ static bool dispatch(lcpd_call_t *call, lcpd_sim_t *sim) {
     reply_error(call);
     return true;
   }
+  if (lcpd_call_mutates(call))
+    sim->change_count++;
   return !call->stepping;
 }
 

@@ -31,6 +31,7 @@
 #include "convert.h"
 #include "log.h"
 #include "memory.h"
+#include "recording.h"
 #include "scene_view.h"
 
 #include "lcpsim/urdf.h"
@@ -246,6 +247,7 @@ struct viewer {
   bool header_sent, scene_sent;
   uint64_t scene_revision; /* of the scene sent */
   uint64_t last_step;      /* of the last State given */
+  uint64_t last_change;    /* the sim's change_count at the last State given */
   bool state_given;
   frame_t *pending; /* the latest State not yet written */
   size_t received;  /* bytes of the message being received */
@@ -320,24 +322,10 @@ static frame_t *frame_pack(const Lcpsim__V1__RecordEntry *entry, uint64_t scene_
   return frame;
 }
 
-static double world_timestep(const lcpd_sim_t *sim) {
-  lcp_world_settings_t settings;
-  lcp_world_get_settings(sim->live.world, &settings);
-  return settings.timestep;
-}
-
 static frame_t *header_frame(lcpd_http_t *http) {
-  char started[32];
-  time_t now = time(NULL);
-  struct tm utc;
-  gmtime_r(&now, &utc);
-  strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  Lcpsim__V1__RecordHeader header = LCPSIM__V1__RECORD_HEADER__INIT;
-  header.magic = "lcpsim-recording";
-  header.format_version = 1;
-  header.server_version = LCP_VERSION_STRING;
-  header.timestep = world_timestep(http->sim);
-  header.started_utc = started;
+  char started[LCPD_UTC_TEXT];
+  Lcpsim__V1__RecordHeader header;
+  lcpd_record_header_init(&header, http->sim, started);
   Lcpsim__V1__RecordEntry entry = LCPSIM__V1__RECORD_ENTRY__INIT;
   entry.entry_case = LCPSIM__V1__RECORD_ENTRY__ENTRY_HEADER;
   entry.header = &header;
@@ -552,9 +540,11 @@ static void on_frame_timer(uv_timer_t *timer) {
   lcpd_http_t *http = timer->data;
   uint64_t now = uv_hrtime();
   uint64_t step = lcp_world_step_count(http->sim->live.world);
+  uint64_t change = http->sim->change_count;
   frame_t *built[2] = {NULL, NULL}; /* without, with contacts */
   for (viewer_t *v = http->viewers; v; v = v->next) {
-    if (!v->scene_sent || now < v->next_due_ns || (v->state_given && v->last_step == step))
+    if (!v->scene_sent || now < v->next_due_ns ||
+        (v->state_given && v->last_step == step && v->last_change == change))
       continue;
     frame_t **frame = &built[v->contacts];
     if (!*frame)
@@ -568,6 +558,7 @@ static void on_frame_timer(uv_timer_t *timer) {
     (*frame)->references++;
     v->pending = *frame;
     v->last_step = step;
+    v->last_change = change;
     v->state_given = true;
     /* Due again one period after this one was due, or from now when late. */
     v->next_due_ns += v->period_ns;
@@ -582,7 +573,7 @@ static void on_frame_timer(uv_timer_t *timer) {
 static void on_sample_timer(uv_timer_t *timer) {
   lcpd_http_t *http = timer->data;
   /* A replay steps nothing: its rate stays 0. */
-  lcpd_metrics_sample(&http->metrics, http->sim ? world_timestep(http->sim) : 0.0, uv_hrtime());
+  lcpd_metrics_sample(&http->metrics, http->sim ? lcpd_sim_timestep(http->sim) : 0.0, uv_hrtime());
 }
 
 /* The live stream's timer runs while viewers watch; a replay's viewers

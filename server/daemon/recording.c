@@ -144,10 +144,17 @@ static void on_step(lcpd_sim_t *sim, bool published) {
   write_state(r, sim, published ? sim->publish_sequence : 0);
 }
 
-static double world_timestep(const lcpd_sim_t *sim) {
-  lcp_world_settings_t s;
-  lcp_world_get_settings(sim->live.world, &s);
-  return s.timestep;
+void lcpd_record_header_init(Lcpsim__V1__RecordHeader *header, const lcpd_sim_t *sim,
+                             char started[LCPD_UTC_TEXT]) {
+  time_t now = time(NULL);
+  struct tm utc;
+  strftime(started, LCPD_UTC_TEXT, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &utc));
+  lcpsim__v1__record_header__init(header);
+  header->magic = (char *)LCPD_RECORD_MAGIC;
+  header->format_version = LCPD_RECORD_FORMAT_VERSION;
+  header->server_version = (char *)LCPD_SERVER_VERSION;
+  header->timestep = lcpd_sim_timestep(sim);
+  header->started_utc = started;
 }
 
 /* The recording is open on fd: the header, the scene and the state now. */
@@ -168,16 +175,9 @@ static int begin(lcpd_recorder_t *r, lcpd_sim_t *sim, int fd, const char *path, 
   r->states_written = r->bytes_written = 0;
   r->scene_written = false;
   r->buffer_used = 0;
-  char started[32];
-  time_t now = time(NULL);
-  struct tm utc;
-  strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &utc));
-  Lcpsim__V1__RecordHeader header = LCPSIM__V1__RECORD_HEADER__INIT;
-  header.magic = (char *)LCPD_RECORD_MAGIC;
-  header.format_version = LCPD_RECORD_FORMAT_VERSION;
-  header.server_version = (char *)LCPD_SERVER_VERSION;
-  header.timestep = world_timestep(sim);
-  header.started_utc = started;
+  char started[LCPD_UTC_TEXT];
+  Lcpsim__V1__RecordHeader header;
+  lcpd_record_header_init(&header, sim, started);
   Lcpsim__V1__RecordEntry entry = LCPSIM__V1__RECORD_ENTRY__INIT;
   entry.entry_case = LCPSIM__V1__RECORD_ENTRY__ENTRY_HEADER;
   entry.header = &header;

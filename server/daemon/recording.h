@@ -86,4 +86,11 @@ int lcpd_handle_record(lcpd_sim_t *sim, lcpd_arena_t *arena, const Lcpsim__V1__R
 #define LCPD_VARINT_MAX 10
 size_t lcpd_pack_delimited(const ProtobufCMessage *message, unsigned char *out);
 
+/* The text of started_utc: "YYYY-MM-DDTHH:MM:SSZ" and its end. */
+#define LCPD_UTC_TEXT 32
+/* The RecordHeader of a recording or a viewer's stream of sim's world,
+ * started now: its strings point to constants and to started (filled). */
+void lcpd_record_header_init(Lcpsim__V1__RecordHeader *header, const lcpd_sim_t *sim,
+                             char started[LCPD_UTC_TEXT]);
+
 #endif

@@ -702,18 +702,12 @@ static void publish_state(lcpd_sim_t *sim, void *user) {
 
 /* ---- realtime mode ---- */
 
-static double world_timestep(const lcpd_sim_t *sim) {
-  lcp_world_settings_t s;
-  lcp_world_get_settings(sim->live.world, &s);
-  return s.timestep;
-}
-
 static void anchor_realtime(lcpd_server_t *server) {
   server->anchor_wall_ns = uv_hrtime();
   server->anchor_sim_time = lcp_world_time(server->sim->live.world);
   server->anchor_epoch = server->sim->time_epoch;
   server->anchor_rate = server->sim->rate;
-  server->anchor_timestep = world_timestep(server->sim);
+  server->anchor_timestep = lcpd_sim_timestep(server->sim);
 }
 
 static void on_realtime_tick(uv_timer_t *handle) {
@@ -766,7 +760,7 @@ static void sync_realtime(lcpd_server_t *server) {
     }
     return;
   }
-  double h = world_timestep(sim);
+  double h = lcpd_sim_timestep(sim);
   if (server->realtime_on && server->anchor_epoch == sim->time_epoch &&
       server->anchor_rate == sim->rate && server->anchor_timestep == h)
     return;

@@ -485,3 +485,9 @@ const lcpd_slot_t *lcpd_sim_slot_get(const lcpd_sim_t *sim, const char *name) {
       return &sim->slots[i];
   return NULL;
 }
+
+double lcpd_sim_timestep(const lcpd_sim_t *sim) {
+  lcp_world_settings_t settings;
+  lcp_world_get_settings(sim->live.world, &settings);
+  return settings.timestep;
+}

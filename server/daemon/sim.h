@@ -99,6 +99,11 @@ struct lcpd_sim {
   /* Counts the changes of what the world is made of (robots and bodies
    * added or removed, Reset, RestoreState): the Scene.revision. */
   uint64_t scene_revision;
+  /* Counts the requests that succeeded and may have changed the world
+   * (every call but the read-only ones): a viewer is sent a new State when
+   * this or the step count moved, so that a state set without a step (a
+   * body moved, a robot posed) shows at once. */
+  uint64_t change_count;
   /* The recording (recording.h): NULL when the daemon records nothing;
    * record_step is set while a recording runs. Not owned: main's. */
   lcpd_recorder_t *recorder;
@@ -140,6 +145,9 @@ int lcpd_sim_remove(lcpd_sim_t *sim, const char *name, lcpd_error_t *error);
 /* Scene.revision: changes whenever robots or bodies are added or removed,
  * or the world is reset or restored. */
 uint64_t lcpd_sim_scene_revision(const lcpd_sim_t *sim);
+
+/* The world's timestep h, s. */
+double lcpd_sim_timestep(const lcpd_sim_t *sim);
 
 /* One step, then a published state when one is due. */
 int lcpd_sim_step(lcpd_sim_t *sim, lcpd_error_t *error);

@@ -213,6 +213,13 @@ class HttpTest(unittest.TestCase):
             self.assertGreater(e.state.step_count, last)
             last = e.state.step_count
         self.assertEqual(last, self.client.get_state().step_count)
+        # A change without a step is streamed too: the box moved by SetBodyState.
+        self.client.set_body_state("box", position=[0.5, 0.3, 1.5])
+        e = entry(ws.recv())
+        self.assertEqual(e.WhichOneof("entry"), "state")
+        self.assertEqual(e.state.step_count, last)
+        box = next(b for b in e.state.bodies if b.name == "box")
+        self.assertAlmostEqual(box.pose.position.z, 1.5, delta=1e-12)
         # The scene changes: its new description comes before the next State.
         self.client.spawn("sphere", name="ball", radius=0.1, mass=1.0, position=[0, 2, 1])
         self.client.step(steps=1)

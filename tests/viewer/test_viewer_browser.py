@@ -220,11 +220,9 @@ class LiveDaemonTest(BrowserTestCase):
             self.assertIn("rep", daemon.fields)
             with Client(daemon.fields["rep"]) as sim:
                 info = sim.get_info()
+                # No step anywhere below: the daemon streams a State when a request changed
+                # the world, not only when it stepped.
                 sim.set_robot_state("arm7", joints=ARM_JOINTS)
-                # The daemon streams a State when the step count changes (a SetRobotState,
-                # SetBodyState or Remove alone is not streamed in lockstep mode): one step
-                # after each change shows it.
-                sim.step(1)
                 state = raw_state(sim)
                 revision = sim.get_scene().scene.revision
 
@@ -241,18 +239,22 @@ class LiveDaemonTest(BrowserTestCase):
                     self.assertTrue(url.startswith(daemon.url) or url.startswith(daemon.url.replace("http", "ws")),
                                     "the page loaded %s from elsewhere" % url)
 
+                # The State drawn so far is the last one sent: nothing changes until the next
+                # request, so the next State sent is the one after it.
+                sent = viewer["lastSequence"]
                 sim.set_body_state("box", position=BOX_MOVED_TO, orientation=BOX_TURNED)
-                sim.step(1)
                 moved_state = raw_state(sim)
-                self.wait_drawn(moved_state.step_count)
+                self.assertEqual(moved_state.step_count, state.step_count, "moved without a step")
+                viewer = self.wait_drawn(moved_state.step_count, " && v.lastSequence > %d" % sent)
                 moved = self.shoot("live_moved")
 
+                sent = viewer["lastSequence"]
                 sim.remove("box")
-                sim.step(1)
                 no_box_state = raw_state(sim)
                 new_revision = sim.get_scene().scene.revision
                 self.assertNotEqual(new_revision, revision)
-                self.wait_drawn(no_box_state.step_count, " && v.sceneRevision === %d" % new_revision)
+                self.wait_drawn(no_box_state.step_count, " && v.sceneRevision === %d && v.lastSequence > %d"
+                                % (new_revision, sent))
                 no_box = self.shoot("live_no_box")
         finally:
             stopped(self, daemon)
@@ -401,7 +403,8 @@ class ReplayControlsTest(BrowserTestCase):
         server = ViewerServer(self.viewer_dir)
         try:
             server.publish("header", self.entry(header=pb.RecordHeader(
-                magic="lcpsim-recording", format_version=1, timestep=0.001)))
+                magic="lcpsim-recording", format_version=1, timestep=0.001, replay=True,
+                duration=2.0)))
             scene = pb.GetSceneReply()
             scene.scene.revision = 1
             scene.scene.world_geoms.add(type=pb.Geom.PLANE)
@@ -411,14 +414,17 @@ class ReplayControlsTest(BrowserTestCase):
             viewer = self.browser.wait_for("v.ready && v.lastStepCount === 2500")
             self.assertTrue(viewer["replay"])
             self.assertFalse(self.browser.evaluate("document.getElementById('replay').hidden"))
+            # The slider spans the recording from its first State's time (2.5 s) for its duration.
+            self.assertEqual(self.browser.evaluate("document.getElementById('replay-seek').min"), "2.5")
+            self.assertEqual(self.browser.evaluate("document.getElementById('replay-seek').max"), "4.5")
             self.browser.evaluate("document.getElementById('replay-play').click()")
             self.browser.evaluate("document.getElementById('replay-pause').click()")
             self.browser.evaluate("""(() => { const s = document.getElementById('replay-seek');
-                s.value = '1.25'; s.dispatchEvent(new Event('input')); s.dispatchEvent(new Event('change')); })()""")
+                s.value = '3.75'; s.dispatchEvent(new Event('input')); s.dispatchEvent(new Event('change')); })()""")
             self.browser.evaluate("""(() => { const s = document.getElementById('replay-speed');
                 s.value = '2'; s.dispatchEvent(new Event('change')); })()""")
             commands = server.wait_for_command(4)
-            self.assertEqual(commands, [{"cmd": "play"}, {"cmd": "pause"}, {"cmd": "seek", "t": 1.25},
+            self.assertEqual(commands, [{"cmd": "play"}, {"cmd": "pause"}, {"cmd": "seek", "t": 3.75},
                                         {"cmd": "speed", "speed": 2}])
             self.shoot("replay_controls")
 

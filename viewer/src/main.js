@@ -24,6 +24,7 @@ const hook = {
   frames: 0, // States drawn
   lastStepCount: null, // step_count of the last State drawn
   lastTime: null, // its simulated time
+  lastSequence: null, // its stream sequence (a live daemon numbers the States it sends)
   sceneRevision: null, // revision of the scene drawn
   ready: false, // a scene and a State of it are on screen
   received: 0, // binary messages received
@@ -82,6 +83,8 @@ let viewPaused = false;
 let followKey = "";
 let followLast = null;
 let replayEnd = 0;
+let replayDuration = 0; // the header's duration
+let replayStart = null; // the time of the first State of a replay (its timeline's start)
 let seeking = false;
 const rate = new RateMeter(1.0);
 
@@ -153,9 +156,12 @@ function onEntry(entry) {
 function onHeader(header) {
   world.setTimestep(header.timestep);
   // A replay's header says so (replay) and gives the recording's length (duration, s): the
-  // seek slider's span.
+  // seek slider spans it from the first State's time (a recording started by the Record call
+  // starts where the run was, not at 0).
   hook.replay = params.replay || Boolean(header.replay);
-  replayEnd = header.duration > 0 ? header.duration : 0;
+  replayDuration = header.duration > 0 ? header.duration : 0;
+  replayStart = null;
+  replayEnd = 0;
   $("replay").hidden = !hook.replay || !params.ui;
 }
 
@@ -196,6 +202,12 @@ function drawState(state) {
   const factor = rate.factor();
   $("rtf").textContent = factor === null ? "–" : factor.toFixed(2);
   if (hook.replay && !seeking) {
+    if (replayStart === null) {
+      // A viewer is sent the first State first (playing or paused at the start).
+      replayStart = state.time;
+      replayEnd = replayStart + replayDuration;
+      $("replay-seek").min = String(replayStart);
+    }
     replayEnd = Math.max(replayEnd, state.time);
     $("replay-seek").max = String(replayEnd);
     $("replay-seek").value = String(state.time);
@@ -231,6 +243,7 @@ function animate() {
     hook.frames += 1;
     hook.lastStepCount = state.step_count;
     hook.lastTime = state.time;
+    hook.lastSequence = Number(state.sequence);
     hook.sceneRevision = world.revision;
     hook.ready = true;
   }
