@@ -303,6 +303,8 @@ class WorldsTest(unittest.TestCase):
         client.ok("src", spawn=pb.SpawnRequest(
             name="ball", shape=pb.Shape(type=pb.Shape.SPHERE, radius=0.05), mass=0.2,
             pose=pb.Pose(position=pb.Vec3(x=0.5, y=0.1, z=0.6))))
+        before = client.ok(list_worlds=pb.ListWorldsRequest()).list_worlds.worlds[1]
+        self.assertEqual(before.name, "src")
         client.ok("src", remove=pb.RemoveRequest(name="box"))
         client.ok("src", set_settings=pb.SetSettingsRequest(iterations=37))
         for step in range(50):
@@ -311,6 +313,9 @@ class WorldsTest(unittest.TestCase):
         client.ok(create_world=pb.CreateWorldRequest(name="same", copy_of="src",
                                                      copy_state=True))
         client.ok(create_world=pb.CreateWorldRequest(name="fresh", copy_of="src"))
+        listed = client.ok(list_worlds=pb.ListWorldsRequest()).list_worlds.worlds
+        # A world holds more once it has stepped (the step's memory) and has more in it.
+        self.assertGreater(listed[1].memory_bytes, before.memory_bytes)
         info = {world: client.ok(world, get_info=pb.GetInfoRequest()).get_info
                 for world in ("src", "same", "fresh")}
         self.assertEqual([b.name for b in info["src"].bodies], ["table", "ball"])
