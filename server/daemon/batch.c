@@ -13,7 +13,6 @@ struct lcpd_batch_job {
   lcpd_world_t *world;
   const Lcpsim__V1__WorldStep *step;
   size_t index; /* in the request */
-  char label[LCPD_WORLD_NAME_MAX + 64];
   Lcpsim__V1__BatchStepResult result;
   /* States the world's stream was due during the job, sent after it. */
   lcpd_arena_t publish_arena;
@@ -44,7 +43,7 @@ static void publish_later(lcpd_sim_t *sim, void *user) {
 
 static void run_job(lcpd_batch_t *batch, lcpd_batch_job_t *job) {
   lcpd_call_world_step(&job->call, job->world->sim, job->step, batch->call->request->batch_step,
-                       job->label, &batch->stop, &job->result);
+                       job->index, job->world->name, &batch->stop, &job->result);
 }
 
 static void run_task(void *context, size_t index) {
@@ -194,8 +193,6 @@ bool lcpd_batch_start(lcpd_batch_t *batch, lcpd_call_t *call, lcpd_worlds_t *wor
     job->call.reply_arena.limit = share;
     lcpsim__v1__batch_step_result__init(&job->result);
     job->result.world = ws->world[0] ? ws->world : (char *)LCPD_DEFAULT_WORLD;
-    snprintf(job->label, sizeof job->label, "batch_step.worlds[%zu] (world '%s')", i,
-             job->world ? job->world->name : "?");
     if (!job->world) {
       lcpd_fail(&job->call.error, LCP_ERR_NOT_FOUND,
                 "batch_step.worlds[%zu].world: no world "

@@ -1306,7 +1306,7 @@ static int run_world_step(lcpd_call_t *job, lcpd_sim_t *sim, const Lcpsim__V1__W
 }
 
 void lcpd_call_world_step(lcpd_call_t *job, lcpd_sim_t *sim, const Lcpsim__V1__WorldStep *ws,
-                          const Lcpsim__V1__BatchStepRequest *req, const char *label,
+                          const Lcpsim__V1__BatchStepRequest *req, size_t index, const char *name,
                           const atomic_bool *stop, Lcpsim__V1__BatchStepResult *out) {
   job->error = (lcpd_error_t){0};
   job->world_restored = false;
@@ -1343,7 +1343,7 @@ void lcpd_call_world_step(lcpd_call_t *job, lcpd_sim_t *sim, const Lcpsim__V1__W
   } else {
     out->snapshot.data = NULL;
     out->snapshot.len = 0;
-    lcpd_error_prefix(&job->error, "%s: ", label);
+    lcpd_error_prefix(&job->error, "batch_step.worlds[%zu] (world '%s'): ", index, name);
     reply_error(job);
   }
   job->stepping = false;

@@ -129,10 +129,10 @@ int lcpd_call_out_of_memory(lcpd_call_t *call);
  * RestoreState, SetRobotState, SetBodyState and Step (with the targets)
  * would, one by one. A failure leaves the world as before the part (or
  * rebuilt, world_restored) and is this result's status, its message
- * prefixed with label. The Step stops early (OK, fewer steps run) once
- * *stop is set. out->world is left to the caller. */
+ * prefixed with the world's place in the request (index) and its name. The Step stops early (OK,
+ * fewer steps run) once *stop is set. out->world is left to the caller. */
 void lcpd_call_world_step(lcpd_call_t *job, lcpd_sim_t *sim, const Lcpsim__V1__WorldStep *ws,
-                          const Lcpsim__V1__BatchStepRequest *req, const char *label,
+                          const Lcpsim__V1__BatchStepRequest *req, size_t index, const char *name,
                           const atomic_bool *stop, Lcpsim__V1__BatchStepResult *out);
 
 /* The name of a call case ("step"), for logs. */
