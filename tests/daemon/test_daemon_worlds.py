@@ -399,6 +399,19 @@ class WorldsTest(unittest.TestCase):
             'urdf="arm7.urdf" base="fixed"/></lcpsim>')).create_world.world
         self.assertEqual(info.robot_count, 1)
 
+    def test_sigterm_during_batch(self):
+        """SIGTERM while the workers step: they stop after their current slice of steps
+        and the daemon exits cleanly (the sanitizer builds check what it frees)."""
+        daemon = self.start("--workers", "2")
+        client = self.connect(daemon)
+        self.copies(client, ["w0", "w1", "w2"])
+        client.send(batch_step=pb.BatchStepRequest(worlds=[
+            pb.WorldStep(world=name, steps=10000000) for name in ("w0", "w1", "w2")]))
+        ping_id = client.send(ping=pb.PingRequest())
+        self.assertEqual(client.receive().id, ping_id)
+        self.daemons.remove(daemon)
+        self.assertEqual(daemon.close(), 0)
+
     def test_stream_of_another_world(self):
         daemon = self.start()
         client = self.connect(daemon)
