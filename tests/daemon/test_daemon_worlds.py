@@ -399,6 +399,29 @@ class WorldsTest(unittest.TestCase):
             'urdf="arm7.urdf" base="fixed"/></lcpsim>')).create_world.world
         self.assertEqual(info.robot_count, 1)
 
+    def test_scene_path_below_the_model_roots(self):
+        """The built-in world's scene file, read below --model-path, is the default world
+        again: the same robots and bodies, and the same trajectory bit for bit."""
+        server = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "server")
+        scene = os.path.join(server, "daemon", "scenes", "arm_table.xml")
+        daemon = self.start("--model-path", server)
+        client = self.connect(daemon)
+        info = client.ok(create_world=pb.CreateWorldRequest(
+            name="from_file", scene_path=scene)).create_world.world
+        self.assertEqual((info.robot_count, info.body_count), (1, 2))
+        for step in range(50):
+            states = []
+            for world in ("", "from_file"):
+                client.ok(world, set_target=target(2, step))
+                states.append(state_bytes(client.ok(
+                    world, step=pb.StepRequest(steps=1, return_state=True)).step.state))
+            self.assertEqual(states[0], states[1], "step %d" % step)
+        # Outside the model roots: refused, as LoadModel's files are.
+        refused = client.call(create_world=pb.CreateWorldRequest(
+            name="outside", scene_path=os.path.join(server, "..", "README.md")))
+        self.assertEqual(refused.status.code, CODE.NOT_FOUND)
+        self.assertEqual(world_names(client), ["default", "from_file"])
+
     def test_sigterm_during_batch(self):
         """SIGTERM while the workers step: they stop after their current slice of steps
         and the daemon exits cleanly (the sanitizer builds check what it frees)."""
