@@ -166,6 +166,7 @@ bool lcpd_batch_start(lcpd_batch_t *batch, lcpd_call_t *call, lcpd_worlds_t *wor
   batch->mark++;
   for (size_t i = 0; i < req->n_worlds; ++i) {
     lcpd_world_t *world = lcpd_worlds_find(worlds, req->worlds[i]->world);
+    batch->jobs[i]->world = world;
     if (!world)
       continue;
     if (world->batch_mark == batch->mark) {
@@ -189,7 +190,6 @@ bool lcpd_batch_start(lcpd_batch_t *batch, lcpd_call_t *call, lcpd_worlds_t *wor
     const Lcpsim__V1__WorldStep *ws = req->worlds[i];
     job->step = ws;
     job->index = i;
-    job->world = lcpd_worlds_find(worlds, ws->world);
     job->call.reply_arena.limit = share;
     lcpsim__v1__batch_step_result__init(&job->result);
     job->result.world = ws->world[0] ? ws->world : (char *)LCPD_DEFAULT_WORLD;
