@@ -12,11 +12,14 @@ another world's state stream is on its own topic. Runs on Debian's /usr/bin/pyth
 
 import math
 import os
+import shutil
 import subprocess
+import tempfile
 import unittest
 
 import zmq
 
+from lcpsim import load_key_pair, load_public_key
 from lcpsim.v1 import lcpsim_pb2 as pb
 
 LCPSIMD = os.environ["LCPSIMD"]
@@ -51,9 +54,12 @@ class Daemon:
 class Client:
     """A DEALER: requests may be sent before the replies are read."""
 
-    def __init__(self, context, endpoint):
+    def __init__(self, context, endpoint, curve=None):
         self.socket = context.socket(zmq.DEALER)
         self.socket.setsockopt(zmq.LINGER, 0)
+        if curve:  # (server public key, client key pair)
+            self.socket.curve_serverkey = curve[0]
+            self.socket.curve_publickey, self.socket.curve_secretkey = curve[1]
         self.socket.setsockopt(zmq.RCVTIMEO, TIMEOUT_MS)
         self.socket.connect(endpoint)
         self.next_id = 0
@@ -119,8 +125,8 @@ class WorldsTest(unittest.TestCase):
         self.daemons.append(daemon)
         return daemon
 
-    def connect(self, daemon):
-        client = Client(self.context, daemon.rep)
+    def connect(self, daemon, curve=None):
+        client = Client(self.context, daemon.rep, curve)
         self.clients.append(client)
         return client
 
@@ -421,6 +427,49 @@ class WorldsTest(unittest.TestCase):
             name="outside", scene_path=os.path.join(server, "..", "README.md")))
         self.assertEqual(refused.status.code, CODE.NOT_FOUND)
         self.assertEqual(world_names(client), ["default", "from_file"])
+
+    def test_observer_may_list_worlds_only(self):
+        """With CURVE on, an observer's key may call ListWorlds (it reads), not CreateWorld,
+        DestroyWorld or BatchStep (PERMISSION_DENIED, nothing changed)."""
+        directory = tempfile.mkdtemp(prefix="lcpsim-worlds-")
+        try:
+            allow = os.path.join(directory, "allow")
+            os.mkdir(allow)
+            for name, where, role in (("server", directory, "controller"),
+                                      ("controller", allow, "controller"),
+                                      ("observer", allow, "observer")):
+                subprocess.run([LCPSIMD, "--gen-keys", os.path.join(where, name), "--key-role",
+                                role], check=True, stdout=subprocess.DEVNULL)
+                if where == allow:  # the allow-list holds public keys only
+                    shutil.move(os.path.join(allow, name + ".key"),
+                                os.path.join(directory, name + ".key"))
+            daemon = self.start("--curve-secret-key", os.path.join(directory, "server.key"),
+                                "--authorized-keys", allow)
+            server_key = load_public_key(os.path.join(directory, "server.pub"))
+
+            def keyed(name):
+                return self.connect(daemon, (server_key, load_key_pair(
+                    os.path.join(directory, name + ".key"))))
+
+            controller, observer = keyed("controller"), keyed("observer")
+            self.copies(controller, ["a"])
+            before = observer.ok(list_worlds=pb.ListWorldsRequest()).list_worlds
+            self.assertEqual([w.name for w in before.worlds], ["default", "a"])
+            for call in (dict(create_world=pb.CreateWorldRequest(name="b", copy_of="a")),
+                         dict(destroy_world=pb.DestroyWorldRequest(name="a")),
+                         dict(batch_step=pb.BatchStepRequest(
+                             worlds=[pb.WorldStep(world="a", steps=1)]))):
+                reply = observer.call(**call)
+                self.assertEqual(reply.status.code, CODE.PERMISSION_DENIED, reply.status)
+                self.assertEqual(controller.ok(list_worlds=pb.ListWorldsRequest()).list_worlds,
+                                 before)
+            # Reading a world by name is an observer's too; stepping it is not.
+            self.assertEqual(observer.ok("a", get_state=pb.GetStateRequest()).get_state.state
+                             .time, 0)
+            reply = observer.call("a", step=pb.StepRequest(steps=1))
+            self.assertEqual(reply.status.code, CODE.PERMISSION_DENIED)
+        finally:
+            shutil.rmtree(directory)
 
     def test_sigterm_during_batch(self):
         """SIGTERM while the workers step: they stop after their current slice of steps
