@@ -16,6 +16,7 @@
 
 #include "lcpsim/v1/lcpsim.pb-c.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,6 +26,11 @@
 /* The default of lcpsimd --max-steps-per-request: a day of simulated time
  * at a 1 ms step. */
 #define LCPD_DEFAULT_MAX_STEPS_PER_REQUEST 86400000
+
+/* All the mesh files of one LoadModel together (docs/security.md, Files),
+ * and of each robot of a scene a CreateWorld reads. */
+#define LCPD_MAX_LOAD_MODEL_MESH_BYTES ((size_t)8 << 20)
+#define LCPD_MAX_LOAD_MODEL_MESH_FILES 1024
 
 typedef struct lcpd_call {
   uint64_t slice_ns; /* how long a Step may run before yielding to the loop */
@@ -51,10 +57,21 @@ typedef struct lcpd_call {
   unsigned char *undo;
   size_t undo_size, undo_capacity;
   uint32_t undo_steps_since_publish; /* the stream's count, put back with the world */
+  /* A BatchStep's world before its part (restore, states, targets, steps),
+   * restored when the part fails: kept as undo is. */
+  unsigned char *batch_undo;
+  size_t batch_undo_size, batch_undo_capacity;
   /* The world could not be put back after the request failed and was
    * rebuilt from the start-up scene: the reply says so (INTERNAL, with
    * Status.world_restored). */
   bool world_restored;
+  /* A result packed elsewhere (a BatchStep's, by its worker threads):
+   * Reply field packed_field (call->reply's own result is unset), the
+   * concatenation of packed_parts (each a whole encoded field entry of
+   * that message), packed_size bytes in all. packed_count 0: none. */
+  uint32_t packed_field;
+  const ProtobufCBinaryData *packed_parts;
+  size_t packed_count, packed_size;
   /* Failures injected for tests, from the environment variable
    * LCPSIMD_TEST_FAULTS read at start: "step" fails the last step of every
    * Step, "undo" fails every undo. Never set otherwise. */
@@ -103,6 +120,38 @@ void lcpd_call_reject(lcpd_call_t *call, int code, const char *message);
 void lcpd_call_finish(lcpd_call_t *call);
 /* Frees everything, the kept buffers too. */
 void lcpd_call_destroy(lcpd_call_t *call);
+/* The reply is result (of the Reply's result_case), status OK. */
+void lcpd_call_reply_ok(lcpd_call_t *call, Lcpsim__V1__Reply__ResultCase result_case, void *result);
+/* The reply is OK with its result (Reply field `field`, a message) the
+ * concatenation of parts, each an encoded entry of that message's fields
+ * (lcpd_encode_field_header): how a BatchStep's results, packed by the
+ * worker threads, make the reply. The parts must live until the reply is
+ * written. */
+void lcpd_call_reply_packed(lcpd_call_t *call, uint32_t field, const ProtobufCBinaryData *parts,
+                            size_t count);
+/* The header of a length-delimited field: its tag (field number, wire type
+ * 2) and the length, into out (at most 15 bytes); returns its size. */
+size_t lcpd_encode_field_header(uint32_t field, uint64_t length, uint8_t *out);
+/* The reply is call->error (filled by the caller) as its status. */
+void lcpd_call_reply_error(lcpd_call_t *call);
+/* An arena's refusal (reported in call->error) as the call's error, naming
+ * the call; returns LCP_ERR_NO_MEMORY. */
+int lcpd_call_out_of_memory(lcpd_call_t *call);
+
+/* One world's part of a BatchStep (req), served on the calling thread with
+ * job, a call of its own (its reply arena holds the result's state and
+ * snapshot; its buffers are its own, so that jobs on several threads share
+ * nothing): the world restored (ws->restore), its robots' and bodies'
+ * states set, its targets set and its steps run, exactly as the calls
+ * RestoreState, SetRobotState, SetBodyState and Step (with the targets)
+ * would, one by one. A failure leaves the world as before the part (or
+ * rebuilt, world_restored) and is this result's status, its message
+ * prefixed with the world's place in the request (index) and its name. The Step stops early (OK,
+ * fewer steps run) once *stop is set. out->world is left to the caller. */
+void lcpd_call_world_step(lcpd_call_t *job, lcpd_sim_t *sim, const Lcpsim__V1__WorldStep *ws,
+                          const Lcpsim__V1__BatchStepRequest *req, size_t index, const char *name,
+                          const atomic_bool *stop, Lcpsim__V1__BatchStepResult *out);
+
 /* The name of a call case ("step"), for logs. */
 const char *lcpd_call_name(const lcpd_call_t *call);
 
