@@ -401,6 +401,8 @@ static bool batch_call(batch *b, tally *t) {
 
 typedef struct inprocess {
   lcpd_sim_t sim;
+  double stage_seconds[LCP_STAGE_COUNT]; /* the engine's own timing of its stages */
+  double contacts;
   lcp_robot_id arm;
   lcp_joint_control_t controls[ARM_JOINTS];
   double timestep;
@@ -451,6 +453,11 @@ static bool inprocess_run(inprocess *p, int64_t count, tally *t) {
       fprintf(stderr, "lcpsim-batch-bench: in-process step failed\n");
       return false;
     }
+    lcp_step_stats_t stats;
+    lcp_world_get_stats(p->sim.live.world, &stats);
+    for (int k = 0; k < LCP_STAGE_COUNT; ++k)
+      p->stage_seconds[k] += stats.stage_seconds[k];
+    p->contacts += stats.contacts;
   }
   t->seconds += now_seconds() - start;
   t->robot_steps += (double)count;
@@ -707,8 +714,13 @@ int main(int argc, char **argv) {
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   double in_rate = rate(&in_process), mj_rate = rate(&mujoco_tally);
   printf("bench=batch mode=inprocess threads=1 worlds=1 robot_steps=%.0f robot_steps_per_s=%.0f "
-         "us_per_robot_step=%.3f timestep=%.6g cores=%ld load1=%.2f\n",
-         in_process.robot_steps, in_rate, 1e6 / in_rate, reference.timestep, cores, load[0]);
+         "us_per_robot_step=%.3f timestep=%.6g contacts=%.1f",
+         in_process.robot_steps, in_rate, 1e6 / in_rate, reference.timestep,
+         reference.contacts / (double)reference.steps);
+  for (int k = 0; k < LCP_STAGE_COUNT; ++k)
+    printf(" us_%s=%.2f", lcp_stage_name((lcp_stage_t)k),
+           1e6 * reference.stage_seconds[k] / (double)reference.steps);
+  printf(" cores=%ld load1=%.2f\n", cores, load[0]);
   if (mujoco)
     printf("bench=batch mode=mujoco threads=1 worlds=1 robot_steps=%.0f robot_steps_per_s=%.0f "
            "us_per_robot_step=%.3f scene=arm\n",
