@@ -20,26 +20,32 @@
  *
  * The in-process reference builds the same world with the daemon's own
  * scene code (lcpsimd_world) and steps it on this thread with the same
- * targets, without protobuf or sockets. MuJoCo's rate is the one
- * lcpsim-bench-mujoco (bench/peers, cmake -DLCP_BENCH_PEERS=ON) prints for
- * lcpsim-bench's arm scene, the same arm without the table and the box.
+ * targets, without protobuf or sockets: one world (the issue's reference),
+ * and K worlds in turn, as one thread steps a batch of K, whose data no
+ * longer stays in the caches from one step to the next. MuJoCo's rate is
+ * the one lcpsim-bench-mujoco (bench/peers, cmake -DLCP_BENCH_PEERS=ON)
+ * prints for lcpsim-bench's arm scene, the same arm without the table and
+ * the box.
  *
  * The configurations take turns, a slice of --robot-steps each, for
  * --rounds rounds, so that all of them see the same minutes of a machine
  * whose load changes. One line per configuration:
  *
- *   bench=batch mode=inprocess threads=1 worlds=1 robot_steps_per_s=...
+ *   bench=batch mode=inprocess threads=1 worlds=1 robot_steps_per_s=... us_STAGE=...
+ *   bench=batch mode=inprocess threads=1 worlds=K robot_steps_per_s=... ratio_inprocess=...
  *   bench=batch mode=mujoco threads=1 worlds=1 robot_steps_per_s=...
  *   bench=batch mode=wire workers=W worlds=K robot_steps_per_s=... ratio_inprocess=...
- *     ratio_mujoco=... us_per_call=... round_trip_us=... client_encode_us=...
- *     client_decode_us=... overhead_us=... request_bytes=... reply_bytes=...
+ *     ratio_inprocess_same_worlds=... ratio_mujoco=... us_per_call=... round_trip_us=...
+ *     client_encode_us=... client_decode_us=... overhead_us=... request_bytes=...
+ *     reply_bytes=...
  *
- * ratio_inprocess and ratio_mujoco are robot_steps_per_s over the in-process
- * and MuJoCo rates. round_trip_us is from the request sent to the reply
- * received; client_encode_us and client_decode_us are this client's own
- * protobuf work per call, outside it; overhead_us is round_trip_us less the
- * time the worlds' steps would take in-process spread over min(W, K)
- * threads: what the wire, the daemon's decoding and encoding, and the
+ * ratio_inprocess and ratio_mujoco are robot_steps_per_s over the one-world
+ * in-process rate and MuJoCo's; ratio_inprocess_same_worlds over the
+ * in-process rate of K worlds in turn. round_trip_us is from the request
+ * sent to the reply received; client_encode_us and client_decode_us are
+ * this client's own protobuf work per call, outside it; overhead_us is
+ * round_trip_us less the time the K worlds' steps take in-process (in turn)
+ * spread over min(W, K) threads: what the wire, the daemon's decoding and encoding, and the
  * threads' hand-offs cost per call. A last line names the issue's goal at
  * K = 64, W = 2 and whether this run met it. */
 #include "lcpsim/v1/lcpsim.pb-c.h"
@@ -440,14 +446,14 @@ static bool inprocess_init(inprocess *p) {
   return true;
 }
 
-/* `count` steps, each after setting the targets as a BatchStep's world does. */
-static bool inprocess_run(inprocess *p, int64_t count, tally *t) {
+/* `count` steps of world p (world number `index` of its set), each after
+ * setting the targets as a BatchStep's world does. */
+static bool inprocess_step(inprocess *p, int index, int64_t count) {
   lcpd_error_t error;
-  double start = now_seconds();
   for (int64_t i = 0; i < count; ++i, ++p->steps) {
     double time = (double)p->steps * p->timestep;
     for (int j = 0; j < ARM_JOINTS; ++j)
-      p->controls[j].position = arm_target(j, 0, time);
+      p->controls[j].position = arm_target(j, index, time);
     if (lcp_robot_set_controls(p->sim.live.world, p->arm, p->controls, ARM_JOINTS) != LCP_OK ||
         lcpd_sim_step(&p->sim, &error) != LCP_OK) {
       fprintf(stderr, "lcpsim-batch-bench: in-process step failed\n");
@@ -459,8 +465,22 @@ static bool inprocess_run(inprocess *p, int64_t count, tally *t) {
       p->stage_seconds[k] += stats.stage_seconds[k];
     p->contacts += stats.contacts;
   }
+  return true;
+}
+
+/* robot_steps steps over `count` worlds in turn, steps_per_world at a time,
+ * as a BatchStep over them steps them on one thread: with more worlds than
+ * the caches hold, each world's step starts with its data out of cache. */
+static bool inprocess_run(inprocess *worlds, int count, int64_t robot_steps, int steps_per_world,
+                          tally *t) {
+  double start = now_seconds();
+  int64_t done = 0;
+  while (done < robot_steps)
+    for (int k = 0; k < count && done < robot_steps; ++k, done += steps_per_world)
+      if (!inprocess_step(&worlds[k], k, steps_per_world))
+        return false;
   t->seconds += now_seconds() - start;
-  t->robot_steps += (double)count;
+  t->robot_steps += (double)done;
   return true;
 }
 
@@ -663,20 +683,32 @@ int main(int argc, char **argv) {
     }
   }
 
-  inprocess reference = {.ready = false};
-  ok = ok && inprocess_init(&reference);
-  tally in_process = {0}, mujoco_tally = {0}, ignored = {0};
+  /* In-process: world 0 alone (the reference), and worlds 1 to most_worlds
+   * for the runs over K worlds. */
+  inprocess *local = calloc((size_t)most_worlds + 1, sizeof *local);
+  int local_ready = 0;
+  ok = ok && local != NULL;
+  for (; ok && local_ready <= most_worlds; ++local_ready)
+    ok = inprocess_init(&local[local_ready]);
+  if (local && local_ready > 0 && !local[local_ready - 1].ready)
+    --local_ready;
+  inprocess *reference = local, *cold = local ? local + 1 : NULL;
+  tally in_process[MAX_WORLD_COUNTS] = {{0}}, mujoco_tally = {0}, ignored = {0};
   /* A warm-up: each configuration once, a tenth of a round's share. */
   for (int d = 0; ok && d < worker_count_n; ++d)
     for (int k = 0; ok && k < world_count_n; ++k)
       for (long i = 0; ok && i < robot_steps / 10 / (world_counts[k] * steps) + 1; ++i)
         ok = batch_call(&batches[d][k], &ignored);
-  ok = ok && inprocess_run(&reference, robot_steps / 10, &ignored);
+  for (int k = 0; ok && k < world_count_n; ++k)
+    ok = inprocess_run(world_counts[k] == 1 ? reference : cold, world_counts[k],
+                       robot_steps / 10 + steps, (int)steps, &ignored);
   if (ok && mujoco && !mujoco_run(mujoco, robot_steps / 10 + 1, &ignored))
     mujoco = NULL;
 
   for (long round = 0; ok && round < rounds; ++round) {
-    ok = inprocess_run(&reference, robot_steps, &in_process);
+    for (int k = 0; ok && k < world_count_n; ++k)
+      ok = inprocess_run(world_counts[k] == 1 ? reference : cold, world_counts[k], robot_steps,
+                         (int)steps, &in_process[k]);
     if (ok && mujoco && !mujoco_run(mujoco, robot_steps, &mujoco_tally))
       mujoco = NULL;
     for (int d = 0; ok && d < worker_count_n; ++d)
@@ -685,6 +717,23 @@ int main(int argc, char **argv) {
         for (long i = 0; ok && i < (robot_steps + per_call - 1) / per_call; ++i)
           ok = batch_call(&batches[d][k], &wire[d][k]);
       }
+  }
+  /* The reference when K = 1 was not among the counts. */
+  tally reference_tally = {0};
+  int reference_k = -1;
+  for (int k = 0; k < world_count_n; ++k)
+    reference_k = world_counts[k] == 1 ? k : reference_k;
+  if (ok && reference_k < 0)
+    for (long round = 0; ok && round < rounds; ++round)
+      ok = inprocess_run(reference, 1, robot_steps, (int)steps, &reference_tally);
+  if (reference_k >= 0)
+    reference_tally = in_process[reference_k];
+  double timestep_in_process = reference ? reference->timestep : 0.0;
+  double stage_seconds[LCP_STAGE_COUNT] = {0}, contacts = 0.0, reference_steps = 1.0;
+  if (local_ready > 0) {
+    memcpy(stage_seconds, reference->stage_seconds, sizeof stage_seconds);
+    contacts = reference->contacts;
+    reference_steps = reference->steps ? (double)reference->steps : 1.0;
   }
 
   for (int d = 0; d < batch_ready; ++d)
@@ -699,8 +748,9 @@ int main(int argc, char **argv) {
   zmq_ctx_term(context);
   for (int d = 0; d < started; ++d)
     ok = daemon_finish(&daemons[d]) && ok;
-  if (reference.ready)
-    lcpd_sim_destroy(&reference.sim);
+  for (int i = 0; i < local_ready; ++i)
+    lcpd_sim_destroy(&local[i].sim);
+  free(local);
   if (!ok)
     return 1;
 
@@ -712,15 +762,20 @@ int main(int argc, char **argv) {
     fclose(loadavg);
   }
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  double in_rate = rate(&in_process), mj_rate = rate(&mujoco_tally);
+  double in_rate = rate(&reference_tally), mj_rate = rate(&mujoco_tally);
   printf("bench=batch mode=inprocess threads=1 worlds=1 robot_steps=%.0f robot_steps_per_s=%.0f "
          "us_per_robot_step=%.3f timestep=%.6g contacts=%.1f",
-         in_process.robot_steps, in_rate, 1e6 / in_rate, reference.timestep,
-         reference.contacts / (double)reference.steps);
+         reference_tally.robot_steps, in_rate, 1e6 / in_rate, timestep_in_process,
+         contacts / reference_steps);
   for (int k = 0; k < LCP_STAGE_COUNT; ++k)
-    printf(" us_%s=%.2f", lcp_stage_name((lcp_stage_t)k),
-           1e6 * reference.stage_seconds[k] / (double)reference.steps);
+    printf(" us_%s=%.2f", lcp_stage_name((lcp_stage_t)k), 1e6 * stage_seconds[k] / reference_steps);
   printf(" cores=%ld load1=%.2f\n", cores, load[0]);
+  for (int k = 0; k < world_count_n; ++k)
+    if (world_counts[k] > 1)
+      printf("bench=batch mode=inprocess threads=1 worlds=%d steps=%ld robot_steps=%.0f "
+             "robot_steps_per_s=%.0f us_per_robot_step=%.3f ratio_inprocess=%.3f\n",
+             world_counts[k], steps, in_process[k].robot_steps, rate(&in_process[k]),
+             1e6 / rate(&in_process[k]), rate(&in_process[k]) / in_rate);
   if (mujoco)
     printf("bench=batch mode=mujoco threads=1 worlds=1 robot_steps=%.0f robot_steps_per_s=%.0f "
            "us_per_robot_step=%.3f scene=arm\n",
@@ -735,10 +790,11 @@ int main(int argc, char **argv) {
       const tally *t = &wire[d][k];
       double r = rate(t), per_call = t->calls > 0.0 ? 1.0 / t->calls : 0.0;
       int threads = worker_counts[d] < world_counts[k] ? worker_counts[d] : world_counts[k];
-      double ideal = (double)world_counts[k] * (double)steps / in_rate / threads;
+      double ideal = (double)world_counts[k] * (double)steps / rate(&in_process[k]) / threads;
       printf("bench=batch mode=wire workers=%d worlds=%d steps=%ld state=%s robot_steps_per_s=%.0f "
-             "ratio_inprocess=%.3f",
-             worker_counts[d], world_counts[k], steps, return_state ? "yes" : "no", r, r / in_rate);
+             "ratio_inprocess=%.3f ratio_inprocess_same_worlds=%.3f",
+             worker_counts[d], world_counts[k], steps, return_state ? "yes" : "no", r, r / in_rate,
+             r / rate(&in_process[k]));
       if (mujoco)
         printf(" ratio_mujoco=%.3f", r / mj_rate);
       printf(" calls=%.0f us_per_call=%.1f round_trip_us=%.1f client_encode_us=%.1f "
