@@ -294,6 +294,45 @@ class WorldsTest(unittest.TestCase):
         info = b.ok(create_world=pb.CreateWorldRequest(scene_text=scene)).create_world.world
         self.assertEqual((info.name, info.robot_count, info.body_count), ("world1", 0, 0))
 
+    def test_copy_of_an_edited_world(self):
+        """A copy replays what was spawned and removed since the scene: same bodies, same
+        engine ids (a snapshot of one restores into the other), same trajectory."""
+        daemon = self.start()
+        client = self.connect(daemon)
+        self.copies(client, ["src"])
+        client.ok("src", spawn=pb.SpawnRequest(
+            name="ball", shape=pb.Shape(type=pb.Shape.SPHERE, radius=0.05), mass=0.2,
+            pose=pb.Pose(position=pb.Vec3(x=0.5, y=0.1, z=0.6))))
+        before = client.ok(list_worlds=pb.ListWorldsRequest()).list_worlds.worlds[1]
+        self.assertEqual(before.name, "src")
+        client.ok("src", remove=pb.RemoveRequest(name="box"))
+        client.ok("src", set_settings=pb.SetSettingsRequest(iterations=37))
+        for step in range(50):
+            client.ok("src", set_target=target(1, step))
+            client.ok("src", step=pb.StepRequest(steps=1))
+        client.ok(create_world=pb.CreateWorldRequest(name="same", copy_of="src",
+                                                     copy_state=True))
+        client.ok(create_world=pb.CreateWorldRequest(name="fresh", copy_of="src"))
+        listed = client.ok(list_worlds=pb.ListWorldsRequest()).list_worlds.worlds
+        # A world holds more once it has stepped (the step's memory) and has more in it.
+        self.assertGreater(listed[1].memory_bytes, before.memory_bytes)
+        info = {world: client.ok(world, get_info=pb.GetInfoRequest()).get_info
+                for world in ("src", "same", "fresh")}
+        self.assertEqual([b.name for b in info["src"].bodies], ["table", "ball"])
+        self.assertEqual(info["same"], info["src"])
+        self.assertEqual(info["fresh"], info["src"])
+        self.assertEqual(info["fresh"].settings.iterations, 37)
+        snapshot = client.ok("src", save_state=pb.SaveStateRequest()).save_state.snapshot
+        client.ok("fresh", restore_state=pb.RestoreStateRequest(snapshot=snapshot))
+        for step in range(50, 150):
+            states = []
+            for world in ("src", "same", "fresh"):
+                client.ok(world, set_target=target(1, step))
+                states.append(state_bytes(client.ok(
+                    world, step=pb.StepRequest(steps=1, return_state=True)).step.state))
+            self.assertEqual(states[0], states[1], "copy_state, step %d" % step)
+            self.assertEqual(states[0], states[2], "copy + snapshot, step %d" % step)
+
     # (e)
     def test_bad_requests_refused_precisely(self):
         daemon = self.start()
