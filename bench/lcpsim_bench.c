@@ -38,6 +38,8 @@ static void usage(FILE *out) {
                "  quadruped quadruped standing under PD control (5000 steps)\n"
                "  rpc       Step(1, arm targets, state) round trips to an lcpsimd it starts,\n"
                "            against a bare ZeroMQ REQ/REP echo (options: lcpsim-bench rpc --help)\n"
+               "  batch     BatchStep over K copies of the built-in world on 1 and 2 threads,\n"
+               "            against it in-process and MuJoCo (lcpsim-bench batch --help)\n"
                "options:\n"
                "  -n, --size N          L or N of the scene\n"
                "  -s, --steps N         steps per run (the scene's default)\n"
@@ -349,22 +351,28 @@ static int run_once(const bench_options *o) {
   return 0;
 }
 
-/* lcpsim-bench rpc [options]: the measurement is lcpsim-rpc-bench's (it
- * needs ZeroMQ and protobuf-c, which the engine's benchmark does not link),
- * run with a daemon of its own: lcpsimd with its built-in world on
- * ephemeral ports, stopped at the end. LCPSIM_RPC_BENCH and LCPSIMD name
- * other binaries than those of this build. */
-static int run_rpc(int argc, char **argv) {
-#if defined(LCP_RPC_BENCH_PATH) && defined(LCP_LCPSIMD_PATH)
-  const char *bench = getenv("LCPSIM_RPC_BENCH"), *daemon = getenv("LCPSIMD");
-  bench = bench && *bench ? bench : LCP_RPC_BENCH_PATH;
+/* lcpsim-bench rpc|batch [options]: the measurements are lcpsim-rpc-bench's
+ * and lcpsim-batch-bench's (they need ZeroMQ and protobuf-c, which the
+ * engine's benchmark does not link), run with daemons of their own: lcpsimd
+ * with its built-in world on ephemeral ports, stopped at the end.
+ * LCPSIM_RPC_BENCH, LCPSIM_BATCH_BENCH and LCPSIMD name other binaries than
+ * those of this build. */
+static int run_daemon_bench(const char *name, const char *bench_variable, const char *bench_path,
+                            int argc, char **argv) {
+#if defined(LCP_LCPSIMD_PATH)
+  const char *bench = getenv(bench_variable), *daemon = getenv("LCPSIMD");
+  bench = bench && *bench ? bench : bench_path;
   daemon = daemon && *daemon ? daemon : LCP_LCPSIMD_PATH;
+  if (!bench) {
+    fprintf(stderr, "lcpsim-bench %s: this build has no lcpsim-%s-bench\n", name, name);
+    return 1;
+  }
   bool help = false;
   for (int i = 2; i < argc; ++i)
     help = help || strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0;
   enum { MAX_ARGS = 64 };
   if (argc > MAX_ARGS) {
-    fprintf(stderr, "lcpsim-bench rpc: too many arguments\n");
+    fprintf(stderr, "lcpsim-bench %s: too many arguments\n", name);
     return 2;
   }
   const char *args[MAX_ARGS + 4];
@@ -379,20 +387,32 @@ static int run_rpc(int argc, char **argv) {
   args[n] = NULL;
   fflush(stdout);
   execv(bench, (char *const *)args);
-  fprintf(stderr, "lcpsim-bench rpc: cannot run %s: %s\n", bench, strerror(errno));
+  fprintf(stderr, "lcpsim-bench %s: cannot run %s: %s\n", name, bench, strerror(errno));
   return 1;
 #else
+  (void)bench_variable;
+  (void)bench_path;
   (void)argc;
   (void)argv;
-  fprintf(stderr, "lcpsim-bench rpc: this build has no daemon (ZeroMQ, protobuf-c or libuv "
-                  "missing)\n");
+  fprintf(stderr,
+          "lcpsim-bench %s: this build has no daemon (ZeroMQ, protobuf-c or libuv missing)\n",
+          name);
   return 1;
 #endif
 }
 
+#ifndef LCP_RPC_BENCH_PATH
+#define LCP_RPC_BENCH_PATH NULL
+#endif
+#ifndef LCP_BATCH_BENCH_PATH
+#define LCP_BATCH_BENCH_PATH NULL
+#endif
+
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "rpc") == 0)
-    return run_rpc(argc, argv);
+    return run_daemon_bench("rpc", "LCPSIM_RPC_BENCH", LCP_RPC_BENCH_PATH, argc, argv);
+  if (argc > 1 && strcmp(argv[1], "batch") == 0)
+    return run_daemon_bench("batch", "LCPSIM_BATCH_BENCH", LCP_BATCH_BENCH_PATH, argc, argv);
   bench_options o = {
       .iterations = 20,
       .omega = 1.0,

@@ -21,6 +21,10 @@ case " $* " in *" --build-only "*) ;; *)
   PACKAGES="$PACKAGES buildah debootstrap"
   PACKAGES="$PACKAGES chromium" # headless, for the viewer's browser test (tests/viewer)
   command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs npm"
+  # The Kubernetes manifests' offline check (tests/kubernetes): python3-yaml and kubectl,
+  # Debian's kubernetes-client unless a kubectl is there already (both would be /usr/bin/kubectl).
+  PACKAGES="$PACKAGES python3-yaml"
+  command -v kubectl >/dev/null 2>&1 || PACKAGES="$PACKAGES kubernetes-client"
 esac
 # --bench-peers: Bullet, ODE, MuJoCo and a C++ compiler, for the bench's
 # programs that run its scenes in those engines (cmake -DLCP_BENCH_PEERS=ON).

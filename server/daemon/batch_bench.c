@@ -1,0 +1,823 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* lcpsim-batch-bench: robot-steps per second over the wire with BatchStep,
+ * next to the same world stepped in-process on one thread and to MuJoCo's
+ * arm on one thread, all in the same run.
+ *
+ *   lcpsim-batch-bench --start-daemon LCPSIMD [--workers 1,2] [--worlds 1,16,64,256]
+ *                      [--rounds N] [--robot-steps N] [--steps N] [--no-state]
+ *                      [--mujoco PEER | --no-mujoco] [--daemon-arg ARG]...
+ *
+ * The world is lcpsimd's built-in one: the 7-dof arm arm7 on a fixed base, a
+ * table and a box resting on it. For each worker count W, a daemon of its
+ * own (--workers W) is started on ephemeral ports and given copies of its
+ * default world (CreateWorld copy_of "default"); then one client sends
+ * BatchStep requests over K of them at a time, each world with position
+ * targets for the arm's 7 joints (q*_i(t) = 0.5 sin(2π·0.5·t + i + 0.1·k)
+ * for world k, kp 100, kd 10), `--steps` steps each (1) and, unless
+ * --no-state, its state returned. One request is in flight at a time: each
+ * round trip includes the client's encoding and decoding, as a training
+ * loop's would.
+ *
+ * The in-process reference builds the same world with the daemon's own
+ * scene code (lcpsimd_world) and steps it on this thread with the same
+ * targets, without protobuf or sockets: one world (the issue's reference),
+ * and K worlds in turn, as one thread steps a batch of K, whose data no
+ * longer stays in the caches from one step to the next. MuJoCo's rate is
+ * the one lcpsim-bench-mujoco (bench/peers, cmake -DLCP_BENCH_PEERS=ON)
+ * prints for lcpsim-bench's arm scene, the same arm without the table and
+ * the box.
+ *
+ * The configurations take turns, a slice of --robot-steps each, for
+ * --rounds rounds, so that all of them see the same minutes of a machine
+ * whose load changes. One line per configuration:
+ *
+ *   bench=batch mode=inprocess threads=1 worlds=1 robot_steps_per_s=... us_STAGE=...
+ *   bench=batch mode=inprocess threads=1 worlds=K robot_steps_per_s=... ratio_inprocess=...
+ *   bench=batch mode=mujoco threads=1 worlds=1 robot_steps_per_s=...
+ *   bench=batch mode=wire workers=W worlds=K robot_steps_per_s=... ratio_inprocess=...
+ *     ratio_inprocess_same_worlds=... ratio_mujoco=... us_per_call=... round_trip_us=...
+ *     client_encode_us=... client_decode_us=... overhead_us=... request_bytes=...
+ *     reply_bytes=...
+ *
+ * ratio_inprocess and ratio_mujoco are robot_steps_per_s over the one-world
+ * in-process rate and MuJoCo's; ratio_inprocess_same_worlds over the
+ * in-process rate of K worlds in turn. round_trip_us is from the request
+ * sent to the reply received; client_encode_us and client_decode_us are
+ * this client's own protobuf work per call, outside it; overhead_us is
+ * round_trip_us less the time the K worlds' steps take in-process (in turn)
+ * spread over min(W, K) threads: what the wire, the daemon's decoding and encoding, and the
+ * threads' hand-offs cost per call. A last line names the issue's goal at
+ * K = 64, W = 2 and whether this run met it. */
+#include "lcpsim/v1/lcpsim.pb-c.h"
+
+#include "lcpsim/lcpsim.h"
+#include "lcpsim/robot.h"
+#include "scene.h"
+#include "sim.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <zmq.h>
+
+extern char **environ;
+
+#define ARM_NAME "arm7"
+#define ARM_JOINTS 7
+#define ARM_KP 100.0
+#define ARM_KD 10.0
+#define TWO_PI 6.283185307179586
+#define TIMEOUT_MS 60000
+#define MAX_WORKER_COUNTS 4
+#define MAX_WORLD_COUNTS 8
+#define MAX_WORLDS 4096
+#define MAX_DAEMON_ARGS 32
+/* The goal the issue sets at K = 64 worlds and 2 worker threads. */
+#define GOAL_WORLDS 64
+#define GOAL_WORKERS 2
+#define GOAL_RATIO_INPROCESS 1.5
+#define GOAL_RATIO_MUJOCO 3.0
+
+static double now_seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Joint `joint`'s target in world `world` at time t: the same sine for every
+ * world, each a phase of its own so that their states differ. */
+static double arm_target(int joint, int world, double t) {
+  return 0.5 * sin(TWO_PI * 0.5 * t + (double)joint + 0.1 * (double)world);
+}
+
+/* What one configuration measured, over all its rounds. */
+typedef struct tally {
+  double seconds;        /* the steps', or the round trips' */
+  double robot_steps;    /* one world stepped once is one */
+  double calls;          /* BatchStep requests */
+  double encode, decode; /* client's protobuf work, outside `seconds` */
+  size_t request_bytes, reply_bytes;
+} tally;
+
+static double rate(const tally *t) { return t->seconds > 0.0 ? t->robot_steps / t->seconds : 0.0; }
+
+/* ---- lcpsimd processes ---- */
+
+typedef struct daemon_process {
+  pid_t pid;
+  int output; /* the read end of its stdout, kept open until it stops */
+  char endpoint[256];
+} daemon_process;
+
+/* Starts `path` on ephemeral loopback ports with the given worker count and
+ * room for max_worlds worlds, and reads the request endpoint from its first
+ * line ("lcpsimd listening rep=ENDPOINT ..."). Called before this process
+ * makes a ZeroMQ context. */
+static bool daemon_start(daemon_process *d, const char *path, int workers, int max_worlds,
+                         const char **extra, int extra_count) {
+  char workers_text[16], worlds_text[16];
+  snprintf(workers_text, sizeof workers_text, "%d", workers);
+  snprintf(worlds_text, sizeof worlds_text, "%d", max_worlds);
+  const char *argv[12 + MAX_DAEMON_ARGS + 1] = {
+      path,          "--bind",  "tcp://127.0.0.1:0", "--pub",      "tcp://127.0.0.1:0",
+      "--log-level", "warning", "--workers",         workers_text, "--max-worlds",
+      worlds_text};
+  int argc = 11;
+  for (int i = 0; i < extra_count; ++i)
+    argv[argc++] = extra[i];
+  argv[argc] = NULL;
+  int pipe_fds[2];
+  if (pipe(pipe_fds) != 0)
+    return false;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
+  posix_spawn_file_actions_addclose(&actions, pipe_fds[1]);
+  int rc = posix_spawn(&d->pid, path, &actions, NULL, (char *const *)argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(pipe_fds[1]);
+  if (rc != 0) {
+    fprintf(stderr, "lcpsim-batch-bench: cannot run %s: %s\n", path, strerror(rc));
+    close(pipe_fds[0]);
+    return false;
+  }
+  d->output = pipe_fds[0];
+  char line[1024];
+  size_t length = 0;
+  while (length < sizeof line - 1 && read(d->output, line + length, 1) == 1 && line[length] != '\n')
+    ++length;
+  line[length] = '\0';
+  if (sscanf(line, "lcpsimd listening rep=%255s", d->endpoint) != 1) {
+    fprintf(stderr,
+            "lcpsim-batch-bench: %s --workers %d did not start (no 'lcpsimd listening' line; "
+            "a daemon without --workers and --max-worlds cannot run this bench)\n",
+            path, workers);
+    kill(d->pid, SIGTERM);
+    waitpid(d->pid, NULL, 0);
+    close(d->output);
+    d->pid = -1;
+    return false;
+  }
+  return true;
+}
+
+/* SIGTERM; true when it exited cleanly. */
+static bool daemon_finish(daemon_process *d) {
+  if (d->pid <= 0)
+    return true;
+  int status = 0;
+  kill(d->pid, SIGTERM);
+  bool clean =
+      waitpid(d->pid, &status, 0) == d->pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  close(d->output);
+  d->pid = -1;
+  if (!clean)
+    fprintf(stderr, "lcpsim-batch-bench: a daemon did not exit cleanly\n");
+  return clean;
+}
+
+/* ---- the client ---- */
+
+typedef struct client {
+  void *socket;
+  uint64_t next_id;
+  unsigned char *buffer;
+  size_t capacity;
+} client;
+
+/* Sends r and returns its reply, checked for its id and an OK status (NULL,
+ * with a message, otherwise). With `t`, the round trip goes to t->seconds
+ * and the client's encoding and decoding to t->encode and t->decode. */
+static Lcpsim__V1__Reply *call(client *c, Lcpsim__V1__Request *r, tally *t) {
+  double start = now_seconds();
+  r->id = c->next_id++;
+  size_t size = lcpsim__v1__request__get_packed_size(r);
+  if (size > c->capacity) {
+    free(c->buffer);
+    c->capacity = 2 * size;
+    c->buffer = malloc(c->capacity);
+    if (!c->buffer) {
+      c->capacity = 0;
+      return NULL;
+    }
+  }
+  lcpsim__v1__request__pack(r, c->buffer);
+  double sent = now_seconds();
+  zmq_msg_t msg;
+  zmq_msg_init(&msg);
+  if (zmq_send(c->socket, c->buffer, size, 0) != (int)size ||
+      zmq_msg_recv(&msg, c->socket, 0) < 0) {
+    fprintf(stderr, "lcpsim-batch-bench: no reply within %d ms: %s\n", TIMEOUT_MS,
+            zmq_strerror(errno));
+    zmq_msg_close(&msg);
+    return NULL;
+  }
+  double received = now_seconds();
+  size_t reply_size = zmq_msg_size(&msg);
+  Lcpsim__V1__Reply *reply = lcpsim__v1__reply__unpack(NULL, reply_size, zmq_msg_data(&msg));
+  zmq_msg_close(&msg);
+  if (t) {
+    t->encode += sent - start;
+    t->seconds += received - sent;
+    t->decode += now_seconds() - received;
+    t->request_bytes = size;
+    t->reply_bytes = reply_size;
+  }
+  if (!reply || reply->id != r->id || (reply->status && reply->status->code != 0)) {
+    fprintf(stderr, "lcpsim-batch-bench: request %llu failed%s%s\n", (unsigned long long)r->id,
+            reply && reply->status ? ": " : "",
+            reply && reply->status ? reply->status->message : "");
+    if (reply)
+      lcpsim__v1__reply__free_unpacked(reply, NULL);
+    return NULL;
+  }
+  return reply;
+}
+
+/* The daemon's timestep, after checking that it is in lockstep mode and its
+ * default world has the arm with its 7 joints. */
+static bool query_info(client *c, double *timestep) {
+  Lcpsim__V1__GetInfoRequest get = LCPSIM__V1__GET_INFO_REQUEST__INIT;
+  Lcpsim__V1__Request r = LCPSIM__V1__REQUEST__INIT;
+  r.call_case = LCPSIM__V1__REQUEST__CALL_GET_INFO;
+  r.get_info = &get;
+  Lcpsim__V1__Reply *reply = call(c, &r, NULL);
+  if (!reply)
+    return false;
+  bool ok = reply->result_case == LCPSIM__V1__REPLY__RESULT_GET_INFO && reply->get_info->settings &&
+            reply->get_info->settings->mode != LCPSIM__V1__SETTINGS__MODE__MODE_REALTIME;
+  bool arm = false;
+  for (size_t i = 0; ok && i < reply->get_info->n_robots; ++i)
+    arm = arm || (strcmp(reply->get_info->robots[i]->name, ARM_NAME) == 0 &&
+                  reply->get_info->robots[i]->n_joints == ARM_JOINTS);
+  if (ok)
+    *timestep = reply->get_info->settings->timestep;
+  lcpsim__v1__reply__free_unpacked(reply, NULL);
+  if (!ok || !arm)
+    fprintf(stderr, "lcpsim-batch-bench: the daemon must be in lockstep mode with its built-in "
+                    "world (robot " ARM_NAME " of 7 joints)\n");
+  return ok && arm;
+}
+
+/* Copies of the default world named batch0, batch1, ... */
+static bool create_worlds(client *c, int count) {
+  for (int i = 0; i < count; ++i) {
+    char name[32];
+    snprintf(name, sizeof name, "batch%d", i);
+    Lcpsim__V1__CreateWorldRequest create = LCPSIM__V1__CREATE_WORLD_REQUEST__INIT;
+    create.name = name;
+    create.source_case = LCPSIM__V1__CREATE_WORLD_REQUEST__SOURCE_COPY_OF;
+    create.copy_of = "default";
+    Lcpsim__V1__Request r = LCPSIM__V1__REQUEST__INIT;
+    r.call_case = LCPSIM__V1__REQUEST__CALL_CREATE_WORLD;
+    r.create_world = &create;
+    Lcpsim__V1__Reply *reply = call(c, &r, NULL);
+    if (!reply)
+      return false;
+    lcpsim__v1__reply__free_unpacked(reply, NULL);
+  }
+  return true;
+}
+
+/* One daemon's BatchStep over its first `worlds` copies: the request's
+ * messages, built once, and the targets rewritten before each call. */
+typedef struct batch {
+  client *c;
+  int worlds, steps;
+  double timestep;
+  uint64_t *world_steps; /* steps run so far, per world (shared by a daemon's batches) */
+  char (*names)[32];
+  double *position; /* worlds × ARM_JOINTS */
+  double kp, kd;
+  Lcpsim__V1__SetTargetRequest *targets;
+  Lcpsim__V1__SetTargetRequest **target_lists;
+  Lcpsim__V1__WorldStep *world_steps_messages;
+  Lcpsim__V1__WorldStep **world_list;
+  Lcpsim__V1__BatchStepRequest request;
+  Lcpsim__V1__Request envelope;
+} batch;
+
+static void batch_free(batch *b) {
+  free(b->names);
+  free(b->position);
+  free(b->targets);
+  free(b->target_lists);
+  free(b->world_steps_messages);
+  free(b->world_list);
+}
+
+static bool batch_init(batch *b, client *c, int worlds, int steps, bool return_state,
+                       double timestep, uint64_t *world_steps) {
+  *b = (batch){.c = c,
+               .worlds = worlds,
+               .steps = steps,
+               .timestep = timestep,
+               .world_steps = world_steps,
+               .kp = ARM_KP,
+               .kd = ARM_KD};
+  size_t n = (size_t)worlds;
+  b->names = calloc(n, sizeof *b->names);
+  b->position = calloc(n * ARM_JOINTS, sizeof *b->position);
+  b->targets = calloc(n, sizeof *b->targets);
+  b->target_lists = calloc(n, sizeof *b->target_lists);
+  b->world_steps_messages = calloc(n, sizeof *b->world_steps_messages);
+  b->world_list = calloc(n, sizeof *b->world_list);
+  if (!b->names || !b->position || !b->targets || !b->target_lists || !b->world_steps_messages ||
+      !b->world_list) {
+    batch_free(b);
+    return false;
+  }
+  for (size_t k = 0; k < n; ++k) {
+    snprintf(b->names[k], sizeof b->names[k], "batch%zu", k);
+    Lcpsim__V1__SetTargetRequest *t = &b->targets[k];
+    lcpsim__v1__set_target_request__init(t);
+    t->robot = ARM_NAME;
+    t->mode = LCPSIM__V1__SET_TARGET_REQUEST__MODE__POSITION;
+    t->position = b->position + k * ARM_JOINTS;
+    t->n_position = ARM_JOINTS;
+    t->kp = &b->kp;
+    t->n_kp = 1;
+    t->kd = &b->kd;
+    t->n_kd = 1;
+    b->target_lists[k] = t;
+    Lcpsim__V1__WorldStep *w = &b->world_steps_messages[k];
+    lcpsim__v1__world_step__init(w);
+    w->world = b->names[k];
+    w->steps = steps;
+    w->n_targets = 1;
+    w->targets = &b->target_lists[k];
+    b->world_list[k] = w;
+  }
+  lcpsim__v1__batch_step_request__init(&b->request);
+  b->request.n_worlds = n;
+  b->request.worlds = b->world_list;
+  b->request.return_state = return_state;
+  lcpsim__v1__request__init(&b->envelope);
+  b->envelope.call_case = LCPSIM__V1__REQUEST__CALL_BATCH_STEP;
+  b->envelope.batch_step = &b->request;
+  return true;
+}
+
+/* One BatchStep, every world's result checked. */
+static bool batch_call(batch *b, tally *t) {
+  double start = now_seconds();
+  for (int k = 0; k < b->worlds; ++k) {
+    double time = (double)b->world_steps[k] * b->timestep;
+    for (int j = 0; j < ARM_JOINTS; ++j)
+      b->position[k * ARM_JOINTS + j] = arm_target(j, k, time);
+  }
+  t->encode += now_seconds() - start;
+  Lcpsim__V1__Reply *reply = call(b->c, &b->envelope, t);
+  if (!reply)
+    return false;
+  double checked = now_seconds();
+  bool ok = reply->result_case == LCPSIM__V1__REPLY__RESULT_BATCH_STEP &&
+            reply->batch_step->n_results == (size_t)b->worlds;
+  for (int k = 0; ok && k < b->worlds; ++k) {
+    const Lcpsim__V1__BatchStepResult *result = reply->batch_step->results[k];
+    ok = (!result->status || result->status->code == 0) && result->steps_run == b->steps &&
+         (!b->request.return_state || (result->state && result->state->n_robots == 1));
+    if (!ok)
+      fprintf(stderr, "lcpsim-batch-bench: world %s: %s\n", b->names[k],
+              result->status && result->status->message ? result->status->message
+                                                        : "an incomplete result");
+    b->world_steps[k] += (uint64_t)b->steps;
+  }
+  if (!ok && reply->result_case != LCPSIM__V1__REPLY__RESULT_BATCH_STEP)
+    fprintf(stderr, "lcpsim-batch-bench: the reply is not a BatchStepReply\n");
+  lcpsim__v1__reply__free_unpacked(reply, NULL);
+  t->decode += now_seconds() - checked;
+  t->robot_steps += (double)b->worlds * b->steps;
+  t->calls += 1.0;
+  return ok;
+}
+
+/* ---- the in-process reference: the daemon's own world code, one thread ---- */
+
+typedef struct inprocess {
+  lcpd_sim_t sim;
+  double stage_seconds[LCP_STAGE_COUNT]; /* the engine's own timing of its stages */
+  double contacts;
+  lcp_robot_id arm;
+  lcp_joint_control_t controls[ARM_JOINTS];
+  double timestep;
+  uint64_t steps;
+  bool ready;
+} inprocess;
+
+static bool inprocess_init(inprocess *p) {
+  lcpd_error_t error;
+  lcpd_scene_t scene;
+  if (lcpd_scene_builtin(&scene, &error) != LCP_OK ||
+      lcpd_sim_init(&p->sim, &scene, &error) != LCP_OK) {
+    fprintf(stderr, "lcpsim-batch-bench: the built-in world: %s\n", error.message);
+    return false;
+  }
+  p->ready = true;
+  lcpd_robot_t *arm = lcpd_sim_find_robot(&p->sim, ARM_NAME);
+  lcp_world_t *world = p->sim.live.world;
+  bool ok = arm != NULL;
+  for (int32_t j = 0; ok && j < ARM_JOINTS; ++j)
+    ok = lcp_robot_get_joint_control(world, arm->id, j, &p->controls[j]) == LCP_OK;
+  if (!ok) {
+    fprintf(stderr, "lcpsim-batch-bench: the built-in world has no " ARM_NAME "\n");
+    return false;
+  }
+  p->arm = arm->id;
+  lcp_world_settings_t settings;
+  lcp_world_get_settings(world, &settings);
+  p->timestep = settings.timestep;
+  for (int32_t j = 0; j < ARM_JOINTS; ++j) {
+    p->controls[j].mode = LCP_CONTROL_POSITION;
+    p->controls[j].kp = ARM_KP;
+    p->controls[j].kd = ARM_KD;
+  }
+  return true;
+}
+
+/* `count` steps of world p (world number `index` of its set), each after
+ * setting the targets as a BatchStep's world does. */
+static bool inprocess_step(inprocess *p, int index, int64_t count) {
+  lcpd_error_t error;
+  for (int64_t i = 0; i < count; ++i, ++p->steps) {
+    double time = (double)p->steps * p->timestep;
+    for (int j = 0; j < ARM_JOINTS; ++j)
+      p->controls[j].position = arm_target(j, index, time);
+    if (lcp_robot_set_controls(p->sim.live.world, p->arm, p->controls, ARM_JOINTS) != LCP_OK ||
+        lcpd_sim_step(&p->sim, &error) != LCP_OK) {
+      fprintf(stderr, "lcpsim-batch-bench: in-process step failed\n");
+      return false;
+    }
+    lcp_step_stats_t stats;
+    lcp_world_get_stats(p->sim.live.world, &stats);
+    for (int k = 0; k < LCP_STAGE_COUNT; ++k)
+      p->stage_seconds[k] += stats.stage_seconds[k];
+    p->contacts += stats.contacts;
+  }
+  return true;
+}
+
+/* robot_steps steps over `count` worlds in turn, steps_per_world at a time,
+ * as a BatchStep over them steps them on one thread: with more worlds than
+ * the caches hold, each world's step starts with its data out of cache. */
+static bool inprocess_run(inprocess *worlds, int count, int64_t robot_steps, int steps_per_world,
+                          tally *t) {
+  double start = now_seconds();
+  int64_t done = 0;
+  while (done < robot_steps)
+    for (int k = 0; k < count && done < robot_steps; ++k, done += steps_per_world)
+      if (!inprocess_step(&worlds[k], k, steps_per_world))
+        return false;
+  t->seconds += now_seconds() - start;
+  t->robot_steps += (double)done;
+  return true;
+}
+
+/* ---- MuJoCo, through lcpsim-bench-mujoco ---- */
+
+/* Runs `peer arm -s count` and adds the stepping time it prints. */
+static bool mujoco_run(const char *peer, int64_t count, tally *t) {
+  char command[4200];
+  snprintf(command, sizeof command, "'%s' arm -s %lld", peer, (long long)count);
+  FILE *out = popen(command, "r");
+  if (!out)
+    return false;
+  char line[2048] = "";
+  double us_per_step = -1.0;
+  while (fgets(line, sizeof line, out)) {
+    const char *field = strstr(line, " us_per_step=");
+    if (field)
+      us_per_step = atof(field + strlen(" us_per_step="));
+  }
+  int status = pclose(out);
+  if (status != 0 || !(us_per_step > 0.0)) {
+    fprintf(stderr, "lcpsim-batch-bench: %s arm printed no us_per_step\n", peer);
+    return false;
+  }
+  t->seconds += 1e-6 * us_per_step * (double)count;
+  t->robot_steps += (double)count;
+  return true;
+}
+
+/* ---- options ---- */
+
+static int parse_list(const char *text, int *out, int capacity, int most) {
+  int n = 0;
+  const char *p = text;
+  while (*p) {
+    char *end = NULL;
+    long v = strtol(p, &end, 10);
+    if (end == p || v < 1 || v > most || n == capacity || (*end && *end != ','))
+      return -1;
+    out[n++] = (int)v;
+    p = *end ? end + 1 : end;
+  }
+  return n;
+}
+
+static void usage(FILE *out) {
+  fprintf(
+      out,
+      "usage: lcpsim-batch-bench --start-daemon LCPSIMD [--workers 1,2] [--worlds 1,16,64,256]\n"
+      "                          [--rounds N] [--robot-steps N] [--steps N] [--no-state]\n"
+      "                          [--mujoco PEER | --no-mujoco] [--daemon-arg ARG]...\n"
+      "Robot-steps per second through BatchStep over K copies of lcpsimd's built-in world\n"
+      "(the 7-dof arm under PD), one daemon per worker count (--workers W), next to the\n"
+      "same world stepped in-process on one thread and MuJoCo's arm (lcpsim-bench-mujoco,\n"
+      "PEER; LCPSIM_MUJOCO_PEER names another). The configurations take turns, N\n"
+      "robot-steps each a round (--robot-steps, default 20000), for --rounds rounds (5).\n"
+      "--steps: steps per world per BatchStep (1). --no-state: no state returned.\n");
+}
+
+int main(int argc, char **argv) {
+  const char *daemon_path = NULL, *mujoco = NULL;
+#ifdef LCP_MUJOCO_PEER_PATH
+  mujoco = LCP_MUJOCO_PEER_PATH;
+#endif
+  if (getenv("LCPSIM_MUJOCO_PEER") && *getenv("LCPSIM_MUJOCO_PEER"))
+    mujoco = getenv("LCPSIM_MUJOCO_PEER");
+  const char *daemon_args[MAX_DAEMON_ARGS];
+  int daemon_arg_count = 0;
+  int worker_counts[MAX_WORKER_COUNTS] = {1, 2}, worker_count_n = 2;
+  int world_counts[MAX_WORLD_COUNTS] = {1, 16, 64, 256}, world_count_n = 4;
+  long rounds = 5, robot_steps = 20000, steps = 1;
+  bool return_state = true;
+  static const struct option options[] = {
+      {"start-daemon", required_argument, NULL, 's'},
+      {"workers", required_argument, NULL, 'w'},
+      {"worlds", required_argument, NULL, 'k'},
+      {"rounds", required_argument, NULL, 'r'},
+      {"robot-steps", required_argument, NULL, 'n'},
+      {"steps", required_argument, NULL, 'S'},
+      {"no-state", no_argument, NULL, 'N'},
+      {"mujoco", required_argument, NULL, 'm'},
+      {"no-mujoco", no_argument, NULL, 'M'},
+      {"daemon-arg", required_argument, NULL, 'a'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  int c;
+  while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
+    char *end = NULL;
+    switch (c) {
+    case 's':
+      daemon_path = optarg;
+      break;
+    case 'w':
+      worker_count_n = parse_list(optarg, worker_counts, MAX_WORKER_COUNTS, 256);
+      if (worker_count_n < 1) {
+        fprintf(stderr, "lcpsim-batch-bench: --workers: 1 to %d counts of 1 to 256\n",
+                MAX_WORKER_COUNTS);
+        return 2;
+      }
+      break;
+    case 'k':
+      world_count_n = parse_list(optarg, world_counts, MAX_WORLD_COUNTS, MAX_WORLDS);
+      if (world_count_n < 1) {
+        fprintf(stderr, "lcpsim-batch-bench: --worlds: 1 to %d counts of 1 to %d\n",
+                MAX_WORLD_COUNTS, MAX_WORLDS);
+        return 2;
+      }
+      break;
+    case 'r':
+    case 'n':
+    case 'S': {
+      long v = strtol(optarg, &end, 10);
+      if (*end || v < 1 || v > 100000000L) {
+        fprintf(stderr, "lcpsim-batch-bench: %s must be 1 to 100000000\n", argv[optind - 1]);
+        return 2;
+      }
+      *(c == 'r' ? &rounds : c == 'n' ? &robot_steps : &steps) = v;
+      break;
+    }
+    case 'N':
+      return_state = false;
+      break;
+    case 'm':
+      mujoco = optarg;
+      break;
+    case 'M':
+      mujoco = NULL;
+      break;
+    case 'a':
+      if (daemon_arg_count == MAX_DAEMON_ARGS) {
+        fprintf(stderr, "lcpsim-batch-bench: at most %d --daemon-arg\n", MAX_DAEMON_ARGS);
+        return 2;
+      }
+      daemon_args[daemon_arg_count++] = optarg;
+      break;
+    case 'h':
+      usage(stdout);
+      return 0;
+    default:
+      usage(stderr);
+      return 2;
+    }
+  }
+  if (optind < argc || !daemon_path) {
+    fprintf(stderr, "lcpsim-batch-bench: %s\n",
+            optind < argc ? "unexpected argument" : "--start-daemon LCPSIMD is needed");
+    usage(stderr);
+    return 2;
+  }
+  if (mujoco && access(mujoco, X_OK) != 0) {
+    fprintf(stderr, "lcpsim-batch-bench: no MuJoCo peer at %s\n", mujoco);
+    mujoco = NULL;
+  }
+  int most_worlds = 0;
+  for (int i = 0; i < world_count_n; ++i)
+    most_worlds = world_counts[i] > most_worlds ? world_counts[i] : most_worlds;
+  signal(SIGPIPE, SIG_IGN);
+
+  /* The daemons first, before any ZeroMQ context; the default world counts
+   * towards --max-worlds. */
+  daemon_process daemons[MAX_WORKER_COUNTS];
+  int started = 0;
+  bool ok = true;
+  for (; ok && started < worker_count_n; ++started)
+    ok = daemon_start(&daemons[started], daemon_path, worker_counts[started], most_worlds + 1,
+                      daemon_args, daemon_arg_count);
+  if (!ok)
+    --started;
+
+  void *context = zmq_ctx_new();
+  client clients[MAX_WORKER_COUNTS] = {{0}};
+  uint64_t *world_steps[MAX_WORKER_COUNTS] = {0};
+  batch batches[MAX_WORKER_COUNTS][MAX_WORLD_COUNTS];
+  tally wire[MAX_WORKER_COUNTS][MAX_WORLD_COUNTS];
+  memset(wire, 0, sizeof wire);
+  int batch_ready = 0; /* daemons whose batches are all built */
+  double timestep = 0.0;
+  for (int d = 0; ok && d < worker_count_n; ++d) {
+    client *cl = &clients[d];
+    cl->next_id = 1;
+    cl->socket = zmq_socket(context, ZMQ_REQ);
+    int zero = 0, timeout = TIMEOUT_MS;
+    zmq_setsockopt(cl->socket, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_setsockopt(cl->socket, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
+    zmq_setsockopt(cl->socket, ZMQ_SNDTIMEO, &timeout, sizeof timeout);
+    ok = zmq_connect(cl->socket, daemons[d].endpoint) == 0 && query_info(cl, &timestep) &&
+         create_worlds(cl, most_worlds);
+    world_steps[d] = ok ? calloc((size_t)most_worlds, sizeof *world_steps[d]) : NULL;
+    ok = ok && world_steps[d] != NULL;
+    int built = 0;
+    for (; ok && built < world_count_n; ++built)
+      ok = batch_init(&batches[d][built], cl, world_counts[built], (int)steps, return_state,
+                      timestep, world_steps[d]);
+    if (!ok) {
+      for (int i = 0; i < built; ++i)
+        batch_free(&batches[d][i]);
+    } else {
+      batch_ready = d + 1;
+    }
+  }
+
+  /* In-process: world 0 alone (the reference), and worlds 1 to most_worlds
+   * for the runs over K worlds. */
+  inprocess *local = calloc((size_t)most_worlds + 1, sizeof *local);
+  int local_ready = 0;
+  ok = ok && local != NULL;
+  for (; ok && local_ready <= most_worlds; ++local_ready)
+    ok = inprocess_init(&local[local_ready]);
+  if (local && local_ready > 0 && !local[local_ready - 1].ready)
+    --local_ready;
+  inprocess *reference = local, *cold = local ? local + 1 : NULL;
+  tally in_process[MAX_WORLD_COUNTS] = {{0}}, mujoco_tally = {0}, ignored = {0};
+  /* A warm-up: each configuration once, a tenth of a round's share. */
+  for (int d = 0; ok && d < worker_count_n; ++d)
+    for (int k = 0; ok && k < world_count_n; ++k)
+      for (long i = 0; ok && i < robot_steps / 10 / (world_counts[k] * steps) + 1; ++i)
+        ok = batch_call(&batches[d][k], &ignored);
+  for (int k = 0; ok && k < world_count_n; ++k)
+    ok = inprocess_run(world_counts[k] == 1 ? reference : cold, world_counts[k],
+                       robot_steps / 10 + steps, (int)steps, &ignored);
+  if (ok && mujoco && !mujoco_run(mujoco, robot_steps / 10 + 1, &ignored))
+    mujoco = NULL;
+
+  for (long round = 0; ok && round < rounds; ++round) {
+    for (int k = 0; ok && k < world_count_n; ++k)
+      ok = inprocess_run(world_counts[k] == 1 ? reference : cold, world_counts[k], robot_steps,
+                         (int)steps, &in_process[k]);
+    if (ok && mujoco && !mujoco_run(mujoco, robot_steps, &mujoco_tally))
+      mujoco = NULL;
+    for (int d = 0; ok && d < worker_count_n; ++d)
+      for (int k = 0; ok && k < world_count_n; ++k) {
+        long per_call = (long)world_counts[k] * steps;
+        for (long i = 0; ok && i < (robot_steps + per_call - 1) / per_call; ++i)
+          ok = batch_call(&batches[d][k], &wire[d][k]);
+      }
+  }
+  /* The reference when K = 1 was not among the counts. */
+  tally reference_tally = {0};
+  int reference_k = -1;
+  for (int k = 0; k < world_count_n; ++k)
+    reference_k = world_counts[k] == 1 ? k : reference_k;
+  if (ok && reference_k < 0)
+    for (long round = 0; ok && round < rounds; ++round)
+      ok = inprocess_run(reference, 1, robot_steps, (int)steps, &reference_tally);
+  if (reference_k >= 0)
+    reference_tally = in_process[reference_k];
+  double timestep_in_process = reference ? reference->timestep : 0.0;
+  double stage_seconds[LCP_STAGE_COUNT] = {0}, contacts = 0.0, reference_steps = 1.0;
+  if (local_ready > 0) {
+    memcpy(stage_seconds, reference->stage_seconds, sizeof stage_seconds);
+    contacts = reference->contacts;
+    reference_steps = reference->steps ? (double)reference->steps : 1.0;
+  }
+
+  for (int d = 0; d < batch_ready; ++d)
+    for (int k = 0; k < world_count_n; ++k)
+      batch_free(&batches[d][k]);
+  for (int d = 0; d < worker_count_n; ++d) {
+    if (clients[d].socket)
+      zmq_close(clients[d].socket);
+    free(clients[d].buffer);
+    free(world_steps[d]);
+  }
+  zmq_ctx_term(context);
+  for (int d = 0; d < started; ++d)
+    ok = daemon_finish(&daemons[d]) && ok;
+  for (int i = 0; i < local_ready; ++i)
+    lcpd_sim_destroy(&local[i].sim);
+  free(local);
+  if (!ok)
+    return 1;
+
+  double load[3] = {0, 0, 0};
+  FILE *loadavg = fopen("/proc/loadavg", "r");
+  if (loadavg) {
+    if (fscanf(loadavg, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3)
+      load[0] = load[1] = load[2] = 0.0;
+    fclose(loadavg);
+  }
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  double in_rate = rate(&reference_tally), mj_rate = rate(&mujoco_tally);
+  printf("bench=batch mode=inprocess threads=1 worlds=1 robot_steps=%.0f robot_steps_per_s=%.0f "
+         "us_per_robot_step=%.3f timestep=%.6g contacts=%.1f",
+         reference_tally.robot_steps, in_rate, 1e6 / in_rate, timestep_in_process,
+         contacts / reference_steps);
+  for (int k = 0; k < LCP_STAGE_COUNT; ++k)
+    printf(" us_%s=%.2f", lcp_stage_name((lcp_stage_t)k), 1e6 * stage_seconds[k] / reference_steps);
+  printf(" cores=%ld load1=%.2f\n", cores, load[0]);
+  for (int k = 0; k < world_count_n; ++k)
+    if (world_counts[k] > 1)
+      printf("bench=batch mode=inprocess threads=1 worlds=%d steps=%ld robot_steps=%.0f "
+             "robot_steps_per_s=%.0f us_per_robot_step=%.3f ratio_inprocess=%.3f\n",
+             world_counts[k], steps, in_process[k].robot_steps, rate(&in_process[k]),
+             1e6 / rate(&in_process[k]), rate(&in_process[k]) / in_rate);
+  if (mujoco)
+    printf("bench=batch mode=mujoco threads=1 worlds=1 robot_steps=%.0f robot_steps_per_s=%.0f "
+           "us_per_robot_step=%.3f scene=arm\n",
+           mujoco_tally.robot_steps, mj_rate, 1e6 / mj_rate);
+  else
+    printf("bench=batch mode=mujoco available=no how=\"cmake -DLCP_BENCH_PEERS=ON (libmujoco-dev), "
+           "build lcpsim-bench-mujoco, or --mujoco PATH\"\n");
+  double goal_inprocess = 0.0, goal_mujoco = 0.0;
+  bool goal_measured = false;
+  for (int d = 0; d < worker_count_n; ++d)
+    for (int k = 0; k < world_count_n; ++k) {
+      const tally *t = &wire[d][k];
+      double r = rate(t), per_call = t->calls > 0.0 ? 1.0 / t->calls : 0.0;
+      int threads = worker_counts[d] < world_counts[k] ? worker_counts[d] : world_counts[k];
+      double ideal = (double)world_counts[k] * (double)steps / rate(&in_process[k]) / threads;
+      printf("bench=batch mode=wire workers=%d worlds=%d steps=%ld state=%s robot_steps_per_s=%.0f "
+             "ratio_inprocess=%.3f ratio_inprocess_same_worlds=%.3f",
+             worker_counts[d], world_counts[k], steps, return_state ? "yes" : "no", r, r / in_rate,
+             r / rate(&in_process[k]));
+      if (mujoco)
+        printf(" ratio_mujoco=%.3f", r / mj_rate);
+      printf(" calls=%.0f us_per_call=%.1f round_trip_us=%.1f client_encode_us=%.1f "
+             "client_decode_us=%.1f overhead_us=%.1f request_bytes=%zu reply_bytes=%zu\n",
+             t->calls, 1e6 * (t->seconds + t->encode + t->decode) * per_call,
+             1e6 * t->seconds * per_call, 1e6 * t->encode * per_call, 1e6 * t->decode * per_call,
+             1e6 * (t->seconds * per_call - ideal), t->request_bytes, t->reply_bytes);
+      if (worker_counts[d] == GOAL_WORKERS && world_counts[k] == GOAL_WORLDS) {
+        goal_measured = true;
+        goal_inprocess = r / in_rate;
+        goal_mujoco = mujoco ? r / mj_rate : 0.0;
+      }
+    }
+  if (goal_measured) {
+    bool met = goal_inprocess >= GOAL_RATIO_INPROCESS && mujoco && goal_mujoco >= GOAL_RATIO_MUJOCO;
+    printf("bench=batch goal workers=%d worlds=%d ratio_inprocess=%.3f need_inprocess=%.1f",
+           GOAL_WORKERS, GOAL_WORLDS, goal_inprocess, GOAL_RATIO_INPROCESS);
+    if (mujoco)
+      printf(" ratio_mujoco=%.3f", goal_mujoco);
+    else
+      printf(" ratio_mujoco=unmeasured");
+    printf(" need_mujoco=%.1f met=%s cores=%ld load1=%.2f\n", GOAL_RATIO_MUJOCO, met ? "yes" : "no",
+           cores, load[0]);
+  }
+  return 0;
+}
