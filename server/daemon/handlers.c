@@ -1391,6 +1391,7 @@ void lcpd_call_world_step(lcpd_call_t *job, lcpd_sim_t *sim, const Lcpsim__V1__W
   out->time = lcp_world_time(sim->live.world);
   out->step_count = lcp_world_step_count(sim->live.world);
   if (rc == LCP_OK) {
+    sim->change_count++; /* as dispatch counts a request that succeeded */
     out->steps_run = job->steps_done;
     out->state = job->reply.step ? job->reply.step->state : NULL;
     job->status.code = LCPSIM__V1__STATUS__CODE__OK;
