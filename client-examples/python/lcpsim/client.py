@@ -421,7 +421,8 @@ class Client(_Socket):
         return view
 
     def close(self):
-        if self._owns_socket:
+        # A view shares its client's socket; a failed __init__ has set nothing yet.
+        if getattr(self, "_owns_socket", True):
             super().close()
         else:
             self._socket = None
