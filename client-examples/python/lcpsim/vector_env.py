@@ -288,8 +288,13 @@ class WorldsVectorEnv:
         self.close()
 
     def __del__(self):
+        # As Gymnasium's envs: closed when collected, quietly (at interpreter exit ZeroMQ may
+        # be gone already).
         if not getattr(self, "closed", True) and getattr(self, "_own_client", False):
-            self.close()
+            try:
+                self.close()
+            except Exception:  # noqa: BLE001 - nothing can be reported from a finaliser
+                pass
 
     # ---- machinery ----
 
