@@ -20,10 +20,6 @@
 
 #define BAD LCP_ERR_INVALID_ARGUMENT
 
-/* All the mesh files of one LoadModel together (docs/security.md, Files). */
-#define LCPD_MAX_LOAD_MODEL_MESH_BYTES ((size_t)8 << 20)
-#define LCPD_MAX_LOAD_MODEL_MESH_FILES 1024
-
 static uint64_t now_ns(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -858,6 +854,11 @@ static int handle_set_settings(lcpd_call_t *call, lcpd_sim_t *sim,
   if (req->mode_value_case == LCPSIM__V1__SET_SETTINGS_REQUEST__MODE_VALUE_MODE) {
     if (req->mode == LCPSIM__V1__SETTINGS__MODE__MODE_LOCKSTEP)
       mode = LCPD_MODE_LOCKSTEP;
+    else if (req->mode == LCPSIM__V1__SETTINGS__MODE__MODE_REALTIME && sim->world_name)
+      return lcpd_fail(error, LCP_ERR_STATE,
+                       "set_settings.mode: realtime mode is for the default world only; world "
+                       "'%s' steps when a client sends Step or BatchStep",
+                       sim->world_name);
     else if (req->mode == LCPSIM__V1__SETTINGS__MODE__MODE_REALTIME)
       mode = LCPD_MODE_REALTIME;
     else
@@ -1005,6 +1006,7 @@ bool lcpd_call_mutates(const lcpd_call_t *call) {
   case LCPSIM__V1__REQUEST__CALL_GET_INFO:
   case LCPSIM__V1__REQUEST__CALL_GET_STATE:
   case LCPSIM__V1__REQUEST__CALL_GET_SCENE:
+  case LCPSIM__V1__REQUEST__CALL_LIST_WORLDS:
   case LCPSIM__V1__REQUEST__CALL__NOT_SET: /* refused as unknown by dispatch */
     return false;
   default:
@@ -1104,13 +1106,20 @@ static bool dispatch(lcpd_call_t *call, lcpd_sim_t *sim) {
     rc = handle_get_scene(call, sim, r->get_scene, error);
     break;
   case LCPSIM__V1__REQUEST__CALL_RECORD:
+    if (sim->world_name) {
+      rc = lcpd_fail(error, LCP_ERR_STATE,
+                     "record: the daemon records its default world only (this request names "
+                     "world '%s')",
+                     sim->world_name);
+      break;
+    }
     rc = lcpd_handle_record(sim, &call->reply_arena, r->record, &result, error);
     rc = state_call_reply(call, LCPSIM__V1__REPLY__RESULT_RECORD, rc, result);
     break;
   default:
     rc = lcpd_fail(error, BAD,
                    "unknown or missing call: the Request sets none of the calls this daemon "
-                   "knows (field numbers 10 to 30)");
+                   "knows (field numbers 10 to 34)");
     break;
   }
   if (rc != LCP_OK) {
@@ -1215,6 +1224,127 @@ void lcpd_call_destroy(lcpd_call_t *call) {
   free(call->undo);
   call->undo = NULL;
   call->undo_capacity = 0;
+  free(call->batch_undo);
+  call->batch_undo = NULL;
+  call->batch_undo_capacity = 0;
   lcpd_arena_destroy(&call->request_arena);
   lcpd_arena_destroy(&call->reply_arena);
+}
+
+void lcpd_call_reply_ok(lcpd_call_t *call, Lcpsim__V1__Reply__ResultCase result_case,
+                        void *result) {
+  reply_ok(call, result_case, result);
+}
+
+void lcpd_call_reply_error(lcpd_call_t *call) { reply_error(call); }
+
+int lcpd_call_out_of_memory(lcpd_call_t *call) { return call_out_of_memory(call); }
+
+/* ---- a world's part of a BatchStep ---- */
+
+/* The states a world's part sets before its Step (SetRobotState and
+ * SetBodyState, in the request's order). */
+static int set_world_states(lcpd_call_t *job, lcpd_sim_t *sim, const Lcpsim__V1__WorldStep *ws) {
+  void *result;
+  for (size_t i = 0; i < ws->n_robot_states; ++i) {
+    int rc =
+        lcpd_set_robot_state(sim, &job->reply_arena, ws->robot_states[i], &result, &job->error);
+    if (rc != LCP_OK)
+      return rc == LCP_ERR_NO_MEMORY ? call_out_of_memory(job) : rc;
+  }
+  for (size_t i = 0; i < ws->n_body_states; ++i) {
+    int rc = lcpd_set_body_state(sim, &job->reply_arena, ws->body_states[i], &result, &job->error);
+    if (rc != LCP_OK)
+      return rc == LCP_ERR_NO_MEMORY ? call_out_of_memory(job) : rc;
+  }
+  return LCP_OK;
+}
+
+static int run_world_step(lcpd_call_t *job, lcpd_sim_t *sim, const Lcpsim__V1__WorldStep *ws,
+                          const Lcpsim__V1__BatchStepRequest *req, const atomic_bool *stop,
+                          Lcpsim__V1__BatchStepResult *out) {
+  lcpd_error_t *error = &job->error;
+  /* The Step undoes its own failure; what comes before it (restore,
+   * states) and after it (the snapshot) needs this copy. */
+  bool keep = ws->restore || ws->n_robot_states || ws->n_body_states || req->return_snapshot;
+  uint32_t steps_since_publish = sim->steps_since_publish;
+  job->batch_undo_size = 0;
+  if (keep && lcpd_sim_undo_save(sim, &job->batch_undo, &job->batch_undo_capacity,
+                                 &job->batch_undo_size, error) != LCP_OK)
+    return lcpd_error_prefix(error, "cannot keep the world to undo a failure: ");
+  int rc = ws->restore ? handle_restore_state(job, sim, ws->restore, error) : LCP_OK;
+  if (rc == LCP_OK)
+    rc = set_world_states(job, sim, ws);
+  if (rc == LCP_OK)
+    rc = handle_step(job, sim, job->request->step, error);
+  while (rc == LCP_OK && job->stepping) {
+    if (atomic_load_explicit(stop, memory_order_relaxed)) {
+      lcpd_call_cancel_step(job, sim);
+      rc = job->status.code == LCPSIM__V1__STATUS__CODE__OK ? LCP_OK : error->code;
+      break;
+    }
+    rc = step_slice(job, sim);
+  }
+  if (rc == LCP_OK && req->return_snapshot) {
+    size_t size = lcpd_sim_snapshot_size(sim);
+    unsigned char *data = lcpd_arena_alloc(&job->reply_arena, size);
+    if (!data)
+      rc = call_out_of_memory(job);
+    else if ((rc = lcpd_sim_snapshot_write(sim, data, size, error)) == LCP_OK) {
+      out->snapshot.data = data;
+      out->snapshot.len = size;
+    }
+  }
+  if (rc != LCP_OK && job->batch_undo_size && !job->world_restored) {
+    lcpd_error_t undo_error;
+    if (lcpd_sim_undo_restore(sim, job->batch_undo, job->batch_undo_size, &undo_error) == LCP_OK)
+      sim->steps_since_publish = steps_since_publish;
+    else
+      world_lost(job, sim, undo_error.message);
+  }
+  return rc;
+}
+
+void lcpd_call_world_step(lcpd_call_t *job, lcpd_sim_t *sim, const Lcpsim__V1__WorldStep *ws,
+                          const Lcpsim__V1__BatchStepRequest *req, const char *label,
+                          const atomic_bool *stop, Lcpsim__V1__BatchStepResult *out) {
+  job->error = (lcpd_error_t){0};
+  job->world_restored = false;
+  lcpsim__v1__status__init(&job->status);
+  out->status = &job->status;
+  /* The Step this part is, as a request of its own: its handler, its
+   * checks and its messages are the Step's. */
+  Lcpsim__V1__Request *request = LCPD_NEW(&job->reply_arena, Lcpsim__V1__Request);
+  Lcpsim__V1__StepRequest *step = LCPD_NEW(&job->reply_arena, Lcpsim__V1__StepRequest);
+  int rc;
+  if (!request || !step) {
+    rc = call_out_of_memory(job);
+  } else {
+    lcpsim__v1__request__init(request);
+    lcpsim__v1__step_request__init(step);
+    step->steps = ws->steps;
+    step->n_targets = ws->n_targets;
+    step->targets = ws->targets;
+    step->return_state = req->return_state;
+    step->include_contacts = req->include_contacts;
+    step->sensors = req->sensors;
+    request->call_case = LCPSIM__V1__REQUEST__CALL_STEP;
+    request->step = step;
+    job->request = request;
+    rc = run_world_step(job, sim, ws, req, stop, out);
+  }
+  out->time = lcp_world_time(sim->live.world);
+  out->step_count = lcp_world_step_count(sim->live.world);
+  if (rc == LCP_OK) {
+    out->steps_run = job->steps_done;
+    out->state = job->reply.step ? job->reply.step->state : NULL;
+    job->status.code = LCPSIM__V1__STATUS__CODE__OK;
+    job->status.message = (char *)"";
+  } else {
+    out->snapshot.data = NULL;
+    out->snapshot.len = 0;
+    lcpd_error_prefix(&job->error, "%s: ", label);
+    reply_error(job);
+  }
+  job->stepping = false;
 }

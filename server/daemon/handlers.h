@@ -16,6 +16,7 @@
 
 #include "lcpsim/v1/lcpsim.pb-c.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,6 +26,11 @@
 /* The default of lcpsimd --max-steps-per-request: a day of simulated time
  * at a 1 ms step. */
 #define LCPD_DEFAULT_MAX_STEPS_PER_REQUEST 86400000
+
+/* All the mesh files of one LoadModel together (docs/security.md, Files),
+ * and of each robot of a scene a CreateWorld reads. */
+#define LCPD_MAX_LOAD_MODEL_MESH_BYTES ((size_t)8 << 20)
+#define LCPD_MAX_LOAD_MODEL_MESH_FILES 1024
 
 typedef struct lcpd_call {
   uint64_t slice_ns; /* how long a Step may run before yielding to the loop */
@@ -51,6 +57,10 @@ typedef struct lcpd_call {
   unsigned char *undo;
   size_t undo_size, undo_capacity;
   uint32_t undo_steps_since_publish; /* the stream's count, put back with the world */
+  /* A BatchStep's world before its part (restore, states, targets, steps),
+   * restored when the part fails: kept as undo is. */
+  unsigned char *batch_undo;
+  size_t batch_undo_size, batch_undo_capacity;
   /* The world could not be put back after the request failed and was
    * rebuilt from the start-up scene: the reply says so (INTERNAL, with
    * Status.world_restored). */
@@ -103,6 +113,28 @@ void lcpd_call_reject(lcpd_call_t *call, int code, const char *message);
 void lcpd_call_finish(lcpd_call_t *call);
 /* Frees everything, the kept buffers too. */
 void lcpd_call_destroy(lcpd_call_t *call);
+/* The reply is result (of the Reply's result_case), status OK. */
+void lcpd_call_reply_ok(lcpd_call_t *call, Lcpsim__V1__Reply__ResultCase result_case, void *result);
+/* The reply is call->error (filled by the caller) as its status. */
+void lcpd_call_reply_error(lcpd_call_t *call);
+/* An arena's refusal (reported in call->error) as the call's error, naming
+ * the call; returns LCP_ERR_NO_MEMORY. */
+int lcpd_call_out_of_memory(lcpd_call_t *call);
+
+/* One world's part of a BatchStep (req), served on the calling thread with
+ * job, a call of its own (its reply arena holds the result's state and
+ * snapshot; its buffers are its own, so that jobs on several threads share
+ * nothing): the world restored (ws->restore), its robots' and bodies'
+ * states set, its targets set and its steps run, exactly as the calls
+ * RestoreState, SetRobotState, SetBodyState and Step (with the targets)
+ * would, one by one. A failure leaves the world as before the part (or
+ * rebuilt, world_restored) and is this result's status, its message
+ * prefixed with label. The Step stops early (OK, fewer steps run) once
+ * *stop is set. out->world is left to the caller. */
+void lcpd_call_world_step(lcpd_call_t *job, lcpd_sim_t *sim, const Lcpsim__V1__WorldStep *ws,
+                          const Lcpsim__V1__BatchStepRequest *req, const char *label,
+                          const atomic_bool *stop, Lcpsim__V1__BatchStepResult *out);
+
 /* The name of a call case ("step"), for logs. */
 const char *lcpd_call_name(const lcpd_call_t *call);
 

@@ -96,6 +96,9 @@ typedef struct options {
   long long max_clients;
   double idle_timeout_s;
   long long max_memory_mib;
+  long long workers; /* 0: uv_available_parallelism() */
+  long long max_worlds;
+  long long max_world_bytes; /* 0: 3/4 of --max-memory, else 1 GiB */
   lcpd_log_level_t log_level;
   /* Authentication (auth.h). */
   const char *curve_secret_key;
@@ -158,6 +161,14 @@ static void usage(FILE *out) {
           "                           read, replies not yet taken) is closed; 0: no watch\n"
           "                           [%d]\n"
           "\n"
+          "Worlds (docs/worlds.md):\n"
+          "  --workers N              BatchStep's worker threads, 1 to %d [the cores this\n"
+          "                           process may use]\n"
+          "  --max-worlds N           the most worlds, the default one counted [%d]\n"
+          "  --max-world-memory BYTES the most memory all worlds may hold together (an\n"
+          "                           estimate, docs/worlds.md) [3/4 of --max-memory when\n"
+          "                           it is set, else 1 GiB]\n"
+          "\n"
           "HTTP (docs/viewer.md):\n"
           "  --http HOST:PORT         serve the browser viewer, its WebSocket (/ws), /metrics\n"
           "                           and /healthz there (127.0.0.1:8080; port 0 picks one,\n"
@@ -198,7 +209,8 @@ static void usage(FILE *out) {
           "With neither --world nor --urdf it serves a built-in world: ground, the 7-dof arm\n"
           "'arm7' on a fixed base, a table and a box on it.\n",
           DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_BUSY_POLL_US, LCPD_DEFAULT_MAX_STEPS_PER_REQUEST,
-          DEFAULT_MAX_CLIENTS, DEFAULT_IDLE_TIMEOUT_S, DEFAULT_MAX_MEMORY_MIB);
+          DEFAULT_MAX_CLIENTS, DEFAULT_IDLE_TIMEOUT_S, DEFAULT_MAX_MEMORY_MIB, LCPD_MAX_WORKERS,
+          LCPD_DEFAULT_MAX_WORLDS);
 }
 
 static bool parse_double(const char *text, double *out) {
@@ -275,6 +287,9 @@ static int parse_options(int argc, char **argv, options *o) {
     OPT_MAX_CLIENTS,
     OPT_IDLE_TIMEOUT,
     OPT_MAX_MEMORY,
+    OPT_WORKERS,
+    OPT_MAX_WORLDS,
+    OPT_MAX_WORLD_MEMORY,
     OPT_RECORD,
     OPT_RECORD_EVERY,
     OPT_RECORD_CONTACTS,
@@ -313,6 +328,9 @@ static int parse_options(int argc, char **argv, options *o) {
       {"max-clients", required_argument, NULL, OPT_MAX_CLIENTS},
       {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
       {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
+      {"workers", required_argument, NULL, OPT_WORKERS},
+      {"max-worlds", required_argument, NULL, OPT_MAX_WORLDS},
+      {"max-world-memory", required_argument, NULL, OPT_MAX_WORLD_MEMORY},
       {"record", required_argument, NULL, OPT_RECORD},
       {"record-every", required_argument, NULL, OPT_RECORD_EVERY},
       {"record-contacts", no_argument, NULL, OPT_RECORD_CONTACTS},
@@ -333,6 +351,7 @@ static int parse_options(int argc, char **argv, options *o) {
                  .busy_poll_us = DEFAULT_BUSY_POLL_US,
                  .max_steps_per_request = LCPD_DEFAULT_MAX_STEPS_PER_REQUEST,
                  .max_clients = DEFAULT_MAX_CLIENTS,
+                 .max_worlds = LCPD_DEFAULT_MAX_WORLDS,
                  .idle_timeout_s = DEFAULT_IDLE_TIMEOUT_S,
                  .max_memory_mib = DEFAULT_MAX_MEMORY_MIB,
                  .record_every = 1,
@@ -556,6 +575,29 @@ static int parse_options(int argc, char **argv, options *o) {
       }
       break;
     }
+    case OPT_WORKERS:
+      if (!parse_count(optarg, &o->workers) || o->workers > LCPD_MAX_WORKERS) {
+        fprintf(stderr, "lcpsimd: --workers must be a whole number from 1 to %d, not '%s'\n",
+                LCPD_MAX_WORKERS, optarg);
+        return 2;
+      }
+      break;
+    case OPT_MAX_WORLDS:
+      if (!parse_count(optarg, &o->max_worlds) || o->max_worlds > 1000000) {
+        fprintf(stderr,
+                "lcpsimd: --max-worlds must be a whole number from 1 to 1000000 (the default "
+                "world counted), not '%s'\n",
+                optarg);
+        return 2;
+      }
+      break;
+    case OPT_MAX_WORLD_MEMORY:
+      if (!parse_count(optarg, &o->max_world_bytes)) {
+        fprintf(stderr, "lcpsimd: --max-world-memory must be a whole number of bytes, not '%s'\n",
+                optarg);
+        return 2;
+      }
+      break;
     case OPT_RECORD:
       o->record = optarg;
       break;
@@ -970,6 +1012,9 @@ int main(int argc, char **argv) {
       .max_clients = max_clients,
       .idle_timeout_s = o.idle_timeout_s,
       .max_memory = (uint64_t)o.max_memory_mib << 20,
+      .max_worlds = (uint32_t)o.max_worlds,
+      .max_world_bytes = (uint64_t)o.max_world_bytes,
+      .workers = (int)o.workers,
   };
   char *record_dir = o.record_dir ? realpath(o.record_dir, NULL) : NULL;
   if (o.record_dir && !record_dir) {

@@ -288,3 +288,81 @@ int lcpd_scene_builtin(lcpd_scene_t *scene, lcpd_error_t *error) {
     lcpd_scene_clear(scene);
   return rc;
 }
+
+int lcpd_robot_def_copy(const lcp_robot_def_t *from, lcp_robot_def_t **out) {
+  *out = NULL;
+  lcp_robot_def_t *def = NULL;
+  int rc = lcp_robot_def_alloc(from->link_count, from->geom_count, &def);
+  if (rc != LCP_OK)
+    return rc;
+  memcpy(def->name, from->name, sizeof def->name);
+  def->floating_base = from->floating_base;
+  def->self_collision = from->self_collision;
+  memcpy(def->links, from->links, (size_t)from->link_count * sizeof *def->links);
+  for (int32_t i = 0; i < from->geom_count; ++i) {
+    def->geoms[i] = from->geoms[i];
+    def->geoms[i].hull_points = NULL;
+    if (from->geoms[i].hull_points && from->geoms[i].hull_point_count > 0) {
+      size_t bytes = (size_t)from->geoms[i].hull_point_count * 3 * sizeof(double);
+      double *points = malloc(bytes);
+      if (!points) {
+        def->geoms[i].hull_point_count = 0;
+        lcp_robot_def_free(&def);
+        return LCP_ERR_NO_MEMORY;
+      }
+      memcpy(points, from->geoms[i].hull_points, bytes);
+      def->geoms[i].hull_points = points;
+    }
+  }
+  if (from->frame_count > 0) {
+    def->frames = malloc((size_t)from->frame_count * sizeof *def->frames);
+    if (!def->frames) {
+      lcp_robot_def_free(&def);
+      return LCP_ERR_NO_MEMORY;
+    }
+    memcpy(def->frames, from->frames, (size_t)from->frame_count * sizeof *def->frames);
+    def->frame_count = from->frame_count;
+  }
+  *out = def;
+  return LCP_OK;
+}
+
+size_t lcpd_robot_def_bytes(const lcp_robot_def_t *def) {
+  size_t bytes = sizeof *def + (size_t)def->link_count * sizeof *def->links +
+                 (size_t)def->geom_count * sizeof *def->geoms +
+                 (size_t)def->frame_count * sizeof *def->frames;
+  for (int32_t i = 0; i < def->geom_count; ++i)
+    bytes += (size_t)def->geoms[i].hull_point_count * 3 * sizeof(double);
+  return bytes;
+}
+
+int lcpd_scene_copy(const lcpd_scene_t *from, lcpd_scene_t *to, lcpd_error_t *error) {
+  *to = *from;
+  to->robots = NULL;
+  to->bodies = NULL;
+  to->imus = NULL;
+  to->robot_count = to->body_count = to->imu_count = 0;
+  if (from->robot_count && !(to->robots = calloc((size_t)from->robot_count, sizeof *to->robots)))
+    return lcpd_fail(error, LCP_ERR_NO_MEMORY, "out of memory for a copy of the scene");
+  for (int32_t i = 0; i < from->robot_count; ++i) {
+    to->robots[i] = from->robots[i];
+    to->robots[i].def = NULL;
+    if (lcpd_robot_def_copy(from->robots[i].def, &to->robots[i].def) != LCP_OK) {
+      lcpd_scene_clear(to);
+      return lcpd_fail(error, LCP_ERR_NO_MEMORY, "out of memory for a copy of the scene");
+    }
+    to->robot_count = i + 1;
+  }
+  if ((from->body_count && !(to->bodies = malloc((size_t)from->body_count * sizeof *to->bodies))) ||
+      (from->imu_count && !(to->imus = malloc((size_t)from->imu_count * sizeof *to->imus)))) {
+    lcpd_scene_clear(to);
+    return lcpd_fail(error, LCP_ERR_NO_MEMORY, "out of memory for a copy of the scene");
+  }
+  if (from->body_count)
+    memcpy(to->bodies, from->bodies, (size_t)from->body_count * sizeof *to->bodies);
+  if (from->imu_count)
+    memcpy(to->imus, from->imus, (size_t)from->imu_count * sizeof *to->imus);
+  to->body_count = from->body_count;
+  to->imu_count = from->imu_count;
+  return LCP_OK;
+}

@@ -96,6 +96,16 @@ int lcpd_scene_add_imu(lcpd_scene_t *scene, const lcpd_imu_spec_t *imu, lcpd_err
 /* Whether a robot or body of that name is in the scene. */
 bool lcpd_scene_has_name(const lcpd_scene_t *scene, const char *name);
 
+/* A deep copy of a robot definition (its links, geoms with their hull
+ * points, and frames), freed with lcp_robot_def_free. */
+int lcpd_robot_def_copy(const lcp_robot_def_t *from, lcp_robot_def_t **out);
+/* The bytes a robot definition holds (what a world's memory estimate counts
+ * for it: the engine keeps as much again in its model). */
+size_t lcpd_robot_def_bytes(const lcp_robot_def_t *def);
+/* A deep copy of a scene: robot definitions copied, not shared (*to is
+ * empty on failure). */
+int lcpd_scene_copy(const lcpd_scene_t *from, lcpd_scene_t *to, lcpd_error_t *error);
+
 /* The built-in world: ground (μ 0.8), the shipped 7-dof arm on a fixed base
  * at the origin, a static table in front of it and a 0.1 m box on the table
  * within the arm's reach. */

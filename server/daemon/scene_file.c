@@ -17,7 +17,8 @@
 #include <string.h>
 
 typedef struct reader {
-  const char *path;
+  const char *path; /* for messages */
+  const char *base; /* relative URDF paths are relative to its directory; NULL: as given */
   lcpd_error_t *error;
   lcpd_scene_t *scene;
   const lcp_urdf_options_t *urdf_options; /* NULL: the defaults */
@@ -269,11 +270,11 @@ static int read_robot(reader *r, const xmlNode *node) {
     return fail_at(r, node, BAD, "<robot> needs a urdf file");
   /* Relative to the scene file's directory. */
   char path[8192];
-  const char *slash = strrchr(r->path, '/');
+  const char *slash = r->base ? strrchr(r->base, '/') : NULL;
   if (urdf[0] == '/' || !slash)
     snprintf(path, sizeof path, "%s", urdf);
   else
-    snprintf(path, sizeof path, "%.*s/%s", (int)(slash - r->path), r->path, urdf);
+    snprintf(path, sizeof path, "%.*s/%s", (int)(slash - r->base), r->base, urdf);
   lcp_robot_def_t *def = NULL;
   char why[sizeof r->error->message];
   rc = lcp_urdf_load_file(path, &options, &def, why, sizeof why);
@@ -462,31 +463,54 @@ static int read_root(reader *r, const xmlNode *root) {
   return rc;
 }
 
-int lcpd_scene_file_load(const char *path, const lcp_urdf_options_t *urdf_options,
-                         lcpd_scene_t *scene, lcpd_error_t *error) {
-  lcpd_scene_init(scene);
-  reader r = {.path = path, .error = error, .scene = scene, .urdf_options = urdf_options};
-  /* The operator's file: read by the file rules (a regular file of at most
-   * LCP_FILE_MAX_DOCUMENT_BYTES, read without blocking) and parsed with the
-   * XML hardening (no DOCTYPE, no network, bounded depth); its messages may
-   * quote it. */
-  char *text = NULL, why[sizeof error->message];
-  size_t size = 0;
-  int rc =
-      lcp_file_read(path, NULL, LCP_FILE_MAX_DOCUMENT_BYTES, &text, &size, NULL, why, sizeof why);
-  if (rc != LCP_OK)
-    return lcpd_fail(error, rc, "%s:0: cannot open the scene file: %s", path, why);
+/* Parses a scene document already read. */
+static int parse_scene(reader *r, const char *text, size_t size) {
   xmlDoc *doc = NULL;
   long line = 0;
-  rc = lcp_xml_read(text, size, true, &doc, &line, why, sizeof why);
-  free(text);
+  char why[sizeof r->error->message];
+  int rc = lcp_xml_read(text, size, true, &doc, &line, why, sizeof why);
   if (rc != LCP_OK) {
-    rc = lcpd_fail(error, rc, "%s:%ld: %s", path, line, why);
+    rc = lcpd_fail(r->error, rc, "%s:%ld: %s", r->path, line, why);
   } else {
-    rc = read_root(&r, xmlDocGetRootElement(doc));
+    rc = read_root(r, xmlDocGetRootElement(doc));
     xmlFreeDoc(doc);
   }
   if (rc != LCP_OK)
-    lcpd_scene_clear(scene);
+    lcpd_scene_clear(r->scene);
   return rc;
+}
+
+int lcpd_scene_file_load(const char *path, const lcp_urdf_options_t *urdf_options,
+                         lcpd_scene_t *scene, lcpd_error_t *error) {
+  return lcpd_scene_file_load_confined(path, NULL, urdf_options, scene, error);
+}
+
+int lcpd_scene_file_load_confined(const char *path, const lcp_file_rules_t *rules,
+                                  const lcp_urdf_options_t *urdf_options, lcpd_scene_t *scene,
+                                  lcpd_error_t *error) {
+  lcpd_scene_init(scene);
+  /* The operator's file: read by the file rules (a regular file of at most
+   * LCP_FILE_MAX_DOCUMENT_BYTES, read without blocking) and parsed with the
+   * XML hardening (no DOCTYPE, no network, bounded depth); its messages may
+   * quote it. A client's (rules confined): below the model roots. */
+  char *text = NULL, *resolved = NULL, why[sizeof error->message];
+  size_t size = 0;
+  int rc = lcp_file_read(path, rules, LCP_FILE_MAX_DOCUMENT_BYTES, &text, &size, &resolved, why,
+                         sizeof why);
+  if (rc != LCP_OK)
+    return lcpd_fail(error, rc, "%s:0: cannot open the scene file: %s", path, why);
+  reader r = {
+      .path = path, .base = resolved, .error = error, .scene = scene, .urdf_options = urdf_options};
+  rc = parse_scene(&r, text, size);
+  free(text);
+  free(resolved);
+  return rc;
+}
+
+int lcpd_scene_text_load(const char *label, const char *text, size_t size,
+                         const lcp_urdf_options_t *urdf_options, lcpd_scene_t *scene,
+                         lcpd_error_t *error) {
+  lcpd_scene_init(scene);
+  reader r = {.path = label, .error = error, .scene = scene, .urdf_options = urdf_options};
+  return parse_scene(&r, text, size);
 }

@@ -2,8 +2,10 @@
 #include "server.h"
 
 #include "convert.h"
+#include "handlers_worlds.h"
 #include "log.h"
 #include "request_lists.h"
+#include "stream.h"
 
 #include <errno.h>
 #include <math.h>
@@ -12,9 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char STATE_TOPIC[] = "state"; /* sent without its NUL */
-#define STATE_TOPIC_LENGTH (sizeof STATE_TOPIC - 1)
 
 /* How long a Step runs before the loop gets a turn (signals, timers) and
  * the requests that came meanwhile are read: a Ping waits at most about
@@ -435,13 +434,80 @@ static bool deny(lcpd_call_t *call, lcpd_role_t role) {
   return true;
 }
 
+/* Answers a call with call->error (filled) as its status; true. */
+static bool refused(lcpd_call_t *call) {
+  lcpd_call_reply_error(call);
+  return true;
+}
+
+/* The world a decoded call names in Request.world (the default world when
+ * it names none); NULL, with the call refused, when there is none. */
+static lcpd_world_t *route(lcpd_server_t *server, lcpd_call_t *call) {
+  const char *name = call->request->world;
+  if (name[0] == '\0')
+    return lcpd_worlds_default(&server->worlds);
+  lcpd_world_t *world = lcpd_worlds_find(&server->worlds, name);
+  if (!world) {
+    lcpd_fail(&call->error, LCP_ERR_NOT_FOUND,
+              "%s: request.world: no world named '%s' (ListWorlds lists them)",
+              lcpd_call_name(call), LCPD_QUOTE(name));
+    refused(call);
+  }
+  return world;
+}
+
+/* Serves a decoded call: the calls about worlds here, the others on the
+ * world they name (*sim gets it). Returns true when the reply is ready,
+ * false while a Step or a BatchStep goes on. */
+static bool serve_decoded(lcpd_server_t *server, lcpd_call_t *call, lcpd_sim_t **sim) {
+  const Lcpsim__V1__Request *r = call->request;
+  lcpd_worlds_t *worlds = &server->worlds;
+  int rc;
+  switch (r->call_case) {
+  case LCPSIM__V1__REQUEST__CALL_CREATE_WORLD:
+  case LCPSIM__V1__REQUEST__CALL_DESTROY_WORLD:
+  case LCPSIM__V1__REQUEST__CALL_LIST_WORLDS:
+  case LCPSIM__V1__REQUEST__CALL_BATCH_STEP:
+    if (r->world[0]) {
+      lcpd_fail(&call->error, LCP_ERR_INVALID_ARGUMENT,
+                "%s names its worlds in its own fields: request.world must be empty (got '%s')",
+                lcpd_call_name(call), LCPD_QUOTE(r->world));
+      return refused(call);
+    }
+    break;
+  default: {
+    lcpd_world_t *world = route(server, call);
+    if (!world)
+      return true;
+    *sim = world->sim;
+    return lcpd_call_serve(call, world->sim);
+  }
+  }
+  if (r->call_case == LCPSIM__V1__REQUEST__CALL_BATCH_STEP) {
+    /* The default world is read on this thread by the HTTP side, the
+     * recorder and the realtime clock: when any of them may, its part of
+     * the batch is stepped here. */
+    bool default_here = server->http || server->sim->record_step ||
+                        server->sim->mode == LCPD_MODE_REALTIME || server->sim->step_observer;
+    return lcpd_batch_start(&server->batch, call, worlds, default_here);
+  }
+  if (r->call_case == LCPSIM__V1__REQUEST__CALL_CREATE_WORLD)
+    rc = lcpd_handle_create_world(call, worlds, r->create_world);
+  else if (r->call_case == LCPSIM__V1__REQUEST__CALL_DESTROY_WORLD)
+    rc = lcpd_handle_destroy_world(call, worlds, r->destroy_world);
+  else
+    rc = lcpd_handle_list_worlds(call, worlds, (uint32_t)server->batch.workers);
+  return rc == LCP_OK || refused(call);
+}
+
 /* Serves the request in server->current (or starts serving it). */
 static void serve_current(lcpd_server_t *server) {
   lcpd_incoming_t *in = &server->current;
   lcpd_call_t *call = &server->call;
+  server->call_sim = server->sim;
   bool done = !admit(server, call, in) ||
               !lcpd_call_decode(call, zmq_msg_data(&in->body), zmq_msg_size(&in->body)) ||
-              deny(call, in->role) || lcpd_call_serve(call, server->sim);
+              deny(call, in->role) || serve_decoded(server, call, &server->call_sim);
   /* protobuf-c copied what it needs out of the frame. */
   if (in->body_frames == 1)
     zmq_msg_close(&in->body);
@@ -513,7 +579,11 @@ static void drop_held(lcpd_server_t *server) {
  * own (and has the id named, if one is). */
 static void serve_cancel(lcpd_server_t *server, uint64_t step_id) {
   lcpd_call_t *side = &server->side_call, *step = &server->call;
-  if (!same_peer(&server->side, &server->current)) {
+  if (server->batch.running) {
+    /* A BatchStep is not cancelled: its worlds' steps end soon enough
+     * (each at most --max-steps-per-request). */
+    lcpd_call_reply_cancel(side, NULL);
+  } else if (!same_peer(&server->side, &server->current)) {
     char message[160];
     snprintf(message, sizeof message,
              "cancel_step: the running Step (request %llu) was sent by another client; only "
@@ -523,11 +593,20 @@ static void serve_cancel(lcpd_server_t *server, uint64_t step_id) {
   } else if (step_id != 0 && step_id != step->request->id) {
     lcpd_call_reply_cancel(side, NULL);
   } else {
-    lcpd_call_cancel_step(step, server->sim);
+    lcpd_call_cancel_step(step, server->call_sim);
     lcpd_call_reply_cancel(side, step);
     complete_call(server);
   }
   answer(server, side, &server->side);
+}
+
+/* Whether a free call (GetInfo) names a world a worker thread is stepping:
+ * then it waits for the batch, as the calls that are not free do. */
+static bool stepped_on_a_worker(lcpd_server_t *server, const lcpd_call_t *call) {
+  if (!server->batch.running || call->request->call_case == LCPSIM__V1__REQUEST__CALL_PING)
+    return false;
+  const lcpd_world_t *world = lcpd_worlds_find(&server->worlds, call->request->world);
+  return world && world->busy;
 }
 
 /* Reads what came while a Step runs, at most a batch: answers what may be
@@ -550,9 +629,11 @@ static void serve_during_step(lcpd_server_t *server) {
                          zmq_msg_size(&server->side.body))) {
       uint64_t step_id;
       /* GetInfo reads what requests held before it may change. */
+      lcpd_sim_t *unused;
       if (lcpd_call_is_free(side) &&
-          (server->held_count == 0 || side->request->call_case == LCPSIM__V1__REQUEST__CALL_PING)) {
-        lcpd_call_serve(side, server->sim);
+          (server->held_count == 0 || side->request->call_case == LCPSIM__V1__REQUEST__CALL_PING) &&
+          !stepped_on_a_worker(server, side)) {
+        serve_decoded(server, side, &unused);
       } else if (deny(side, server->side.role)) {
         /* Answered at once: an observer's call is never held. */
       } else if (lcpd_call_is_cancel(side, &step_id)) {
@@ -603,8 +684,13 @@ static void drain(lcpd_server_t *server) {
     /* A Step runs: first what came meanwhile (a CancelStep may end it),
      * then its next slice. */
     serve_during_step(server);
+    if (server->call_running && server->batch.running) {
+      /* The workers run; their end is the batch's callback. */
+      schedule(server, false);
+      return;
+    }
     if (server->call_running) {
-      if (!lcpd_call_resume(&server->call, server->sim)) {
+      if (!lcpd_call_resume(&server->call, server->call_sim)) {
         schedule(server, false);
         return;
       }
@@ -648,8 +734,11 @@ static void drain(lcpd_server_t *server) {
 static void schedule(lcpd_server_t *server, bool known_empty) {
   if (server->stopping)
     return;
-  bool more =
-      server->call_running || server->held_count || (!known_empty && router_readable(server));
+  /* While a BatchStep's workers run, only new requests are work for the
+   * loop (the held ones wait for the batch's end, which schedules again). */
+  bool waiting = server->batch.running;
+  bool more = (!waiting && (server->call_running || server->held_count)) ||
+              (!known_empty && router_readable(server));
   if (more && !uv_is_active((uv_handle_t *)&server->drain_idle))
     uv_idle_start(&server->drain_idle, on_drain_idle);
   else if (!more && uv_is_active((uv_handle_t *)&server->drain_idle))
@@ -670,34 +759,31 @@ static void on_drain_idle(uv_idle_t *handle) { drain(handle->data); }
 
 static void publish_state(lcpd_sim_t *sim, void *user) {
   lcpd_server_t *server = user;
-  uint64_t sequence = ++sim->publish_sequence;
-  Lcpsim__V1__Sensors sensors;
-  Lcpsim__V1__State *state =
-      lcpd_new_state_sensed(&server->publish_arena, sim, sim->publish_contacts,
-                            lcpd_sensors_from_bits(sim->publish_sensors, &sensors), sequence);
-  if (state)
-    state->scene_revision = lcpd_sim_scene_revision(sim); /* set in the stream only */
-  if (!state) {
-    LCPD_ERROR("state stream: state %llu needs %s; not published", (unsigned long long)sequence,
-               server->publish_error.message);
-  } else {
-    size_t size = lcpsim__v1__state__get_packed_size(state);
-    zmq_msg_t frame;
-    if (zmq_msg_init_size(&frame, STATE_TOPIC_LENGTH + size) == 0) {
-      unsigned char *data = zmq_msg_data(&frame);
-      memcpy(data, STATE_TOPIC, STATE_TOPIC_LENGTH);
-      lcpsim__v1__state__pack(state, data + STATE_TOPIC_LENGTH);
-      /* PUB never blocks: a subscriber that cannot keep up loses states. */
-      if (zmq_msg_send(&frame, server->publisher, ZMQ_DONTWAIT) < 0) {
-        LCPD_DEBUG("state %llu not published: %s", (unsigned long long)sequence,
-                   zmq_strerror(errno));
-        zmq_msg_close(&frame);
-      }
-    } else {
-      LCPD_ERROR("state stream: out of memory for a %zu-byte state", size);
-    }
+  zmq_msg_t frame;
+  if (lcpd_stream_frame(sim, &server->publish_arena, &server->publish_error, &frame) &&
+      zmq_msg_send(&frame, server->publisher, ZMQ_DONTWAIT) < 0) {
+    /* PUB never blocks: a subscriber that cannot keep up loses states. */
+    LCPD_DEBUG("state %llu not published: %s", (unsigned long long)sim->publish_sequence,
+               zmq_strerror(errno));
+    zmq_msg_close(&frame);
   }
-  lcpd_arena_reset(&server->publish_arena);
+}
+
+/* ---- BatchStep ---- */
+
+static void send_stream_frame(void *user, zmq_msg_t *frame) {
+  lcpd_server_t *server = user;
+  if (zmq_msg_send(frame, server->publisher, ZMQ_DONTWAIT) < 0)
+    zmq_msg_close(frame);
+}
+
+/* The workers are done: the reply goes, and what was held is served. */
+static void on_batch_over(void *user) {
+  lcpd_server_t *server = user;
+  if (server->stopping || !server->call_running)
+    return;
+  complete_call(server);
+  schedule(server, false);
 }
 
 /* ---- realtime mode ---- */
@@ -886,6 +972,8 @@ static void close_handles(lcpd_server_t *server) {
   close_handle((uv_handle_t *)&server->monitor_poll);
   close_handle((uv_handle_t *)&server->watch_timer);
   lcpd_http_close_handles(server->http);
+  if (server->batch_open)
+    lcpd_batch_close_handles(&server->batch);
   server->handles_open = false;
 }
 
@@ -1082,6 +1170,26 @@ int lcpd_server_open(lcpd_server_t *server, lcpd_sim_t *sim, const lcpd_server_o
   }
   sim->publish = publish_state;
   sim->publish_user = server;
+  uint64_t max_world_bytes = options->max_world_bytes;
+  if (!max_world_bytes)
+    max_world_bytes =
+        options->max_memory ? options->max_memory / 4 * 3 : LCPD_DEFAULT_MAX_WORLD_BYTES;
+  int workers = options->workers ? options->workers : (int)uv_available_parallelism();
+  if (workers > LCPD_MAX_WORKERS)
+    workers = LCPD_MAX_WORKERS;
+  if (lcpd_worlds_init(&server->worlds, sim,
+                       options->max_worlds ? options->max_worlds : LCPD_DEFAULT_MAX_WORLDS,
+                       max_world_bytes, error) != LCP_OK) {
+    lcpd_server_close(server);
+    return error->code;
+  }
+  if (lcpd_batch_open(&server->batch, &server->loop, workers, options->reply_limit,
+                      options->max_steps_per_request, STEP_SLICE_NS, on_batch_over,
+                      send_stream_frame, server, error) != LCP_OK) {
+    lcpd_server_close(server);
+    return error->code;
+  }
+  server->batch_open = true;
   return LCP_OK;
 }
 
@@ -1105,6 +1213,9 @@ void lcpd_server_close(lcpd_server_t *server) {
       LCPD_ERROR("event loop still busy at exit: %s", uv_strerror(rc));
     server->loop_open = false;
   }
+  if (server->batch_open)
+    lcpd_batch_destroy(&server->batch);
+  server->batch_open = false;
   if (server->call_running)
     lcpd_call_finish(&server->call);
   server->call_running = false;
@@ -1127,5 +1238,7 @@ void lcpd_server_close(lcpd_server_t *server) {
     server->sim->publish = NULL;
     server->sim->publish_user = NULL;
   }
+  if (server->worlds.items)
+    lcpd_worlds_destroy(&server->worlds);
   close_sockets(server);
 }

@@ -6,11 +6,13 @@
 #define LCPD_SERVER_H
 
 #include "auth.h"
+#include "batch.h"
 #include "connections.h"
 #include "handlers.h"
 #include "http.h"
 #include "memory.h"
 #include "sim.h"
+#include "worlds.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -34,6 +36,15 @@ typedef struct lcpd_server_options {
 
   /* --http: the viewer, /metrics, /healthz; NULL: off. */
   const lcpd_http_options_t *http;
+
+  /* Worlds (worlds.h) and BatchStep (batch.h): the most worlds, the default
+   * one counted (0: LCPD_DEFAULT_MAX_WORLDS); the most bytes all worlds
+   * may hold (0: 3/4 of max_memory when it is set, else
+   * LCPD_DEFAULT_MAX_WORLD_BYTES); BatchStep's worker threads (0: as many
+   * as the cores the daemon may use). */
+  uint32_t max_worlds;
+  uint64_t max_world_bytes;
+  int workers;
 } lcpd_server_options_t;
 
 /* The longest --busy-poll-us: signals and timers wait at most this long. */
@@ -77,7 +88,11 @@ typedef struct lcpd_dropped {
 } lcpd_dropped_t;
 
 typedef struct lcpd_server {
-  lcpd_sim_t *sim;
+  lcpd_sim_t *sim;      /* the default world's */
+  lcpd_worlds_t worlds; /* every world by name, the default one first */
+  lcpd_sim_t *call_sim; /* the world the call being served addresses */
+  lcpd_batch_t batch;   /* BatchStep's jobs and worker threads */
+  bool batch_open;
   lcpd_auth_t *auth; /* NULL: no authentication */
   uv_loop_t loop;
   void *zmq_context;

@@ -161,6 +161,32 @@ static int live_build(lcpd_live_t *live, const lcpd_scene_t *scene, lcpd_error_t
   return rc;
 }
 
+/* ---- the edits since the scene ---- */
+
+static void edits_clear(lcpd_sim_t *sim) {
+  for (int32_t i = 0; i < sim->edit_count; ++i)
+    if (sim->edits[i].kind == LCPD_EDIT_ROBOT)
+      lcp_robot_def_free(&sim->edits[i].as.robot.def);
+  free(sim->edits);
+  sim->edits = NULL;
+  sim->edit_count = sim->edit_capacity = 0;
+  sim->edit_bytes = 0;
+}
+
+/* Room for one more edit, made before the world changes so that recording
+ * it cannot fail after. */
+static int edits_reserve(lcpd_sim_t *sim, lcpd_error_t *error) {
+  if (sim->edit_count < sim->edit_capacity)
+    return LCP_OK;
+  int32_t capacity = sim->edit_capacity ? 2 * sim->edit_capacity : 8;
+  lcpd_edit_t *grown = realloc(sim->edits, (size_t)capacity * sizeof *grown);
+  if (!grown)
+    return lcpd_fail(error, LCP_ERR_NO_MEMORY, "out of memory");
+  sim->edits = grown;
+  sim->edit_capacity = capacity;
+  return LCP_OK;
+}
+
 /* ---- the sim ---- */
 
 int lcpd_sim_init(lcpd_sim_t *sim, lcpd_scene_t *scene, lcpd_error_t *error) {
@@ -174,6 +200,7 @@ int lcpd_sim_init(lcpd_sim_t *sim, lcpd_scene_t *scene, lcpd_error_t *error) {
 }
 
 void lcpd_sim_destroy(lcpd_sim_t *sim) {
+  edits_clear(sim);
   live_clear(&sim->live);
   lcpd_scene_clear(&sim->scene);
   for (int32_t i = 0; i < sim->slot_count; ++i)
@@ -192,13 +219,114 @@ int lcpd_sim_reset(lcpd_sim_t *sim, lcpd_error_t *error) {
     return rc;
   live_clear(&sim->live);
   sim->live = fresh;
-  sim->mode = sim->scene.mode;
+  edits_clear(sim);
+  sim->mode = sim->world_name ? LCPD_MODE_LOCKSTEP : sim->scene.mode;
   sim->rate = sim->scene.rate;
   sim->steps_since_publish = 0;
   sim->time_epoch++;
   sim->scene_revision++;
   lcpd_held_clear(&sim->held_wrenches);
   return LCP_OK;
+}
+
+/* Replays the edits of from on to, through the calls that made them. */
+static int replay_edits(lcpd_sim_t *to, const lcpd_sim_t *from, lcpd_error_t *error) {
+  int rc = LCP_OK;
+  for (int32_t i = 0; rc == LCP_OK && i < from->edit_count; ++i) {
+    const lcpd_edit_t *edit = &from->edits[i];
+    switch (edit->kind) {
+    case LCPD_EDIT_ROBOT:
+      rc = lcpd_sim_add_robot(to, edit->as.robot.def, edit->as.robot.position,
+                              edit->as.robot.orientation, NULL, error);
+      break;
+    case LCPD_EDIT_BODY:
+      rc = lcpd_sim_add_body(to, &edit->as.body, NULL, error);
+      break;
+    case LCPD_EDIT_IMU:
+      rc = lcpd_sim_add_imu(to, &edit->as.imu, error);
+      break;
+    case LCPD_EDIT_REMOVE:
+      rc = lcpd_sim_remove(to, edit->as.removed, error);
+      break;
+    }
+  }
+  return rc;
+}
+
+/* The copy's controllers as from's: every joint's control and gravity
+ * compensation, robot by robot (the robots are the same, in the same order). */
+static int copy_controls(lcpd_sim_t *to, const lcpd_sim_t *from, lcpd_error_t *error) {
+  for (int32_t i = 0; i < from->live.robot_count; ++i) {
+    lcp_robot_id source = from->live.robots[i].id, copy = to->live.robots[i].id;
+    lcp_robot_info_t info;
+    int rc = lcp_robot_get_info(from->live.world, source, &info);
+    lcp_joint_control_t *controls =
+        rc == LCP_OK ? calloc((size_t)info.joint_count + 1, sizeof *controls) : NULL;
+    if (!controls)
+      return lcpd_fail(error, rc == LCP_OK ? LCP_ERR_NO_MEMORY : rc,
+                       "cannot copy the controllers of robot '%s'", from->live.robots[i].name);
+    for (int32_t j = 0; rc == LCP_OK && j < info.joint_count; ++j)
+      rc = lcp_robot_get_joint_control(from->live.world, source, j, &controls[j]);
+    bool gravity = false;
+    if (rc == LCP_OK)
+      rc = lcp_robot_get_gravity_compensation(from->live.world, source, &gravity);
+    if (rc == LCP_OK)
+      rc = lcp_robot_set_controls(to->live.world, copy, controls, info.joint_count);
+    if (rc == LCP_OK)
+      rc = lcp_robot_set_gravity_compensation(to->live.world, copy, gravity);
+    free(controls);
+    if (rc != LCP_OK)
+      return lcpd_fail(error, rc, "cannot copy the controllers of robot '%s': %s",
+                       from->live.robots[i].name, lcp_world_last_error(to->live.world));
+  }
+  return LCP_OK;
+}
+
+int lcpd_sim_copy(lcpd_sim_t *to, const lcpd_sim_t *from, bool with_state, lcpd_error_t *error) {
+  lcpd_scene_t scene;
+  int rc = lcpd_scene_copy(&from->scene, &scene, error);
+  if (rc != LCP_OK) {
+    *to = (lcpd_sim_t){0};
+    return rc;
+  }
+  scene.mode = LCPD_MODE_LOCKSTEP;
+  if ((rc = lcpd_sim_init(to, &scene, error)) != LCP_OK)
+    return rc;
+  to->packages = from->packages;
+  to->package_count = from->package_count;
+  to->package_paths = from->package_paths;
+  to->package_path_count = from->package_path_count;
+  to->model_roots = from->model_roots;
+  to->model_root_count = from->model_root_count;
+  rc = replay_edits(to, from, error);
+  to->next_body_number = from->next_body_number;
+  lcp_world_settings_t settings;
+  lcp_world_get_settings(from->live.world, &settings);
+  if (rc == LCP_OK && (rc = lcp_world_set_settings(to->live.world, &settings)) != LCP_OK)
+    lcpd_fail(error, rc, "settings: %s", lcp_world_last_error(to->live.world));
+  to->rate = from->rate;
+  for (int32_t i = 0; rc == LCP_OK && i < from->held_wrenches.count; ++i) {
+    uint32_t id;
+    rc = lcpd_held_add(&to->held_wrenches, &from->held_wrenches.items[i], &id, error);
+    if (rc == LCP_OK)
+      to->held_wrenches.items[to->held_wrenches.count - 1].hold_id =
+          from->held_wrenches.items[i].hold_id;
+  }
+  to->held_wrenches.last_id = from->held_wrenches.last_id;
+  if (rc == LCP_OK && with_state) {
+    /* The engine's whole state: the copy is the same world, bitwise. */
+    unsigned char *state = NULL;
+    size_t capacity = 0, size = 0;
+    rc = lcpd_sim_undo_save(from, &state, &capacity, &size, error);
+    if (rc == LCP_OK)
+      rc = lcpd_sim_undo_restore(to, state, size, error);
+    free(state);
+  } else if (rc == LCP_OK) {
+    rc = copy_controls(to, from, error);
+  }
+  if (rc != LCP_OK)
+    lcpd_sim_destroy(to);
+  return rc;
 }
 
 lcpd_robot_t *lcpd_sim_find_robot(lcpd_sim_t *sim, const char *name) {
@@ -239,8 +367,21 @@ int lcpd_sim_add_robot(lcpd_sim_t *sim, const lcp_robot_def_t *def, const double
   if (lcpd_sim_name_taken(sim, def->name))
     return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
                      "the name '%s' is taken by another robot or body", def->name);
+  lcpd_edit_t edit = {.kind = LCPD_EDIT_ROBOT};
+  if (edits_reserve(sim, error) != LCP_OK)
+    return error->code;
+  if (lcpd_robot_def_copy(def, &edit.as.robot.def) != LCP_OK)
+    return lcpd_fail(error, LCP_ERR_NO_MEMORY, "out of memory for a copy of the robot");
+  memcpy(edit.as.robot.position, position, sizeof edit.as.robot.position);
+  memcpy(edit.as.robot.orientation, orientation, sizeof edit.as.robot.orientation);
   int rc = live_add_robot(&sim->live, def, position, orientation, out, error);
-  sim->scene_revision += rc == LCP_OK;
+  if (rc != LCP_OK) {
+    lcp_robot_def_free(&edit.as.robot.def);
+    return rc;
+  }
+  sim->edit_bytes += lcpd_robot_def_bytes(edit.as.robot.def);
+  sim->edits[sim->edit_count++] = edit;
+  sim->scene_revision++;
   return rc;
 }
 
@@ -255,22 +396,43 @@ int lcpd_sim_add_body(lcpd_sim_t *sim, const lcpd_body_spec_t *spec, lcpd_body_t
     return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT,
                      "the name '%s' is taken by another robot or body", LCPD_QUOTE(named.name));
   }
+  if (edits_reserve(sim, error) != LCP_OK)
+    return error->code;
   int rc = live_add_body(&sim->live, &named, out, error);
-  sim->scene_revision += rc == LCP_OK;
+  if (rc == LCP_OK) {
+    sim->edits[sim->edit_count++] = (lcpd_edit_t){.kind = LCPD_EDIT_BODY, .as.body = named};
+    sim->scene_revision++;
+  }
   return rc;
 }
 
 int lcpd_sim_add_imu(lcpd_sim_t *sim, const lcpd_imu_spec_t *spec, lcpd_error_t *error) {
-  return live_add_imu(&sim->live, spec, error);
+  if (edits_reserve(sim, error) != LCP_OK)
+    return error->code;
+  int rc = live_add_imu(&sim->live, spec, error);
+  if (rc == LCP_OK)
+    sim->edits[sim->edit_count++] = (lcpd_edit_t){.kind = LCPD_EDIT_IMU, .as.imu = *spec};
+  return rc;
+}
+
+/* Records a removal that succeeded (room was reserved before it). */
+static void edit_removed(lcpd_sim_t *sim, const char *name) {
+  lcpd_edit_t *edit = &sim->edits[sim->edit_count++];
+  *edit = (lcpd_edit_t){.kind = LCPD_EDIT_REMOVE};
+  snprintf(edit->as.removed, sizeof edit->as.removed, "%s", name);
 }
 
 int lcpd_sim_remove(lcpd_sim_t *sim, const char *name, lcpd_error_t *error) {
   lcpd_live_t *live = &sim->live;
   lcpd_robot_t *robot = lcpd_sim_find_robot(sim, name);
+  lcpd_body_t *body = robot ? NULL : lcpd_sim_find_body(sim, name);
+  if ((robot || body) && edits_reserve(sim, error) != LCP_OK)
+    return error->code;
   if (robot) {
     int rc = lcp_robot_remove(live->world, robot->id);
     if (rc != LCP_OK)
       return lcpd_fail(error, rc, "%s", lcp_world_last_error(live->world));
+    edit_removed(sim, name);
     free(robot->link_names);
     int32_t index = (int32_t)(robot - live->robots);
     memmove(robot, robot + 1, (size_t)(live->robot_count - index - 1) * sizeof *robot);
@@ -278,11 +440,11 @@ int lcpd_sim_remove(lcpd_sim_t *sim, const char *name, lcpd_error_t *error) {
     sim->scene_revision++;
     return LCP_OK;
   }
-  lcpd_body_t *body = lcpd_sim_find_body(sim, name);
   if (body) {
     int rc = lcp_body_remove(live->world, body->id);
     if (rc != LCP_OK)
       return lcpd_fail(error, rc, "%s", lcp_world_last_error(live->world));
+    edit_removed(sim, name);
     int32_t index = (int32_t)(body - live->bodies);
     memmove(body, body + 1, (size_t)(live->body_count - index - 1) * sizeof *body);
     live->body_count--;

@@ -41,6 +41,28 @@ typedef struct lcpd_live {
   int32_t body_count;
 } lcpd_live_t;
 
+/* What was added to or removed from the world since it was built from its
+ * start-up scene, in order: replayed on a copy of the world (CreateWorld
+ * copy_of) after that scene, so that the copy has the same robots and
+ * bodies under the same engine ids. Reset forgets them, as it forgets what
+ * they made. */
+typedef enum lcpd_edit_kind {
+  LCPD_EDIT_ROBOT,
+  LCPD_EDIT_BODY,
+  LCPD_EDIT_IMU,
+  LCPD_EDIT_REMOVE,
+} lcpd_edit_kind_t;
+
+typedef struct lcpd_edit {
+  lcpd_edit_kind_t kind;
+  union {
+    lcpd_robot_spec_t robot; /* its def owned */
+    lcpd_body_spec_t body;   /* named */
+    lcpd_imu_spec_t imu;
+    char removed[LCP_NAME_MAX];
+  } as;
+} lcpd_edit_t;
+
 typedef struct lcpd_slot {
   char name[LCP_NAME_MAX];
   unsigned char *data;
@@ -64,6 +86,13 @@ typedef void (*lcpd_step_observer_fn)(void *user, uint64_t step_ns);
 
 struct lcpd_sim {
   lcpd_scene_t scene; /* as loaded at start-up; owned */
+  /* The world's name in the daemon (worlds.h): NULL for the default world,
+   * whose states go out on the topic "state" and name no world. */
+  const char *world_name;
+  /* The robots and bodies added and removed since the scene was built. */
+  lcpd_edit_t *edits;
+  int32_t edit_count, edit_capacity;
+  size_t edit_bytes; /* what their robot definitions hold */
   lcpd_live_t live;
   lcpd_mode_t mode;
   double rate;
@@ -113,6 +142,16 @@ struct lcpd_sim {
  * is left empty, also on failure). */
 int lcpd_sim_init(lcpd_sim_t *sim, lcpd_scene_t *scene, lcpd_error_t *error);
 void lcpd_sim_destroy(lcpd_sim_t *sim);
+
+/* A new world like from: built from a copy of its start-up scene, with the
+ * robots and bodies added and removed since, its settings and rate, its
+ * held wrenches, the packages and model roots it loads from, and its
+ * controllers' targets; with_state: its whole engine state too (time,
+ * poses, velocities, warm starts), so that both step the same afterwards,
+ * bitwise. The copy is in lockstep mode, with no stream, no slots, no
+ * recorder and no step observer. Dynamics edits (SetDynamics) made since
+ * are not copied. On failure *to is left destroyed. */
+int lcpd_sim_copy(lcpd_sim_t *to, const lcpd_sim_t *from, bool with_state, lcpd_error_t *error);
 
 /* Back to the world as loaded: rebuilt from the start-up scene, settings and
  * mode included. Slots and the stream settings stay. On failure the world is

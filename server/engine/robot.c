@@ -570,6 +570,14 @@ int lcp_robot_set_gravity_compensation(lcp_world_t *world, lcp_robot_id id, bool
   return LCP_OK;
 }
 
+int lcp_robot_get_gravity_compensation(const lcp_world_t *world, lcp_robot_id id, bool *on) {
+  int32_t slot;
+  if (!robot_at(world, id, &slot) || !on)
+    return LCP_ERR_NOT_FOUND;
+  *on = world->state.robots[slot].gravity_compensation;
+  return LCP_OK;
+}
+
 bool lcp__robot_control_valid(const lcp_joint_control_t *control) {
   return control_problem(control) == NULL;
 }

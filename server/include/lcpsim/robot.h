@@ -207,6 +207,8 @@ int lcp_robot_get_applied_torques(const lcp_world_t *world, lcp_robot_id id, dou
  * robot is added to its joints as a feed-forward force every step. Off by
  * default. */
 int lcp_robot_set_gravity_compensation(lcp_world_t *world, lcp_robot_id id, bool on);
+/* Whether it is on (LCP_ERR_NOT_FOUND: no such robot). */
+int lcp_robot_get_gravity_compensation(const lcp_world_t *world, lcp_robot_id id, bool *on);
 
 /* ---- sensors ----
  * Readings of the state and of the last step, computed when asked (nothing

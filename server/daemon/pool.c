@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "pool.h"
+
+#include <string.h>
+
+static void *worker(void *argument) {
+  lcpd_pool_t *pool = argument;
+  pthread_mutex_lock(&pool->lock);
+  for (;;) {
+    while (!pool->stopping && pool->next >= pool->total)
+      pthread_cond_wait(&pool->wake, &pool->lock);
+    if (pool->stopping)
+      break;
+    size_t index = pool->next++;
+    lcpd_task_fn run = pool->run;
+    void *context = pool->context;
+    pthread_mutex_unlock(&pool->lock);
+    run(context, index);
+    pthread_mutex_lock(&pool->lock);
+    /* The last task's thread tells the loop (the async send is after every
+     * task's writes: the loop reads them after taking this lock). */
+    if (++pool->finished == pool->total)
+      uv_async_send(&pool->async);
+  }
+  pthread_mutex_unlock(&pool->lock);
+  return NULL;
+}
+
+static void on_async(uv_async_t *handle) {
+  lcpd_pool_t *pool = handle->data;
+  pthread_mutex_lock(&pool->lock);
+  bool over = pool->total > 0 && pool->finished == pool->total;
+  if (over)
+    pool->total = pool->next = pool->finished = 0;
+  pthread_mutex_unlock(&pool->lock);
+  if (over && pool->done)
+    pool->done(pool->done_user);
+}
+
+int lcpd_pool_open(lcpd_pool_t *pool, uv_loop_t *loop, int workers, lcpd_batch_done_fn done,
+                   void *user, lcpd_error_t *error) {
+  memset(pool, 0, sizeof *pool);
+  pool->done = done;
+  pool->done_user = user;
+  if (workers < 1 || workers > LCPD_MAX_WORKERS)
+    return lcpd_fail(error, LCP_ERR_INVALID_ARGUMENT, "--workers must be 1 to %d (got %d)",
+                     LCPD_MAX_WORKERS, workers);
+  pthread_mutex_init(&pool->lock, NULL);
+  pthread_cond_init(&pool->wake, NULL);
+  pool->locks_made = true;
+  int rc = uv_async_init(loop, &pool->async, on_async);
+  if (rc != 0)
+    return lcpd_fail(error, LCP_ERR_NO_MEMORY, "cannot create the workers' wake-up: %s",
+                     uv_strerror(rc));
+  pool->async.data = pool;
+  pool->async_open = true;
+  for (int i = 0; i < workers; ++i) {
+    int started = pthread_create(&pool->threads[i], NULL, worker, pool);
+    if (started != 0) {
+      lcpd_pool_stop(pool);
+      return lcpd_fail(error, LCP_ERR_NO_MEMORY, "cannot start worker thread %d of %d: %s", i + 1,
+                       workers, strerror(started));
+    }
+    pool->thread_count++;
+  }
+  return LCP_OK;
+}
+
+void lcpd_pool_run(lcpd_pool_t *pool, lcpd_task_fn run, void *context, size_t count) {
+  pthread_mutex_lock(&pool->lock);
+  pool->run = run;
+  pool->context = context;
+  pool->next = pool->finished = 0;
+  pool->total = count;
+  pthread_cond_broadcast(&pool->wake);
+  pthread_mutex_unlock(&pool->lock);
+}
+
+void lcpd_pool_close_handle(lcpd_pool_t *pool) {
+  if (pool->async_open && !uv_is_closing((uv_handle_t *)&pool->async))
+    uv_close((uv_handle_t *)&pool->async, NULL);
+  pool->async_open = false;
+}
+
+void lcpd_pool_stop(lcpd_pool_t *pool) {
+  if (!pool->locks_made)
+    return;
+  pthread_mutex_lock(&pool->lock);
+  pool->stopping = true;
+  pthread_cond_broadcast(&pool->wake);
+  pthread_mutex_unlock(&pool->lock);
+  for (int i = 0; i < pool->thread_count; ++i)
+    pthread_join(pool->threads[i], NULL);
+  pool->thread_count = 0;
+  pthread_mutex_destroy(&pool->lock);
+  pthread_cond_destroy(&pool->wake);
+  pool->locks_made = false;
+}
