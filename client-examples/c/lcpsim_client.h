@@ -638,7 +638,8 @@ int lcpsim_client_batch_step(lcpsim_client_t *client, const lcpsim_world_step_t 
 
 /* The same in two halves, so that one thread can have BatchSteps in flight on several clients
  * (several daemons) at once: _start sends and returns at once (request_id may be NULL; the
- * connection is not waited for: LCPSIM_ERR_TIMEOUT when there is none), _finish waits for that
+ * connection is not waited for: LCPSIM_ERR_TIMEOUT when there is none, so make a first call,
+ * e.g. a ping, on a new client), _finish waits for that
  * request's reply at most timeout_ms (-1: forever). To wait on several clients at once,
  * zmq_poll their lcpsim_client_zmq_socket for ZMQ_POLLIN and call _finish with timeout_ms 0 on
  * those ready (LCPSIM_ERR_TIMEOUT: what came was not that reply yet). One BatchStep may be in

@@ -84,7 +84,7 @@ static void killed_daemon_worlds_move(void **state) {
     assert_int_equal(test_daemon_start_args(daemon_path, args, &daemons[d]), 0);
   const char *endpoints[2] = {daemons[0].rep, daemons[1].rep};
   lcpsim_pool_options_t options = {
-      .prefix = "w", .snapshot_every = SNAPSHOT_EVERY, .timeout_ms = 30000};
+      .prefix = "w", .snapshot_every = SNAPSHOT_EVERY, .timeout_ms = 5000};
   lcpsim_pool_t *pool = NULL;
   assert_int_equal(lcpsim_pool_new(endpoints, 2, WORLDS, &options, &pool), LCPSIM_OK);
   bool on_victim[WORLDS];

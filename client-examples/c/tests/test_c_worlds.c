@@ -201,6 +201,8 @@ static void started_batches_on_two_daemons(void **state) {
   lcpsim_client_t *first = ((test_live_t *)*state)->client;
   test_live_t *other = NULL;
   assert_int_equal(start_live((void **)&other), 0);
+  /* _start does not wait for a connection: a new client makes a call first. */
+  assert_int_equal(lcpsim_client_ping(other->client, NULL, 0), LCPSIM_OK);
   lcpsim_client_t *clients[2] = {first, other->client};
   uint64_t ids[2] = {0, 0};
   const lcpsim_world_step_t step = {.steps = 30};

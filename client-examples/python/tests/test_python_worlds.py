@@ -60,11 +60,12 @@ class WorldsTest(unittest.TestCase):
         self.assertEqual(caught.exception.code, pb.Status.FAILED_PRECONDITION)
 
     def test_copy_state_and_snapshot_step_bitwise_alike(self):
-        self.sim.step(40, targets=[target("arm7", mode="position", position=0.3)])
+        self.sim.step(40, targets=[target("arm7", mode="position", position=0.3, kp=100.0,
+                                                kd=10.0)])
         saved = self.sim.save_state()
         self.sim.create_world("copy", copy_of="default", copy_state=True)
         self.sim.create_world("moved", copy_of="default", snapshot=saved.snapshot)
-        hold = [target("arm7", mode="position", position=-0.2, kp=200.0)]
+        hold = [target("arm7", mode="position", position=-0.2, kp=200.0, kd=10.0)]
         finals = [self.sim.world(name).step(60, targets=hold, return_state=True)
                   for name in ("default", "copy", "moved")]
         for final in finals[1:]:
@@ -107,7 +108,8 @@ class WorldsTest(unittest.TestCase):
         self.sim.create_world("b", copy_of="default")
         start = self.sim.world("a").save_state(slot="start").snapshot
         self.sim.world("b").save_state(slot="start")
-        self.sim.batch_step(["a", "b"], steps=50, robot="arm7", mode="position", position=0.5)
+        self.sim.batch_step(["a", "b"], steps=50, robot="arm7", mode="position", position=0.5,
+                            kp=100.0, kd=10.0)
         q0 = [0.1, -0.2, 0.3, -0.4, 0.5, -0.6, 0.7]
         reset = robot_state("arm7", q=q0, qd=[0.0] * JOINTS)
         result = self.sim.batch_step(["a", "b"], steps=[0, 10], restore=["start", "start"],
@@ -118,7 +120,7 @@ class WorldsTest(unittest.TestCase):
         # The same in separate calls on a third world.
         self.sim.create_world("c", copy_of="default")
         c = self.sim.world("c")
-        c.step(50, targets=[target("arm7", mode="position", position=0.5)])
+        c.step(50, targets=[target("arm7", mode="position", position=0.5, kp=100.0, kd=10.0)])
         c.restore_state(snapshot=start)
         c.set_robot_state("arm7", q=q0, qd=[0.0] * JOINTS)
         arm = find_robot(c.step(10, return_state=True), "arm7")
