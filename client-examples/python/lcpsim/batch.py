@@ -79,8 +79,9 @@ def _per_world(value, count, name):
 
 def build_world_steps(worlds, steps=1, robot=None, mode=None, gravity_compensation=None,
                       arrays=None, targets=None, restore=None, robot_states=None,
-                      body_states=None):
-    """The WorldSteps of Client.batch_step (see there for the arguments)."""
+                      body_states=None, into=None):
+    """The WorldSteps of Client.batch_step (see there for the arguments), made in `into` (a
+    BatchStepRequest's worlds, to build the request without copying them) or standalone."""
     count = len(worlds)
     arrays = {key: _rows(value, count, key) for key, value in (arrays or {}).items()
               if value is not None}
@@ -103,7 +104,8 @@ def build_world_steps(worlds, steps=1, robot=None, mode=None, gravity_compensati
                       else int(mode))
     messages = []
     for i, world in enumerate(worlds):
-        message = pb.WorldStep(world=world, steps=steps_of[i])
+        message = (into.add(world=world, steps=steps_of[i]) if into is not None
+                   else pb.WorldStep(world=world, steps=steps_of[i]))
         reset = restores[i]
         if isinstance(reset, bytes):
             message.restore.snapshot = reset
@@ -125,6 +127,12 @@ def build_world_steps(worlds, steps=1, robot=None, mode=None, gravity_compensati
             message.targets.extend(extra_targets[i])
         messages.append(message)
     return messages
+
+
+def _pose_values(pose):
+    """A Pose message as (x, y, z, w, qx, qy, qz)."""
+    p, o = pose.position, pose.orientation
+    return (p.x, p.y, p.z, o.w, o.x, o.y, o.z)
 
 
 class BatchStepError(Exception):
@@ -172,15 +180,16 @@ class BatchResult:
         count = len(self.results)
         if count != len(self.worlds):
             raise ValueError("BatchStep: %d results for %d worlds" % (count, len(self.worlds)))
-        self.codes = np.fromiter((r.status.code for r in self.results), dtype=np.int32,
-                                 count=count)
+        # One pass over the results for the per-world numbers.
+        numbers = np.array([(r.status.code, r.time, r.step_count, r.steps_run)
+                            for r in self.results], dtype=float).reshape(count, 4)
+        self.codes = numbers[:, 0].astype(np.int32)
         self.ok = self.codes == pb.Status.OK
         self.messages = [r.status.message for r in self.results]
-        self.time = np.fromiter((r.time for r in self.results), dtype=float, count=count)
+        self.time = numbers[:, 1].copy()
         self.step_count = np.fromiter((r.step_count for r in self.results), dtype=np.uint64,
-                                      count=count)
-        self.steps_run = np.fromiter((r.steps_run for r in self.results), dtype=np.int32,
-                                     count=count)
+                                      count=count)  # exact, past 2^53 too
+        self.steps_run = numbers[:, 3].astype(np.int32)
         self.snapshots = [r.snapshot if r.snapshot else None for r in self.results]
         self.robot = robot
         self.q = self.qd = self.applied_torque = None
@@ -209,19 +218,12 @@ class BatchResult:
         return None
 
     def _read_links(self, robots, links, count):
-        width = len(links)
-        positions = np.full((count, width, 3), np.nan)
-        orientations = np.full((count, width, 4), np.nan)
+        poses = np.full((count, len(links), 7), np.nan)
         for i, robot in enumerate(robots):
-            if robot is None:
-                continue
-            for j, link in enumerate(links):
-                pose = robot.link_poses[link]
-                p, o = pose.position, pose.orientation
-                positions[i, j] = (p.x, p.y, p.z)
-                orientations[i, j] = (o.w, o.x, o.y, o.z)
-        self.link_positions = positions
-        self.link_orientations = orientations
+            if robot is not None:
+                poses[i] = [_pose_values(robot.link_poses[link]) for link in links]
+        self.link_positions = poses[:, :, :3]
+        self.link_orientations = poses[:, :, 3:]
 
     def failed(self):
         """(index, world, status code, message) of each world that failed."""

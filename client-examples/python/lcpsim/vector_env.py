@@ -35,7 +35,7 @@ import os
 
 import numpy as np
 
-from lcpsim.batch import BatchResult, BatchStepError, batch_request, build_world_steps
+from lcpsim.batch import BatchResult, BatchStepError, build_world_steps
 from lcpsim.client import DEFAULT_ENDPOINT, Client, LcpsimError, _deadline, pb
 
 INITIAL_SLOT = "lcpsim.vector_env.initial"
@@ -319,11 +319,13 @@ class WorldsVectorEnv:
             robot_states[i] = episode.robot_states
             extra_targets[i] = episode.targets
         self._set_dynamics(resetting)
+        request = pb.BatchStepRequest(return_state=True)
         messages = build_world_steps(self.worlds, steps.tolist(), robot_states=robot_states,
-                                     restore=restores, targets=extra_targets)
+                                     restore=restores, targets=extra_targets,
+                                     into=request.worlds)
         if actions is not None:
             self._add_action_targets(messages, resetting, self.targets(actions))
-        reply = self.client._call("batch_step", batch_request(messages, return_state=True))
+        reply = self.client._call("batch_step", request)
         result = BatchResult(reply, self.worlds, self.robot, self._link_indices(), None)
         if not result.ok.all():
             raise BatchStepError(result, result.failed())

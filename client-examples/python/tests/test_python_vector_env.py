@@ -87,7 +87,7 @@ class VectorEnvTest(unittest.TestCase):
     def test_64_arms_10000_steps_next_step_autoreset(self):
         num_envs, steps, max_steps = 64, 10000, 100
         with self.make_env(num_envs, frame_skip=1, max_episode_steps=max_steps,
-                           success_distance=0.3, success_steps=3) as env:
+                           success_distance=0.9, success_steps=2) as env:
             observations, _ = env.reset(seed=5)
             env.action_space.seed(5)
             ended = np.zeros(num_envs, dtype=bool)
