@@ -27,8 +27,7 @@ from lcpsim.recording import read_recording  # noqa: E402
 from lcpsim.state import Named, RobotState, State, numpy_in_use, use_numpy  # noqa: E402
 
 __all__ = ["BatchResult", "BatchStepError", "DEFAULT_ENDPOINT", "DEFAULT_PUB_ENDPOINT",
-           "DEFAULT_TIMEOUT_MS", "Client", "KeyPair",
-           "LcpsimError", "LcpsimProtocolError", "LcpsimTimeout", "Named", "RobotNames",
-           "RobotState", "State", "StepHandle", "Subscriber", "find_robot", "load_key_pair",
-           "load_public_key", "numpy_in_use", "pb", "read_key_file", "read_recording", "robot_state",
-           "target", "use_numpy", "world_step"]
+           "DEFAULT_TIMEOUT_MS", "Client", "KeyPair", "LcpsimError", "LcpsimProtocolError",
+           "LcpsimTimeout", "Named", "RobotNames", "RobotState", "State", "StepHandle",
+           "Subscriber", "find_robot", "load_key_pair", "load_public_key", "numpy_in_use", "pb",
+           "read_key_file", "read_recording", "robot_state", "target", "use_numpy", "world_step"]

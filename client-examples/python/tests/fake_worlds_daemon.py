@@ -43,8 +43,8 @@ class World:
 
     def step(self, steps):
         for _ in range(steps):
-            acceleration = (self.kp * (self.target_q - self.q) + self.kd * (self.target_qd - self.qd)
-                            - self.damping * self.qd)
+            acceleration = (self.kp * (self.target_q - self.q)
+                            + self.kd * (self.target_qd - self.qd) - self.damping * self.qd)
             self.qd = self.qd + TIMESTEP * acceleration
             self.q = self.q + TIMESTEP * self.qd
             self.step_count += 1
