@@ -24,7 +24,8 @@ or from a scene), whose initial state is kept in a snapshot slot. A step is one 
 stepping worlds get their controller targets and `frame_skip` steps; the resetting worlds get, in
 the same WorldStep, the initial snapshot restored, the robot state the task draws (SetRobotState)
 and zero steps. Dynamics drawn per episode (SetDynamics) go in a separate call per resetting
-world, sent before that BatchStep (all in flight together).
+world, sent just before that BatchStep (all in flight together: the daemon takes one
+connection's requests in their order).
 
 A task subclasses WorldsVectorEnv: it defines the spaces and draw_episode, targets, observe and
 evaluate (see their docstrings); the example examples/arm_reach_vector_env.py is one.
@@ -318,14 +319,20 @@ class WorldsVectorEnv:
             restores[i] = INITIAL_SLOT
             robot_states[i] = episode.robot_states
             extra_targets[i] = episode.targets
-        self._set_dynamics(resetting)
+        dynamics = self._send_dynamics(resetting)
         request = pb.BatchStepRequest(return_state=True)
         messages = build_world_steps(self.worlds, steps.tolist(), robot_states=robot_states,
                                      restore=restores, targets=extra_targets,
                                      into=request.worlds)
         if actions is not None:
             self._add_action_targets(messages, resetting, self.targets(actions))
-        reply = self.client._call("batch_step", request)
+        # The daemon takes one connection's requests in their order: the SetDynamics sent
+        # above apply before this BatchStep, whose reply is waited for after theirs.
+        deadline = _deadline(self.client.timeout_ms)
+        batch_id = self.client._send("batch_step", request)
+        for view, request_id in dynamics:
+            view._receive(request_id, "set_dynamics", deadline)
+        reply = self.client._receive(batch_id, "batch_step", deadline)
         result = BatchResult(reply, self.worlds, self.robot, self._link_indices(), None)
         if not result.ok.all():
             raise BatchStepError(result, result.failed())
@@ -356,17 +363,16 @@ class WorldsVectorEnv:
             for key, values in rows.items():
                 getattr(request, key).extend(values[i] if len(values) > 1 else values[0])
 
-    def _set_dynamics(self, resetting):
-        """Sends the resetting worlds' SetDynamics all at once, then waits for every reply."""
+    def _send_dynamics(self, resetting):
+        """Sends the resetting worlds' SetDynamics, without waiting; returns (view, request
+        id) of each, for their replies."""
         pending = []
         for i in np.flatnonzero(resetting):
             dynamics = self.episodes[i].dynamics
             if dynamics is not None:
                 view = self.client.world(self.worlds[i])
                 pending.append((view, view._send("set_dynamics", dynamics)))
-        deadline = _deadline(self.client.timeout_ms)
-        for view, request_id in pending:
-            view._receive(request_id, "set_dynamics", deadline)
+        return pending
 
     def _link_indices(self):
         if not self.links:
