@@ -5,6 +5,7 @@ with one BatchStep per daemon per tick; one daemon is killed (SIGKILL) mid-run. 
 end at the step count asked, the killed daemon's worlds must have moved (and been reported as
 moved, and only they) and must end bitwise where a run without the kill leaves them. Run with
 /usr/bin/python3, the package lcpsim importable (see CMakeLists.txt)."""
+import signal
 import socket
 import unittest
 
@@ -93,6 +94,24 @@ class PoolTest(unittest.TestCase):
             self.assertEqual(reference.moves, [])
         for w in range(WORLDS):
             self.assertEqual(final["w%d" % w], arm_of(expected["r%d" % w]), "world w%d" % w)
+
+    def test_a_daemon_that_stops_answering_times_out(self):
+        # SIGSTOP: the connection stays up, the daemon answers nothing; the tick's timeout
+        # takes it as failed.
+        frozen = self.daemons[2]
+        pool = Pool([self.daemons[0].rep, frozen.rep], 8, snapshot_every=2, timeout_ms=3000,
+                    prefix="t")
+        try:
+            pool.run(3, 1)
+            frozen.process.send_signal(signal.SIGSTOP)
+            results = pool.run(2, 1)
+            self.assertEqual(pool.failed, [frozen.rep])
+            self.assertEqual(sorted(m.world for m in pool.moves), ["t1", "t3", "t5", "t7"])
+            self.assertTrue(all(m.from_step == 2 for m in pool.moves))
+            self.assertEqual({r.step_count for r in results.values()}, {5})
+        finally:
+            frozen.process.send_signal(signal.SIGCONT)
+            pool.close()
 
     def test_all_daemons_gone_is_an_error(self):
         pool = Pool([self.daemons[0].rep], 4, timeout_ms=20000)
