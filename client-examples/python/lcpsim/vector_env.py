@@ -11,8 +11,8 @@ one lcpsimd and each step one BatchStep for all of them.
     env.close()
 
 Semantics, as Gymnasium's SyncVectorEnv with its default autoreset mode (NEXT_STEP):
-reset(seed=s) seeds sub-environment i with numpy.random.default_rng(s + i) (a list of seeds
-gives each its own; None keeps the generators going) and resets them all; step(actions) steps
+reset(seed=s) gives sub-environment i numpy.random.default_rng(s + i) (a list gives
+each its own seed; None keeps the generators going) and resets them all; step(actions) steps
 every sub-environment, except that one whose episode ended (terminated or truncated) at the
 previous step is reset instead: its action is ignored, it returns its reset observation,
 reward 0, terminated and truncated False. Seeded, the episodes are the same every run: the
@@ -75,7 +75,7 @@ class Box:
         return self._np_random
 
     def seed(self, seed=None):
-        """Seeds the space's generator; returns [seed]."""
+        """Sets the space's generator from `seed`; returns [seed]."""
         self._np_random = np.random.default_rng(seed)
         return [seed]
 
@@ -226,11 +226,11 @@ class WorldsVectorEnv:
         or a list of num_envs ints/None. Returns (observations, infos)."""
         self._check_open()
         if seed is not None:
-            seeds = [seed + i for i in range(self.num_envs)] if isinstance(seed, int) else seed
-            if len(seeds) != self.num_envs:
-                raise ValueError("reset: %d seeds for %d sub-environments"
-                                 % (len(seeds), self.num_envs))
-            for i, s in enumerate(seeds):
+            per_env = [seed + i for i in range(self.num_envs)] if isinstance(seed, int) else seed
+            if len(per_env) != self.num_envs:
+                raise ValueError("reset: %d seed values for %d sub-environments"
+                                 % (len(per_env), self.num_envs))
+            for i, s in enumerate(per_env):
                 if s is not None:
                     self._rngs[i] = np.random.default_rng(s)
         everyone = np.ones(self.num_envs, dtype=bool)
