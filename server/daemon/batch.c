@@ -13,8 +13,8 @@ struct lcpd_batch_job {
   lcpd_world_t *world;
   const Lcpsim__V1__WorldStep *step;
   size_t index; /* in the request */
-  char label[LCPD_WORLD_NAME_MAX + 64];
   Lcpsim__V1__BatchStepResult result;
+  ProtobufCBinaryData packed; /* the result as an entry of BatchStepReply.results */
   /* States the world's stream was due during the job, sent after it. */
   lcpd_arena_t publish_arena;
   lcpd_error_t publish_error;
@@ -42,9 +42,32 @@ static void publish_later(lcpd_sim_t *sim, void *user) {
     job->frame_count++;
 }
 
+/* The result as an entry of BatchStepReply.results (field 1), packed into
+ * arena; false when the arena has no room (nothing reported: the result's
+ * message may be the arena's call's error). */
+static bool pack_result(const Lcpsim__V1__BatchStepResult *result, lcpd_arena_t *arena,
+                        ProtobufCBinaryData *out) {
+  size_t inner = lcpsim__v1__batch_step_result__get_packed_size(result);
+  uint8_t header[16];
+  size_t head = lcpd_encode_field_header(1, inner, header);
+  lcpd_error_t *report = arena->error;
+  arena->error = NULL;
+  uint8_t *bytes = lcpd_arena_alloc(arena, head + inner);
+  arena->error = report;
+  if (!bytes)
+    return false;
+  memcpy(bytes, header, head);
+  lcpsim__v1__batch_step_result__pack(result, bytes + head);
+  *out = (ProtobufCBinaryData){head + inner, bytes};
+  return true;
+}
+
+/* A world's part, and its result packed on the same thread. */
 static void run_job(lcpd_batch_t *batch, lcpd_batch_job_t *job) {
   lcpd_call_world_step(&job->call, job->world->sim, job->step, batch->call->request->batch_step,
-                       job->label, &batch->stop, &job->result);
+                       job->index, job->world->name, &batch->stop, &job->result);
+  if (!pack_result(&job->result, &job->call.reply_arena, &job->packed))
+    job->packed = (ProtobufCBinaryData){0, NULL}; /* packed by the loop, in finish */
 }
 
 static void run_task(void *context, size_t index) {
@@ -124,19 +147,24 @@ static void finish(lcpd_batch_t *batch) {
       batch->send_frame(batch->user, &job->frames[k]);
     job->frame_count = 0;
   }
-  Lcpsim__V1__BatchStepReply *out = LCPD_NEW(&call->reply_arena, Lcpsim__V1__BatchStepReply);
-  Lcpsim__V1__BatchStepResult **results =
-      lcpd_arena_array(&call->reply_arena, batch->job_count, sizeof *results);
-  if (!out || !results) {
-    lcpd_call_out_of_memory(call);
-    lcpd_call_reply_error(call);
+  /* The jobs packed their results: the reply is their concatenation (a
+   * result the workers could not pack, and those of unknown worlds, are
+   * packed here). */
+  ProtobufCBinaryData *parts =
+      lcpd_arena_array(&call->reply_arena, batch->job_count, sizeof *parts);
+  bool packed = parts != NULL;
+  for (size_t i = 0; packed && i < batch->job_count; ++i) {
+    lcpd_batch_job_t *job = batch->jobs[i];
+    parts[i] = job->packed;
+    if (!parts[i].data)
+      packed = pack_result(&job->result, &call->reply_arena, &parts[i]);
+  }
+  if (packed) {
+    lcpd_call_reply_packed(call, LCPSIM__V1__REPLY__RESULT_BATCH_STEP, parts, batch->job_count);
   } else {
-    lcpsim__v1__batch_step_reply__init(out);
-    for (size_t i = 0; i < batch->job_count; ++i)
-      results[i] = &batch->jobs[i]->result;
-    out->results = results;
-    out->n_results = batch->job_count;
-    lcpd_call_reply_ok(call, LCPSIM__V1__REPLY__RESULT_BATCH_STEP, out);
+    lcpd_fail(&call->error, LCP_ERR_NO_MEMORY,
+              "batch_step: the reply would be larger than the daemon's limit on a reply");
+    lcpd_call_reply_error(call);
   }
   batch->running = false;
 }
@@ -167,6 +195,7 @@ bool lcpd_batch_start(lcpd_batch_t *batch, lcpd_call_t *call, lcpd_worlds_t *wor
   batch->mark++;
   for (size_t i = 0; i < req->n_worlds; ++i) {
     lcpd_world_t *world = lcpd_worlds_find(worlds, req->worlds[i]->world);
+    batch->jobs[i]->world = world;
     if (!world)
       continue;
     if (world->batch_mark == batch->mark) {
@@ -190,12 +219,10 @@ bool lcpd_batch_start(lcpd_batch_t *batch, lcpd_call_t *call, lcpd_worlds_t *wor
     const Lcpsim__V1__WorldStep *ws = req->worlds[i];
     job->step = ws;
     job->index = i;
-    job->world = lcpd_worlds_find(worlds, ws->world);
     job->call.reply_arena.limit = share;
     lcpsim__v1__batch_step_result__init(&job->result);
+    job->packed = (ProtobufCBinaryData){0, NULL};
     job->result.world = ws->world[0] ? ws->world : (char *)LCPD_DEFAULT_WORLD;
-    snprintf(job->label, sizeof job->label, "batch_step.worlds[%zu] (world '%s')", i,
-             job->world ? job->world->name : "?");
     if (!job->world) {
       lcpd_fail(&job->call.error, LCP_ERR_NOT_FOUND,
                 "batch_step.worlds[%zu].world: no world "

@@ -56,6 +56,7 @@ static void reply_error(lcpd_call_t *call) {
    * carries UTF-8 only. */
   lcpd_utf8_repair(call->error.message);
   call->reply.result_case = LCPSIM__V1__REPLY__RESULT__NOT_SET;
+  call->packed_count = 0;
   call->status.code =
       call->world_restored ? LCPSIM__V1__STATUS__CODE__INTERNAL : lcpd_code_of(call->error.code);
   call->status.message = call->error.message;
@@ -1187,12 +1188,62 @@ bool lcpd_call_resume(lcpd_call_t *call, lcpd_sim_t *sim) {
   return !call->stepping;
 }
 
+static size_t encode_varint(uint64_t value, uint8_t *out) {
+  size_t n = 0;
+  do {
+    uint8_t byte = value & 0x7f;
+    value >>= 7;
+    out[n++] = byte | (value ? 0x80 : 0);
+  } while (value);
+  return n;
+}
+
+size_t lcpd_encode_field_header(uint32_t field, uint64_t length, uint8_t *out) {
+  size_t n = encode_varint(((uint64_t)field << 3) | 2u, out);
+  return n + encode_varint(length, out + n);
+}
+
 size_t lcpd_call_reply_size(const lcpd_call_t *call) {
-  return lcpsim__v1__reply__get_packed_size(&call->reply);
+  size_t size = lcpsim__v1__reply__get_packed_size(&call->reply);
+  if (call->packed_count) {
+    uint8_t header[16];
+    size +=
+        lcpd_encode_field_header(call->packed_field, call->packed_size, header) + call->packed_size;
+  }
+  return size;
 }
 
 void lcpd_call_reply_write(const lcpd_call_t *call, void *buffer) {
-  lcpsim__v1__reply__pack(&call->reply, buffer);
+  uint8_t *out = buffer;
+  out += lcpsim__v1__reply__pack(&call->reply, out);
+  if (!call->packed_count)
+    return;
+  /* The result after the Reply's other fields: a decoder takes fields in
+   * any order. */
+  out += lcpd_encode_field_header(call->packed_field, call->packed_size, out);
+  for (size_t i = 0; i < call->packed_count; ++i) {
+    memcpy(out, call->packed_parts[i].data, call->packed_parts[i].len);
+    out += call->packed_parts[i].len;
+  }
+}
+
+void lcpd_call_reply_packed(lcpd_call_t *call, uint32_t field, const ProtobufCBinaryData *parts,
+                            size_t count) {
+  call->status.code = LCPSIM__V1__STATUS__CODE__OK;
+  call->status.message = (char *)"";
+  call->reply.result_case = LCPSIM__V1__REPLY__RESULT__NOT_SET;
+  call->packed_field = field;
+  call->packed_parts = parts;
+  call->packed_count = count;
+  call->packed_size = 0;
+  for (size_t i = 0; i < count; ++i)
+    call->packed_size += parts[i].len;
+  /* An empty message is still sent (with no parts, as one of length 0). */
+  if (!count) {
+    static const ProtobufCBinaryData none = {0, NULL};
+    call->packed_parts = &none;
+    call->packed_count = 1;
+  }
 }
 
 void lcpd_call_reject(lcpd_call_t *call, int code, const char *message) {
@@ -1208,6 +1259,8 @@ void lcpd_call_reject(lcpd_call_t *call, int code, const char *message) {
 void lcpd_call_finish(lcpd_call_t *call) {
   /* The decoded request is in its arena's memory: freed whole. */
   call->request = NULL;
+  call->packed_parts = NULL;
+  call->packed_count = call->packed_size = 0;
   call->world_restored = false;
   lcpd_arena_reset(&call->request_arena);
   drop_undo(call);
@@ -1306,7 +1359,7 @@ static int run_world_step(lcpd_call_t *job, lcpd_sim_t *sim, const Lcpsim__V1__W
 }
 
 void lcpd_call_world_step(lcpd_call_t *job, lcpd_sim_t *sim, const Lcpsim__V1__WorldStep *ws,
-                          const Lcpsim__V1__BatchStepRequest *req, const char *label,
+                          const Lcpsim__V1__BatchStepRequest *req, size_t index, const char *name,
                           const atomic_bool *stop, Lcpsim__V1__BatchStepResult *out) {
   job->error = (lcpd_error_t){0};
   job->world_restored = false;
@@ -1343,7 +1396,7 @@ void lcpd_call_world_step(lcpd_call_t *job, lcpd_sim_t *sim, const Lcpsim__V1__W
   } else {
     out->snapshot.data = NULL;
     out->snapshot.len = 0;
-    lcpd_error_prefix(&job->error, "%s: ", label);
+    lcpd_error_prefix(&job->error, "batch_step.worlds[%zu] (world '%s'): ", index, name);
     reply_error(job);
   }
   job->stepping = false;

@@ -65,6 +65,13 @@ typedef struct lcpd_call {
    * rebuilt from the start-up scene: the reply says so (INTERNAL, with
    * Status.world_restored). */
   bool world_restored;
+  /* A result packed elsewhere (a BatchStep's, by its worker threads):
+   * Reply field packed_field (call->reply's own result is unset), the
+   * concatenation of packed_parts (each a whole encoded field entry of
+   * that message), packed_size bytes in all. packed_count 0: none. */
+  uint32_t packed_field;
+  const ProtobufCBinaryData *packed_parts;
+  size_t packed_count, packed_size;
   /* Failures injected for tests, from the environment variable
    * LCPSIMD_TEST_FAULTS read at start: "step" fails the last step of every
    * Step, "undo" fails every undo. Never set otherwise. */
@@ -115,6 +122,16 @@ void lcpd_call_finish(lcpd_call_t *call);
 void lcpd_call_destroy(lcpd_call_t *call);
 /* The reply is result (of the Reply's result_case), status OK. */
 void lcpd_call_reply_ok(lcpd_call_t *call, Lcpsim__V1__Reply__ResultCase result_case, void *result);
+/* The reply is OK with its result (Reply field `field`, a message) the
+ * concatenation of parts, each an encoded entry of that message's fields
+ * (lcpd_encode_field_header): how a BatchStep's results, packed by the
+ * worker threads, make the reply. The parts must live until the reply is
+ * written. */
+void lcpd_call_reply_packed(lcpd_call_t *call, uint32_t field, const ProtobufCBinaryData *parts,
+                            size_t count);
+/* The header of a length-delimited field: its tag (field number, wire type
+ * 2) and the length, into out (at most 15 bytes); returns its size. */
+size_t lcpd_encode_field_header(uint32_t field, uint64_t length, uint8_t *out);
 /* The reply is call->error (filled by the caller) as its status. */
 void lcpd_call_reply_error(lcpd_call_t *call);
 /* An arena's refusal (reported in call->error) as the call's error, naming
@@ -129,10 +146,10 @@ int lcpd_call_out_of_memory(lcpd_call_t *call);
  * RestoreState, SetRobotState, SetBodyState and Step (with the targets)
  * would, one by one. A failure leaves the world as before the part (or
  * rebuilt, world_restored) and is this result's status, its message
- * prefixed with label. The Step stops early (OK, fewer steps run) once
- * *stop is set. out->world is left to the caller. */
+ * prefixed with the world's place in the request (index) and its name. The Step stops early (OK,
+ * fewer steps run) once *stop is set. out->world is left to the caller. */
 void lcpd_call_world_step(lcpd_call_t *job, lcpd_sim_t *sim, const Lcpsim__V1__WorldStep *ws,
-                          const Lcpsim__V1__BatchStepRequest *req, const char *label,
+                          const Lcpsim__V1__BatchStepRequest *req, size_t index, const char *name,
                           const atomic_bool *stop, Lcpsim__V1__BatchStepResult *out);
 
 /* The name of a call case ("step"), for logs. */

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#define _GNU_SOURCE /* pthread_setname_np */
 #include "pool.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static void *worker(void *argument) {
   lcpd_pool_t *pool = argument;
+  /* Named so that top -H and perf tell the workers from the event loop. */
+  pthread_setname_np(pthread_self(), "lcpsimd-worker");
   pthread_mutex_lock(&pool->lock);
   for (;;) {
     while (!pool->stopping && pool->next >= pool->total)

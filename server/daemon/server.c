@@ -426,8 +426,8 @@ static bool deny(lcpd_call_t *call, lcpd_role_t role) {
     return false;
   char message[192];
   snprintf(message, sizeof message,
-           "%s: permission denied: an %s key may only call ping, get_info and get_state (and "
-           "read the state stream)",
+           "%s: permission denied: an %s key may only call ping, get_info, get_state, get_scene "
+           "and list_worlds (and read the state stream)",
            lcpd_call_name(call), lcpd_role_name(role));
   lcpd_call_reject(call, LCP_ERR_STATE, message);
   call->status.code = LCPSIM__V1__STATUS__CODE__PERMISSION_DENIED;

@@ -7,9 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The engine's own tables and its step's scratch memory, per world. */
-#define WORLD_FIXED_BYTES ((uint64_t)64 << 10)
-
 static uint64_t name_hash(const char *name) {
   return lcp_hash_bytes(LCP_HASH_SEED, name, strlen(name));
 }
@@ -121,7 +118,7 @@ uint64_t lcpd_world_memory_bytes(const lcpd_sim_t *sim) {
     names += sizeof sim->live.robots[i] + (uint64_t)sim->live.robots[i].link_count * LCP_NAME_MAX;
   names += (uint64_t)sim->live.body_count * sizeof *sim->live.bodies;
   uint64_t edits = (uint64_t)sim->edit_capacity * sizeof *sim->edits;
-  uint64_t engine = WORLD_FIXED_BYTES + 4 * (uint64_t)lcp_world_state_size(sim->live.world) + defs;
+  uint64_t engine = lcp_world_memory_size(sim->live.world);
   return sizeof *sim + engine + defs + names + edits + sim->slot_bytes +
          (uint64_t)sim->slot_count * sizeof *sim->slots;
 }

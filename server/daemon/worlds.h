@@ -74,13 +74,10 @@ int lcpd_worlds_add(lcpd_worlds_t *worlds, const char *name, lcpd_sim_t *sim, lc
 /* Removes and destroys a world (not the default one). */
 int lcpd_worlds_remove(lcpd_worlds_t *worlds, lcpd_world_t *world, lcpd_error_t *error);
 
-/* What a world holds, estimated from its sizes: the engine's model and
- * state (a fixed part for the world's own tables and its step's scratch
- * memory, 4 × the state's size for the state, its undo copy, the step's
- * backup and its working arrays, and the robots' definitions, whose hulls
- * the engine keeps a copy of), the daemon's copies of the robots'
- * definitions (start-up scene and later edits), the names, and the
- * snapshot slots. */
+/* What a world holds, counted from its sizes: the engine's model, state,
+ * caches and scratch memory (lcp_world_memory_size), the daemon's copies of
+ * the robots' definitions (start-up scene and later edits, hull points
+ * included), the names, the edits and the snapshot slots. */
 uint64_t lcpd_world_memory_bytes(const lcpd_sim_t *sim);
 /* All worlds' together. */
 uint64_t lcpd_worlds_memory_bytes(const lcpd_worlds_t *worlds);

@@ -33,6 +33,13 @@ static arena_block *block_new(size_t size) {
 
 void lcp__arena_init(arena *a) { memset(a, 0, sizeof *a); }
 
+size_t lcp__arena_reserved(const arena *a) {
+  size_t bytes = 0;
+  for (const arena_block *b = a->blocks; b; b = b->next)
+    bytes += header_size + b->size;
+  return bytes;
+}
+
 void lcp__arena_destroy(arena *a) {
   arena_block *b = a->blocks;
   while (b) {

@@ -24,6 +24,8 @@ void *lcp__arena_alloc(arena *a, size_t bytes);
 /* Zeroed. */
 void *lcp__arena_calloc(arena *a, size_t count, size_t size);
 void lcp__arena_reset(arena *a);
+/* The bytes its blocks hold now (kept from step to step). */
+size_t lcp__arena_reserved(const arena *a);
 
 #define ARENA_NEW(a, type, count) ((type *)lcp__arena_alloc((a), sizeof(type) * (size_t)(count)))
 

@@ -179,6 +179,51 @@ void lcp_world_destroy(lcp_world_t **world_ptr) {
   *world_ptr = NULL;
 }
 
+/* The heap bytes of one robot: its model (links, joints, frames, names), its
+ * state arrays (world_internal.h, robot_state) and its kinematics. */
+static size_t robot_bytes(const robot_model *r, const mb_data *d) {
+  size_t links = (size_t)r->mb.link_count, joints = (size_t)r->mb.joint_count;
+  size_t nq = (size_t)r->mb.nq, nv = (size_t)r->mb.nv;
+  size_t model = links * (sizeof(mb_link) + sizeof *r->link_names) + joints * sizeof *r->joints +
+                 (size_t)r->frame_count * sizeof *r->frames;
+  size_t doubles = nq + 3 * nv + 12 * links + joints * (1 + JOINT_ROW_KINDS);
+  size_t state = doubles * sizeof(double) + joints * sizeof(lcp_joint_control_t);
+  size_t kinematics = links * (sizeof(xform) + 2 * sizeof(vec3)) + d->work_size;
+  return model + state + kinematics;
+}
+
+static size_t hull_bytes(const hull *h) {
+  if (!h)
+    return 0;
+  size_t loops = 0;
+  for (int32_t f = 0; f < h->face_count; ++f)
+    loops += (size_t)h->faces[f].vertex_count;
+  return sizeof *h + (size_t)h->vertex_count * sizeof *h->vertices +
+         (size_t)h->face_count * sizeof *h->faces + loops * sizeof *h->face_vertices +
+         (size_t)h->edge_count * sizeof *h->edges;
+}
+
+size_t lcp_world_memory_size(const lcp_world_t *world) {
+  const world_model *m = &world->model;
+  const world_state *st = &world->state;
+  size_t bytes = sizeof *world;
+  bytes += (size_t)m->body_capacity * (sizeof *m->bodies + sizeof *st->bodies);
+  bytes += (size_t)m->geom_capacity * sizeof *m->geoms;
+  for (int32_t i = 0; i < m->geom_count; ++i)
+    bytes += hull_bytes(m->geoms[i].hull);
+  bytes += (size_t)m->robot_capacity *
+           (sizeof *m->robots + sizeof *st->robots + sizeof *world->robot_data);
+  for (int32_t i = 0; i < m->robot_count; ++i)
+    bytes += robot_bytes(&m->robots[i], &world->robot_data[i]);
+  bytes += (size_t)(m->body_ids.capacity + m->geom_ids.capacity + m->robot_ids.capacity) *
+           sizeof(id_entry);
+  bytes += (size_t)st->cache_capacity * sizeof *st->cache;
+  bytes += (size_t)world->contact_capacity * sizeof *world->contacts;
+  bytes += (size_t)world->imu_capacity * sizeof *world->imus;
+  bytes += (size_t)world->broadphase.capacity * 2 * sizeof(sap_endpoint);
+  return bytes + lcp__arena_reserved(&world->scratch);
+}
+
 int lcp_world_set_settings(lcp_world_t *world, const lcp_world_settings_t *settings) {
   char why[128];
   if (lcp_world_settings_validate(settings, why, sizeof why) != LCP_OK)

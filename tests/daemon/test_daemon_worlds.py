@@ -12,11 +12,14 @@ another world's state stream is on its own topic. Runs on Debian's /usr/bin/pyth
 
 import math
 import os
+import shutil
 import subprocess
+import tempfile
 import unittest
 
 import zmq
 
+from lcpsim import load_key_pair, load_public_key
 from lcpsim.v1 import lcpsim_pb2 as pb
 
 LCPSIMD = os.environ["LCPSIMD"]
@@ -51,9 +54,12 @@ class Daemon:
 class Client:
     """A DEALER: requests may be sent before the replies are read."""
 
-    def __init__(self, context, endpoint):
+    def __init__(self, context, endpoint, curve=None):
         self.socket = context.socket(zmq.DEALER)
         self.socket.setsockopt(zmq.LINGER, 0)
+        if curve:  # (server public key, client key pair)
+            self.socket.curve_serverkey = curve[0]
+            self.socket.curve_publickey, self.socket.curve_secretkey = curve[1]
         self.socket.setsockopt(zmq.RCVTIMEO, TIMEOUT_MS)
         self.socket.connect(endpoint)
         self.next_id = 0
@@ -119,8 +125,8 @@ class WorldsTest(unittest.TestCase):
         self.daemons.append(daemon)
         return daemon
 
-    def connect(self, daemon):
-        client = Client(self.context, daemon.rep)
+    def connect(self, daemon, curve=None):
+        client = Client(self.context, daemon.rep, curve)
         self.clients.append(client)
         return client
 
@@ -294,6 +300,45 @@ class WorldsTest(unittest.TestCase):
         info = b.ok(create_world=pb.CreateWorldRequest(scene_text=scene)).create_world.world
         self.assertEqual((info.name, info.robot_count, info.body_count), ("world1", 0, 0))
 
+    def test_copy_of_an_edited_world(self):
+        """A copy replays what was spawned and removed since the scene: same bodies, same
+        engine ids (a snapshot of one restores into the other), same trajectory."""
+        daemon = self.start()
+        client = self.connect(daemon)
+        self.copies(client, ["src"])
+        client.ok("src", spawn=pb.SpawnRequest(
+            name="ball", shape=pb.Shape(type=pb.Shape.SPHERE, radius=0.05), mass=0.2,
+            pose=pb.Pose(position=pb.Vec3(x=0.5, y=0.1, z=0.6))))
+        before = client.ok(list_worlds=pb.ListWorldsRequest()).list_worlds.worlds[1]
+        self.assertEqual(before.name, "src")
+        client.ok("src", remove=pb.RemoveRequest(name="box"))
+        client.ok("src", set_settings=pb.SetSettingsRequest(iterations=37))
+        for step in range(50):
+            client.ok("src", set_target=target(1, step))
+            client.ok("src", step=pb.StepRequest(steps=1))
+        client.ok(create_world=pb.CreateWorldRequest(name="same", copy_of="src",
+                                                     copy_state=True))
+        client.ok(create_world=pb.CreateWorldRequest(name="fresh", copy_of="src"))
+        listed = client.ok(list_worlds=pb.ListWorldsRequest()).list_worlds.worlds
+        # A world holds more once it has stepped (the step's memory) and has more in it.
+        self.assertGreater(listed[1].memory_bytes, before.memory_bytes)
+        info = {world: client.ok(world, get_info=pb.GetInfoRequest()).get_info
+                for world in ("src", "same", "fresh")}
+        self.assertEqual([b.name for b in info["src"].bodies], ["table", "ball"])
+        self.assertEqual(info["same"], info["src"])
+        self.assertEqual(info["fresh"], info["src"])
+        self.assertEqual(info["fresh"].settings.iterations, 37)
+        snapshot = client.ok("src", save_state=pb.SaveStateRequest()).save_state.snapshot
+        client.ok("fresh", restore_state=pb.RestoreStateRequest(snapshot=snapshot))
+        for step in range(50, 150):
+            states = []
+            for world in ("src", "same", "fresh"):
+                client.ok(world, set_target=target(1, step))
+                states.append(state_bytes(client.ok(
+                    world, step=pb.StepRequest(steps=1, return_state=True)).step.state))
+            self.assertEqual(states[0], states[1], "copy_state, step %d" % step)
+            self.assertEqual(states[0], states[2], "copy + snapshot, step %d" % step)
+
     # (e)
     def test_bad_requests_refused_precisely(self):
         daemon = self.start()
@@ -359,6 +404,85 @@ class WorldsTest(unittest.TestCase):
             name="arm_table", scene_text='<lcpsim version="1"><robot name="arm7" '
             'urdf="arm7.urdf" base="fixed"/></lcpsim>')).create_world.world
         self.assertEqual(info.robot_count, 1)
+
+    def test_scene_path_below_the_model_roots(self):
+        """The built-in world's scene file, read below --model-path, is the default world
+        again: the same robots and bodies, and the same trajectory bit for bit."""
+        server = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "server")
+        scene = os.path.join(server, "daemon", "scenes", "arm_table.xml")
+        daemon = self.start("--model-path", server)
+        client = self.connect(daemon)
+        info = client.ok(create_world=pb.CreateWorldRequest(
+            name="from_file", scene_path=scene)).create_world.world
+        self.assertEqual((info.robot_count, info.body_count), (1, 2))
+        for step in range(50):
+            states = []
+            for world in ("", "from_file"):
+                client.ok(world, set_target=target(2, step))
+                states.append(state_bytes(client.ok(
+                    world, step=pb.StepRequest(steps=1, return_state=True)).step.state))
+            self.assertEqual(states[0], states[1], "step %d" % step)
+        # Outside the model roots: refused, as LoadModel's files are.
+        refused = client.call(create_world=pb.CreateWorldRequest(
+            name="outside", scene_path=os.path.join(server, "..", "README.md")))
+        self.assertEqual(refused.status.code, CODE.NOT_FOUND)
+        self.assertEqual(world_names(client), ["default", "from_file"])
+
+    def test_observer_may_list_worlds_only(self):
+        """With CURVE on, an observer's key may call ListWorlds (it reads), not CreateWorld,
+        DestroyWorld or BatchStep (PERMISSION_DENIED, nothing changed)."""
+        directory = tempfile.mkdtemp(prefix="lcpsim-worlds-")
+        try:
+            allow = os.path.join(directory, "allow")
+            os.mkdir(allow)
+            for name, where, role in (("server", directory, "controller"),
+                                      ("controller", allow, "controller"),
+                                      ("observer", allow, "observer")):
+                subprocess.run([LCPSIMD, "--gen-keys", os.path.join(where, name), "--key-role",
+                                role], check=True, stdout=subprocess.DEVNULL)
+                if where == allow:  # the allow-list holds public keys only
+                    shutil.move(os.path.join(allow, name + ".key"),
+                                os.path.join(directory, name + ".key"))
+            daemon = self.start("--curve-secret-key", os.path.join(directory, "server.key"),
+                                "--authorized-keys", allow)
+            server_key = load_public_key(os.path.join(directory, "server.pub"))
+
+            def keyed(name):
+                return self.connect(daemon, (server_key, load_key_pair(
+                    os.path.join(directory, name + ".key"))))
+
+            controller, observer = keyed("controller"), keyed("observer")
+            self.copies(controller, ["a"])
+            before = observer.ok(list_worlds=pb.ListWorldsRequest()).list_worlds
+            self.assertEqual([w.name for w in before.worlds], ["default", "a"])
+            for call in (dict(create_world=pb.CreateWorldRequest(name="b", copy_of="a")),
+                         dict(destroy_world=pb.DestroyWorldRequest(name="a")),
+                         dict(batch_step=pb.BatchStepRequest(
+                             worlds=[pb.WorldStep(world="a", steps=1)]))):
+                reply = observer.call(**call)
+                self.assertEqual(reply.status.code, CODE.PERMISSION_DENIED, reply.status)
+                self.assertEqual(controller.ok(list_worlds=pb.ListWorldsRequest()).list_worlds,
+                                 before)
+            # Reading a world by name is an observer's too; stepping it is not.
+            self.assertEqual(observer.ok("a", get_state=pb.GetStateRequest()).get_state.state
+                             .time, 0)
+            reply = observer.call("a", step=pb.StepRequest(steps=1))
+            self.assertEqual(reply.status.code, CODE.PERMISSION_DENIED)
+        finally:
+            shutil.rmtree(directory)
+
+    def test_sigterm_during_batch(self):
+        """SIGTERM while the workers step: they stop after their current slice of steps
+        and the daemon exits cleanly (the sanitizer builds check what it frees)."""
+        daemon = self.start("--workers", "2")
+        client = self.connect(daemon)
+        self.copies(client, ["w0", "w1", "w2"])
+        client.send(batch_step=pb.BatchStepRequest(worlds=[
+            pb.WorldStep(world=name, steps=10000000) for name in ("w0", "w1", "w2")]))
+        ping_id = client.send(ping=pb.PingRequest())
+        self.assertEqual(client.receive().id, ping_id)
+        self.daemons.remove(daemon)
+        self.assertEqual(daemon.close(), 0)
 
     def test_stream_of_another_world(self):
         daemon = self.start()

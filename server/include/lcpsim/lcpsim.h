@@ -377,6 +377,12 @@ size_t lcp_world_state_size(const lcp_world_t *world);
 int lcp_world_save_state(const lcp_world_t *world, void *buffer, size_t capacity, size_t *out_size);
 int lcp_world_restore_state(lcp_world_t *world, const void *buffer, size_t size);
 
+/* The heap bytes the world holds: its model (bodies, geoms and their hulls,
+ * robots), its state, its caches and the step's scratch memory as the last
+ * step left it. Counted from the sizes of its arrays (allocator overheads
+ * aside); grows when bodies are added and while contacts accumulate. */
+size_t lcp_world_memory_size(const lcp_world_t *world);
+
 /* A 64-bit hash (FNV-1a) of the bits of the state: equal states, equal hashes. */
 uint64_t lcp_world_state_hash(const lcp_world_t *world);
 
