@@ -24,17 +24,21 @@ struct lcpsim_client {
   bool pending_step_state;
   uint8_t *stashed_step_reply;
   size_t stashed_step_reply_size;
+  /* Request.world of every call but those about worlds ("": the default world). */
+  char world[64];
   char last_error[512];
 };
 
 struct lcpsim_subscriber {
   void *context;
   void *socket;
+  /* The world's topic: "state", or "w/NAME/state". */
+  char topic[80];
+  size_t topic_length;
 };
 
 /* The topic prefix of every frame on the daemon's PUB socket. */
 static const char STATE_TOPIC[] = "state";
-enum { STATE_TOPIC_LENGTH = sizeof STATE_TOPIC - 1 };
 
 const char *lcpsim_status_name(int code) {
   switch (code) {
@@ -330,11 +334,22 @@ static int64_t call_deadline(const lcpsim_client_t *client) {
   return client->timeout_ms < 0 ? -1 : monotonic_ms() + client->timeout_ms;
 }
 
-/* Sends `request` with a new id (set here), without waiting for the reply. */
+/* The calls about worlds name their worlds in their own fields: Request.world stays empty. */
+static bool names_its_worlds(Lcpsim__V1__Request__CallCase call) {
+  return call == LCPSIM__V1__REQUEST__CALL_CREATE_WORLD ||
+         call == LCPSIM__V1__REQUEST__CALL_DESTROY_WORLD ||
+         call == LCPSIM__V1__REQUEST__CALL_LIST_WORLDS ||
+         call == LCPSIM__V1__REQUEST__CALL_BATCH_STEP;
+}
+
+/* Sends `request` with a new id (set here) and the client's world, without waiting for the
+ * reply. */
 static int send_request(lcpsim_client_t *client, request_t *request, int64_t deadline) {
   client->last_error[0] = '\0';
   const char *name = call_name(request->call_case);
   request->id = ++client->last_id;
+  if (!names_its_worlds(request->call_case))
+    request->world = client->world;
   size_t size = lcpsim__v1__request__get_packed_size(request);
   uint8_t *bytes = malloc(size ? size : 1);
   if (!bytes)
@@ -1205,17 +1220,31 @@ int lcpsim_subscriber_new(const char *endpoint, lcpsim_subscriber_t **subscriber
 
 int lcpsim_subscriber_new_secure(const char *endpoint, const lcpsim_curve_keys_t *keys,
                                  lcpsim_subscriber_t **subscriber) {
-  if (!endpoint || !subscriber)
+  return lcpsim_subscriber_new_world(endpoint, keys, NULL, subscriber);
+}
+
+static bool is_default_world(const char *world) {
+  return !world || world[0] == '\0' || strcmp(world, "default") == 0;
+}
+
+int lcpsim_subscriber_new_world(const char *endpoint, const lcpsim_curve_keys_t *keys,
+                                const char *world, lcpsim_subscriber_t **subscriber) {
+  if (!endpoint || !subscriber || (world && strlen(world) > 63))
     return LCPSIM_ERR_USAGE;
   *subscriber = NULL;
   lcpsim_subscriber_t *self = calloc(1, sizeof *self);
   if (!self)
     return LCPSIM_ERR_NO_MEMORY;
+  if (is_default_world(world))
+    snprintf(self->topic, sizeof self->topic, "%s", STATE_TOPIC);
+  else
+    snprintf(self->topic, sizeof self->topic, "w/%s/%s", world, STATE_TOPIC);
+  self->topic_length = strlen(self->topic);
   self->context = zmq_ctx_new();
   self->socket = self->context ? zmq_socket(self->context, ZMQ_SUB) : NULL;
   int linger = 0;
   if (!self->socket || zmq_setsockopt(self->socket, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
-      zmq_setsockopt(self->socket, ZMQ_SUBSCRIBE, STATE_TOPIC, STATE_TOPIC_LENGTH) != 0 ||
+      zmq_setsockopt(self->socket, ZMQ_SUBSCRIBE, self->topic, self->topic_length) != 0 ||
       set_curve(self->socket, keys) != 0 || zmq_connect(self->socket, endpoint) != 0) {
     lcpsim_subscriber_destroy(&self);
     return LCPSIM_ERR_TRANSPORT;
@@ -1260,11 +1289,10 @@ int lcpsim_subscriber_receive(lcpsim_subscriber_t *subscriber, int timeout_ms,
     const uint8_t *data = zmq_msg_data(&payload);
     size_t size = zmq_msg_size(&payload);
     /* The topic and the serialized State share one frame. */
-    bool ours = frames == 1 && size >= STATE_TOPIC_LENGTH &&
-                memcmp(data, STATE_TOPIC, STATE_TOPIC_LENGTH) == 0;
+    size_t topic = subscriber->topic_length;
+    bool ours = frames == 1 && size >= topic && memcmp(data, subscriber->topic, topic) == 0;
     lcpsim_state_t *received =
-        ours ? lcpsim__v1__state__unpack(NULL, size - STATE_TOPIC_LENGTH, data + STATE_TOPIC_LENGTH)
-             : NULL;
+        ours ? lcpsim__v1__state__unpack(NULL, size - topic, data + topic) : NULL;
     zmq_msg_close(&payload);
     if (!ours)
       continue;
@@ -1277,24 +1305,78 @@ int lcpsim_subscriber_receive(lcpsim_subscriber_t *subscriber, int timeout_ms,
 
 /* ---- editing the world between steps ---- */
 
-int lcpsim_client_set_robot_state(lcpsim_client_t *client,
-                                  const lcpsim_robot_state_change_t *change) {
-  if (!client || !change || !change->robot || (change->n_q && !change->q) ||
-      (change->n_qd && !change->qd) || (change->n_joints && !change->joints))
-    return LCPSIM_ERR_USAGE;
-  Lcpsim__V1__SetRobotStateRequest set = LCPSIM__V1__SET_ROBOT_STATE_REQUEST__INIT;
-  set.robot = (char *)change->robot;
-  set.n_q = change->n_q;
-  set.q = (double *)change->q;
-  set.n_qd = change->n_qd;
-  set.qd = (double *)change->qd;
-  Lcpsim__V1__JointState *joints = calloc(change->n_joints + 1, sizeof *joints);
-  Lcpsim__V1__JointState **pointers = calloc(change->n_joints + 1, sizeof *pointers);
-  if (!joints || !pointers) {
-    free(joints);
-    free(pointers);
-    return fail(client, LCPSIM_ERR_NO_MEMORY, "set_robot_state: out of memory");
+/* Allocations that live until one request is packed, freed together: the sub-messages of a
+ * request built from the caller's structs. After a failed allocation `failed` is set and every
+ * later one returns NULL. */
+typedef struct {
+  void **blocks;
+  size_t count, capacity;
+  bool failed;
+} scratch_t;
+
+static void *scratch_alloc(scratch_t *scratch, size_t count, size_t size) {
+  if (scratch->failed)
+    return NULL;
+  if (scratch->count == scratch->capacity) {
+    size_t capacity = scratch->capacity ? 2 * scratch->capacity : 16;
+    void **blocks = realloc(scratch->blocks, capacity * sizeof *blocks);
+    if (!blocks) {
+      scratch->failed = true;
+      return NULL;
+    }
+    scratch->blocks = blocks;
+    scratch->capacity = capacity;
   }
+  void *block = calloc(count ? count : 1, size);
+  if (!block) {
+    scratch->failed = true;
+    return NULL;
+  }
+  scratch->blocks[scratch->count++] = block;
+  return block;
+}
+
+static void scratch_free(scratch_t *scratch) {
+  for (size_t i = 0; i < scratch->count; ++i)
+    free(scratch->blocks[i]);
+  free(scratch->blocks);
+  *scratch = (scratch_t){0};
+}
+
+/* A twist message from two vectors, its parts allocated from `scratch`. */
+static Lcpsim__V1__Twist *twist_message(scratch_t *scratch, const double linear[3],
+                                        const double angular[3]) {
+  Lcpsim__V1__Twist *twist = scratch_alloc(scratch, 1, sizeof *twist);
+  Lcpsim__V1__Vec3 *vectors = scratch_alloc(scratch, 2, sizeof *vectors);
+  if (!twist || !vectors)
+    return NULL;
+  lcpsim__v1__twist__init(twist);
+  vectors[0] = vec3_message(linear);
+  vectors[1] = vec3_message(angular);
+  twist->linear = &vectors[0];
+  twist->angular = &vectors[1];
+  return twist;
+}
+
+static bool robot_state_change_is_valid(const lcpsim_robot_state_change_t *change) {
+  return change && change->robot && (change->q || change->n_q == 0) &&
+         (change->qd || change->n_qd == 0) && (change->joints || change->n_joints == 0);
+}
+
+/* The SetRobotStateRequest of `change` into `set`, its parts allocated from `scratch` (check
+ * scratch->failed). */
+static void robot_state_message(scratch_t *scratch, const lcpsim_robot_state_change_t *change,
+                                Lcpsim__V1__SetRobotStateRequest *set) {
+  lcpsim__v1__set_robot_state_request__init(set);
+  set->robot = (char *)change->robot;
+  set->n_q = change->n_q;
+  set->q = (double *)change->q;
+  set->n_qd = change->n_qd;
+  set->qd = (double *)change->qd;
+  Lcpsim__V1__JointState *joints = scratch_alloc(scratch, change->n_joints, sizeof *joints);
+  Lcpsim__V1__JointState **pointers = scratch_alloc(scratch, change->n_joints, sizeof *pointers);
+  if (!joints || !pointers)
+    return;
   for (size_t i = 0; i < change->n_joints; ++i) {
     const lcpsim_joint_state_t *j = &change->joints[i];
     lcpsim__v1__joint_state__init(&joints[i]);
@@ -1309,25 +1391,54 @@ int lcpsim_client_set_robot_state(lcpsim_client_t *client,
     }
     pointers[i] = &joints[i];
   }
-  set.n_joints = change->n_joints;
-  set.joints = pointers;
-  pose_message_t pose;
-  pose_message(&change->base_pose, &pose);
-  if (change->has_base_pose)
-    set.base_pose = &pose.pose;
-  Lcpsim__V1__Vec3 linear = vec3_message(change->base_linear);
-  Lcpsim__V1__Vec3 angular = vec3_message(change->base_angular);
-  Lcpsim__V1__Twist twist = LCPSIM__V1__TWIST__INIT;
-  twist.linear = &linear;
-  twist.angular = &angular;
+  set->n_joints = change->n_joints;
+  set->joints = pointers;
+  if (change->has_base_pose) {
+    pose_message_t *pose = scratch_alloc(scratch, 1, sizeof *pose);
+    if (!pose)
+      return;
+    pose_message(&change->base_pose, pose);
+    set->base_pose = &pose->pose;
+  }
   if (change->has_base_twist)
-    set.base_twist = &twist;
+    set->base_twist = twist_message(scratch, change->base_linear, change->base_angular);
+}
+
+/* The SetBodyStateRequest of `change` into `set`, its parts allocated from `scratch`. */
+static void body_state_message(scratch_t *scratch, const lcpsim_body_state_change_t *change,
+                               Lcpsim__V1__SetBodyStateRequest *set) {
+  lcpsim__v1__set_body_state_request__init(set);
+  if (change->name) {
+    set->body_ref_case = LCPSIM__V1__SET_BODY_STATE_REQUEST__BODY_REF_NAME;
+    set->name = (char *)change->name;
+  } else {
+    set->body_ref_case = LCPSIM__V1__SET_BODY_STATE_REQUEST__BODY_REF_ID;
+    set->id = change->id;
+  }
+  if (change->has_pose) {
+    pose_message_t *pose = scratch_alloc(scratch, 1, sizeof *pose);
+    if (!pose)
+      return;
+    pose_message(&change->pose, pose);
+    set->pose = &pose->pose;
+  }
+  if (change->has_twist)
+    set->twist = twist_message(scratch, change->linear_velocity, change->angular_velocity);
+}
+
+int lcpsim_client_set_robot_state(lcpsim_client_t *client,
+                                  const lcpsim_robot_state_change_t *change) {
+  if (!client || !robot_state_change_is_valid(change))
+    return LCPSIM_ERR_USAGE;
+  scratch_t scratch = {0};
+  Lcpsim__V1__SetRobotStateRequest set;
+  robot_state_message(&scratch, change, &set);
   request_t request = LCPSIM__V1__REQUEST__INIT;
   request.call_case = LCPSIM__V1__REQUEST__CALL_SET_ROBOT_STATE;
   request.set_robot_state = &set;
-  int code = call_for_status(client, &request);
-  free(joints);
-  free(pointers);
+  int code = scratch.failed ? fail(client, LCPSIM_ERR_NO_MEMORY, "set_robot_state: out of memory")
+                            : call_for_status(client, &request);
+  scratch_free(&scratch);
   return code;
 }
 
@@ -1335,29 +1446,16 @@ int lcpsim_client_set_body_state(lcpsim_client_t *client,
                                  const lcpsim_body_state_change_t *change) {
   if (!client || !change)
     return LCPSIM_ERR_USAGE;
-  Lcpsim__V1__SetBodyStateRequest set = LCPSIM__V1__SET_BODY_STATE_REQUEST__INIT;
-  if (change->name) {
-    set.body_ref_case = LCPSIM__V1__SET_BODY_STATE_REQUEST__BODY_REF_NAME;
-    set.name = (char *)change->name;
-  } else {
-    set.body_ref_case = LCPSIM__V1__SET_BODY_STATE_REQUEST__BODY_REF_ID;
-    set.id = change->id;
-  }
-  pose_message_t pose;
-  pose_message(&change->pose, &pose);
-  if (change->has_pose)
-    set.pose = &pose.pose;
-  Lcpsim__V1__Vec3 linear = vec3_message(change->linear_velocity);
-  Lcpsim__V1__Vec3 angular = vec3_message(change->angular_velocity);
-  Lcpsim__V1__Twist twist = LCPSIM__V1__TWIST__INIT;
-  twist.linear = &linear;
-  twist.angular = &angular;
-  if (change->has_twist)
-    set.twist = &twist;
+  scratch_t scratch = {0};
+  Lcpsim__V1__SetBodyStateRequest set;
+  body_state_message(&scratch, change, &set);
   request_t request = LCPSIM__V1__REQUEST__INIT;
   request.call_case = LCPSIM__V1__REQUEST__CALL_SET_BODY_STATE;
   request.set_body_state = &set;
-  return call_for_status(client, &request);
+  int code = scratch.failed ? fail(client, LCPSIM_ERR_NO_MEMORY, "set_body_state: out of memory")
+                            : call_for_status(client, &request);
+  scratch_free(&scratch);
+  return code;
 }
 
 /* Sends an ApplyWrenchRequest; hold_id (may be NULL) gets the reply's. */
@@ -1633,3 +1731,260 @@ int lcpsim_client_cancel_step(lcpsim_client_t *client, uint64_t step_id,
   lcpsim__v1__reply__free_unpacked(reply, NULL);
   return LCPSIM_OK;
 }
+
+/* ---- worlds ---- */
+
+int lcpsim_client_set_world(lcpsim_client_t *client, const char *world) {
+  if (!client || (world && strlen(world) >= sizeof client->world))
+    return LCPSIM_ERR_USAGE;
+  snprintf(client->world, sizeof client->world, "%s", is_default_world(world) ? "" : world);
+  return LCPSIM_OK;
+}
+
+const char *lcpsim_client_world(const lcpsim_client_t *client) {
+  return client ? client->world : "";
+}
+
+void lcpsim_world_info_destroy(lcpsim_world_info_t **info) { message_destroy(info); }
+void lcpsim_world_list_destroy(lcpsim_world_list_t **list) { message_destroy(list); }
+void lcpsim_batch_reply_destroy(lcpsim_batch_reply_t **reply) { message_destroy(reply); }
+
+int lcpsim_client_create_world(lcpsim_client_t *client, const lcpsim_world_source_t *source,
+                               lcpsim_world_info_t **info) {
+  if (info)
+    *info = NULL;
+  if (!client || !source || (source->snapshot_size && !source->snapshot) ||
+      (source->scene_path != NULL) + (source->scene_text != NULL) + (source->copy_of != NULL) > 1)
+    return LCPSIM_ERR_USAGE;
+  Lcpsim__V1__CreateWorldRequest create = LCPSIM__V1__CREATE_WORLD_REQUEST__INIT;
+  create.name = (char *)(source->name ? source->name : "");
+  if (source->scene_path) {
+    create.source_case = LCPSIM__V1__CREATE_WORLD_REQUEST__SOURCE_SCENE_PATH;
+    create.scene_path = (char *)source->scene_path;
+  } else if (source->scene_text) {
+    create.source_case = LCPSIM__V1__CREATE_WORLD_REQUEST__SOURCE_SCENE_TEXT;
+    create.scene_text = (char *)source->scene_text;
+  } else if (source->copy_of) {
+    create.source_case = LCPSIM__V1__CREATE_WORLD_REQUEST__SOURCE_COPY_OF;
+    create.copy_of = (char *)source->copy_of;
+  }
+  create.copy_state = source->copy_state;
+  create.snapshot.data = (uint8_t *)source->snapshot;
+  create.snapshot.len = source->snapshot_size;
+  request_t request = LCPSIM__V1__REQUEST__INIT;
+  request.call_case = LCPSIM__V1__REQUEST__CALL_CREATE_WORLD;
+  request.create_world = &create;
+  reply_t *reply = NULL;
+  int code = call(client, &request, &reply);
+  if (code != LCPSIM_OK)
+    return code;
+  if (!reply->create_world || !reply->create_world->world)
+    return missing(client, reply, "world");
+  if (info) {
+    *info = reply->create_world->world;
+    reply->create_world->world = NULL;
+  }
+  lcpsim__v1__reply__free_unpacked(reply, NULL);
+  return LCPSIM_OK;
+}
+
+int lcpsim_client_destroy_world(lcpsim_client_t *client, const char *name) {
+  if (!client || !name)
+    return LCPSIM_ERR_USAGE;
+  Lcpsim__V1__DestroyWorldRequest destroy = LCPSIM__V1__DESTROY_WORLD_REQUEST__INIT;
+  destroy.name = (char *)name;
+  request_t request = LCPSIM__V1__REQUEST__INIT;
+  request.call_case = LCPSIM__V1__REQUEST__CALL_DESTROY_WORLD;
+  request.destroy_world = &destroy;
+  return call_for_status(client, &request);
+}
+
+int lcpsim_client_list_worlds(lcpsim_client_t *client, lcpsim_world_list_t **list) {
+  if (!client || !list)
+    return LCPSIM_ERR_USAGE;
+  *list = NULL;
+  Lcpsim__V1__ListWorldsRequest list_worlds = LCPSIM__V1__LIST_WORLDS_REQUEST__INIT;
+  request_t request = LCPSIM__V1__REQUEST__INIT;
+  request.call_case = LCPSIM__V1__REQUEST__CALL_LIST_WORLDS;
+  request.list_worlds = &list_worlds;
+  reply_t *reply = NULL;
+  int code = call(client, &request, &reply);
+  if (code != LCPSIM_OK)
+    return code;
+  if (!reply->list_worlds)
+    return missing(client, reply, "worlds");
+  *list = reply->list_worlds;
+  reply->list_worlds = NULL;
+  lcpsim__v1__reply__free_unpacked(reply, NULL);
+  return LCPSIM_OK;
+}
+
+/* ---- BatchStep ---- */
+
+int lcpsim_batch_result_code(const lcpsim_batch_result_t *result) {
+  if (!result)
+    return LCPSIM_ERR_USAGE;
+  if (!result->status || result->status->code == LCPSIM__V1__STATUS__CODE__OK)
+    return LCPSIM_OK;
+  int code = -(int)result->status->code;
+  return code < 0 ? code : LCPSIM_ERR_PROTOCOL;
+}
+
+static bool world_step_is_valid(const lcpsim_world_step_t *step) {
+  if ((step->n_targets && !step->targets) || (step->n_robot_states && !step->robot_states) ||
+      (step->n_body_states && !step->body_states) ||
+      (step->restore_snapshot_size && !step->restore_snapshot) ||
+      (step->restore_slot && step->restore_snapshot_size))
+    return false;
+  for (size_t i = 0; i < step->n_targets; ++i)
+    if (!target_is_valid(&step->targets[i]))
+      return false;
+  for (size_t i = 0; i < step->n_robot_states; ++i)
+    if (!robot_state_change_is_valid(&step->robot_states[i]))
+      return false;
+  return true;
+}
+
+/* One WorldStep message, its parts allocated from `scratch`. */
+static Lcpsim__V1__WorldStep *world_step_message(scratch_t *scratch,
+                                                 const lcpsim_world_step_t *step) {
+  Lcpsim__V1__WorldStep *message = scratch_alloc(scratch, 1, sizeof *message);
+  Lcpsim__V1__SetTargetRequest *targets = scratch_alloc(scratch, step->n_targets, sizeof *targets);
+  Lcpsim__V1__SetTargetRequest **target_pointers =
+      scratch_alloc(scratch, step->n_targets, sizeof *target_pointers);
+  Lcpsim__V1__SetRobotStateRequest *robots =
+      scratch_alloc(scratch, step->n_robot_states, sizeof *robots);
+  Lcpsim__V1__SetRobotStateRequest **robot_pointers =
+      scratch_alloc(scratch, step->n_robot_states, sizeof *robot_pointers);
+  Lcpsim__V1__SetBodyStateRequest *bodies =
+      scratch_alloc(scratch, step->n_body_states, sizeof *bodies);
+  Lcpsim__V1__SetBodyStateRequest **body_pointers =
+      scratch_alloc(scratch, step->n_body_states, sizeof *body_pointers);
+  if (scratch->failed)
+    return NULL;
+  lcpsim__v1__world_step__init(message);
+  message->world = (char *)(step->world ? step->world : "");
+  message->steps = step->steps;
+  for (size_t i = 0; i < step->n_targets; ++i) {
+    targets[i] = target_message(&step->targets[i]);
+    target_pointers[i] = &targets[i];
+  }
+  message->n_targets = step->n_targets;
+  message->targets = target_pointers;
+  for (size_t i = 0; i < step->n_robot_states; ++i) {
+    robot_state_message(scratch, &step->robot_states[i], &robots[i]);
+    robot_pointers[i] = &robots[i];
+  }
+  message->n_robot_states = step->n_robot_states;
+  message->robot_states = robot_pointers;
+  for (size_t i = 0; i < step->n_body_states; ++i) {
+    body_state_message(scratch, &step->body_states[i], &bodies[i]);
+    body_pointers[i] = &bodies[i];
+  }
+  message->n_body_states = step->n_body_states;
+  message->body_states = body_pointers;
+  if (step->restore_slot || step->restore_snapshot_size) {
+    Lcpsim__V1__RestoreStateRequest *restore = scratch_alloc(scratch, 1, sizeof *restore);
+    if (!restore)
+      return NULL;
+    lcpsim__v1__restore_state_request__init(restore);
+    if (step->restore_slot) {
+      restore->source_case = LCPSIM__V1__RESTORE_STATE_REQUEST__SOURCE_SLOT;
+      restore->slot = (char *)step->restore_slot;
+    } else {
+      restore->source_case = LCPSIM__V1__RESTORE_STATE_REQUEST__SOURCE_SNAPSHOT;
+      restore->snapshot.data = (uint8_t *)step->restore_snapshot;
+      restore->snapshot.len = step->restore_snapshot_size;
+    }
+    message->restore = restore;
+  }
+  return message;
+}
+
+/* Builds the BatchStep request and sends it (started: without waiting for the connection or the
+ * reply, `*reply` untouched) or calls it (`*reply` the Reply). */
+static int batch_step_call(lcpsim_client_t *client, const lcpsim_world_step_t *worlds,
+                           size_t n_worlds, unsigned flags, unsigned sensors, uint64_t *started,
+                           reply_t **reply) {
+  if (!client || (n_worlds && !worlds))
+    return LCPSIM_ERR_USAGE;
+  for (size_t i = 0; i < n_worlds; ++i)
+    if (!world_step_is_valid(&worlds[i]))
+      return fail(client, LCPSIM_ERR_USAGE, "batch_step: world step %zu has an array of NULL", i);
+  scratch_t scratch = {0};
+  Lcpsim__V1__WorldStep **messages = scratch_alloc(&scratch, n_worlds, sizeof *messages);
+  for (size_t i = 0; i < n_worlds && !scratch.failed; ++i)
+    messages[i] = world_step_message(&scratch, &worlds[i]);
+  if (scratch.failed) {
+    scratch_free(&scratch);
+    return fail(client, LCPSIM_ERR_NO_MEMORY, "batch_step: out of memory");
+  }
+  bool want_state = (flags & LCPSIM_BATCH_RETURN_STATE) != 0;
+  Lcpsim__V1__Sensors sensors_wanted = sensors_message(sensors);
+  Lcpsim__V1__BatchStepRequest batch = LCPSIM__V1__BATCH_STEP_REQUEST__INIT;
+  batch.n_worlds = n_worlds;
+  batch.worlds = messages;
+  batch.return_state = want_state;
+  batch.include_contacts = want_state && (flags & LCPSIM_BATCH_WITH_CONTACTS);
+  batch.sensors = want_state && sensors ? &sensors_wanted : NULL;
+  batch.return_snapshot = (flags & LCPSIM_BATCH_RETURN_SNAPSHOT) != 0;
+  request_t request = LCPSIM__V1__REQUEST__INIT;
+  request.call_case = LCPSIM__V1__REQUEST__CALL_BATCH_STEP;
+  request.batch_step = &batch;
+  int code;
+  if (started) {
+    /* No waiting for a connection: a daemon not connected now is taken as gone. */
+    code = send_request(client, &request, monotonic_ms());
+    if (code == LCPSIM_OK)
+      *started = request.id;
+  } else {
+    code = call(client, &request, reply);
+  }
+  scratch_free(&scratch);
+  return code;
+}
+
+/* Hands the BatchStepReply of `reply` over to `*batch`. */
+static int take_batch_reply(lcpsim_client_t *client, reply_t *reply, lcpsim_batch_reply_t **batch) {
+  if (!reply->batch_step)
+    return missing(client, reply, "batch_step results");
+  *batch = reply->batch_step;
+  reply->batch_step = NULL;
+  lcpsim__v1__reply__free_unpacked(reply, NULL);
+  return LCPSIM_OK;
+}
+
+int lcpsim_client_batch_step(lcpsim_client_t *client, const lcpsim_world_step_t *worlds,
+                             size_t n_worlds, unsigned flags, unsigned sensors,
+                             lcpsim_batch_reply_t **reply) {
+  if (!reply)
+    return LCPSIM_ERR_USAGE;
+  *reply = NULL;
+  reply_t *received = NULL;
+  int code = batch_step_call(client, worlds, n_worlds, flags, sensors, NULL, &received);
+  return code == LCPSIM_OK ? take_batch_reply(client, received, reply) : code;
+}
+
+int lcpsim_client_batch_step_start(lcpsim_client_t *client, const lcpsim_world_step_t *worlds,
+                                   size_t n_worlds, unsigned flags, unsigned sensors,
+                                   uint64_t *request_id) {
+  uint64_t id = 0;
+  int code = batch_step_call(client, worlds, n_worlds, flags, sensors, &id, NULL);
+  if (request_id)
+    *request_id = id;
+  return code;
+}
+
+int lcpsim_client_batch_step_finish(lcpsim_client_t *client, uint64_t request_id, int timeout_ms,
+                                    lcpsim_batch_reply_t **reply) {
+  if (!client || !reply || request_id == 0)
+    return LCPSIM_ERR_USAGE;
+  *reply = NULL;
+  int64_t deadline = timeout_ms < 0 ? -1 : monotonic_ms() + timeout_ms;
+  reply_t *received = NULL;
+  int code = receive_reply(client, request_id, LCPSIM__V1__REQUEST__CALL_BATCH_STEP, NULL, deadline,
+                           &received);
+  return code == LCPSIM_OK ? take_batch_reply(client, received, reply) : code;
+}
+
+void *lcpsim_client_zmq_socket(lcpsim_client_t *client) { return client ? client->socket : NULL; }

@@ -551,6 +551,112 @@ int lcpsim_client_step_finish(lcpsim_client_t *client, lcpsim_step_result_t *res
 int lcpsim_client_cancel_step(lcpsim_client_t *client, uint64_t step_id,
                               lcpsim_cancel_result_t *result);
 
+/* ---- worlds ----
+ *
+ * A daemon holds one or more worlds, each named (the default world, the one it starts with, is
+ * "default"). A client addresses one world at a time: lcpsim_client_set_world makes every later
+ * call of the client (step, get_state, set_target, save_state, ...) name that world in
+ * Request.world; NULL, "" or "default" go back to the default world. The calls about worlds
+ * (create, destroy, list, batch step) name their worlds themselves. */
+
+/* The world this client's calls address from now on (at most 63 bytes of [A-Za-z0-9_.-]);
+ * LCPSIM_ERR_USAGE for a longer name. */
+int lcpsim_client_set_world(lcpsim_client_t *client, const char *world);
+/* The world the client addresses ("" is the default world). */
+const char *lcpsim_client_world(const lcpsim_client_t *client);
+
+/* What a new world is made of: at most one of scene_path (a scene file below the daemon's model
+ * roots), scene_text (a scene file's text) or copy_of (an existing world's name; with copy_state
+ * also its state). snapshot (may be NULL) is restored into it once built: how a world moves from
+ * one daemon to another. name NULL or "": the daemon makes one up. */
+typedef struct {
+  const char *name;
+  const char *scene_path;
+  const char *scene_text;
+  const char *copy_of;
+  bool copy_state;
+  const uint8_t *snapshot;
+  size_t snapshot_size;
+} lcpsim_world_source_t;
+
+/* name, time, step_count, robot_count, body_count, memory_bytes. */
+typedef Lcpsim__V1__WorldInfo lcpsim_world_info_t;
+/* worlds[n_worlds] (the default world first), max_worlds, max_world_bytes, workers. */
+typedef Lcpsim__V1__ListWorldsReply lcpsim_world_list_t;
+void lcpsim_world_info_destroy(lcpsim_world_info_t **info);
+void lcpsim_world_list_destroy(lcpsim_world_list_t **list);
+
+/* Creates a world; `info` (may be NULL) receives its WorldInfo (its name among them). Past the
+ * daemon's limits: LCPSIM_ERR_RESOURCE_EXHAUSTED. */
+int lcpsim_client_create_world(lcpsim_client_t *client, const lcpsim_world_source_t *source,
+                               lcpsim_world_info_t **info);
+/* Destroys a world (not the default one: LCPSIM_ERR_FAILED_PRECONDITION). */
+int lcpsim_client_destroy_world(lcpsim_client_t *client, const char *name);
+int lcpsim_client_list_worlds(lcpsim_client_t *client, lcpsim_world_list_t **list);
+
+/* ---- BatchStep: many worlds stepped in one request ----
+ *
+ * Each world's step is applied in this order: restore (restore_slot, or restore_snapshot when
+ * restore_snapshot_size > 0), robot_states, body_states, targets, then `steps` steps. The daemon
+ * steps the worlds in parallel; each world's result is bitwise what the same calls made one by
+ * one would give. A world that fails (not found, a bad target) fails alone and is left as it
+ * was; see each result's status. */
+typedef struct {
+  const char *world; /* NULL or "": the default world */
+  int steps;
+  const lcpsim_target_t *targets;
+  size_t n_targets;
+  const char *restore_slot;
+  const uint8_t *restore_snapshot;
+  size_t restore_snapshot_size;
+  const lcpsim_robot_state_change_t *robot_states;
+  size_t n_robot_states;
+  const lcpsim_body_state_change_t *body_states;
+  size_t n_body_states;
+} lcpsim_world_step_t;
+
+enum {
+  LCPSIM_BATCH_RETURN_STATE = 1u << 0,    /* each result carries its world's state */
+  LCPSIM_BATCH_WITH_CONTACTS = 1u << 1,   /* with the state: the contacts */
+  LCPSIM_BATCH_RETURN_SNAPSHOT = 1u << 2, /* each result carries its world's snapshot */
+};
+
+/* results[n_results] in the request's order, each: world, status, time, step_count, steps_run,
+ * state (with LCPSIM_BATCH_RETURN_STATE), snapshot (with LCPSIM_BATCH_RETURN_SNAPSHOT). */
+typedef Lcpsim__V1__BatchStepReply lcpsim_batch_reply_t;
+typedef Lcpsim__V1__BatchStepResult lcpsim_batch_result_t;
+void lcpsim_batch_reply_destroy(lcpsim_batch_reply_t **reply);
+/* A result's status as a code of this client: LCPSIM_OK or the negated Status code. */
+int lcpsim_batch_result_code(const lcpsim_batch_result_t *result);
+
+/* Steps the worlds in one BatchStep. flags: LCPSIM_BATCH_* OR'd; sensors: LCPSIM_SENSOR_* (with
+ * the state). Returns LCPSIM_OK when the daemon took the request (some worlds may still have
+ * failed: see lcpsim_batch_result_code), and `reply` then holds the results. */
+int lcpsim_client_batch_step(lcpsim_client_t *client, const lcpsim_world_step_t *worlds,
+                             size_t n_worlds, unsigned flags, unsigned sensors,
+                             lcpsim_batch_reply_t **reply);
+
+/* The same in two halves, so that one thread can have BatchSteps in flight on several clients
+ * (several daemons) at once: _start sends and returns at once (request_id may be NULL; the
+ * connection is not waited for: LCPSIM_ERR_TIMEOUT when there is none, so make a first call,
+ * e.g. a ping, on a new client), _finish waits for that
+ * request's reply at most timeout_ms (-1: forever). To wait on several clients at once,
+ * zmq_poll their lcpsim_client_zmq_socket for ZMQ_POLLIN and call _finish with timeout_ms 0 on
+ * those ready (LCPSIM_ERR_TIMEOUT: what came was not that reply yet). One BatchStep may be in
+ * flight per client; other calls must not be made on it meanwhile. */
+int lcpsim_client_batch_step_start(lcpsim_client_t *client, const lcpsim_world_step_t *worlds,
+                                   size_t n_worlds, unsigned flags, unsigned sensors,
+                                   uint64_t *request_id);
+int lcpsim_client_batch_step_finish(lcpsim_client_t *client, uint64_t request_id, int timeout_ms,
+                                    lcpsim_batch_reply_t **reply);
+/* The client's ZeroMQ socket, for zmq_poll only (never read or write it). */
+void *lcpsim_client_zmq_socket(lcpsim_client_t *client);
+
+/* The state stream of a world other than the default one (topic "w/NAME/state"; NULL, "" or
+ * "default": the default world's, topic "state"). keys: as lcpsim_subscriber_new_secure's. */
+int lcpsim_subscriber_new_world(const char *endpoint, const lcpsim_curve_keys_t *keys,
+                                const char *world, lcpsim_subscriber_t **subscriber);
+
 LCP_API_END
 #ifdef __cplusplus
 }

@@ -164,6 +164,15 @@ function curveOptions(options) {
   return { curveServerKey: serverKey, curvePublicKey: pair.publicKey, curveSecretKey: pair.secretKey };
 }
 
+// The calls about worlds: Request.world stays empty.
+const CALLS_OF_NO_WORLD = new Set(['createWorld', 'destroyWorld', 'listWorlds', 'batchStep']);
+
+// The state stream's topic of a world: "state" for the default world ('' or
+// 'default'), "w/NAME/state" for another.
+function stateTopic(world = '') {
+  return !world || world === 'default' ? 'state' : `w/${world}/state`;
+}
+
 const TO_OBJECT = { longs: Number, enums: String, bytes: Buffer, defaults: true, arrays: true, oneofs: true };
 
 class Client {
@@ -179,9 +188,14 @@ class Client {
     this.proto = loadProtocol(options.protoPath);
     this.socket = new zmq.Dealer({ linger: 0, ...curveOptions(options) });
     this.socket.connect(endpoint);
-    this.nextId = 1;
+    // Shared with the world views (see world()): one id sequence and one send
+    // queue per socket.
+    this.io = {
+      nextId: 1,
+      sendQueue: Promise.resolve(), // zeromq allows one send in progress at a time
+    };
     this.pending = new Map(); // id -> { resolve, reject, timer, call }
-    this.sendQueue = Promise.resolve(); // zeromq allows one send in progress at a time
+    this.worldName = ''; // Request.world of every call but those about worlds
     this.closed = false;
     this.receiving = this.receiveLoop();
   }
@@ -226,16 +240,20 @@ class Client {
 
   // Sends one call (`call` is the Request oneof's camelCase name) and resolves
   // with its result message as a plain object.
+  // options.timeoutMs: this call's timeout; options.world: the world it
+  // addresses (default: the client's, see world()).
   call(call, body = {}, options = {}) {
     if (this.closed) return Promise.reject(new Error(`${call}: the client is closed`));
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;
-    const id = this.nextId++;
+    const id = this.io.nextId++;
+    // The calls about worlds name their worlds in their own fields.
+    const world = CALLS_OF_NO_WORLD.has(call) ? '' : (options.world ?? this.worldName);
     try {
       checkFields(this.proto.Request, { [call]: body }, 'request');
     } catch (err) {
       return Promise.reject(err);
     }
-    const request = this.proto.Request.fromObject({ id, [call]: body });
+    const request = this.proto.Request.fromObject({ id, world, [call]: body });
     const bytes = this.proto.Request.encode(request).finish();
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -243,7 +261,7 @@ class Client {
         reject(new TimeoutError(call, timeoutMs, this.endpoint));
       }, timeoutMs);
       this.pending.set(id, { resolve, reject, timer, call });
-      this.sendQueue = this.sendQueue
+      this.io.sendQueue = this.io.sendQueue
         .then(() => this.socket.send([Buffer.alloc(0), bytes]))
         .catch((err) => {
           if (this.pending.delete(id)) {
@@ -395,6 +413,53 @@ class Client {
     return this.call('record', request, options);
   }
 
+  // ---- worlds ----
+
+  // A view of this client addressing world `name` ('' or 'default': the
+  // default world): the same socket and ids, every call with Request.world
+  // set to `name`. Close the client, not its views.
+  world(name) {
+    const view = Object.create(this);
+    view.worldName = !name || name === 'default' ? '' : String(name);
+    view.close = async () => {}; // the socket is the client's
+    return view;
+  }
+
+  // request: { name, scenePath | sceneText | copyOf, copyState, snapshot }
+  // (copyOf: 'default' for the default world; snapshot: a Buffer from
+  // saveState or a batchStep result, restored into the new world). Resolves
+  // with its WorldInfo { name, time, stepCount, robotCount, bodyCount,
+  // memoryBytes }.
+  async createWorld(request = {}, options) {
+    const reply = await this.call('createWorld', request, options);
+    return reply.world;
+  }
+
+  // Destroys a world (not the default one: FAILED_PRECONDITION).
+  destroyWorld(name, options) {
+    return this.call('destroyWorld', { name }, options);
+  }
+
+  // Resolves with { worlds (WorldInfo, the default world first), maxWorlds,
+  // maxWorldBytes, workers }.
+  listWorlds(options) {
+    return this.call('listWorlds', {}, options);
+  }
+
+  // One BatchStep: worlds is an array of WorldSteps { world, steps, targets,
+  // restore: { slot } | { snapshot }, robotStates, bodyStates }, each applied
+  // to its world in that order (restore, states, targets, steps); the daemon
+  // steps them in parallel. Resolves with the results in the request's order,
+  // each { world, status: { code, message }, time, stepCount, stepsRun,
+  // state (with returnState), snapshot (with returnSnapshot) }; a world that
+  // failed has status.code other than 'OK' and was left as it was.
+  async batchStep(worlds, { returnState = false, includeContacts = false, sensors, returnSnapshot = false } = {},
+    options) {
+    const reply = await this.call('batchStep', { worlds, returnState, includeContacts, sensors, returnSnapshot },
+      options);
+    return reply.results;
+  }
+
   // Closes the socket; calls still waiting reject.
   async close() {
     if (this.closed) return;
@@ -408,19 +473,23 @@ class Client {
 // The daemon's state stream: an async iterator of State objects read from
 // its PUB endpoint (e.g. "tcp://127.0.0.1:5556"). Close with stream.close().
 class StateStream {
-  // options: protoPath, and serverKey and clientKeys as for Client (a
-  // controller's or an observer's key).
+  // options: protoPath, serverKey and clientKeys as for Client (a
+  // controller's or an observer's key), and world: the world whose states
+  // come ('' or 'default': the default world's; its publishing is started by
+  // client.world(name).subscribe(everySteps)).
   constructor(endpoint, options = {}) {
     this.proto = loadProtocol(options.protoPath);
+    this.topic = Buffer.from(stateTopic(options.world));
     this.socket = new zmq.Subscriber({ linger: 0, ...curveOptions(options) });
     this.socket.connect(endpoint);
-    this.socket.subscribe('state');
+    this.socket.subscribe(this.topic);
   }
 
   async *[Symbol.asyncIterator]() {
     for await (const [frame] of this.socket) {
-      // One frame: the topic "state" and the serialized State after it.
-      yield this.proto.State.toObject(this.proto.State.decode(frame.subarray(5)), TO_OBJECT);
+      // One frame: the topic and the serialized State after it.
+      if (!frame.subarray(0, this.topic.length).equals(this.topic)) continue;
+      yield this.proto.State.toObject(this.proto.State.decode(frame.subarray(this.topic.length)), TO_OBJECT);
     }
   }
 
@@ -466,5 +535,5 @@ function* readRecording(file, options = {}) {
 
 module.exports = {
   Client, StateStream, readRecording, LcpsimError, TimeoutError, STATUS_NAMES, DEFAULT_PROTO, loadProtocol,
-  readKeyFile, loadPublicKey, loadKeyPair, curveOptions,
+  readKeyFile, loadPublicKey, loadKeyPair, curveOptions, stateTopic,
 };

@@ -23,6 +23,7 @@ Needs pyzmq and protobuf (Debian: python3-zmq, python3-protobuf).
 """
 
 import collections
+import copy
 import itertools
 import math
 import os
@@ -32,6 +33,7 @@ import zmq
 import zmq.utils.z85
 from google.protobuf.message import DecodeError
 
+from lcpsim.batch import BatchResult, BatchStepError, batch_request, build_world_steps
 from lcpsim.state import State, sensors_message
 from lcpsim.v1 import lcpsim_pb2 as pb
 
@@ -39,6 +41,14 @@ DEFAULT_ENDPOINT = "tcp://127.0.0.1:5555"
 DEFAULT_PUB_ENDPOINT = "tcp://127.0.0.1:5556"
 DEFAULT_TIMEOUT_MS = 5000
 STATE_TOPIC = b"state"
+
+
+def state_topic(world=""):
+    """The state stream's topic of a world: "state" for the default world ("" or "default"),
+    "w/NAME/state" for another."""
+    if not world or world == "default":
+        return STATE_TOPIC
+    return b"w/" + world.encode() + b"/" + STATE_TOPIC
 
 
 class LcpsimError(Exception):
@@ -148,6 +158,38 @@ def target(robot, joints=None, indices=None, mode=None, position=None, velocity=
     request.torque.extend(_values(torque))
     if gravity_compensation is not None:
         request.gravity_compensation = bool(gravity_compensation)
+    return request
+
+
+def robot_state(robot, q=None, qd=None, joints=None, base_position=None, base_orientation=None,
+                base_linear=None, base_angular=None):
+    """A SetRobotStateRequest for Client.set_robot_state, or for a WorldStep's robot_states
+    (world_step, Client.batch_step); the arguments are those of Client.set_robot_state."""
+    joints = dict(joints or {})
+    for values, slot in ((q, 0), (qd, 1)):
+        if isinstance(values, dict):
+            for name, value in values.items():
+                given = joints.get(name)
+                pair = list(given) if isinstance(given, (tuple, list)) else [given, None]
+                pair[slot] = value
+                joints[name] = tuple(pair)
+    q = None if isinstance(q, dict) else q
+    qd = None if isinstance(qd, dict) else qd
+    request = pb.SetRobotStateRequest(robot=robot)
+    request.q.extend(q if q is not None else [])
+    request.qd.extend(qd if qd is not None else [])
+    for name, value in joints.items():
+        position, velocity = value if isinstance(value, (tuple, list)) else (value, None)
+        joint = request.joints.add(name=name)
+        if position is not None:
+            joint.position = position
+        if velocity is not None:
+            joint.velocity = velocity
+    if base_position is not None or base_orientation is not None:
+        _pose(request.base_pose, base_position or (0.0, 0.0, 0.0), base_orientation)
+    if base_linear is not None or base_angular is not None:
+        _vec3(request.base_twist.linear, base_linear or (0.0, 0.0, 0.0))
+        _vec3(request.base_twist.angular, base_angular or (0.0, 0.0, 0.0))
     return request
 
 
@@ -334,6 +376,9 @@ class _Socket:
         self.close()
 
 
+_CALLS_OF_NO_WORLD = frozenset(("create_world", "destroy_world", "list_worlds", "batch_step"))
+
+
 class Client(_Socket):
     """A connection to the daemon's request socket (a DEALER; replies matched by request id, so
     a late reply to a call that timed out is discarded). Not for use from several threads.
@@ -356,13 +401,43 @@ class Client(_Socket):
         self._outstanding = {}  # request id -> call, sent and not yet answered
         self._replies = {}      # request id -> Reply, come and not yet taken
         self._infos = None      # robot name -> RobotInfo, see _robot_infos
+        self._world = ""        # Request.world of every call; "" is the default world
+        self._owns_socket = True
 
-    def _send(self, call, message):
-        request = pb.Request(id=next(self._ids))
+    @property
+    def world_name(self):
+        """The world this client's calls address ("" is the daemon's default world)."""
+        return self._world
+
+    def world(self, name):
+        """A view of this client that addresses world `name` ("" or "default": the default
+        world): the same connection, request ids and timeout, every call of Client with
+        Request.world set to `name`. Closing a view does not close the connection; closing
+        the client does (its views then fail)."""
+        view = copy.copy(self)
+        view._world = "" if name == "default" else str(name)
+        view._infos = None  # robot names are the world's own
+        view._owns_socket = False
+        return view
+
+    def close(self):
+        # A view shares its client's socket; a failed __init__ has set nothing yet.
+        if getattr(self, "_owns_socket", True):
+            super().close()
+        else:
+            self._socket = None
+
+    def _send(self, call, message, timeout_ms=None):
+        """Sends a request (waiting at most timeout_ms, None: the client's timeout, for the
+        connection); returns its id."""
+        # The calls about worlds name their worlds in their own fields (Request.world empty).
+        world = "" if call in _CALLS_OF_NO_WORLD else self._world
+        request = pb.Request(id=next(self._ids), world=world)
         getattr(request, call).CopyFrom(message)
-        if not _wait(self._socket, zmq.POLLOUT, _deadline(self.timeout_ms)):
+        timeout_ms = self.timeout_ms if timeout_ms is None else timeout_ms
+        if not _wait(self._socket, zmq.POLLOUT, _deadline(timeout_ms)):
             raise LcpsimTimeout("%s: no connection to %s within %s ms"
-                                % (call, self.endpoint, self.timeout_ms))
+                                % (call, self.endpoint, timeout_ms))
         self._socket.send_multipart([b"", request.SerializeToString()])
         self._outstanding[request.id] = call
         return request.id
@@ -646,32 +721,9 @@ class Client(_Socket):
         (orientation (w, x, y, z), unset: identity) and twist (world axes). The next step
         starts from exactly this state (the robot's warm starts are dropped). q and qd may
         also be dicts {joint name: value}, merged into `joints`."""
-        joints = dict(joints or {})
-        for values, slot in ((q, 0), (qd, 1)):
-            if isinstance(values, dict):
-                for name, value in values.items():
-                    given = joints.get(name)
-                    pair = list(given) if isinstance(given, (tuple, list)) else [given, None]
-                    pair[slot] = value
-                    joints[name] = tuple(pair)
-        q = None if isinstance(q, dict) else q
-        qd = None if isinstance(qd, dict) else qd
-        request = pb.SetRobotStateRequest(robot=robot)
-        request.q.extend(q if q is not None else [])
-        request.qd.extend(qd if qd is not None else [])
-        for name, value in joints.items():
-            position, velocity = value if isinstance(value, (tuple, list)) else (value, None)
-            joint = request.joints.add(name=name)
-            if position is not None:
-                joint.position = position
-            if velocity is not None:
-                joint.velocity = velocity
-        if base_position is not None or base_orientation is not None:
-            _pose(request.base_pose, base_position or (0.0, 0.0, 0.0), base_orientation)
-        if base_linear is not None or base_angular is not None:
-            _vec3(request.base_twist.linear, base_linear or (0.0, 0.0, 0.0))
-            _vec3(request.base_twist.angular, base_angular or (0.0, 0.0, 0.0))
-        self._call("set_robot_state", request)
+        self._call("set_robot_state", robot_state(robot, q, qd, joints, base_position,
+                                                  base_orientation, base_linear,
+                                                  base_angular))
 
     def set_body_state(self, body, position=None, orientation=None, linear_velocity=None,
                        angular_velocity=None):
@@ -734,15 +786,96 @@ class Client(_Socket):
         self._call("set_dynamics", request)
 
 
+    # ---- worlds ----
+
+    def create_world(self, name="", scene_path=None, scene_text=None, copy_of=None,
+                     copy_state=False, snapshot=None):
+        """Creates a world (name: [A-Za-z0-9_.-], 1 to 63 bytes; "": the daemon makes one up)
+        from at most one of a scene file on the daemon's machine (scene_path), a scene's text
+        (scene_text) or an existing world (copy_of, "default" for the default world; with
+        copy_state=True it also takes that world's state). snapshot: a snapshot of a world of
+        the same layout (save_state, BatchResult.snapshots) restored into it, how a world moves
+        between daemons. Returns its WorldInfo (name, time, step_count, robot_count,
+        body_count, memory_bytes). Address it with client.world(name)."""
+        if sum(value is not None for value in (scene_path, scene_text, copy_of)) > 1:
+            raise ValueError("give at most one of scene_path, scene_text, copy_of")
+        request = pb.CreateWorldRequest(name=name, copy_state=copy_state)
+        if scene_path is not None:
+            request.scene_path = scene_path
+        elif scene_text is not None:
+            request.scene_text = scene_text
+        elif copy_of is not None:
+            request.copy_of = copy_of
+        if snapshot is not None:
+            request.snapshot = snapshot
+        return self._call("create_world", request).world
+
+    def destroy_world(self, name):
+        """Destroys a world (not the default one: FAILED_PRECONDITION)."""
+        self._call("destroy_world", pb.DestroyWorldRequest(name=name))
+
+    def list_worlds(self):
+        """ListWorldsReply: worlds (WorldInfo, the default world first), max_worlds,
+        max_world_bytes, workers."""
+        return self._call("list_worlds", pb.ListWorldsRequest())
+
+    def batch(self, world_steps, return_state=False, include_contacts=False, sensors=None,
+              return_snapshot=False):
+        """One BatchStep of WorldStep messages (see lcpsim.world_step), the worlds stepped in
+        parallel by the daemon. Returns the BatchStepResult messages in the request's order;
+        a world that failed has its status set and was left unchanged (no exception)."""
+        request = batch_request(world_steps, return_state, include_contacts, sensors,
+                                return_snapshot)
+        return list(self._call("batch_step", request).results)
+
+    def batch_step(self, worlds, steps=1, robot=None, position=None, velocity=None, kp=None,
+                   kd=None, effort_limit=None, torque=None, mode=None,
+                   gravity_compensation=None, targets=None, restore=None, robot_states=None,
+                   body_states=None, return_state=True, include_contacts=False, sensors=None,
+                   return_snapshot=False, links=None, check=True):
+        """Steps the N worlds named in `worlds` in one BatchStep (numpy needed), and returns a
+        BatchResult: q (N, nq), qd (N, nv), time (N,), ... of `robot`.
+
+        steps: a count for all worlds, or one per world. The controller targets of `robot`
+        (all its joints): position, velocity, kp, kd, effort_limit, torque each None (kept),
+        an array (N, joints), one row (joints,) or a number for every world; mode and
+        gravity_compensation as target()'s. Per world (None, or a list of N entries, each
+        None for none): targets, more SetTargetRequests; restore, a slot name or snapshot
+        bytes restored first (a reset); robot_states and body_states, lists of
+        SetRobotStateRequest (lcpsim.robot_state) and SetBodyStateRequest applied after the
+        restore and before the targets. links: link names or indices of `robot` whose poses
+        are read into link_positions (N, links, 3) and link_orientations (N, links, 4).
+        check: raise BatchStepError when a world failed (else see BatchResult.ok)."""
+        arrays = {"position": position, "velocity": velocity, "kp": kp, "kd": kd,
+                  "effort_limit": effort_limit, "torque": torque}
+        messages = build_world_steps(worlds, steps, robot, mode, gravity_compensation, arrays,
+                                     targets, restore, robot_states, body_states)
+        request = batch_request(messages, return_state or bool(links), include_contacts,
+                                sensors, return_snapshot)
+        link_indices = None
+        if links:
+            link_map = self.names(robot).links if robot else None
+            link_indices = [link_map[link] if isinstance(link, str) else int(link)
+                            for link in links]
+        reply = self._call("batch_step", request)
+        result = BatchResult(reply, worlds, robot, link_indices, self._infos)
+        if check and not result.ok.all():
+            raise BatchStepError(result, result.failed())
+        return result
+
 class Subscriber(_Socket):
     """The daemon's state stream (its PUB socket). As with any ZeroMQ subscription, states
     published before the connection is made are not seen."""
 
     def __init__(self, endpoint=DEFAULT_PUB_ENDPOINT, context=None, server_key=None,
-                 client_keys=None):
-        """server_key, client_keys: as for Client (either role may subscribe)."""
+                 client_keys=None, world=""):
+        """server_key, client_keys: as for Client (either role may subscribe). world: the
+        world whose states are received ("" or "default": the default world, topic "state";
+        another world's topic is "w/NAME/state"); its publishing is started by
+        client.world(name).subscribe(every_steps)."""
+        self.topic = state_topic(world)
         super().__init__(zmq.SUB, endpoint, context,
-                         curve_options(server_key, client_keys) + [(zmq.SUBSCRIBE, STATE_TOPIC)])
+                         curve_options(server_key, client_keys) + [(zmq.SUBSCRIBE, self.topic)])
 
     def receive(self, timeout_ms=None):
         """The next published State (a lcpsim.state.State, robots by name but links by
@@ -753,11 +886,11 @@ class Subscriber(_Socket):
             if not _wait(self._socket, zmq.POLLIN, deadline):
                 raise LcpsimTimeout("no state published within %s ms" % timeout_ms)
             frames = self._socket.recv_multipart()
-            if len(frames) != 1 or not frames[0].startswith(STATE_TOPIC):
+            if len(frames) != 1 or not frames[0].startswith(self.topic):
                 continue
             state = pb.State()
             try:
-                state.ParseFromString(frames[0][len(STATE_TOPIC):])
+                state.ParseFromString(frames[0][len(self.topic):])
             except DecodeError as error:
                 raise LcpsimProtocolError("undecodable state (%s)" % error)
             return State(state)

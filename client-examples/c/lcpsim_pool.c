@@ -1,0 +1,639 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* lcpsim_pool: see lcpsim_pool.h. */
+#include "lcpsim_pool.h"
+
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <zmq.h>
+
+/* ---- resolving a name to every address ---- */
+
+static char *copy_text(const char *text) {
+  size_t size = strlen(text) + 1;
+  char *copy = malloc(size);
+  if (copy)
+    memcpy(copy, text, size);
+  return copy;
+}
+
+void lcpsim_endpoints_free(char **endpoints, size_t count) {
+  for (size_t i = 0; endpoints && i < count; ++i)
+    free(endpoints[i]);
+  free(endpoints);
+}
+
+/* Appends `endpoint` to the list unless it is there already. */
+static int add_endpoint(char ***list, size_t *count, const char *endpoint) {
+  for (size_t i = 0; i < *count; ++i)
+    if (strcmp((*list)[i], endpoint) == 0)
+      return LCPSIM_OK;
+  char **grown = realloc(*list, (*count + 1) * sizeof *grown);
+  if (!grown)
+    return LCPSIM_ERR_NO_MEMORY;
+  *list = grown;
+  if (!(grown[*count] = copy_text(endpoint)))
+    return LCPSIM_ERR_NO_MEMORY;
+  ++*count;
+  return LCPSIM_OK;
+}
+
+int lcpsim_resolve_endpoints(const char *endpoint, char ***endpoints, size_t *count) {
+  if (!endpoint || !endpoints || !count)
+    return LCPSIM_ERR_USAGE;
+  *endpoints = NULL;
+  *count = 0;
+  /* tcp://HOST:PORT, HOST possibly [v6]; anything else is taken as it is. */
+  char host[256], port[16];
+  const char *rest = strncmp(endpoint, "tcp://", 6) == 0 ? endpoint + 6 : NULL;
+  const char *colon = rest ? strrchr(rest, ':') : NULL;
+  size_t host_length = colon ? (size_t)(colon - rest) : 0;
+  if (!colon || host_length == 0 || host_length >= sizeof host || strlen(colon + 1) == 0 ||
+      strlen(colon + 1) >= sizeof port)
+    return add_endpoint(endpoints, count, endpoint);
+  memcpy(host, rest, host_length);
+  host[host_length] = '\0';
+  snprintf(port, sizeof port, "%s", colon + 1);
+  if (host[0] == '[' && host[host_length - 1] == ']') {
+    memmove(host, host + 1, host_length - 2);
+    host[host_length - 2] = '\0';
+  }
+  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+  struct addrinfo *found = NULL;
+  if (getaddrinfo(host, port, &hints, &found) != 0)
+    return LCPSIM_ERR_NOT_FOUND;
+  int code = LCPSIM_OK;
+  for (const struct addrinfo *a = found; a && code == LCPSIM_OK; a = a->ai_next) {
+    char address[128], text[192];
+    if (getnameinfo(a->ai_addr, a->ai_addrlen, address, sizeof address, NULL, 0, NI_NUMERICHOST))
+      continue;
+    snprintf(text, sizeof text, a->ai_family == AF_INET6 ? "tcp://[%s]:%s" : "tcp://%s:%s", address,
+             port);
+    code = add_endpoint(endpoints, count, text);
+  }
+  freeaddrinfo(found);
+  if (code != LCPSIM_OK) {
+    lcpsim_endpoints_free(*endpoints, *count);
+    *endpoints = NULL;
+    *count = 0;
+  }
+  return code;
+}
+
+/* ---- the pool ---- */
+
+/* A tick of a world as given: its steps and its target, the target's arrays copied. */
+typedef struct {
+  int steps;
+  bool has_target;
+  lcpsim_target_t target;
+} logged_step_t;
+
+typedef struct {
+  char name[64];
+  size_t daemon;
+  uint8_t *snapshot;
+  size_t snapshot_size;
+  uint64_t snapshot_step;
+  logged_step_t *log; /* the ticks since the snapshot */
+  size_t n_log, log_capacity;
+} world_t;
+
+typedef struct {
+  char *endpoint;
+  lcpsim_client_t *client;
+  bool alive;
+  uint64_t request_id;
+  lcpsim_batch_reply_t *reply; /* of the round in progress */
+  size_t *sent;                /* the worlds of the BatchStep in flight, in its order */
+  size_t n_sent;
+} daemon_t;
+
+struct lcpsim_pool {
+  daemon_t *daemons;
+  size_t n_daemons;
+  world_t *worlds;
+  size_t n_worlds;
+  char *copy_of, *scene_path, *scene_text;
+  int snapshot_every;
+  int timeout_ms;
+  uint64_t ticks;
+  /* This tick's replies (results point into them), freed at the next tick. */
+  lcpsim_batch_reply_t **replies;
+  size_t n_replies, replies_capacity;
+  const lcpsim_batch_result_t **results;
+  lcpsim_pool_move_t *moves;
+  size_t n_moves, moves_capacity;
+  const char **failed;
+  size_t n_failed;
+  char last_error[512];
+};
+
+static int pool_fail(lcpsim_pool_t *pool, int code, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+static int pool_fail(lcpsim_pool_t *pool, int code, const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  vsnprintf(pool->last_error, sizeof pool->last_error, format, args);
+  va_end(args);
+  return code;
+}
+
+const char *lcpsim_pool_last_error(const lcpsim_pool_t *pool) {
+  return pool ? pool->last_error : "no pool";
+}
+
+static void *copy_array(const void *values, size_t count, size_t size) {
+  if (!count)
+    return NULL;
+  void *copy = malloc(count * size);
+  if (copy)
+    memcpy(copy, values, count * size);
+  return copy;
+}
+
+static void target_free(lcpsim_target_t *target) {
+  free((char *)target->robot);
+  for (size_t i = 0; i < target->n_joints; ++i)
+    free((char *)target->joints[i]);
+  free((void *)target->joints);
+  free((void *)target->indices);
+  free((void *)target->position);
+  free((void *)target->velocity);
+  free((void *)target->kp);
+  free((void *)target->kd);
+  free((void *)target->effort_limit);
+  free((void *)target->torque);
+  *target = (lcpsim_target_t){0};
+}
+
+/* A deep copy of `in` into `out` (every array its own allocation). */
+static bool target_copy(const lcpsim_target_t *in, lcpsim_target_t *out) {
+  *out = *in;
+  out->robot = copy_text(in->robot);
+  char **joints = in->n_joints ? calloc(in->n_joints, sizeof *joints) : NULL;
+  bool ok = out->robot && (joints || !in->n_joints);
+  for (size_t i = 0; ok && i < in->n_joints; ++i)
+    ok = (joints[i] = copy_text(in->joints[i])) != NULL;
+  out->joints = (const char *const *)joints;
+  out->indices = copy_array(in->indices, in->n_indices, sizeof *in->indices);
+  out->position = copy_array(in->position, in->n_position, sizeof(double));
+  out->velocity = copy_array(in->velocity, in->n_velocity, sizeof(double));
+  out->kp = copy_array(in->kp, in->n_kp, sizeof(double));
+  out->kd = copy_array(in->kd, in->n_kd, sizeof(double));
+  out->effort_limit = copy_array(in->effort_limit, in->n_effort_limit, sizeof(double));
+  out->torque = copy_array(in->torque, in->n_torque, sizeof(double));
+  ok = ok && (out->indices || !in->n_indices) && (out->position || !in->n_position) &&
+       (out->velocity || !in->n_velocity) && (out->kp || !in->n_kp) && (out->kd || !in->n_kd) &&
+       (out->effort_limit || !in->n_effort_limit) && (out->torque || !in->n_torque);
+  if (!ok)
+    target_free(out);
+  return ok;
+}
+
+static void log_clear(world_t *world) {
+  for (size_t i = 0; i < world->n_log; ++i)
+    if (world->log[i].has_target)
+      target_free(&world->log[i].target);
+  world->n_log = 0;
+}
+
+static int log_append(world_t *world, int steps, const lcpsim_target_t *target) {
+  if (world->n_log == world->log_capacity) {
+    size_t capacity = world->log_capacity ? 2 * world->log_capacity : 16;
+    logged_step_t *grown = realloc(world->log, capacity * sizeof *grown);
+    if (!grown)
+      return LCPSIM_ERR_NO_MEMORY;
+    world->log = grown;
+    world->log_capacity = capacity;
+  }
+  logged_step_t *entry = &world->log[world->n_log];
+  *entry = (logged_step_t){.steps = steps};
+  if (target && target->robot) {
+    if (!target_copy(target, &entry->target))
+      return LCPSIM_ERR_NO_MEMORY;
+    entry->has_target = true;
+  }
+  ++world->n_log;
+  return LCPSIM_OK;
+}
+
+static void release_replies(lcpsim_pool_t *pool) {
+  for (size_t i = 0; i < pool->n_replies; ++i)
+    lcpsim_batch_reply_destroy(&pool->replies[i]);
+  pool->n_replies = 0;
+}
+
+static int keep_reply(lcpsim_pool_t *pool, lcpsim_batch_reply_t *reply) {
+  if (pool->n_replies == pool->replies_capacity) {
+    size_t capacity = pool->replies_capacity ? 2 * pool->replies_capacity : 8;
+    lcpsim_batch_reply_t **grown = realloc(pool->replies, capacity * sizeof *grown);
+    if (!grown) {
+      lcpsim_batch_reply_destroy(&reply);
+      return LCPSIM_ERR_NO_MEMORY;
+    }
+    pool->replies = grown;
+    pool->replies_capacity = capacity;
+  }
+  pool->replies[pool->n_replies++] = reply;
+  return LCPSIM_OK;
+}
+
+static int create_on(lcpsim_pool_t *pool, size_t world, size_t daemon) {
+  world_t *w = &pool->worlds[world];
+  lcpsim_world_source_t source = {.name = w->name,
+                                  .copy_of = pool->copy_of,
+                                  .scene_path = pool->scene_path,
+                                  .scene_text = pool->scene_text,
+                                  .snapshot = w->snapshot,
+                                  .snapshot_size = w->snapshot_size};
+  int code = lcpsim_client_create_world(pool->daemons[daemon].client, &source, NULL);
+  if (code != LCPSIM_OK)
+    return pool_fail(pool, code, "world %s not created on %s: %s", w->name,
+                     pool->daemons[daemon].endpoint,
+                     lcpsim_client_last_error(pool->daemons[daemon].client));
+  w->daemon = daemon;
+  return LCPSIM_OK;
+}
+
+/* The WorldStep of world `world`'s logged tick `entry`. */
+static lcpsim_world_step_t world_step_of(const lcpsim_pool_t *pool, size_t world, size_t entry) {
+  const world_t *w = &pool->worlds[world];
+  const logged_step_t *logged = &w->log[entry];
+  return (lcpsim_world_step_t){.world = w->name,
+                               .steps = logged->steps,
+                               .targets = logged->has_target ? &logged->target : NULL,
+                               .n_targets = logged->has_target ? 1 : 0};
+}
+
+/* Sends daemon d the BatchStep of `n` worlds' last logged ticks without waiting. */
+static int start_round(lcpsim_pool_t *pool, size_t d, const size_t *worlds, size_t n,
+                       unsigned flags) {
+  daemon_t *daemon = &pool->daemons[d];
+  lcpsim_world_step_t *steps = calloc(n ? n : 1, sizeof *steps);
+  size_t *sent = realloc(daemon->sent, (n ? n : 1) * sizeof *sent);
+  if (!steps || !sent) {
+    free(steps);
+    return LCPSIM_ERR_NO_MEMORY;
+  }
+  daemon->sent = sent;
+  for (size_t i = 0; i < n; ++i) {
+    sent[i] = worlds[i];
+    steps[i] = world_step_of(pool, worlds[i], pool->worlds[worlds[i]].n_log - 1);
+  }
+  daemon->n_sent = n;
+  int code =
+      lcpsim_client_batch_step_start(daemon->client, steps, n, flags, 0, &daemon->request_id);
+  free(steps);
+  return code;
+}
+
+static int64_t now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Waits for the replies of the daemons in `started` (their `reply` set); those without one by
+ * the timeout are marked in `failed`. A reply refused as a whole is an error of the pool. */
+static int wait_round(lcpsim_pool_t *pool, const bool *started, bool *failed) {
+  zmq_pollitem_t *items = calloc(pool->n_daemons, sizeof *items);
+  size_t *owner = calloc(pool->n_daemons, sizeof *owner);
+  if (!items || !owner) {
+    free(items);
+    free(owner);
+    return LCPSIM_ERR_NO_MEMORY;
+  }
+  int64_t deadline = now_ms() + pool->timeout_ms;
+  int code = LCPSIM_OK;
+  for (;;) {
+    size_t n = 0;
+    for (size_t d = 0; d < pool->n_daemons; ++d)
+      if (started[d] && !failed[d] && !pool->daemons[d].reply) {
+        items[n] = (zmq_pollitem_t){.socket = lcpsim_client_zmq_socket(pool->daemons[d].client),
+                                    .events = ZMQ_POLLIN};
+        owner[n++] = d;
+      }
+    int64_t left = deadline - now_ms();
+    if (n == 0 || left <= 0) {
+      for (size_t i = 0; i < n; ++i)
+        failed[owner[i]] = true;
+      break;
+    }
+    if (zmq_poll(items, (int)n, (long)left) < 0)
+      continue; /* EINTR */
+    for (size_t i = 0; i < n && code == LCPSIM_OK; ++i) {
+      if (!(items[i].revents & ZMQ_POLLIN))
+        continue;
+      daemon_t *daemon = &pool->daemons[owner[i]];
+      int got =
+          lcpsim_client_batch_step_finish(daemon->client, daemon->request_id, 0, &daemon->reply);
+      if (got == LCPSIM_ERR_TRANSPORT || got == LCPSIM_ERR_PROTOCOL)
+        failed[owner[i]] = true;
+      else if (got != LCPSIM_OK && got != LCPSIM_ERR_TIMEOUT)
+        code = pool_fail(pool, got, "%s refused a BatchStep: %s", daemon->endpoint,
+                         lcpsim_client_last_error(daemon->client));
+    }
+    if (code != LCPSIM_OK)
+      break;
+  }
+  free(items);
+  free(owner);
+  return code;
+}
+
+/* Takes daemon d's reply: each world's result, its snapshot kept when the round asked. */
+static int take_round(lcpsim_pool_t *pool, size_t d, bool snapshot) {
+  daemon_t *daemon = &pool->daemons[d];
+  lcpsim_batch_reply_t *reply = daemon->reply;
+  daemon->reply = NULL;
+  if (reply->n_results != daemon->n_sent) {
+    size_t results = reply->n_results;
+    lcpsim_batch_reply_destroy(&reply);
+    return pool_fail(pool, LCPSIM_ERR_PROTOCOL, "%s: %zu results for %zu worlds", daemon->endpoint,
+                     results, daemon->n_sent);
+  }
+  int code = keep_reply(pool, reply);
+  for (size_t i = 0; i < daemon->n_sent && code == LCPSIM_OK; ++i) {
+    const lcpsim_batch_result_t *result = reply->results[i];
+    world_t *w = &pool->worlds[daemon->sent[i]];
+    int status = lcpsim_batch_result_code(result);
+    if (status != LCPSIM_OK)
+      return pool_fail(pool, status, "world %s on %s: %s", w->name, daemon->endpoint,
+                       result->status ? result->status->message : "");
+    pool->results[daemon->sent[i]] = result;
+    if (snapshot) {
+      uint8_t *copy = copy_array(result->snapshot.data, result->snapshot.len, 1);
+      if (!copy && result->snapshot.len)
+        return LCPSIM_ERR_NO_MEMORY;
+      free(w->snapshot);
+      w->snapshot = copy;
+      w->snapshot_size = result->snapshot.len;
+      w->snapshot_step = result->step_count;
+      log_clear(w);
+    }
+  }
+  return code;
+}
+
+static size_t load_of(const lcpsim_pool_t *pool, size_t d) {
+  size_t load = 0;
+  for (size_t i = 0; i < pool->n_worlds; ++i)
+    load += pool->worlds[i].daemon == d;
+  return load;
+}
+
+static int record_move(lcpsim_pool_t *pool, size_t world, size_t from, size_t to) {
+  if (pool->n_moves == pool->moves_capacity) {
+    size_t capacity = pool->moves_capacity ? 2 * pool->moves_capacity : 64;
+    lcpsim_pool_move_t *grown = realloc(pool->moves, capacity * sizeof *grown);
+    if (!grown)
+      return LCPSIM_ERR_NO_MEMORY;
+    pool->moves = grown;
+    pool->moves_capacity = capacity;
+  }
+  pool->moves[pool->n_moves++] =
+      (lcpsim_pool_move_t){.world = world,
+                           .source = pool->daemons[from].endpoint,
+                           .destination = pool->daemons[to].endpoint,
+                           .from_step = pool->worlds[world].snapshot_step};
+  return LCPSIM_OK;
+}
+
+/* Moves the worlds of failed daemon `d` to the least loaded live daemons, from their snapshots,
+ * and runs their logged ticks again there but the last, which is left for the next round
+ * (`again[world]` set). */
+static int move_worlds_of(lcpsim_pool_t *pool, size_t d, bool *again) {
+  pool->daemons[d].alive = false;
+  pool->failed[pool->n_failed++] = pool->daemons[d].endpoint;
+  for (size_t i = 0; i < pool->n_worlds; ++i) {
+    if (pool->worlds[i].daemon != d)
+      continue;
+    size_t best = pool->n_daemons;
+    for (size_t o = 0; o < pool->n_daemons; ++o)
+      if (pool->daemons[o].alive &&
+          (best == pool->n_daemons || load_of(pool, o) < load_of(pool, best)))
+        best = o;
+    if (best == pool->n_daemons)
+      return pool_fail(pool, LCPSIM_ERR_TRANSPORT, "no daemon left (the last, %s, failed)",
+                       pool->daemons[d].endpoint);
+    if (!pool->worlds[i].snapshot_size)
+      return pool_fail(pool, LCPSIM_ERR_TRANSPORT, "world %s: %s failed before its first snapshot",
+                       pool->worlds[i].name, pool->daemons[d].endpoint);
+    int code = create_on(pool, i, best);
+    if (code == LCPSIM_OK)
+      code = record_move(pool, i, d, best);
+    for (size_t e = 0; code == LCPSIM_OK && e + 1 < pool->worlds[i].n_log; ++e) {
+      lcpsim_world_step_t step = world_step_of(pool, i, e);
+      lcpsim_batch_reply_t *reply = NULL;
+      code = lcpsim_client_batch_step(pool->daemons[best].client, &step, 1, 0, 0, &reply);
+      if (code == LCPSIM_OK)
+        code = lcpsim_batch_result_code(reply->results[0]);
+      lcpsim_batch_reply_destroy(&reply);
+      if (code != LCPSIM_OK)
+        return pool_fail(pool, code, "world %s: replaying on %s failed", pool->worlds[i].name,
+                         pool->daemons[best].endpoint);
+    }
+    if (code != LCPSIM_OK)
+      return code;
+    again[i] = pool->worlds[i].n_log > 0;
+  }
+  return LCPSIM_OK;
+}
+
+/* Sends the last logged tick of the worlds marked in `todo` (cleared as they are answered),
+ * round after round until every one is answered, moving the worlds of the daemons that fail. */
+static int run_rounds(lcpsim_pool_t *pool, bool *todo, unsigned flags) {
+  size_t n = pool->n_worlds, nd = pool->n_daemons;
+  size_t *worlds = calloc(n ? n : 1, sizeof *worlds);
+  bool *started = calloc(nd, sizeof *started), *failed = calloc(nd, sizeof *failed);
+  int code = worlds && started && failed ? LCPSIM_OK : LCPSIM_ERR_NO_MEMORY;
+  bool snapshot = (flags & LCPSIM_BATCH_RETURN_SNAPSHOT) != 0;
+  for (;;) {
+    bool any = false;
+    for (size_t d = 0; d < nd && code == LCPSIM_OK; ++d) {
+      started[d] = failed[d] = false;
+      size_t count = 0;
+      for (size_t i = 0; i < n; ++i)
+        if (todo[i] && pool->worlds[i].daemon == d)
+          worlds[count++] = i;
+      if (count == 0 || !pool->daemons[d].alive)
+        continue;
+      any = true;
+      int sent = start_round(pool, d, worlds, count, flags);
+      if (sent == LCPSIM_ERR_NO_MEMORY)
+        code = sent;
+      started[d] = sent == LCPSIM_OK;
+      failed[d] = sent != LCPSIM_OK;
+    }
+    if (code != LCPSIM_OK || !any)
+      break;
+    code = wait_round(pool, started, failed);
+    for (size_t d = 0; d < nd && code == LCPSIM_OK; ++d) {
+      if (!started[d] || failed[d] || !pool->daemons[d].reply)
+        continue;
+      for (size_t i = 0; i < pool->daemons[d].n_sent; ++i)
+        todo[pool->daemons[d].sent[i]] = false;
+      code = take_round(pool, d, snapshot);
+    }
+    for (size_t d = 0; d < nd && code == LCPSIM_OK; ++d)
+      if (failed[d]) {
+        lcpsim_batch_reply_destroy(&pool->daemons[d].reply);
+        code = move_worlds_of(pool, d, todo);
+      }
+    if (code != LCPSIM_OK)
+      break;
+  }
+  free(worlds);
+  free(started);
+  free(failed);
+  return code;
+}
+
+int lcpsim_pool_step(lcpsim_pool_t *pool, int steps, const lcpsim_target_t *targets, unsigned flags,
+                     const lcpsim_batch_result_t *const **results) {
+  if (!pool)
+    return LCPSIM_ERR_USAGE;
+  pool->last_error[0] = '\0';
+  release_replies(pool);
+  ++pool->ticks;
+  bool *todo = calloc(pool->n_worlds ? pool->n_worlds : 1, sizeof *todo);
+  if (!todo)
+    return LCPSIM_ERR_NO_MEMORY;
+  int code = LCPSIM_OK;
+  for (size_t i = 0; i < pool->n_worlds && code == LCPSIM_OK; ++i) {
+    code = log_append(&pool->worlds[i], steps, targets ? &targets[i] : NULL);
+    todo[i] = true;
+    pool->results[i] = NULL;
+  }
+  bool snapshot = pool->ticks % (uint64_t)pool->snapshot_every == 0;
+  if (code == LCPSIM_OK)
+    code = run_rounds(pool, todo,
+                      (flags & (LCPSIM_BATCH_RETURN_STATE | LCPSIM_BATCH_WITH_CONTACTS)) |
+                          (snapshot ? LCPSIM_BATCH_RETURN_SNAPSHOT : 0u));
+  free(todo);
+  if (results)
+    *results = code == LCPSIM_OK ? pool->results : NULL;
+  return code;
+}
+
+int lcpsim_pool_new(const char *const *endpoints, size_t n_endpoints, size_t n_worlds,
+                    const lcpsim_pool_options_t *options, lcpsim_pool_t **out) {
+  if (!endpoints || n_endpoints == 0 || !out)
+    return LCPSIM_ERR_USAGE;
+  *out = NULL;
+  lcpsim_pool_options_t o = options ? *options : (lcpsim_pool_options_t){0};
+  if ((o.copy_of != NULL) + (o.scene_path != NULL) + (o.scene_text != NULL) > 1)
+    return LCPSIM_ERR_USAGE;
+  lcpsim_pool_t *pool = calloc(1, sizeof *pool);
+  if (!pool)
+    return LCPSIM_ERR_NO_MEMORY;
+  pool->snapshot_every = o.snapshot_every > 0 ? o.snapshot_every : 10;
+  pool->timeout_ms = o.timeout_ms > 0 ? o.timeout_ms : 10000;
+  pool->copy_of =
+      !o.scene_path && !o.scene_text ? copy_text(o.copy_of ? o.copy_of : "default") : NULL;
+  pool->scene_path = o.scene_path ? copy_text(o.scene_path) : NULL;
+  pool->scene_text = o.scene_text ? copy_text(o.scene_text) : NULL;
+  pool->daemons = calloc(n_endpoints, sizeof *pool->daemons);
+  pool->failed = calloc(n_endpoints, sizeof *pool->failed);
+  pool->worlds = calloc(n_worlds ? n_worlds : 1, sizeof *pool->worlds);
+  pool->results = calloc(n_worlds ? n_worlds : 1, sizeof *pool->results);
+  int code = pool->daemons && pool->failed && pool->worlds && pool->results &&
+                     (pool->copy_of || pool->scene_path || pool->scene_text)
+                 ? LCPSIM_OK
+                 : LCPSIM_ERR_NO_MEMORY;
+  pool->n_daemons = code == LCPSIM_OK ? n_endpoints : 0;
+  pool->n_worlds = code == LCPSIM_OK ? n_worlds : 0;
+  for (size_t d = 0; d < pool->n_daemons && code == LCPSIM_OK; ++d) {
+    daemon_t *daemon = &pool->daemons[d];
+    daemon->endpoint = copy_text(endpoints[d]);
+    daemon->alive = true;
+    code = daemon->endpoint ? lcpsim_client_connect(endpoints[d], pool->timeout_ms, &daemon->client)
+                            : LCPSIM_ERR_NO_MEMORY;
+    if (code != LCPSIM_OK)
+      pool_fail(pool, code, "cannot connect to %s", endpoints[d]);
+  }
+  for (size_t i = 0; i < pool->n_worlds && code == LCPSIM_OK; ++i) {
+    snprintf(pool->worlds[i].name, sizeof pool->worlds[i].name, "%.40s%zu",
+             o.prefix ? o.prefix : "pool", i);
+    code = create_on(pool, i, i % n_endpoints);
+  }
+  /* The first snapshots: a round of zero steps. */
+  bool *todo = code == LCPSIM_OK ? calloc(pool->n_worlds ? pool->n_worlds : 1, sizeof *todo) : NULL;
+  if (code == LCPSIM_OK && !todo)
+    code = LCPSIM_ERR_NO_MEMORY;
+  for (size_t i = 0; i < pool->n_worlds && code == LCPSIM_OK; ++i) {
+    code = log_append(&pool->worlds[i], 0, NULL);
+    todo[i] = true;
+  }
+  if (code == LCPSIM_OK)
+    code = run_rounds(pool, todo, LCPSIM_BATCH_RETURN_SNAPSHOT);
+  free(todo);
+  release_replies(pool);
+  if (code != LCPSIM_OK) {
+    lcpsim_pool_destroy(&pool);
+    return code;
+  }
+  *out = pool;
+  return LCPSIM_OK;
+}
+
+void lcpsim_pool_destroy(lcpsim_pool_t **pool) {
+  if (!pool || !*pool)
+    return;
+  lcpsim_pool_t *self = *pool;
+  for (size_t i = 0; i < self->n_worlds; ++i) {
+    world_t *w = &self->worlds[i];
+    daemon_t *daemon = &self->daemons[w->daemon];
+    if (daemon->alive && daemon->client &&
+        lcpsim_client_destroy_world(daemon->client, w->name) == LCPSIM_ERR_TIMEOUT)
+      daemon->alive = false; /* gone: nothing more to free there */
+    log_clear(w);
+    free(w->log);
+    free(w->snapshot);
+  }
+  release_replies(self);
+  for (size_t d = 0; d < self->n_daemons; ++d) {
+    lcpsim_batch_reply_destroy(&self->daemons[d].reply);
+    lcpsim_client_destroy(&self->daemons[d].client);
+    free(self->daemons[d].endpoint);
+    free(self->daemons[d].sent);
+  }
+  free(self->daemons);
+  free(self->worlds);
+  free(self->results);
+  free(self->replies);
+  free(self->moves);
+  free((void *)self->failed);
+  free(self->copy_of);
+  free(self->scene_path);
+  free(self->scene_text);
+  free(self);
+  *pool = NULL;
+}
+
+size_t lcpsim_pool_world_count(const lcpsim_pool_t *pool) { return pool ? pool->n_worlds : 0; }
+
+const char *lcpsim_pool_world_name(const lcpsim_pool_t *pool, size_t world) {
+  return pool && world < pool->n_worlds ? pool->worlds[world].name : NULL;
+}
+
+const char *lcpsim_pool_world_endpoint(const lcpsim_pool_t *pool, size_t world) {
+  return pool && world < pool->n_worlds ? pool->daemons[pool->worlds[world].daemon].endpoint : NULL;
+}
+
+size_t lcpsim_pool_moves(const lcpsim_pool_t *pool, const lcpsim_pool_move_t **moves) {
+  if (moves)
+    *moves = pool ? pool->moves : NULL;
+  return pool ? pool->n_moves : 0;
+}
+
+size_t lcpsim_pool_failed(const lcpsim_pool_t *pool, const char *const **endpoints) {
+  if (endpoints)
+    *endpoints = pool ? pool->failed : NULL;
+  return pool ? pool->n_failed : 0;
+}
