@@ -92,8 +92,11 @@ void lcpd_pool_run(lcpd_pool_t *pool, lcpd_task_fn run, void *context, size_t co
   pool->total = count;
   if (help)
     pool->seats--;
-  /* As many workers as there are seats and tasks: the others sleep on. */
-  for (int i = 0; i < pool->seats && (size_t)i < count; ++i)
+  /* As many workers as there are seats and tasks beyond the helper's
+   * first: the others sleep on (a helper that takes none gives its seat
+   * back with a wake-up of its own). */
+  size_t wanted = help ? count - 1 : count;
+  for (int i = 0; i < pool->seats && (size_t)i < wanted; ++i)
     pthread_cond_signal(&pool->wake);
   pthread_mutex_unlock(&pool->lock);
 }
