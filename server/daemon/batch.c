@@ -13,6 +13,9 @@ struct lcpd_batch_job {
   lcpd_world_t *world;
   const Lcpsim__V1__WorldStep *step;
   size_t index; /* in the request */
+  /* What its steps should take, from the world's last step (UINT64_MAX:
+   * unknown), for the loop's choice of the jobs it runs itself. */
+  uint64_t estimate_ns;
   Lcpsim__V1__BatchStepResult result;
   ProtobufCBinaryData packed; /* the result as an entry of BatchStepReply.results */
   /* States the world's stream was due during the job, sent after it. */
@@ -73,6 +76,26 @@ static void run_job(lcpd_batch_t *batch, lcpd_batch_job_t *job) {
 static void run_task(void *context, size_t index) {
   lcpd_batch_t *batch = context;
   run_job(batch, batch->jobs[batch->pooled[index]]);
+}
+
+/* The loop's thread runs a job itself only when it expects to be done
+ * within one slice of a Step from the batch's start: it answers other
+ * requests no later than a Step running on it would. */
+static bool loop_may_run(void *context, size_t index) {
+  const lcpd_batch_t *batch = context;
+  uint64_t estimate = batch->jobs[batch->pooled[index]]->estimate_ns;
+  uint64_t spent = uv_hrtime() - batch->started_ns;
+  return estimate <= batch->slice_ns && spent <= batch->slice_ns - estimate;
+}
+
+/* A job's steps at the pace of its world's last step. */
+static uint64_t estimate_job(const lcpd_sim_t *sim, const Lcpsim__V1__WorldStep *step) {
+  lcp_step_stats_t stats;
+  lcp_world_get_stats(sim->live.world, &stats);
+  if (!(stats.step_seconds > 0.0) || step->steps < 0)
+    return UINT64_MAX;
+  double ns = 1e9 * stats.step_seconds * (double)(step->steps > 0 ? step->steps : 1);
+  return ns < 1e18 ? (uint64_t)ns : UINT64_MAX;
 }
 
 static void on_pool_done(void *user);
@@ -238,17 +261,19 @@ bool lcpd_batch_start(lcpd_batch_t *batch, lcpd_call_t *call, lcpd_worlds_t *wor
     sim->publish = publish_later;
     sim->publish_user = job;
     job->world->busy = true;
+    job->estimate_ns = estimate_job(sim, ws);
     if (run_default_here && job->world == lcpd_worlds_default(worlds))
       here = job;
     else
       batch->pooled[batch->pooled_count++] = i;
   }
   batch->running = true;
+  batch->started_ns = uv_hrtime();
   if (batch->pooled_count)
-    lcpd_pool_run(&batch->pool, run_task, batch, batch->pooled_count);
+    lcpd_pool_run(&batch->pool, run_task, batch, batch->pooled_count, true);
   if (here)
     run_job(batch, here);
-  if (batch->pooled_count)
+  if (batch->pooled_count && !lcpd_pool_help(&batch->pool, loop_may_run))
     return false;
   finish(batch);
   return true;

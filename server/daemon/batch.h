@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* BatchStep: many worlds stepped in one request on the worker threads
  * (pool.h). The event loop's thread checks the request whole (every world
- * named at most once, at most LCPD_MAX_BATCH_WORLDS of them), gives each
+ * named at most once, at most LCPD_MAX_BATCH_WORLDS of them) and gives each
  * world's part to a job of its own (lcpd_call_world_step: its own arenas
  * and undo buffers, so that jobs share nothing but the decoded request,
- * which they only read), and returns to the loop; the reply is made on the
- * loop's thread once every job is over, in the request's order. A world is
+ * which they only read). It runs jobs itself, in one of the workers'
+ * seats, as long as it expects them done within one slice of a Step (from
+ * its world's last step time), then returns to the loop; the reply is made
+ * on the loop's thread once every job is over, in the request's order. A world is
  * stepped by one thread, from start to end, with the engine's deterministic
  * step: its result does not depend on the number of threads nor on the
  * order in which the jobs end. States a world's stream is due meanwhile
@@ -47,7 +49,8 @@ typedef struct lcpd_batch {
   atomic_bool stop; /* set at shutdown: jobs stop after their current slice */
   size_t reply_limit;
   int32_t max_steps;
-  uint64_t slice_ns;
+  uint64_t slice_ns;   /* a Step's slice: the most the loop spends on a batch's jobs */
+  uint64_t started_ns; /* uv_hrtime() when the running batch started */
   lcpd_batch_over_fn over;
   lcpd_send_frame_fn send_frame;
   void *user;
@@ -57,7 +60,7 @@ int lcpd_batch_open(lcpd_batch_t *batch, uv_loop_t *loop, int workers, size_t re
                     int32_t max_steps, uint64_t slice_ns, lcpd_batch_over_fn over,
                     lcpd_send_frame_fn send_frame, void *user, lcpd_error_t *error);
 /* Starts serving the decoded BatchStep in call. Returns true when its reply
- * is ready already (refused whole, or no world went to the workers), false
+ * is ready already (refused whole, or every job ran on this thread), false
  * when the workers run: then over() is called when it is ready. jobs on
  * the default world run on this thread when run_default_here (the HTTP
  * side, the recorder or the realtime clock read that world on the loop). */

@@ -1,58 +1,64 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* lcpsim-batch-bench: robot-steps per second over the wire with BatchStep,
- * next to the same world stepped in-process on one thread and to MuJoCo's
+ * next to the same arm stepped in-process on one thread and to MuJoCo's
  * arm on one thread, all in the same run.
  *
  *   lcpsim-batch-bench --start-daemon LCPSIMD [--workers 1,2] [--worlds 1,16,64,256]
- *                      [--rounds N] [--robot-steps N] [--steps N] [--no-state]
+ *                      [--rounds N] [--robot-steps N] [--steps 1,10] [--no-state]
  *                      [--mujoco PEER | --no-mujoco] [--daemon-arg ARG]...
  *
- * The world is lcpsimd's built-in one: the 7-dof arm arm7 on a fixed base, a
- * table and a box resting on it. For each worker count W, a daemon of its
- * own (--workers W) is started on ephemeral ports and given copies of its
- * default world (CreateWorld copy_of "default"); then one client sends
+ * The scene is lcpsim-bench's and MuJoCo's arm scene (scene=arm): the 7-dof
+ * arm arm7 alone on a fixed base 0.1 m over the ground, h = 1 ms, 20
+ * iterations, every joint under implicit PD (kp 100, kd 10). For each
+ * worker count W, a daemon of its own (--workers W) is started on
+ * ephemeral ports and given worlds made from that scene's text
+ * (CreateWorld scene_text, ARM_SCENE below); then one client sends
  * BatchStep requests over K of them at a time, each world with position
  * targets for the arm's 7 joints (q*_i(t) = 0.5 sin(2π·0.5·t + i + 0.1·k)
- * for world k, kp 100, kd 10), `--steps` steps each (1) and, unless
- * --no-state, its state returned. One request is in flight at a time: each
- * round trip includes the client's encoding and decoding, as a training
- * loop's would.
+ * for world k, kp 100, kd 10), S steps each (one line per S of --steps:
+ * 1 is a control tick every physics step, 10 a 100 Hz controller over 1 kHz
+ * physics, as a vector environment with a frame skip sends) and, unless
+ * --no-state, its state returned. One request is in flight at a time.
  *
- * The in-process reference builds the same world with the daemon's own
- * scene code (lcpsimd_world) and steps it on this thread with the same
- * targets, without protobuf or sockets: one world (the issue's reference),
- * and K worlds in turn, as one thread steps a batch of K, whose data no
- * longer stays in the caches from one step to the next. MuJoCo's rate is
- * the one lcpsim-bench-mujoco (bench/peers, cmake -DLCP_BENCH_PEERS=ON)
- * prints for lcpsim-bench's arm scene, the same arm without the table and
- * the box.
+ * The in-process reference builds the same scene text with the daemon's own
+ * scene and world code (lcpsimd_world) and steps it on this thread with
+ * the same targets, set once every S steps as the daemon sets them, without
+ * protobuf or sockets: one world (the issue's reference), and K worlds in
+ * turn, as one thread steps a batch of K, whose data no longer stays in
+ * the caches from one step to the next. MuJoCo's rate is the one
+ * lcpsim-bench-mujoco (bench/peers, cmake -DLCP_BENCH_PEERS=ON) prints for
+ * its arm scene, the same arm.
  *
  * The configurations take turns, a slice of --robot-steps each, for
  * --rounds rounds, so that all of them see the same minutes of a machine
  * whose load changes. One line per configuration:
  *
- *   bench=batch mode=inprocess threads=1 worlds=1 robot_steps_per_s=... us_STAGE=...
- *   bench=batch mode=inprocess threads=1 worlds=K robot_steps_per_s=... ratio_inprocess=...
- *   bench=batch mode=mujoco threads=1 worlds=1 robot_steps_per_s=...
- *   bench=batch mode=wire workers=W worlds=K robot_steps_per_s=... ratio_inprocess=...
- *     ratio_inprocess_same_worlds=... ratio_mujoco=... us_per_call=... round_trip_us=...
- *     client_encode_us=... client_decode_us=... overhead_us=... request_bytes=...
- *     reply_bytes=...
+ *   bench=batch mode=inprocess scene=arm threads=1 worlds=1 steps=S robot_steps_per_s=...
+ *     us_STAGE=...
+ *   bench=batch mode=inprocess scene=arm threads=1 worlds=K steps=S robot_steps_per_s=...
+ *     ratio_inprocess=...
+ *   bench=batch mode=mujoco scene=arm threads=1 worlds=1 robot_steps_per_s=...
+ *   bench=batch mode=wire scene=arm workers=W worlds=K steps=S robot_steps_per_s=...
+ *     ratio_inprocess=... ratio_inprocess_same_worlds=... ratio_mujoco=... us_per_call=...
+ *     round_trip_us=... client_encode_us=... client_decode_us=... overhead_us=...
+ *     request_bytes=... reply_bytes=...
  *
- * ratio_inprocess and ratio_mujoco are robot_steps_per_s over the one-world
- * in-process rate and MuJoCo's; ratio_inprocess_same_worlds over the
- * in-process rate of K worlds in turn. round_trip_us is from the request
- * sent to the reply received; client_encode_us and client_decode_us are
- * this client's own protobuf work per call, outside it; overhead_us is
- * round_trip_us less the time the K worlds' steps take in-process (in turn)
- * spread over min(W, K) threads: what the wire, the daemon's decoding and encoding, and the
- * threads' hand-offs cost per call. A last line names the issue's goal at
- * K = 64, W = 2 and whether this run met it. */
+ * robot_steps_per_s over the wire counts the round trips only (request
+ * sent to reply received); ratio_inprocess and ratio_mujoco are it over the
+ * one-world in-process rate (with the same S) and MuJoCo's;
+ * ratio_inprocess_same_worlds over the in-process rate of K worlds in turn.
+ * client_encode_us and client_decode_us are this client's own protobuf
+ * work per call, outside the round trip; us_per_call includes them.
+ * overhead_us is round_trip_us less the time the K worlds' steps take
+ * in-process (in turn) spread over min(W, K) threads: what the wire, the
+ * daemon's decoding and encoding, and the threads' hand-offs cost per call.
+ * A last line per S names the issue's goal at K = 64, W = 2 and whether
+ * this run met it. */
 #include "lcpsim/v1/lcpsim.pb-c.h"
 
 #include "lcpsim/lcpsim.h"
 #include "lcpsim/robot.h"
-#include "scene.h"
+#include "scene_file.h"
 #include "sim.h"
 
 #include <errno.h>
@@ -72,6 +78,17 @@
 
 extern char **environ;
 
+/* lcpsim-bench's arm scene (lcp_scene_arm) as scene text: the settings
+ * are the engine's defaults but for h and the iterations, as there. That
+ * scene also gives the arm's links μ 0.8 where the URDF leaves 0.5; the arm
+ * never touches the ground, so no step depends on it. */
+#define ARM_SCENE                                                                                  \
+  "<?xml version=\"1.0\"?>\n"                                                                      \
+  "<lcpsim version=\"1\">\n"                                                                       \
+  "  <settings timestep=\"0.001\" iterations=\"20\"/>\n"                                           \
+  "  <ground friction=\"0.8\"/>\n"                                                                 \
+  "  <robot name=\"arm7\" urdf=\"arm7.urdf\" base=\"fixed\" xyz=\"0 0 0.1\"/>\n"                   \
+  "</lcpsim>\n"
 #define ARM_NAME "arm7"
 #define ARM_JOINTS 7
 #define ARM_KP 100.0
@@ -80,6 +97,7 @@ extern char **environ;
 #define TIMEOUT_MS 60000
 #define MAX_WORKER_COUNTS 4
 #define MAX_WORLD_COUNTS 8
+#define MAX_STEP_COUNTS 4
 #define MAX_WORLDS 4096
 #define MAX_DAEMON_ARGS 32
 /* The goal the issue sets at K = 64 worlds and 2 worker threads. */
@@ -245,11 +263,12 @@ static Lcpsim__V1__Reply *call(client *c, Lcpsim__V1__Request *r, tally *t) {
   return reply;
 }
 
-/* The daemon's timestep, after checking that it is in lockstep mode and its
- * default world has the arm with its 7 joints. */
-static bool query_info(client *c, double *timestep) {
+/* The timestep of world `world`, after checking that it is in lockstep
+ * mode and has the arm with its 7 joints. */
+static bool query_info(client *c, const char *world, double *timestep) {
   Lcpsim__V1__GetInfoRequest get = LCPSIM__V1__GET_INFO_REQUEST__INIT;
   Lcpsim__V1__Request r = LCPSIM__V1__REQUEST__INIT;
+  r.world = (char *)world;
   r.call_case = LCPSIM__V1__REQUEST__CALL_GET_INFO;
   r.get_info = &get;
   Lcpsim__V1__Reply *reply = call(c, &r, NULL);
@@ -265,20 +284,22 @@ static bool query_info(client *c, double *timestep) {
     *timestep = reply->get_info->settings->timestep;
   lcpsim__v1__reply__free_unpacked(reply, NULL);
   if (!ok || !arm)
-    fprintf(stderr, "lcpsim-batch-bench: the daemon must be in lockstep mode with its built-in "
-                    "world (robot " ARM_NAME " of 7 joints)\n");
+    fprintf(stderr,
+            "lcpsim-batch-bench: world %s must be in lockstep mode with robot " ARM_NAME
+            " of 7 joints\n",
+            world);
   return ok && arm;
 }
 
-/* Copies of the default world named batch0, batch1, ... */
+/* Worlds batch0, batch1, ... made from the arm scene's text. */
 static bool create_worlds(client *c, int count) {
   for (int i = 0; i < count; ++i) {
     char name[32];
     snprintf(name, sizeof name, "batch%d", i);
     Lcpsim__V1__CreateWorldRequest create = LCPSIM__V1__CREATE_WORLD_REQUEST__INIT;
     create.name = name;
-    create.source_case = LCPSIM__V1__CREATE_WORLD_REQUEST__SOURCE_COPY_OF;
-    create.copy_of = "default";
+    create.source_case = LCPSIM__V1__CREATE_WORLD_REQUEST__SOURCE_SCENE_TEXT;
+    create.scene_text = ARM_SCENE;
     Lcpsim__V1__Request r = LCPSIM__V1__REQUEST__INIT;
     r.call_case = LCPSIM__V1__REQUEST__CALL_CREATE_WORLD;
     r.create_world = &create;
@@ -419,9 +440,19 @@ typedef struct inprocess {
 static bool inprocess_init(inprocess *p) {
   lcpd_error_t error;
   lcpd_scene_t scene;
-  if (lcpd_scene_builtin(&scene, &error) != LCP_OK ||
+  char robots[4096], why[1024];
+  if (lcp_shipped_robots_dir(robots, sizeof robots, why, sizeof why) != LCP_OK) {
+    fprintf(stderr, "lcpsim-batch-bench: %s\n", why);
+    return false;
+  }
+  /* The URDF found as the daemon finds it: below the shipped robots. */
+  const char *roots[1] = {robots};
+  lcp_urdf_options_t options = lcp_urdf_options_default();
+  options.files = (lcp_file_rules_t){roots, 1, true};
+  if (lcpd_scene_text_load("arm scene", ARM_SCENE, strlen(ARM_SCENE), &options, &scene, &error) !=
+          LCP_OK ||
       lcpd_sim_init(&p->sim, &scene, &error) != LCP_OK) {
-    fprintf(stderr, "lcpsim-batch-bench: the built-in world: %s\n", error.message);
+    fprintf(stderr, "lcpsim-batch-bench: the arm scene: %s\n", error.message);
     return false;
   }
   p->ready = true;
@@ -431,7 +462,7 @@ static bool inprocess_init(inprocess *p) {
   for (int32_t j = 0; ok && j < ARM_JOINTS; ++j)
     ok = lcp_robot_get_joint_control(world, arm->id, j, &p->controls[j]) == LCP_OK;
   if (!ok) {
-    fprintf(stderr, "lcpsim-batch-bench: the built-in world has no " ARM_NAME "\n");
+    fprintf(stderr, "lcpsim-batch-bench: the arm scene has no " ARM_NAME "\n");
     return false;
   }
   p->arm = arm->id;
@@ -446,17 +477,20 @@ static bool inprocess_init(inprocess *p) {
   return true;
 }
 
-/* `count` steps of world p (world number `index` of its set), each after
- * setting the targets as a BatchStep's world does. */
+/* World p (world number `index` of its set): its targets set, then `count`
+ * steps, as a BatchStep's world with `count` steps does. */
 static bool inprocess_step(inprocess *p, int index, int64_t count) {
   lcpd_error_t error;
+  double time = (double)p->steps * p->timestep;
+  for (int j = 0; j < ARM_JOINTS; ++j)
+    p->controls[j].position = arm_target(j, index, time);
+  if (lcp_robot_set_controls(p->sim.live.world, p->arm, p->controls, ARM_JOINTS) != LCP_OK) {
+    fprintf(stderr, "lcpsim-batch-bench: in-process targets refused\n");
+    return false;
+  }
   for (int64_t i = 0; i < count; ++i, ++p->steps) {
-    double time = (double)p->steps * p->timestep;
-    for (int j = 0; j < ARM_JOINTS; ++j)
-      p->controls[j].position = arm_target(j, index, time);
-    if (lcp_robot_set_controls(p->sim.live.world, p->arm, p->controls, ARM_JOINTS) != LCP_OK ||
-        lcpd_sim_step(&p->sim, &error) != LCP_OK) {
-      fprintf(stderr, "lcpsim-batch-bench: in-process step failed\n");
+    if (lcpd_sim_step(&p->sim, &error) != LCP_OK) {
+      fprintf(stderr, "lcpsim-batch-bench: in-process step failed: %s\n", error.message);
       return false;
     }
     lcp_step_stats_t stats;
@@ -530,14 +564,32 @@ static void usage(FILE *out) {
   fprintf(
       out,
       "usage: lcpsim-batch-bench --start-daemon LCPSIMD [--workers 1,2] [--worlds 1,16,64,256]\n"
-      "                          [--rounds N] [--robot-steps N] [--steps N] [--no-state]\n"
+      "                          [--rounds N] [--robot-steps N] [--steps 1,10] [--no-state]\n"
       "                          [--mujoco PEER | --no-mujoco] [--daemon-arg ARG]...\n"
-      "Robot-steps per second through BatchStep over K copies of lcpsimd's built-in world\n"
-      "(the 7-dof arm under PD), one daemon per worker count (--workers W), next to the\n"
-      "same world stepped in-process on one thread and MuJoCo's arm (lcpsim-bench-mujoco,\n"
-      "PEER; LCPSIM_MUJOCO_PEER names another). The configurations take turns, N\n"
-      "robot-steps each a round (--robot-steps, default 20000), for --rounds rounds (5).\n"
-      "--steps: steps per world per BatchStep (1). --no-state: no state returned.\n");
+      "Robot-steps per second through BatchStep over K worlds of lcpsim-bench's arm scene\n"
+      "(the 7-dof arm alone under PD, h = 1 ms), one daemon per worker count (--workers W),\n"
+      "next to the same scene stepped in-process on one thread and MuJoCo's arm\n"
+      "(lcpsim-bench-mujoco, PEER; LCPSIM_MUJOCO_PEER names another). The configurations\n"
+      "take turns, N robot-steps each a round (--robot-steps, default 20000), for --rounds\n"
+      "rounds (5). --steps: steps per world per BatchStep, one line each (1,10).\n"
+      "--no-state: no state returned.\n");
+}
+
+/* The goal line for S steps per world per request. */
+static void print_goal(int steps, const tally *wire, double in_rate, double mj_rate, bool mujoco,
+                       long cores, double load1) {
+  double r = rate(wire), ratio_inprocess = r / in_rate, ratio_mujoco = mujoco ? r / mj_rate : 0.0;
+  bool met = ratio_inprocess >= GOAL_RATIO_INPROCESS && mujoco && ratio_mujoco >= GOAL_RATIO_MUJOCO;
+  printf("bench=batch goal scene=arm workers=%d worlds=%d steps=%d ratio_inprocess=%.3f "
+         "need_inprocess=%.1f met_inprocess=%s",
+         GOAL_WORKERS, GOAL_WORLDS, steps, ratio_inprocess, GOAL_RATIO_INPROCESS,
+         ratio_inprocess >= GOAL_RATIO_INPROCESS ? "yes" : "no");
+  if (mujoco)
+    printf(" ratio_mujoco=%.3f need_mujoco=%.1f met_mujoco=%s", ratio_mujoco, GOAL_RATIO_MUJOCO,
+           ratio_mujoco >= GOAL_RATIO_MUJOCO ? "yes" : "no");
+  else
+    printf(" ratio_mujoco=unmeasured need_mujoco=%.1f", GOAL_RATIO_MUJOCO);
+  printf(" met=%s cores=%ld load1=%.2f\n", met ? "yes" : "no", cores, load1);
 }
 
 int main(int argc, char **argv) {
@@ -551,7 +603,8 @@ int main(int argc, char **argv) {
   int daemon_arg_count = 0;
   int worker_counts[MAX_WORKER_COUNTS] = {1, 2}, worker_count_n = 2;
   int world_counts[MAX_WORLD_COUNTS] = {1, 16, 64, 256}, world_count_n = 4;
-  long rounds = 5, robot_steps = 20000, steps = 1;
+  int step_counts[MAX_STEP_COUNTS] = {1, 10}, step_count_n = 2;
+  long rounds = 5, robot_steps = 20000;
   bool return_state = true;
   static const struct option options[] = {
       {"start-daemon", required_argument, NULL, 's'},
@@ -590,15 +643,22 @@ int main(int argc, char **argv) {
         return 2;
       }
       break;
+    case 'S':
+      step_count_n = parse_list(optarg, step_counts, MAX_STEP_COUNTS, 100000);
+      if (step_count_n < 1) {
+        fprintf(stderr, "lcpsim-batch-bench: --steps: 1 to %d counts of 1 to 100000\n",
+                MAX_STEP_COUNTS);
+        return 2;
+      }
+      break;
     case 'r':
-    case 'n':
-    case 'S': {
+    case 'n': {
       long v = strtol(optarg, &end, 10);
       if (*end || v < 1 || v > 100000000L) {
         fprintf(stderr, "lcpsim-batch-bench: %s must be 1 to 100000000\n", argv[optind - 1]);
         return 2;
       }
-      *(c == 'r' ? &rounds : c == 'n' ? &robot_steps : &steps) = v;
+      *(c == 'r' ? &rounds : &robot_steps) = v;
       break;
     }
     case 'N':
@@ -654,9 +714,8 @@ int main(int argc, char **argv) {
   void *context = zmq_ctx_new();
   client clients[MAX_WORKER_COUNTS] = {{0}};
   uint64_t *world_steps[MAX_WORKER_COUNTS] = {0};
-  batch batches[MAX_WORKER_COUNTS][MAX_WORLD_COUNTS];
-  tally wire[MAX_WORKER_COUNTS][MAX_WORLD_COUNTS];
-  memset(wire, 0, sizeof wire);
+  static batch batches[MAX_WORKER_COUNTS][MAX_WORLD_COUNTS][MAX_STEP_COUNTS];
+  static tally wire[MAX_WORKER_COUNTS][MAX_WORLD_COUNTS][MAX_STEP_COUNTS];
   int batch_ready = 0; /* daemons whose batches are all built */
   double timestep = 0.0;
   for (int d = 0; ok && d < worker_count_n; ++d) {
@@ -667,17 +726,18 @@ int main(int argc, char **argv) {
     zmq_setsockopt(cl->socket, ZMQ_LINGER, &zero, sizeof zero);
     zmq_setsockopt(cl->socket, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
     zmq_setsockopt(cl->socket, ZMQ_SNDTIMEO, &timeout, sizeof timeout);
-    ok = zmq_connect(cl->socket, daemons[d].endpoint) == 0 && query_info(cl, &timestep) &&
-         create_worlds(cl, most_worlds);
+    ok = zmq_connect(cl->socket, daemons[d].endpoint) == 0 && create_worlds(cl, most_worlds) &&
+         query_info(cl, "batch0", &timestep);
     world_steps[d] = ok ? calloc((size_t)most_worlds, sizeof *world_steps[d]) : NULL;
     ok = ok && world_steps[d] != NULL;
     int built = 0;
-    for (; ok && built < world_count_n; ++built)
-      ok = batch_init(&batches[d][built], cl, world_counts[built], (int)steps, return_state,
-                      timestep, world_steps[d]);
+    for (; ok && built < world_count_n * step_count_n; ++built)
+      ok = batch_init(&batches[d][built / step_count_n][built % step_count_n], cl,
+                      world_counts[built / step_count_n], step_counts[built % step_count_n],
+                      return_state, timestep, world_steps[d]);
     if (!ok) {
       for (int i = 0; i < built; ++i)
-        batch_free(&batches[d][i]);
+        batch_free(&batches[d][i / step_count_n][i % step_count_n]);
     } else {
       batch_ready = d + 1;
     }
@@ -693,41 +753,47 @@ int main(int argc, char **argv) {
   if (local && local_ready > 0 && !local[local_ready - 1].ready)
     --local_ready;
   inprocess *reference = local, *cold = local ? local + 1 : NULL;
-  tally in_process[MAX_WORLD_COUNTS] = {{0}}, mujoco_tally = {0}, ignored = {0};
+  tally in_process[MAX_WORLD_COUNTS][MAX_STEP_COUNTS] = {{{0}}}, mujoco_tally = {0}, ignored = {0};
   /* A warm-up: each configuration once, a tenth of a round's share. */
   for (int d = 0; ok && d < worker_count_n; ++d)
     for (int k = 0; ok && k < world_count_n; ++k)
-      for (long i = 0; ok && i < robot_steps / 10 / (world_counts[k] * steps) + 1; ++i)
-        ok = batch_call(&batches[d][k], &ignored);
+      for (int s = 0; ok && s < step_count_n; ++s)
+        for (long i = 0; ok && i < robot_steps / 10 / (world_counts[k] * step_counts[s]) + 1; ++i)
+          ok = batch_call(&batches[d][k][s], &ignored);
   for (int k = 0; ok && k < world_count_n; ++k)
-    ok = inprocess_run(world_counts[k] == 1 ? reference : cold, world_counts[k],
-                       robot_steps / 10 + steps, (int)steps, &ignored);
+    for (int s = 0; ok && s < step_count_n; ++s)
+      ok = inprocess_run(world_counts[k] == 1 ? reference : cold, world_counts[k],
+                         robot_steps / 10 + step_counts[s], step_counts[s], &ignored);
   if (ok && mujoco && !mujoco_run(mujoco, robot_steps / 10 + 1, &ignored))
     mujoco = NULL;
 
   for (long round = 0; ok && round < rounds; ++round) {
     for (int k = 0; ok && k < world_count_n; ++k)
-      ok = inprocess_run(world_counts[k] == 1 ? reference : cold, world_counts[k], robot_steps,
-                         (int)steps, &in_process[k]);
+      for (int s = 0; ok && s < step_count_n; ++s)
+        ok = inprocess_run(world_counts[k] == 1 ? reference : cold, world_counts[k], robot_steps,
+                           step_counts[s], &in_process[k][s]);
     if (ok && mujoco && !mujoco_run(mujoco, robot_steps, &mujoco_tally))
       mujoco = NULL;
     for (int d = 0; ok && d < worker_count_n; ++d)
-      for (int k = 0; ok && k < world_count_n; ++k) {
-        long per_call = (long)world_counts[k] * steps;
-        for (long i = 0; ok && i < (robot_steps + per_call - 1) / per_call; ++i)
-          ok = batch_call(&batches[d][k], &wire[d][k]);
-      }
+      for (int k = 0; ok && k < world_count_n; ++k)
+        for (int s = 0; ok && s < step_count_n; ++s) {
+          long per_call = (long)world_counts[k] * step_counts[s];
+          for (long i = 0; ok && i < (robot_steps + per_call - 1) / per_call; ++i)
+            ok = batch_call(&batches[d][k][s], &wire[d][k][s]);
+        }
   }
   /* The reference when K = 1 was not among the counts. */
-  tally reference_tally = {0};
+  tally reference_tally[MAX_STEP_COUNTS] = {{0}};
   int reference_k = -1;
   for (int k = 0; k < world_count_n; ++k)
     reference_k = world_counts[k] == 1 ? k : reference_k;
-  if (ok && reference_k < 0)
-    for (long round = 0; ok && round < rounds; ++round)
-      ok = inprocess_run(reference, 1, robot_steps, (int)steps, &reference_tally);
-  if (reference_k >= 0)
-    reference_tally = in_process[reference_k];
+  for (int s = 0; ok && s < step_count_n; ++s) {
+    if (reference_k >= 0)
+      reference_tally[s] = in_process[reference_k][s];
+    else
+      for (long round = 0; ok && round < rounds; ++round)
+        ok = inprocess_run(reference, 1, robot_steps, step_counts[s], &reference_tally[s]);
+  }
   double timestep_in_process = reference ? reference->timestep : 0.0;
   double stage_seconds[LCP_STAGE_COUNT] = {0}, contacts = 0.0, reference_steps = 1.0;
   if (local_ready > 0) {
@@ -738,7 +804,8 @@ int main(int argc, char **argv) {
 
   for (int d = 0; d < batch_ready; ++d)
     for (int k = 0; k < world_count_n; ++k)
-      batch_free(&batches[d][k]);
+      for (int s = 0; s < step_count_n; ++s)
+        batch_free(&batches[d][k][s]);
   for (int d = 0; d < worker_count_n; ++d) {
     if (clients[d].socket)
       zmq_close(clients[d].socket);
@@ -762,62 +829,61 @@ int main(int argc, char **argv) {
     fclose(loadavg);
   }
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  double in_rate = rate(&reference_tally), mj_rate = rate(&mujoco_tally);
-  printf("bench=batch mode=inprocess threads=1 worlds=1 robot_steps=%.0f robot_steps_per_s=%.0f "
-         "us_per_robot_step=%.3f timestep=%.6g contacts=%.1f",
-         reference_tally.robot_steps, in_rate, 1e6 / in_rate, timestep_in_process,
-         contacts / reference_steps);
-  for (int k = 0; k < LCP_STAGE_COUNT; ++k)
-    printf(" us_%s=%.2f", lcp_stage_name((lcp_stage_t)k), 1e6 * stage_seconds[k] / reference_steps);
-  printf(" cores=%ld load1=%.2f\n", cores, load[0]);
-  for (int k = 0; k < world_count_n; ++k)
-    if (world_counts[k] > 1)
-      printf("bench=batch mode=inprocess threads=1 worlds=%d steps=%ld robot_steps=%.0f "
-             "robot_steps_per_s=%.0f us_per_robot_step=%.3f ratio_inprocess=%.3f\n",
-             world_counts[k], steps, in_process[k].robot_steps, rate(&in_process[k]),
-             1e6 / rate(&in_process[k]), rate(&in_process[k]) / in_rate);
+  double mj_rate = rate(&mujoco_tally);
+  for (int s = 0; s < step_count_n; ++s) {
+    double in_rate = rate(&reference_tally[s]);
+    printf("bench=batch mode=inprocess scene=arm threads=1 worlds=1 steps=%d robot_steps=%.0f "
+           "robot_steps_per_s=%.0f us_per_robot_step=%.3f",
+           step_counts[s], reference_tally[s].robot_steps, in_rate, 1e6 / in_rate);
+    if (s == 0) {
+      printf(" timestep=%.6g contacts=%.1f", timestep_in_process, contacts / reference_steps);
+      for (int k = 0; k < LCP_STAGE_COUNT; ++k)
+        printf(" us_%s=%.2f", lcp_stage_name((lcp_stage_t)k),
+               1e6 * stage_seconds[k] / reference_steps);
+    }
+    printf(" cores=%ld load1=%.2f\n", cores, load[0]);
+  }
+  for (int s = 0; s < step_count_n; ++s)
+    for (int k = 0; k < world_count_n; ++k)
+      if (world_counts[k] > 1)
+        printf("bench=batch mode=inprocess scene=arm threads=1 worlds=%d steps=%d robot_steps=%.0f "
+               "robot_steps_per_s=%.0f us_per_robot_step=%.3f ratio_inprocess=%.3f\n",
+               world_counts[k], step_counts[s], in_process[k][s].robot_steps,
+               rate(&in_process[k][s]), 1e6 / rate(&in_process[k][s]),
+               rate(&in_process[k][s]) / rate(&reference_tally[s]));
   if (mujoco)
-    printf("bench=batch mode=mujoco threads=1 worlds=1 robot_steps=%.0f robot_steps_per_s=%.0f "
-           "us_per_robot_step=%.3f scene=arm\n",
+    printf("bench=batch mode=mujoco scene=arm threads=1 worlds=1 steps=1 robot_steps=%.0f "
+           "robot_steps_per_s=%.0f us_per_robot_step=%.3f\n",
            mujoco_tally.robot_steps, mj_rate, 1e6 / mj_rate);
   else
     printf("bench=batch mode=mujoco available=no how=\"cmake -DLCP_BENCH_PEERS=ON (libmujoco-dev), "
            "build lcpsim-bench-mujoco, or --mujoco PATH\"\n");
-  double goal_inprocess = 0.0, goal_mujoco = 0.0;
-  bool goal_measured = false;
-  for (int d = 0; d < worker_count_n; ++d)
-    for (int k = 0; k < world_count_n; ++k) {
-      const tally *t = &wire[d][k];
-      double r = rate(t), per_call = t->calls > 0.0 ? 1.0 / t->calls : 0.0;
-      int threads = worker_counts[d] < world_counts[k] ? worker_counts[d] : world_counts[k];
-      double ideal = (double)world_counts[k] * (double)steps / rate(&in_process[k]) / threads;
-      printf("bench=batch mode=wire workers=%d worlds=%d steps=%ld state=%s robot_steps_per_s=%.0f "
-             "ratio_inprocess=%.3f ratio_inprocess_same_worlds=%.3f",
-             worker_counts[d], world_counts[k], steps, return_state ? "yes" : "no", r, r / in_rate,
-             r / rate(&in_process[k]));
-      if (mujoco)
-        printf(" ratio_mujoco=%.3f", r / mj_rate);
-      printf(" calls=%.0f us_per_call=%.1f round_trip_us=%.1f client_encode_us=%.1f "
-             "client_decode_us=%.1f overhead_us=%.1f request_bytes=%zu reply_bytes=%zu\n",
-             t->calls, 1e6 * (t->seconds + t->encode + t->decode) * per_call,
-             1e6 * t->seconds * per_call, 1e6 * t->encode * per_call, 1e6 * t->decode * per_call,
-             1e6 * (t->seconds * per_call - ideal), t->request_bytes, t->reply_bytes);
-      if (worker_counts[d] == GOAL_WORKERS && world_counts[k] == GOAL_WORLDS) {
-        goal_measured = true;
-        goal_inprocess = r / in_rate;
-        goal_mujoco = mujoco ? r / mj_rate : 0.0;
+  int goal_d = -1, goal_k = -1;
+  for (int s = 0; s < step_count_n; ++s)
+    for (int d = 0; d < worker_count_n; ++d)
+      for (int k = 0; k < world_count_n; ++k) {
+        const tally *t = &wire[d][k][s];
+        double in_rate = rate(&reference_tally[s]);
+        double r = rate(t), per_call = t->calls > 0.0 ? 1.0 / t->calls : 0.0;
+        int threads = worker_counts[d] < world_counts[k] ? worker_counts[d] : world_counts[k];
+        double ideal =
+            (double)world_counts[k] * (double)step_counts[s] / rate(&in_process[k][s]) / threads;
+        printf("bench=batch mode=wire scene=arm workers=%d worlds=%d steps=%d state=%s "
+               "robot_steps_per_s=%.0f ratio_inprocess=%.3f ratio_inprocess_same_worlds=%.3f",
+               worker_counts[d], world_counts[k], step_counts[s], return_state ? "yes" : "no", r,
+               r / in_rate, r / rate(&in_process[k][s]));
+        if (mujoco)
+          printf(" ratio_mujoco=%.3f", r / mj_rate);
+        printf(" calls=%.0f us_per_call=%.1f round_trip_us=%.1f client_encode_us=%.1f "
+               "client_decode_us=%.1f overhead_us=%.1f request_bytes=%zu reply_bytes=%zu\n",
+               t->calls, 1e6 * (t->seconds + t->encode + t->decode) * per_call,
+               1e6 * t->seconds * per_call, 1e6 * t->encode * per_call, 1e6 * t->decode * per_call,
+               1e6 * (t->seconds * per_call - ideal), t->request_bytes, t->reply_bytes);
+        if (worker_counts[d] == GOAL_WORKERS && world_counts[k] == GOAL_WORLDS)
+          goal_d = d, goal_k = k;
       }
-    }
-  if (goal_measured) {
-    bool met = goal_inprocess >= GOAL_RATIO_INPROCESS && mujoco && goal_mujoco >= GOAL_RATIO_MUJOCO;
-    printf("bench=batch goal workers=%d worlds=%d ratio_inprocess=%.3f need_inprocess=%.1f",
-           GOAL_WORKERS, GOAL_WORLDS, goal_inprocess, GOAL_RATIO_INPROCESS);
-    if (mujoco)
-      printf(" ratio_mujoco=%.3f", goal_mujoco);
-    else
-      printf(" ratio_mujoco=unmeasured");
-    printf(" need_mujoco=%.1f met=%s cores=%ld load1=%.2f\n", GOAL_RATIO_MUJOCO, met ? "yes" : "no",
-           cores, load[0]);
-  }
+  for (int s = 0; goal_d >= 0 && s < step_count_n; ++s)
+    print_goal(step_counts[s], &wire[goal_d][goal_k][s], rate(&reference_tally[s]), mj_rate,
+               mujoco != NULL, cores, load[0]);
   return 0;
 }

@@ -5,26 +5,39 @@
 #include <stdio.h>
 #include <string.h>
 
-static void *worker(void *argument) {
-  lcpd_pool_t *pool = argument;
-  /* Named so that top -H and perf tell the workers from the event loop. */
-  pthread_setname_np(pthread_self(), "lcpsimd-worker");
-  pthread_mutex_lock(&pool->lock);
-  for (;;) {
-    while (!pool->stopping && pool->next >= pool->total)
-      pthread_cond_wait(&pool->wake, &pool->lock);
-    if (pool->stopping)
-      break;
+/* Takes and runs the batch's tasks while there are some and keep(context,
+ * next) agrees (NULL: always); called and returns with the lock held. True
+ * when this thread ended the batch's last task. */
+static bool run_tasks(lcpd_pool_t *pool, lcpd_task_accept_fn keep) {
+  bool last = false;
+  while (pool->next < pool->total && (!keep || keep(pool->context, pool->next))) {
     size_t index = pool->next++;
     lcpd_task_fn run = pool->run;
     void *context = pool->context;
     pthread_mutex_unlock(&pool->lock);
     run(context, index);
     pthread_mutex_lock(&pool->lock);
+    last = ++pool->finished == pool->total;
+  }
+  return last;
+}
+
+static void *worker(void *argument) {
+  lcpd_pool_t *pool = argument;
+  /* Named so that top -H and perf tell the workers from the event loop. */
+  pthread_setname_np(pthread_self(), "lcpsimd-worker");
+  pthread_mutex_lock(&pool->lock);
+  for (;;) {
+    while (!pool->stopping && (pool->next >= pool->total || pool->seats == 0))
+      pthread_cond_wait(&pool->wake, &pool->lock);
+    if (pool->stopping)
+      break;
+    pool->seats--;
     /* The last task's thread tells the loop (the async send is after every
      * task's writes: the loop reads them after taking this lock). */
-    if (++pool->finished == pool->total)
+    if (run_tasks(pool, NULL))
       uv_async_send(&pool->async);
+    pool->seats++;
   }
   pthread_mutex_unlock(&pool->lock);
   return NULL;
@@ -58,6 +71,7 @@ int lcpd_pool_open(lcpd_pool_t *pool, uv_loop_t *loop, int workers, lcpd_batch_d
                      uv_strerror(rc));
   pool->async.data = pool;
   pool->async_open = true;
+  pool->seats = workers;
   for (int i = 0; i < workers; ++i) {
     int started = pthread_create(&pool->threads[i], NULL, worker, pool);
     if (started != 0) {
@@ -70,14 +84,33 @@ int lcpd_pool_open(lcpd_pool_t *pool, uv_loop_t *loop, int workers, lcpd_batch_d
   return LCP_OK;
 }
 
-void lcpd_pool_run(lcpd_pool_t *pool, lcpd_task_fn run, void *context, size_t count) {
+void lcpd_pool_run(lcpd_pool_t *pool, lcpd_task_fn run, void *context, size_t count, bool help) {
   pthread_mutex_lock(&pool->lock);
   pool->run = run;
   pool->context = context;
   pool->next = pool->finished = 0;
   pool->total = count;
-  pthread_cond_broadcast(&pool->wake);
+  if (help)
+    pool->seats--;
+  /* As many workers as there are seats and tasks beyond the helper's
+   * first: the others sleep on (a helper that takes none gives its seat
+   * back with a wake-up of its own). */
+  size_t wanted = help ? count - 1 : count;
+  for (int i = 0; i < pool->seats && (size_t)i < wanted; ++i)
+    pthread_cond_signal(&pool->wake);
   pthread_mutex_unlock(&pool->lock);
+}
+
+bool lcpd_pool_help(lcpd_pool_t *pool, lcpd_task_accept_fn accept) {
+  pthread_mutex_lock(&pool->lock);
+  bool last = run_tasks(pool, accept);
+  if (last)
+    pool->total = pool->next = pool->finished = 0;
+  pool->seats++;
+  if (pool->next < pool->total)
+    pthread_cond_signal(&pool->wake);
+  pthread_mutex_unlock(&pool->lock);
+  return last;
 }
 
 void lcpd_pool_close_handle(lcpd_pool_t *pool) {
