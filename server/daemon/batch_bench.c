@@ -54,6 +54,7 @@
  * daemon's decoding and encoding, and the threads' hand-offs cost per call.
  * A last line per S names the issue's goal at K = 64, W = 2 and whether
  * this run met it. */
+#include "bench_daemon.h"
 #include "lcpsim/v1/lcpsim.pb-c.h"
 
 #include "lcpsim/lcpsim.h"
@@ -65,7 +66,6 @@
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,8 +75,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <zmq.h>
-
-extern char **environ;
 
 /* lcpsim-bench's arm scene (lcp_scene_arm) as scene text: the settings
  * are the engine's defaults but for h and the iterations, as there. That
@@ -131,78 +129,21 @@ static double rate(const tally *t) { return t->seconds > 0.0 ? t->robot_steps / 
 
 /* ---- lcpsimd processes ---- */
 
-typedef struct daemon_process {
-  pid_t pid;
-  int output; /* the read end of its stdout, kept open until it stops */
-  char endpoint[256];
-} daemon_process;
-
-/* Starts `path` on ephemeral loopback ports with the given worker count and
- * room for max_worlds worlds, and reads the request endpoint from its first
- * line ("lcpsimd listening rep=ENDPOINT ..."). Called before this process
- * makes a ZeroMQ context. */
-static bool daemon_start(daemon_process *d, const char *path, int workers, int max_worlds,
+/* Starts `path` with the given worker count and room for max_worlds
+ * worlds. Called before this process makes a ZeroMQ context. */
+static bool daemon_start(lcpd_bench_daemon_t *d, const char *path, int workers, int max_worlds,
                          const char **extra, int extra_count) {
   char workers_text[16], worlds_text[16];
   snprintf(workers_text, sizeof workers_text, "%d", workers);
   snprintf(worlds_text, sizeof worlds_text, "%d", max_worlds);
-  const char *argv[12 + MAX_DAEMON_ARGS + 1] = {
-      path,          "--bind",  "tcp://127.0.0.1:0", "--pub",      "tcp://127.0.0.1:0",
-      "--log-level", "warning", "--workers",         workers_text, "--max-worlds",
-      worlds_text};
-  int argc = 11;
+  const char *args[4 + MAX_DAEMON_ARGS] = {"--workers", workers_text, "--max-worlds", worlds_text};
   for (int i = 0; i < extra_count; ++i)
-    argv[argc++] = extra[i];
-  argv[argc] = NULL;
-  int pipe_fds[2];
-  if (pipe(pipe_fds) != 0)
-    return false;
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
-  posix_spawn_file_actions_addclose(&actions, pipe_fds[1]);
-  int rc = posix_spawn(&d->pid, path, &actions, NULL, (char *const *)argv, environ);
-  posix_spawn_file_actions_destroy(&actions);
-  close(pipe_fds[1]);
-  if (rc != 0) {
-    fprintf(stderr, "lcpsim-batch-bench: cannot run %s: %s\n", path, strerror(rc));
-    close(pipe_fds[0]);
-    return false;
-  }
-  d->output = pipe_fds[0];
-  char line[1024];
-  size_t length = 0;
-  while (length < sizeof line - 1 && read(d->output, line + length, 1) == 1 && line[length] != '\n')
-    ++length;
-  line[length] = '\0';
-  if (sscanf(line, "lcpsimd listening rep=%255s", d->endpoint) != 1) {
-    fprintf(stderr,
-            "lcpsim-batch-bench: %s --workers %d did not start (no 'lcpsimd listening' line; "
-            "a daemon without --workers and --max-worlds cannot run this bench)\n",
-            path, workers);
-    kill(d->pid, SIGTERM);
-    waitpid(d->pid, NULL, 0);
-    close(d->output);
-    d->pid = -1;
-    return false;
-  }
-  return true;
-}
-
-/* SIGTERM; true when it exited cleanly. */
-static bool daemon_finish(daemon_process *d) {
-  if (d->pid <= 0)
+    args[4 + i] = extra[i];
+  if (lcpd_bench_daemon_start(d, path, args, 4 + extra_count, "lcpsim-batch-bench"))
     return true;
-  int status = 0;
-  kill(d->pid, SIGTERM);
-  bool clean =
-      waitpid(d->pid, &status, 0) == d->pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  close(d->output);
-  d->pid = -1;
-  if (!clean)
-    fprintf(stderr, "lcpsim-batch-bench: a daemon did not exit cleanly\n");
-  return clean;
+  fprintf(stderr, "lcpsim-batch-bench: (a daemon without --workers and --max-worlds cannot run "
+                  "this bench)\n");
+  return false;
 }
 
 /* ---- the client ---- */
@@ -702,7 +643,7 @@ int main(int argc, char **argv) {
 
   /* The daemons first, before any ZeroMQ context; the default world counts
    * towards --max-worlds. */
-  daemon_process daemons[MAX_WORKER_COUNTS];
+  lcpd_bench_daemon_t daemons[MAX_WORKER_COUNTS];
   int started = 0;
   bool ok = true;
   for (; ok && started < worker_count_n; ++started)
@@ -726,7 +667,7 @@ int main(int argc, char **argv) {
     zmq_setsockopt(cl->socket, ZMQ_LINGER, &zero, sizeof zero);
     zmq_setsockopt(cl->socket, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
     zmq_setsockopt(cl->socket, ZMQ_SNDTIMEO, &timeout, sizeof timeout);
-    ok = zmq_connect(cl->socket, daemons[d].endpoint) == 0 && create_worlds(cl, most_worlds) &&
+    ok = zmq_connect(cl->socket, daemons[d].rep) == 0 && create_worlds(cl, most_worlds) &&
          query_info(cl, "batch0", &timestep);
     world_steps[d] = ok ? calloc((size_t)most_worlds, sizeof *world_steps[d]) : NULL;
     ok = ok && world_steps[d] != NULL;
@@ -814,7 +755,7 @@ int main(int argc, char **argv) {
   }
   zmq_ctx_term(context);
   for (int d = 0; d < started; ++d)
-    ok = daemon_finish(&daemons[d]) && ok;
+    ok = lcpd_bench_daemon_stop(&daemons[d], "lcpsim-batch-bench") && ok;
   for (int i = 0; i < local_ready; ++i)
     lcpd_sim_destroy(&local[i].sim);
   free(local);

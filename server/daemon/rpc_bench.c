@@ -33,6 +33,7 @@
  * same alternating blocks: viewer_us is its mean round trip and
  * viewer_ratio = viewer_us / us_per_call, what the viewers cost the control
  * tick. */
+#include "bench_daemon.h"
 #include "lcpsim/v1/lcpsim.pb-c.h"
 
 #include <arpa/inet.h>
@@ -382,67 +383,8 @@ static bool echo_call(void *socket, const unsigned char *request, size_t request
 /* ---- a daemon of our own (--start-daemon) ---- */
 
 #define MAX_DAEMON_ARGS 32
-
-/* Starts lcpsimd on ephemeral ports (its own built-in world unless the
- * extra arguments say otherwise) and reads the endpoint it bound from the
- * first line of its output. Forked before this process opens any ZeroMQ
- * context, as the echo is. */
-static bool daemon_spawn(const char *path, const char **extra, int extra_count, pid_t *pid,
-                         char endpoint[256], char http[256]) {
-  int out[2];
-  if (pipe(out) != 0)
-    return false;
-  *pid = fork();
-  if (*pid < 0)
-    return false;
-  if (*pid == 0) {
-    close(out[0]);
-    dup2(out[1], STDOUT_FILENO);
-    close(out[1]);
-    const char *args[8 + MAX_DAEMON_ARGS + 1] = {
-        path,          "--bind", "tcp://127.0.0.1:0", "--pub", "tcp://127.0.0.1:0",
-        "--log-level", "warning"};
-    int n = 7;
-    for (int i = 0; i < extra_count; ++i)
-      args[n++] = extra[i];
-    args[n] = NULL;
-    execv(path, (char *const *)args);
-    fprintf(stderr, "lcpsim-rpc-bench: cannot run %s: %s\n", path, strerror(errno));
-    _exit(127);
-  }
-  close(out[1]);
-  FILE *lines = fdopen(out[0], "r");
-  char line[600], pub[256];
-  bool ok = lines && fgets(line, sizeof line, lines) &&
-            sscanf(line, "lcpsimd listening rep=%255s pub=%255s", endpoint, pub) == 2;
-  const char *http_field = strstr(line, " http=http://");
-  if (ok && http && !(http_field && sscanf(http_field, " http=http://%255s", http) == 1)) {
-    fprintf(stderr, "lcpsim-rpc-bench: %s serves no HTTP (built without LCP_HTTP?)\n", path);
-    ok = false;
-  }
-  /* The daemon's later output (none at --log-level warning) is not read:
-   * closing the pipe would only make its next write fail. */
-  if (!ok) {
-    fprintf(stderr, "lcpsim-rpc-bench: %s did not start (no 'lcpsimd listening' line)\n", path);
-    if (lines)
-      fclose(lines);
-    kill(*pid, SIGTERM);
-    waitpid(*pid, NULL, 0);
-    return false;
-  }
-  return true;
-}
-
-/* SIGTERM: the daemon exits cleanly (status 0) within a second. */
-static bool daemon_stop(pid_t pid) {
-  int status = 0;
-  kill(pid, SIGTERM);
-  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    fprintf(stderr, "lcpsim-rpc-bench: the daemon did not exit cleanly\n");
-    return false;
-  }
-  return true;
-}
+/* Who writes the messages. */
+#define WHO "lcpsim-rpc-bench"
 
 /* ---- WebSocket viewers (--viewers) ---- */
 
@@ -593,7 +535,6 @@ int main(int argc, char **argv) {
   const char *endpoint = "tcp://127.0.0.1:5555", *robot = "arm7", *daemon_path = NULL;
   const char *daemon_args[MAX_DAEMON_ARGS];
   int daemon_arg_count = 0;
-  char daemon_endpoint[256];
   long bytes = 64, calls = 10000;
   call_kind kind = CALL_STEP;
   const char *sensors = NULL;
@@ -696,8 +637,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "lcpsim-rpc-bench: --curve and --viewers need --start-daemon\n");
     return 2;
   }
-  pid_t daemon_pid = -1, curve_pid = -1, viewer_pid = -1;
-  char viewer_endpoint[256], viewer_http[256];
+  lcpd_bench_daemon_t plain = {.pid = -1}, curved = {.pid = -1}, viewed = {.pid = -1};
   if (viewer_count) {
     /* The same daemon with --http on, for the viewers. */
     const char *viewer_args[MAX_DAEMON_ARGS + 1];
@@ -709,11 +649,16 @@ int main(int argc, char **argv) {
     int n = daemon_arg_count;
     if (!has_http)
       viewer_args[n++] = "--http=127.0.0.1:0";
-    if (!daemon_spawn(daemon_path, viewer_args, n, &viewer_pid, viewer_endpoint, viewer_http))
+    if (!lcpd_bench_daemon_start(&viewed, daemon_path, viewer_args, n, WHO))
       return 1;
+    if (!viewed.http[0]) {
+      fprintf(stderr, WHO ": %s serves no HTTP (built without LCP_HTTP?)\n", daemon_path);
+      lcpd_bench_daemon_stop(&viewed, WHO);
+      return 1;
+    }
   }
   curve_keys keys;
-  char curve_dir[64] = "", curve_key_file[96], curve_allow_file[96], curve_endpoint[256];
+  char curve_dir[64] = "", curve_key_file[96], curve_allow_file[96];
   if (curve) {
     /* The same daemon with CURVE on: its keys, its allow-list, its ports. */
     const char *curve_args[MAX_DAEMON_ARGS + 4];
@@ -722,43 +667,35 @@ int main(int argc, char **argv) {
         zmq_curve_keypair(keys.client_public, keys.client_secret) != 0 ||
         !write_curve_files(&keys, curve_dir, curve_key_file, curve_allow_file)) {
       fprintf(stderr, "lcpsim-rpc-bench: cannot make CURVE keys\n");
-      if (viewer_pid > 0)
-        daemon_stop(viewer_pid);
+      lcpd_bench_daemon_stop(&viewed, WHO);
       return 1;
     }
     curve_args[daemon_arg_count] = "--curve-secret-key";
     curve_args[daemon_arg_count + 1] = curve_key_file;
     curve_args[daemon_arg_count + 2] = "--authorized-keys";
     curve_args[daemon_arg_count + 3] = curve_allow_file;
-    bool started = daemon_spawn(daemon_path, curve_args, daemon_arg_count + 4, &curve_pid,
-                                curve_endpoint, NULL);
+    bool started =
+        lcpd_bench_daemon_start(&curved, daemon_path, curve_args, daemon_arg_count + 4, WHO);
     remove_curve_files(curve_dir, curve_key_file, curve_allow_file); /* read at start-up */
     if (!started) {
-      if (viewer_pid > 0)
-        daemon_stop(viewer_pid);
+      lcpd_bench_daemon_stop(&viewed, WHO);
       return 1;
     }
   }
   if (daemon_path) {
-    if (!daemon_spawn(daemon_path, daemon_args, daemon_arg_count, &daemon_pid, daemon_endpoint,
-                      NULL)) {
-      if (curve_pid > 0)
-        daemon_stop(curve_pid);
-      if (viewer_pid > 0)
-        daemon_stop(viewer_pid);
+    if (!lcpd_bench_daemon_start(&plain, daemon_path, daemon_args, daemon_arg_count, WHO)) {
+      lcpd_bench_daemon_stop(&curved, WHO);
+      lcpd_bench_daemon_stop(&viewed, WHO);
       return 1;
     }
-    endpoint = daemon_endpoint;
+    endpoint = plain.rep;
   }
   echo_process echo;
   if (!echo_fork(&echo)) {
     fprintf(stderr, "lcpsim-rpc-bench: cannot start the echo process: %s\n", strerror(errno));
-    if (daemon_pid > 0)
-      daemon_stop(daemon_pid);
-    if (curve_pid > 0)
-      daemon_stop(curve_pid);
-    if (viewer_pid > 0)
-      daemon_stop(viewer_pid);
+    lcpd_bench_daemon_stop(&plain, WHO);
+    lcpd_bench_daemon_stop(&curved, WHO);
+    lcpd_bench_daemon_stop(&viewed, WHO);
     return 1;
   }
   /* The daemon first, to learn the sizes the echo imitates. */
@@ -775,7 +712,7 @@ int main(int argc, char **argv) {
   daemon_bench cb = {.kind = kind, .sensors = sensor_flags, .with_sensors = sensors != NULL};
   double curve_seconds = 0.0;
   if (ok && curve) {
-    cb.socket = open_req_keyed(context, curve_endpoint, &keys);
+    cb.socket = open_req_keyed(context, curved.rep, &keys);
     ok = cb.socket && daemon_setup(&cb, robot, (size_t)bytes);
     for (int i = 0; ok && i < WARMUP_CALLS; ++i)
       ok = daemon_call(&cb, &ignored);
@@ -784,9 +721,9 @@ int main(int argc, char **argv) {
   double viewer_seconds = 0.0;
   viewers_t viewers = {.count = 0};
   if (ok && viewer_count) {
-    vb.socket = open_req(context, viewer_endpoint);
+    vb.socket = open_req(context, viewed.rep);
     ok = vb.socket && daemon_setup(&vb, robot, (size_t)bytes) &&
-         viewers_open(&viewers, viewer_http, (int)viewer_count);
+         viewers_open(&viewers, viewed.http, (int)viewer_count);
     for (int i = 0; ok && i < WARMUP_CALLS; ++i)
       ok = daemon_call(&vb, &ignored);
   }
@@ -841,11 +778,11 @@ int main(int argc, char **argv) {
   free(cb.payload);
   free(vb.packed);
   free(vb.payload);
-  if (viewer_pid > 0 && !daemon_stop(viewer_pid))
+  if (!lcpd_bench_daemon_stop(&viewed, WHO))
     ok = false;
-  if (daemon_pid > 0 && !daemon_stop(daemon_pid))
+  if (!lcpd_bench_daemon_stop(&plain, WHO))
     ok = false;
-  if (curve_pid > 0 && !daemon_stop(curve_pid))
+  if (!lcpd_bench_daemon_stop(&curved, WHO))
     ok = false;
   if (!ok)
     return 1;
