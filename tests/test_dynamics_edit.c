@@ -301,6 +301,111 @@ static void test_material_and_joint_edits(void **state) {
   lcp_world_destroy(&w);
 }
 
+/* ---- copying dynamics ---- */
+
+/* The pendulum and a free box, built the same way each time (with_box
+ * false: another layout). */
+static lcp_world_t *pendulum_and_box(bool with_box, lcp_body_id *box) {
+  lcp_world_t *w = test_new_world(1e-3, true);
+  add_pendulum(w, 1.0, 0.5, 0.1);
+  if (with_box) {
+    lcp_geom_def_t geom = test_box_def(0.1, 0.1, 0.1, 0.5);
+    *box = test_add_solid(w, &geom, 1.0, (double[]){2.0, 0.0, 0.0}, NULL);
+  }
+  return w;
+}
+
+static void *saved_state(const lcp_world_t *w, size_t *size) {
+  *size = lcp_world_state_size(w);
+  void *snapshot = malloc(*size);
+  assert_non_null(snapshot);
+  assert_int_equal(lcp_world_save_state(w, snapshot, *size, NULL), LCP_OK);
+  return snapshot;
+}
+
+/* A world given an edited world's dynamics steps as that world does,
+ * bitwise, from the same state, and reads back the same values; a world of
+ * another layout is refused unchanged; snapshots restore across mass edits
+ * (masses are not part of a snapshot's layout). */
+static void test_copy_dynamics(void **state) {
+  (void)state;
+  lcp_body_id box = LCP_NULL_ID, box_b = LCP_NULL_ID, box_d = LCP_NULL_ID;
+  lcp_world_t *a = pendulum_and_box(true, &box), *b = pendulum_and_box(true, &box_b);
+  lcp_world_t *c = pendulum_and_box(false, NULL), *d = pendulum_and_box(true, &box_d);
+  lcp_robot_id pendulum;
+  assert_int_equal(lcp_robot_find(a, "pendulum", &pendulum), LCP_OK);
+  size_t size;
+  void *before = saved_state(a, &size);
+  const lcp_dynamics_edit_t edits[3] = {
+      {.target = LCP_EDIT_LINK,
+       .robot = pendulum,
+       .index = 1,
+       .fields = LCP_EDIT_MASS | LCP_EDIT_COM | LCP_EDIT_FRICTION,
+       .mass = 2.0,
+       .com = {0.0, 0.0, -0.4},
+       .friction = 0.9},
+      {.target = LCP_EDIT_JOINT,
+       .robot = pendulum,
+       .index = 0,
+       .fields = LCP_EDIT_DAMPING | LCP_EDIT_JOINT_FRICTION,
+       .damping = 0.7,
+       .joint_friction = 0.05},
+      {.target = LCP_EDIT_BODY,
+       .body = box,
+       .fields = LCP_EDIT_MASS | LCP_EDIT_INERTIA | LCP_EDIT_RESTITUTION,
+       .mass = 3.0,
+       .inertia = {0.02, 0, 0, 0, 0.03, 0, 0, 0, 0.04},
+       .restitution = 0.3},
+  };
+  assert_int_equal(lcp_world_edit_dynamics(a, edits, 3, NULL), LCP_OK);
+  assert_int_equal(lcp_world_restore_state(a, before, size), LCP_OK);
+  const double q0 = 0.3, qd0 = 0.0;
+  assert_int_equal(lcp_robot_set_state(a, pendulum, &q0, 1, &qd0, 1), LCP_OK);
+  void *start = saved_state(a, &size);
+
+  uint64_t c_before = lcp_world_state_hash(c);
+  assert_int_equal(lcp_world_copy_dynamics(c, a), LCP_ERR_MISMATCH);
+  assert_true(lcp_world_state_hash(c) == c_before);
+  assert_int_equal(lcp_world_copy_dynamics(b, a), LCP_OK);
+  assert_int_equal(lcp_world_restore_state(b, start, size), LCP_OK);
+  assert_int_equal(lcp_world_restore_state(d, start, size), LCP_OK);
+
+  double mass_a, mass_b, inertia_a[9], inertia_b[9], com_a[3], com_b[3], mu_a, mu_b, e_a, e_b;
+  assert_int_equal(lcp_body_get_mass(a, box, &mass_a, inertia_a), LCP_OK);
+  assert_int_equal(lcp_body_get_mass(b, box_b, &mass_b, inertia_b), LCP_OK);
+  assert_true(mass_b == 3.0 && mass_a == mass_b &&
+              memcmp(inertia_a, inertia_b, sizeof inertia_a) == 0);
+  assert_int_equal(lcp_body_get_material(b, box_b, &mu_b, &e_b), LCP_OK);
+  assert_true(e_b == 0.3);
+  assert_int_equal(lcp_robot_get_link_mass(a, pendulum, 1, &mass_a, com_a, inertia_a), LCP_OK);
+  assert_int_equal(lcp_robot_get_link_mass(b, pendulum, 1, &mass_b, com_b, inertia_b), LCP_OK);
+  assert_true(mass_b == 2.0 && com_b[2] == -0.4);
+  assert_true(memcmp(inertia_a, inertia_b, sizeof inertia_a) == 0);
+  assert_int_equal(lcp_robot_get_link_material(a, pendulum, 1, &mu_a, &e_a), LCP_OK);
+  assert_int_equal(lcp_robot_get_link_material(b, pendulum, 1, &mu_b, &e_b), LCP_OK);
+  assert_true(mu_b == 0.9 && mu_a == mu_b && e_a == e_b);
+  lcp_joint_info_t joint_a, joint_b;
+  assert_int_equal(lcp_robot_get_joint(a, pendulum, 0, &joint_a), LCP_OK);
+  assert_int_equal(lcp_robot_get_joint(b, pendulum, 0, &joint_b), LCP_OK);
+  assert_true(joint_b.damping == 0.7 && joint_b.friction == 0.05);
+  assert_true(joint_a.has_limits == joint_b.has_limits && joint_a.lower == joint_b.lower &&
+              joint_a.upper == joint_b.upper && joint_a.effort_limit == joint_b.effort_limit &&
+              joint_a.velocity_limit == joint_b.velocity_limit);
+
+  /* Bitwise the same steps; the unedited world from the same state departs. */
+  test_step_n(a, 1000);
+  test_step_n(b, 1000);
+  test_step_n(d, 1000);
+  assert_true(lcp_world_state_hash(a) == lcp_world_state_hash(b));
+  assert_true(lcp_world_state_hash(a) != lcp_world_state_hash(d));
+  free(before);
+  free(start);
+  lcp_world_destroy(&a);
+  lcp_world_destroy(&b);
+  lcp_world_destroy(&c);
+  lcp_world_destroy(&d);
+}
+
 /* ---- state edits ---- */
 
 /* A box resting on the ground: setting its own state again drops its warm
@@ -505,6 +610,7 @@ int main(void) {
       cmocka_unit_test(test_pendulum_period_follows_mass_edit),
       cmocka_unit_test(test_bad_edits_change_nothing),
       cmocka_unit_test(test_material_and_joint_edits),
+      cmocka_unit_test(test_copy_dynamics),
       cmocka_unit_test(test_body_set_state_like_restore),
       cmocka_unit_test(test_robot_set_state_like_restore),
       cmocka_unit_test(test_quadruped_push_momentum_in_the_air),

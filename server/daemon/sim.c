@@ -282,6 +282,22 @@ static int copy_controls(lcpd_sim_t *to, const lcpd_sim_t *from, lcpd_error_t *e
   return LCP_OK;
 }
 
+/* The copy's model values that SetDynamics changes (masses, inertias,
+ * materials, joint dynamics and limits) as from's are now: read from the
+ * source's engine model rather than replayed, so that a world randomised at
+ * every episode keeps no growing list of edits, and exact whatever the
+ * edits were. The copy was built by the same calls, so the layouts agree. */
+static int copy_dynamics(lcpd_sim_t *to, const lcpd_sim_t *from, lcpd_error_t *error) {
+  int rc = lcp_world_copy_dynamics(to->live.world, from->live.world);
+  if (rc != LCP_OK)
+    return lcpd_fail(error, rc, "dynamics: %s", lcp_world_last_error(to->live.world));
+  /* GetInfo reports a body's mass from the daemon's record, which
+   * SetDynamics keeps; the bodies are the same, in the same order. */
+  for (int32_t i = 0; i < from->live.body_count; ++i)
+    to->live.bodies[i].mass = from->live.bodies[i].mass;
+  return LCP_OK;
+}
+
 int lcpd_sim_copy(lcpd_sim_t *to, const lcpd_sim_t *from, bool with_state, lcpd_error_t *error) {
   lcpd_scene_t scene;
   int rc = lcpd_scene_copy(&from->scene, &scene, error);
@@ -313,6 +329,11 @@ int lcpd_sim_copy(lcpd_sim_t *to, const lcpd_sim_t *from, bool with_state, lcpd_
           from->held_wrenches.items[i].hold_id;
   }
   to->held_wrenches.last_id = from->held_wrenches.last_id;
+  if (rc == LCP_OK)
+    rc = copy_dynamics(to, from, error);
+  for (int32_t i = 0; rc == LCP_OK && i < from->slot_count; ++i)
+    rc =
+        lcpd_sim_slot_put(to, from->slots[i].name, from->slots[i].data, from->slots[i].size, error);
   if (rc == LCP_OK && with_state) {
     /* The engine's whole state: the copy is the same world, bitwise. */
     unsigned char *state = NULL;

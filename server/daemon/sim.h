@@ -150,12 +150,14 @@ void lcpd_sim_destroy(lcpd_sim_t *sim);
 
 /* A new world like from: built from a copy of its start-up scene, with the
  * robots and bodies added and removed since, its settings and rate, its
- * held wrenches, the packages and model roots it loads from, and its
- * controllers' targets; with_state: its whole engine state too (time,
- * poses, velocities, warm starts), so that both step the same afterwards,
- * bitwise. The copy is in lockstep mode, with no stream, no slots, no
- * recorder and no step observer. Dynamics edits (SetDynamics) made since
- * are not copied. On failure *to is left destroyed. */
+ * held wrenches, the packages and model roots it loads from, its dynamics
+ * as SetDynamics left them (lcp_world_copy_dynamics), its snapshot slots
+ * (the bytes copied), and its controllers' targets; with_state: its whole
+ * engine state too (time, poses, velocities, warm starts), so that both
+ * step the same afterwards, bitwise. The copy is in lockstep mode, with no
+ * stream (it has a topic of its own, which nobody has subscribed to yet:
+ * whoever wants its states sends it a Subscribe), no recorder and no step
+ * observer. On failure *to is left destroyed. */
 int lcpd_sim_copy(lcpd_sim_t *to, const lcpd_sim_t *from, bool with_state, lcpd_error_t *error);
 
 /* Back to the world as loaded: rebuilt from the start-up scene, settings and

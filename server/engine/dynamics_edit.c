@@ -507,3 +507,74 @@ int lcp_body_set_material(lcp_world_t *world, lcp_body_id id, double friction, d
                                  .restitution = restitution};
   return lcp_world_edit_dynamics(world, &e, 1, NULL);
 }
+
+/* ---- copying the dynamics of a world of the same layout ---- */
+
+/* Whether the two worlds hold the same objects in the same slots: what
+ * copying model values slot by slot needs to mean what it says. */
+static bool same_layout(const world_model *a, const world_model *b) {
+  if (a->body_count != b->body_count || a->geom_count != b->geom_count ||
+      a->robot_count != b->robot_count)
+    return false;
+  for (int32_t i = 0; i < a->body_count; ++i)
+    if (a->bodies[i].id != b->bodies[i].id || a->bodies[i].type != b->bodies[i].type)
+      return false;
+  for (int32_t i = 0; i < a->geom_count; ++i) {
+    const geom_model *ga = &a->geoms[i], *gb = &b->geoms[i];
+    if (ga->id != gb->id || ga->body != gb->body || ga->robot != gb->robot || ga->link != gb->link)
+      return false;
+  }
+  for (int32_t i = 0; i < a->robot_count; ++i) {
+    const robot_model *ra = &a->robots[i], *rb = &b->robots[i];
+    if (ra->id != rb->id || strcmp(ra->name, rb->name) != 0 ||
+        ra->mb.link_count != rb->mb.link_count || ra->mb.joint_count != rb->mb.joint_count ||
+        ra->mb.floating != rb->mb.floating)
+      return false;
+    for (int32_t j = 0; j < ra->mb.joint_count; ++j)
+      if (ra->joints[j].type != rb->joints[j].type || ra->joints[j].link != rb->joints[j].link)
+        return false;
+  }
+  return true;
+}
+
+int lcp_world_copy_dynamics(lcp_world_t *to, const lcp_world_t *from) {
+  if (!same_layout(&to->model, &from->model))
+    return lcp__world_fail(to, LCP_ERR_MISMATCH,
+                           "the worlds' bodies, geoms or robots differ: dynamics are copied "
+                           "between worlds of the same layout only");
+  /* Exactly the fields apply_edit writes, so that every edit ever made on
+   * from, and nothing else, carries over. */
+  for (int32_t i = 0; i < to->model.body_count; ++i) {
+    body_model *t = &to->model.bodies[i];
+    const body_model *f = &from->model.bodies[i];
+    t->mass = f->mass;
+    t->inv_mass = f->inv_mass;
+    t->inertia_local = f->inertia_local;
+    t->inv_inertia_local = f->inv_inertia_local;
+  }
+  for (int32_t i = 0; i < to->model.geom_count; ++i) {
+    to->model.geoms[i].friction = from->model.geoms[i].friction;
+    to->model.geoms[i].restitution = from->model.geoms[i].restitution;
+  }
+  for (int32_t i = 0; i < to->model.robot_count; ++i) {
+    robot_model *t = &to->model.robots[i];
+    const robot_model *f = &from->model.robots[i];
+    for (int32_t k = 0; k < t->mb.link_count; ++k) {
+      t->mb.links[k].mass = f->mb.links[k].mass;
+      t->mb.links[k].com = f->mb.links[k].com;
+      t->mb.links[k].inertia = f->mb.links[k].inertia;
+    }
+    for (int32_t j = 0; j < t->mb.joint_count; ++j) {
+      joint_model *tj = &t->joints[j];
+      const joint_model *fj = &f->joints[j];
+      tj->has_limits = fj->has_limits;
+      tj->lower = fj->lower;
+      tj->upper = fj->upper;
+      tj->effort_limit = fj->effort_limit;
+      tj->velocity_limit = fj->velocity_limit;
+      tj->damping = fj->damping;
+      tj->friction = fj->friction;
+    }
+  }
+  return LCP_OK;
+}

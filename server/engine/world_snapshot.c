@@ -33,7 +33,10 @@ typedef struct snapshot_header {
 } snapshot_header;
 
 /* The identity of the model a state belongs to: body ids and types, geom ids
- * and owners. Kept until the model changes (every save and restore asks). */
+ * and owners. Kept until the model changes (every save and restore asks).
+ * Masses are not in it: they are values a dynamics edit changes
+ * (lcp_world_edit_dynamics) without changing what the state describes, and
+ * a snapshot is taken back across such edits. */
 static uint64_t layout_signature(const lcp_world_t *world) {
   if (world->layout_hash_valid)
     return world->layout_hash;
@@ -42,7 +45,6 @@ static uint64_t layout_signature(const lcp_world_t *world) {
     const body_model *b = &world->model.bodies[i];
     h = lcp_hash_bytes(h, &b->id, sizeof b->id);
     h = lcp_hash_bytes(h, &b->type, sizeof b->type);
-    h = lcp_hash_bytes(h, &b->mass, sizeof b->mass);
   }
   for (int32_t i = 0; i < world->model.geom_count; ++i) {
     const geom_model *g = &world->model.geoms[i];

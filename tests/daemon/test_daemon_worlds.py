@@ -5,8 +5,9 @@ worker threads; a world destroyed by another client while a batch steps it (the 
 waits for the batch; the next batch gets NOT_FOUND for it alone, the other worlds' states
 are those of an undisturbed run); the limits (--max-worlds, --max-world-memory) refuse
 with RESOURCE_EXHAUSTED and change nothing; copy_state and snapshots moved between two
-daemons continue bitwise; bad names, unknown worlds, duplicate names and a scene_text
-that does not parse are refused precisely; Ping is answered while a long BatchStep runs;
+daemons continue bitwise; a copy carries its source's SetDynamics edits and snapshot
+slots; bad names, unknown worlds, duplicate names and a scene_text that does not parse
+are refused precisely; Ping is answered while a long BatchStep runs;
 another world's state stream is on its own topic. Runs on Debian's /usr/bin/python3
 (python3-zmq, python3-protobuf) with the shipped generated module."""
 
@@ -338,6 +339,57 @@ class WorldsTest(unittest.TestCase):
                     world, step=pb.StepRequest(steps=1, return_state=True)).step.state))
             self.assertEqual(states[0], states[1], "copy_state, step %d" % step)
             self.assertEqual(states[0], states[2], "copy + snapshot, step %d" % step)
+
+    def test_copy_carries_dynamics_edits_and_slots(self):
+        """A copy takes the source's SetDynamics edits (a link's mass, a joint's damping, a
+        body's friction and mass) and its snapshot slots: copied with copy_state, it steps
+        bitwise as the source for 200 steps, GetInfo agrees, and the source's slot restores
+        in the copy to the slot's state. Each group of edits changes the trajectory (a world
+        with the other groups only, from the same state, departs from the source), so a copy
+        that missed any of them would fail here."""
+        daemon = self.start()
+        client = self.connect(daemon)
+        edits = {
+            "link_mass": dict(bodies=[pb.BodyDynamics(robot=ARM, link="link4", mass=3.5)]),
+            "damping": dict(joints=[pb.JointDynamics(robot=ARM, joint="joint2", damping=4.0)]),
+            "box": dict(bodies=[pb.BodyDynamics(body="box", friction=0.15, mass=0.8)]),
+        }
+        # without[group]: a world with every edit but that group's.
+        without = {group: "without_" + group for group in edits}
+        self.copies(client, ["src", *without.values()])
+        for step in range(20):
+            client.ok("src", set_target=target(2, step))
+            client.ok("src", step=pb.StepRequest(steps=1))
+        for group, edit in edits.items():
+            client.ok("src", set_dynamics=pb.SetDynamicsRequest(**edit))
+            for other, world in without.items():
+                if other != group:
+                    client.ok(world, set_dynamics=pb.SetDynamicsRequest(**edit))
+        # The box slides across the table, so that its friction acts.
+        client.ok("src", set_body_state=pb.SetBodyStateRequest(
+            name="box", twist=pb.Twist(linear=pb.Vec3(y=0.8))))
+        slot = client.ok("src", save_state=pb.SaveStateRequest(slot="start")).save_state.snapshot
+        client.ok(create_world=pb.CreateWorldRequest(name="copy", copy_of="src",
+                                                     copy_state=True))
+        self.assertEqual(client.ok("copy", get_info=pb.GetInfoRequest()).get_info,
+                         client.ok("src", get_info=pb.GetInfoRequest()).get_info)
+        for world in without.values():
+            client.ok(world, restore_state=pb.RestoreStateRequest(snapshot=slot))
+        departed = {world: False for world in without.values()}
+        for step in range(20, 220):
+            states = {}
+            for world in ("src", "copy", *without.values()):
+                client.ok(world, set_target=target(2, step))
+                states[world] = state_bytes(client.ok(
+                    world, step=pb.StepRequest(steps=1, return_state=True)).step.state)
+            self.assertEqual(states["copy"], states["src"], "step %d" % step)
+            for world in without.values():
+                departed[world] |= states[world] != states["src"]
+        self.assertEqual(departed, {world: True for world in without.values()})
+        # The slot is the copy's too, and holds the source's bytes.
+        client.ok("copy", restore_state=pb.RestoreStateRequest(slot="start"))
+        self.assertEqual(client.ok("copy", save_state=pb.SaveStateRequest()).save_state.snapshot,
+                         slot)
 
     # (e)
     def test_bad_requests_refused_precisely(self):

@@ -423,6 +423,17 @@ typedef struct lcp_dynamics_edit {
 int lcp_world_edit_dynamics(lcp_world_t *world, const lcp_dynamics_edit_t *edits, int32_t count,
                             int32_t *failed_edit);
 
+/* Gives to's model every value lcp_world_edit_dynamics can change, as from
+ * has it now: each free body's mass and inertia, each link's mass, centre of
+ * mass and inertia, each geom's friction and restitution, each movable
+ * joint's limits, effort and velocity limits, damping and friction. The
+ * values are copied, not recomputed, so to then steps as from would,
+ * bitwise, from the same state. from must have to's layout: the same
+ * bodies, geoms and robots (names, links, joints) under the same ids in the
+ * same order, as a world built by the same calls in the same order has;
+ * LCP_ERR_MISMATCH otherwise, with nothing changed. States are not touched. */
+int lcp_world_copy_dynamics(lcp_world_t *to, const lcp_world_t *from);
+
 LCP_API_END
 #ifdef __cplusplus
 }
