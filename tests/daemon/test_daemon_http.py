@@ -14,8 +14,8 @@ import time
 import unittest
 
 import websocket
-from prometheus_client.parser import text_string_to_metric_families
 
+import metrics_scrape
 from lcpsim import Client
 from lcpsim.v1 import lcpsim_pb2 as pb
 
@@ -47,39 +47,16 @@ class Daemon:
 
 def http_request(daemon, raw):
     """Sends raw bytes, returns (status, headers, body) of the reply."""
-    with socket.create_connection((daemon.host, daemon.port), timeout=10) as s:
-        s.sendall(raw)
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-            head, sep, body = data.partition(b"\r\n\r\n")
-            if sep:
-                headers = {}
-                for line in head.split(b"\r\n")[1:]:
-                    k, _, v = line.decode().partition(":")
-                    headers[k.strip().lower()] = v.strip()
-                if len(body) >= int(headers.get("content-length", "-1")) >= 0:
-                    break
-    status = int(head.split(b" ")[1])
-    return status, headers, body
+    return metrics_scrape.exchange(daemon.host, daemon.port, raw)
 
 
 def get(daemon, path):
-    return http_request(daemon, b"GET " + path.encode() + b" HTTP/1.1\r\nHost: x\r\n"
-                        b"Connection: close\r\n\r\n")
+    return metrics_scrape.get(daemon.host, daemon.port, path)
 
 
 def metrics(daemon):
-    status, headers, body = get(daemon, "/metrics")
-    assert status == 200, status
+    headers, samples = metrics_scrape.scrape(daemon.host, daemon.port)
     assert headers["content-type"].startswith("text/plain; version=0.0.4")
-    samples = {}
-    for family in text_string_to_metric_families(body.decode()):
-        for sample in family.samples:
-            samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
     return samples
 
 
@@ -156,12 +133,7 @@ class HttpTest(unittest.TestCase):
         with socket.create_connection((self.daemon.host, self.daemon.port), timeout=10) as s:
             s.sendall(b"HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
                       b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            data = b""
-            while True:
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
+            data = metrics_scrape.receive(s)
         first, second = data.split(b"HTTP/1.1 200", 2)[1:]
         self.assertIn(b"content-length: 3", first.lower())
         self.assertTrue(first.endswith(b"\r\n\r\n"), first)

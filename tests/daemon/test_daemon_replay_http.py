@@ -20,8 +20,8 @@ import time
 import unittest
 
 import websocket
-from prometheus_client.parser import text_string_to_metric_families
 
+import metrics_scrape
 from lcpsim import Client, read_recording
 from lcpsim.v1 import lcpsim_pb2 as pb
 
@@ -55,16 +55,8 @@ def assert_clean_exit(status, err):
 
 def get(host, port, path):
     """(status, body) of GET path."""
-    with socket.create_connection((host, port), timeout=10) as s:
-        s.sendall(b"GET " + path.encode() + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    return int(head.split(b" ")[1]), body
+    status, _, body = metrics_scrape.get(host, port, path)
+    return status, body
 
 
 def entry(data):
@@ -364,13 +356,7 @@ class ReplayHttpTest(unittest.TestCase):
         self.seek(ws, self.mid(9))
 
     def metrics(self):
-        status, body = get(self.host, self.port, "/metrics")
-        self.assertEqual(status, 200)
-        samples = {}
-        for family in text_string_to_metric_families(body.decode()):
-            for sample in family.samples:
-                samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
-        return samples
+        return metrics_scrape.scrape(self.host, self.port)[1]
 
     def test_metrics(self):
         samples = self.metrics()
