@@ -80,6 +80,10 @@ ProtobufCAllocator *lcpc_state_buffer_reset(lcpsim_state_buffer_t *buffer) {
   return &buffer->allocator;
 }
 
+ProtobufCAllocator *lcpc_state_buffer_allocator(lcpsim_state_buffer_t *buffer) {
+  return &buffer->allocator;
+}
+
 int lcpsim_state_buffer_new(lcpsim_state_buffer_t **buffer) {
   if (!buffer)
     return LCPSIM_ERR_USAGE;

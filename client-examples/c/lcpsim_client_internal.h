@@ -127,5 +127,7 @@ void lcpc_body_state_message(lcpc_scratch_t *scratch, const lcpsim_body_state_ch
 /* Makes the whole buffer free again (what was decoded into it is gone) and returns the
  * allocator that decodes into it. */
 ProtobufCAllocator *lcpc_state_buffer_reset(lcpsim_state_buffer_t *buffer);
+/* The same allocator, the buffer left as it is. */
+ProtobufCAllocator *lcpc_state_buffer_allocator(lcpsim_state_buffer_t *buffer);
 
 #endif

@@ -176,11 +176,13 @@ static Lcpsim__V1__WorldStep *world_step_message(lcpc_scratch_t *scratch,
   return message;
 }
 
-/* Builds the BatchStep request and sends it (started: without waiting for the connection or the
- * reply, `*reply` untouched) or calls it (`*reply` the Reply). */
+/* Builds the BatchStep request and sends it: started, without waiting for the connection or the
+ * reply (`*started` gets its id, `*reply` untouched); else waits for the reply, decoded into
+ * `buffer` (NULL: malloc'd), in `*reply`. The buffer is reset only once the request is sent, so
+ * the world steps may point into the reply it holds (a snapshot it returned, say). */
 static int batch_step_call(lcpsim_client_t *client, const lcpsim_world_step_t *worlds,
                            size_t n_worlds, unsigned flags, unsigned sensors, uint64_t *started,
-                           reply_t **reply) {
+                           lcpsim_state_buffer_t *buffer, reply_t **reply) {
   if (!client || (n_worlds && !worlds))
     return LCPSIM_ERR_USAGE;
   for (size_t i = 0; i < n_worlds; ++i)
@@ -207,27 +209,48 @@ static int batch_step_call(lcpsim_client_t *client, const lcpsim_world_step_t *w
   request_t request = LCPSIM__V1__REQUEST__INIT;
   request.call_case = LCPSIM__V1__REQUEST__CALL_BATCH_STEP;
   request.batch_step = &batch;
-  int code;
-  if (started) {
-    /* No waiting for a connection: a daemon not connected now is taken as gone. */
-    code = lcpc_send_request(client, &request, lcpc_monotonic_ms());
-    if (code == LCPSIM_OK)
-      *started = request.id;
-  } else {
-    code = lcpc_call(client, &request, reply);
-  }
+  /* No waiting for a connection when started: a daemon not connected now is taken as gone. */
+  int64_t deadline = started ? lcpc_monotonic_ms() : lcpc_call_deadline(client);
+  int code = lcpc_send_request(client, &request, deadline);
   lcpc_scratch_free(&scratch);
-  return code;
+  if (code != LCPSIM_OK)
+    return code;
+  if (started) {
+    *started = request.id;
+    return LCPSIM_OK;
+  }
+  ProtobufCAllocator *allocator = buffer ? lcpc_state_buffer_reset(buffer) : NULL;
+  return lcpc_receive_reply(client, request.id, LCPSIM__V1__REQUEST__CALL_BATCH_STEP, allocator,
+                            deadline, reply);
 }
 
-/* Hands the BatchStepReply of `reply` over to `*batch`. */
-static int take_batch_reply(lcpsim_client_t *client, reply_t *reply, lcpsim_batch_reply_t **batch) {
-  if (!reply->batch_step)
-    return lcpc_missing(client, reply, "batch_step results");
+/* Hands the BatchStepReply of `reply`, decoded with `allocator` (NULL: malloc), over to `*batch`:
+ * malloc'd, it is detached and the rest freed; in a buffer, it stays there. */
+static int take_batch_reply(lcpsim_client_t *client, reply_t *reply, ProtobufCAllocator *allocator,
+                            lcpsim_batch_reply_t **batch) {
+  if (!reply->batch_step) {
+    lcpsim__v1__reply__free_unpacked(reply, allocator);
+    return lcpc_fail(client, LCPSIM_ERR_PROTOCOL, "the reply has no batch_step results");
+  }
   *batch = reply->batch_step;
-  reply->batch_step = NULL;
-  lcpsim__v1__reply__free_unpacked(reply, NULL);
+  if (!allocator) {
+    reply->batch_step = NULL;
+    lcpsim__v1__reply__free_unpacked(reply, NULL);
+  }
   return LCPSIM_OK;
+}
+
+/* lcpsim_client_batch_step and its _into: `*reply` in `buffer` (NULL: malloc'd). */
+static int batch_step(lcpsim_client_t *client, const lcpsim_world_step_t *worlds, size_t n_worlds,
+                      unsigned flags, unsigned sensors, lcpsim_state_buffer_t *buffer,
+                      lcpsim_batch_reply_t **reply) {
+  reply_t *received = NULL;
+  int code = batch_step_call(client, worlds, n_worlds, flags, sensors, NULL, buffer, &received);
+  if (code != LCPSIM_OK)
+    return code;
+  /* The buffer was reset after sending: its allocator is the one the reply was decoded with. */
+  ProtobufCAllocator *allocator = buffer ? lcpc_state_buffer_allocator(buffer) : NULL;
+  return take_batch_reply(client, received, allocator, reply);
 }
 
 int lcpsim_client_batch_step(lcpsim_client_t *client, const lcpsim_world_step_t *worlds,
@@ -236,19 +259,41 @@ int lcpsim_client_batch_step(lcpsim_client_t *client, const lcpsim_world_step_t 
   if (!reply)
     return LCPSIM_ERR_USAGE;
   *reply = NULL;
-  reply_t *received = NULL;
-  int code = batch_step_call(client, worlds, n_worlds, flags, sensors, NULL, &received);
-  return code == LCPSIM_OK ? take_batch_reply(client, received, reply) : code;
+  return batch_step(client, worlds, n_worlds, flags, sensors, NULL, reply);
+}
+
+int lcpsim_client_batch_step_into(lcpsim_client_t *client, const lcpsim_world_step_t *worlds,
+                                  size_t n_worlds, unsigned flags, unsigned sensors,
+                                  lcpsim_state_buffer_t *buffer,
+                                  const lcpsim_batch_reply_t **reply) {
+  if (!buffer || !reply)
+    return LCPSIM_ERR_USAGE;
+  *reply = NULL;
+  lcpsim_batch_reply_t *decoded = NULL;
+  int code = batch_step(client, worlds, n_worlds, flags, sensors, buffer, &decoded);
+  *reply = decoded;
+  return code;
 }
 
 int lcpsim_client_batch_step_start(lcpsim_client_t *client, const lcpsim_world_step_t *worlds,
                                    size_t n_worlds, unsigned flags, unsigned sensors,
                                    uint64_t *request_id) {
   uint64_t id = 0;
-  int code = batch_step_call(client, worlds, n_worlds, flags, sensors, &id, NULL);
+  int code = batch_step_call(client, worlds, n_worlds, flags, sensors, &id, NULL, NULL);
   if (request_id)
     *request_id = id;
   return code;
+}
+
+/* lcpsim_client_batch_step_finish and its _into: `*reply` in `buffer` (NULL: malloc'd). */
+static int batch_step_finish(lcpsim_client_t *client, uint64_t request_id, int timeout_ms,
+                             lcpsim_state_buffer_t *buffer, lcpsim_batch_reply_t **reply) {
+  int64_t deadline = timeout_ms < 0 ? -1 : lcpc_monotonic_ms() + timeout_ms;
+  ProtobufCAllocator *allocator = buffer ? lcpc_state_buffer_reset(buffer) : NULL;
+  reply_t *received = NULL;
+  int code = lcpc_receive_reply(client, request_id, LCPSIM__V1__REQUEST__CALL_BATCH_STEP, allocator,
+                                deadline, &received);
+  return code == LCPSIM_OK ? take_batch_reply(client, received, allocator, reply) : code;
 }
 
 int lcpsim_client_batch_step_finish(lcpsim_client_t *client, uint64_t request_id, int timeout_ms,
@@ -256,9 +301,17 @@ int lcpsim_client_batch_step_finish(lcpsim_client_t *client, uint64_t request_id
   if (!client || !reply || request_id == 0)
     return LCPSIM_ERR_USAGE;
   *reply = NULL;
-  int64_t deadline = timeout_ms < 0 ? -1 : lcpc_monotonic_ms() + timeout_ms;
-  reply_t *received = NULL;
-  int code = lcpc_receive_reply(client, request_id, LCPSIM__V1__REQUEST__CALL_BATCH_STEP, NULL,
-                                deadline, &received);
-  return code == LCPSIM_OK ? take_batch_reply(client, received, reply) : code;
+  return batch_step_finish(client, request_id, timeout_ms, NULL, reply);
+}
+
+int lcpsim_client_batch_step_finish_into(lcpsim_client_t *client, uint64_t request_id,
+                                         int timeout_ms, lcpsim_state_buffer_t *buffer,
+                                         const lcpsim_batch_reply_t **reply) {
+  if (!client || !buffer || !reply || request_id == 0)
+    return LCPSIM_ERR_USAGE;
+  *reply = NULL;
+  lcpsim_batch_reply_t *decoded = NULL;
+  int code = batch_step_finish(client, request_id, timeout_ms, buffer, &decoded);
+  *reply = decoded;
+  return code;
 }
