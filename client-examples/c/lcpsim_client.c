@@ -388,3 +388,5 @@ int lcpsim_client_ping(lcpsim_client_t *client, char *server_version, size_t ver
 }
 
 void *lcpsim_client_zmq_socket(lcpsim_client_t *client) { return client ? client->socket : NULL; }
+
+void *lcpc_client_zmq_context(lcpsim_client_t *client) { return client ? client->context : NULL; }

@@ -74,6 +74,9 @@ int lcpc_call_with(lcpsim_client_t *client, request_t *request, ProtobufCAllocat
 int lcpc_call(lcpsim_client_t *client, request_t *request, reply_t **reply);
 /* Sends a request whose reply carries nothing the caller needs. */
 int lcpc_call_for_status(lcpsim_client_t *client, request_t *request);
+/* The ZeroMQ context of the client's socket (each client has its own), for sockets that must
+ * share it: an inproc monitor of the client's socket. */
+void *lcpc_client_zmq_context(lcpsim_client_t *client);
 /* Frees `reply` (malloc'd) and fails with LCPSIM_ERR_PROTOCOL: "the reply has no `what`". */
 int lcpc_missing(lcpsim_client_t *client, reply_t *reply, const char *what);
 
