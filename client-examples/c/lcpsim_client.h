@@ -335,7 +335,8 @@ int lcpsim_client_get_state_sensors(lcpsim_client_t *client, lcpsim_contacts_t c
  * the state: `*state` stays valid until the next _into call with the same buffer (which reuses
  * the memory) or the buffer's destroy; never pass it to lcpsim_state_destroy. The buffer grows to
  * the largest state seen and then decodes without allocating. One buffer serves one state at a
- * time; keep two buffers to hold two states. After a failure `*state` is NULL. */
+ * time; keep two buffers to hold two states. After a failure `*state` is NULL. A BatchStep's
+ * reply can be decoded into a buffer too (lcpsim_client_batch_step_into). */
 typedef struct lcpsim_state_buffer lcpsim_state_buffer_t;
 
 int lcpsim_state_buffer_new(lcpsim_state_buffer_t **buffer);
@@ -649,6 +650,21 @@ int lcpsim_client_batch_step_start(lcpsim_client_t *client, const lcpsim_world_s
                                    uint64_t *request_id);
 int lcpsim_client_batch_step_finish(lcpsim_client_t *client, uint64_t request_id, int timeout_ms,
                                     lcpsim_batch_reply_t **reply);
+
+/* lcpsim_client_batch_step and _finish decoding the reply into a state buffer (see "a state
+ * buffer reused across ticks") instead of a malloc per sub-message: `*reply` belongs to the
+ * buffer, valid until the buffer's next use by an _into call or its destroy (never pass it to
+ * lcpsim_batch_reply_destroy); after a failure it is NULL. Its results are those
+ * lcpsim_client_batch_step returns, bit for bit. The buffer is reused only once the request has
+ * been sent, so `worlds` may point into the reply it holds (a snapshot it returned, say). A
+ * _finish_into that returns LCPSIM_ERR_TIMEOUT has reused the buffer too. */
+int lcpsim_client_batch_step_into(lcpsim_client_t *client, const lcpsim_world_step_t *worlds,
+                                  size_t n_worlds, unsigned flags, unsigned sensors,
+                                  lcpsim_state_buffer_t *buffer,
+                                  const lcpsim_batch_reply_t **reply);
+int lcpsim_client_batch_step_finish_into(lcpsim_client_t *client, uint64_t request_id,
+                                         int timeout_ms, lcpsim_state_buffer_t *buffer,
+                                         const lcpsim_batch_reply_t **reply);
 /* The client's ZeroMQ socket, for zmq_poll only (never read or write it). */
 void *lcpsim_client_zmq_socket(lcpsim_client_t *client);
 

@@ -2,6 +2,8 @@
 /* lcpsim_pool: see lcpsim_pool.h. */
 #include "lcpsim_pool.h"
 
+#include "lcpsim_client_internal.h"
+
 #include <netdb.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -103,10 +105,21 @@ typedef struct {
   size_t n_log, log_capacity;
 } world_t;
 
+/* Why a daemon was taken as failed (lcpsim_pool_move_t.reason). */
+static const char CONNECTION_LOST[] = "connection lost";
+static const char NO_CONNECTION[] = "no connection";
+static const char NO_REPLY[] = "no reply within the timeout";
+static const char TRANSPORT_FAILED[] = "transport error";
+
 typedef struct {
   char *endpoint;
   lcpsim_client_t *client;
   bool alive;
+  /* A PAIR socket receiving the events of the client socket's monitor (NULL: not watched), and
+   * whether the daemon is connected as far as they say. */
+  void *monitor;
+  bool connected;
+  const char *failure; /* why it was taken as failed */
   uint64_t request_id;
   lcpsim_batch_reply_t *reply; /* of the round in progress */
   size_t *sent;                /* the worlds of the BatchStep in flight, in its order */
@@ -270,6 +283,70 @@ static lcpsim_world_step_t world_step_of(const lcpsim_pool_t *pool, size_t world
                                .n_targets = logged->has_target ? 1 : 0};
 }
 
+/* Watches daemon d's connection: ZeroMQ's socket monitor publishes the client socket's
+ * connection events on an inproc endpoint of its context, read here by a PAIR socket without
+ * blocking, so that a daemon whose connection drops is taken as failed at once rather than at
+ * the tick's timeout. The client has connected already: its connection counts as up until an
+ * event says otherwise. Without a monitor the timeout still finds a dead daemon. */
+static void watch_connection(lcpsim_pool_t *pool, size_t d) {
+  daemon_t *daemon = &pool->daemons[d];
+  void *socket = lcpsim_client_zmq_socket(daemon->client);
+  char address[64];
+  snprintf(address, sizeof address, "inproc://lcpsim-pool-monitor-%zu", d);
+  daemon->connected = true;
+  if (zmq_socket_monitor(socket, address,
+                         ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_CLOSED) != 0)
+    return;
+  void *monitor = zmq_socket(lcpc_client_zmq_context(daemon->client), ZMQ_PAIR);
+  int linger = 0;
+  if (!monitor || zmq_setsockopt(monitor, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
+      zmq_connect(monitor, address) != 0) {
+    if (monitor)
+      zmq_close(monitor);
+    zmq_socket_monitor(socket, NULL, 0);
+    return;
+  }
+  daemon->monitor = monitor;
+}
+
+static void stop_watching(daemon_t *daemon) {
+  if (!daemon->monitor)
+    return;
+  zmq_close(daemon->monitor);
+  daemon->monitor = NULL;
+  zmq_socket_monitor(lcpsim_client_zmq_socket(daemon->client), NULL, 0);
+}
+
+/* Reads the monitor's pending events (each a message of two frames: the event number and value,
+ * then the peer's address); whether the last one leaves the daemon connected. A drop followed by
+ * a reconnection is no failure. */
+static bool still_connected(daemon_t *daemon) {
+  while (daemon->monitor) {
+    zmq_msg_t frame;
+    zmq_msg_init(&frame);
+    if (zmq_msg_recv(&frame, daemon->monitor, ZMQ_DONTWAIT) < 0) {
+      zmq_msg_close(&frame);
+      break;
+    }
+    uint16_t event = 0;
+    if (zmq_msg_size(&frame) >= sizeof event)
+      memcpy(&event, zmq_msg_data(&frame), sizeof event);
+    bool more = zmq_msg_more(&frame);
+    zmq_msg_close(&frame);
+    /* The rest of the message, sent as one with its first frame. */
+    while (more) {
+      zmq_msg_init(&frame);
+      more = zmq_msg_recv(&frame, daemon->monitor, ZMQ_DONTWAIT) >= 0 && zmq_msg_more(&frame);
+      zmq_msg_close(&frame);
+    }
+    if (event == ZMQ_EVENT_CONNECTED)
+      daemon->connected = true;
+    else if (event == ZMQ_EVENT_DISCONNECTED || event == ZMQ_EVENT_CLOSED)
+      daemon->connected = false;
+  }
+  return daemon->connected;
+}
+
 /* Sends daemon d the BatchStep of `n` worlds' last logged ticks without waiting. */
 static int start_round(lcpsim_pool_t *pool, size_t d, const size_t *worlds, size_t n,
                        unsigned flags) {
@@ -298,11 +375,13 @@ static int64_t now_ms(void) {
   return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
-/* Waits for the replies of the daemons in `started` (their `reply` set); those without one by
- * the timeout are marked in `failed`. A reply refused as a whole is an error of the pool. */
+/* Waits for the replies of the daemons in `started` (their `reply` set); those whose connection
+ * drops meanwhile, or without a reply by the timeout, are marked in `failed`. A reply refused as a
+ * whole is an error of the pool. */
 static int wait_round(lcpsim_pool_t *pool, const bool *started, bool *failed) {
-  zmq_pollitem_t *items = calloc(pool->n_daemons, sizeof *items);
-  size_t *owner = calloc(pool->n_daemons, sizeof *owner);
+  /* Each daemon waited for: its client's socket, then its monitor's. */
+  zmq_pollitem_t *items = calloc(2 * pool->n_daemons, sizeof *items);
+  size_t *owner = calloc(2 * pool->n_daemons, sizeof *owner);
   if (!items || !owner) {
     free(items);
     free(owner);
@@ -317,24 +396,39 @@ static int wait_round(lcpsim_pool_t *pool, const bool *started, bool *failed) {
         items[n] = (zmq_pollitem_t){.socket = lcpsim_client_zmq_socket(pool->daemons[d].client),
                                     .events = ZMQ_POLLIN};
         owner[n++] = d;
+        if (pool->daemons[d].monitor) {
+          items[n] = (zmq_pollitem_t){.socket = pool->daemons[d].monitor, .events = ZMQ_POLLIN};
+          owner[n++] = d;
+        }
       }
     int64_t left = deadline - now_ms();
     if (n == 0 || left <= 0) {
       for (size_t i = 0; i < n; ++i)
-        failed[owner[i]] = true;
+        if (!failed[owner[i]]) {
+          failed[owner[i]] = true;
+          pool->daemons[owner[i]].failure = NO_REPLY;
+        }
       break;
     }
     if (zmq_poll(items, (int)n, (long)left) < 0)
       continue; /* EINTR */
     for (size_t i = 0; i < n && code == LCPSIM_OK; ++i) {
-      if (!(items[i].revents & ZMQ_POLLIN))
-        continue;
       daemon_t *daemon = &pool->daemons[owner[i]];
+      if (!(items[i].revents & ZMQ_POLLIN) || failed[owner[i]] || daemon->reply)
+        continue;
+      if (items[i].socket == daemon->monitor) {
+        if (!still_connected(daemon)) {
+          failed[owner[i]] = true;
+          daemon->failure = CONNECTION_LOST;
+        }
+        continue;
+      }
       int got =
           lcpsim_client_batch_step_finish(daemon->client, daemon->request_id, 0, &daemon->reply);
-      if (got == LCPSIM_ERR_TRANSPORT || got == LCPSIM_ERR_PROTOCOL)
+      if (got == LCPSIM_ERR_TRANSPORT || got == LCPSIM_ERR_PROTOCOL) {
         failed[owner[i]] = true;
-      else if (got != LCPSIM_OK && got != LCPSIM_ERR_TIMEOUT)
+        daemon->failure = TRANSPORT_FAILED;
+      } else if (got != LCPSIM_OK && got != LCPSIM_ERR_TIMEOUT)
         code = pool_fail(pool, got, "%s refused a BatchStep: %s", daemon->endpoint,
                          lcpsim_client_last_error(daemon->client));
     }
@@ -400,7 +494,8 @@ static int record_move(lcpsim_pool_t *pool, size_t world, size_t from, size_t to
       (lcpsim_pool_move_t){.world = world,
                            .source = pool->daemons[from].endpoint,
                            .destination = pool->daemons[to].endpoint,
-                           .from_step = pool->worlds[world].snapshot_step};
+                           .from_step = pool->worlds[world].snapshot_step,
+                           .reason = pool->daemons[from].failure};
   return LCPSIM_OK;
 }
 
@@ -409,6 +504,8 @@ static int record_move(lcpsim_pool_t *pool, size_t world, size_t from, size_t to
  * (`again[world]` set). */
 static int move_worlds_of(lcpsim_pool_t *pool, size_t d, bool *again) {
   pool->daemons[d].alive = false;
+  /* A dead daemon's socket tries to reconnect for ever: its events are of no more use. */
+  stop_watching(&pool->daemons[d]);
   pool->failed[pool->n_failed++] = pool->daemons[d].endpoint;
   for (size_t i = 0; i < pool->n_worlds; ++i) {
     if (pool->worlds[i].daemon != d)
@@ -469,6 +566,10 @@ static int run_rounds(lcpsim_pool_t *pool, bool *todo, unsigned flags) {
         code = sent;
       started[d] = sent == LCPSIM_OK;
       failed[d] = sent != LCPSIM_OK;
+      /* No connection to send on: one the monitor saw drop, or none at all. */
+      if (failed[d])
+        pool->daemons[d].failure =
+            still_connected(&pool->daemons[d]) ? NO_CONNECTION : CONNECTION_LOST;
     }
     if (code != LCPSIM_OK || !any)
       break;
@@ -556,6 +657,8 @@ int lcpsim_pool_new(const char *const *endpoints, size_t n_endpoints, size_t n_w
                             : LCPSIM_ERR_NO_MEMORY;
     if (code != LCPSIM_OK)
       pool_fail(pool, code, "cannot connect to %s", endpoints[d]);
+    else
+      watch_connection(pool, d);
   }
   for (size_t i = 0; i < pool->n_worlds && code == LCPSIM_OK; ++i) {
     snprintf(pool->worlds[i].name, sizeof pool->worlds[i].name, "%.40s%zu",
@@ -599,6 +702,8 @@ void lcpsim_pool_destroy(lcpsim_pool_t **pool) {
   release_replies(self);
   for (size_t d = 0; d < self->n_daemons; ++d) {
     lcpsim_batch_reply_destroy(&self->daemons[d].reply);
+    /* Before the client: its context waits for every socket of its own to close. */
+    stop_watching(&self->daemons[d]);
     lcpsim_client_destroy(&self->daemons[d].client);
     free(self->daemons[d].endpoint);
     free(self->daemons[d].sent);

@@ -7,10 +7,12 @@
  * for together with zmq_poll, one thread) and returns when all have answered. Every
  * snapshot_every ticks the BatchSteps also ask for each world's snapshot; the pool keeps the last
  * one and the steps and targets given since. When a daemon fails (it has no connection when a
- * tick is sent, or does not answer within the timeout), its worlds are created again on the other
- * daemons from their last snapshots (CreateWorld with the same source and the snapshot) and the
- * ticks since are run again there: the daemons being deterministic, the moved worlds end bitwise
- * where they would have. Each move is reported (lcpsim_pool_moves).
+ * tick is sent, its connection drops while the pool waits for its reply, which a monitor of the
+ * client's socket shows at once, or it does not answer within the timeout), its worlds are
+ * created again on the other daemons from their last snapshots (CreateWorld with the same source
+ * and the snapshot) and the ticks since are run again there: the daemons being deterministic, the
+ * moved worlds end bitwise where they would have. Each move is reported, with the reason
+ * (lcpsim_pool_moves).
  *
  * A snapshot holds a world's state, not its controllers' targets: give every world its targets
  * each tick so that a moved world replays exactly.
@@ -48,6 +50,9 @@ typedef struct {
   const char *source;      /* the endpoint it left (a failed daemon) */
   const char *destination; /* the endpoint it went to */
   uint64_t from_step;      /* the step count of the snapshot it continued from */
+  /* Why the source was taken as failed: "connection lost" (its connection dropped), "no
+   * connection" (none to send a tick on), "no reply within the timeout", "transport error". */
+  const char *reason;
 } lcpsim_pool_move_t;
 
 typedef struct lcpsim_pool lcpsim_pool_t;

@@ -2,8 +2,9 @@
 /* The C pool (lcpsim_pool.h) against two live lcpsimd standing in for a Service's pods: 16
  * worlds (copies of the built-in world) over both, one daemon killed (SIGKILL) mid-run. Every
  * world ends at the step count asked; the killed daemon's worlds, and only they, are reported
- * moved, from their last snapshot; and they end bitwise where a run without the kill leaves
- * them. Also endpoint resolution. */
+ * moved, from their last snapshot, because the connection was lost: the pool's monitor of the
+ * connection saw it, the tick's timeout (a minute) never came; and they end bitwise where a run
+ * without the kill leaves them. Also endpoint resolution. */
 // clang-format off
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,6 +31,9 @@ enum {
   STEPS = 2,
   SNAPSHOT_EVERY = 4,
   KILL_BEFORE = 9, /* the tick before which one daemon is killed */
+  /* Long enough that a move made on the tick's timeout would not be reported as a lost
+   * connection, and would make the killed tick last at least that long. */
+  TIMEOUT_MS = 60000,
 };
 
 /* World w's targets at tick t; `positions` holds their values. */
@@ -50,9 +54,11 @@ static void targets_of(int t, double positions[WORLDS][JOINTS], lcpsim_target_t 
   }
 }
 
-/* Runs TICKS ticks; with `victim` not NULL, SIGKILLs it before tick KILL_BEFORE. Copies each
- * world's final q and qd into `final`. */
-static void run(lcpsim_pool_t *pool, test_daemon_t *victim, double final[WORLDS][2 * JOINTS]) {
+/* Runs TICKS ticks; with `victim` not NULL, SIGKILLs it before tick KILL_BEFORE, and
+ * `killed_tick_ms` (may be NULL) gets how long that tick took. Copies each world's final q and
+ * qd into `final`. */
+static void run(lcpsim_pool_t *pool, test_daemon_t *victim, double final[WORLDS][2 * JOINTS],
+                double *killed_tick_ms) {
   const lcpsim_batch_result_t *const *results = NULL;
   for (int t = 1; t <= TICKS; ++t) {
     if (victim && t == KILL_BEFORE)
@@ -60,8 +66,11 @@ static void run(lcpsim_pool_t *pool, test_daemon_t *victim, double final[WORLDS]
     double positions[WORLDS][JOINTS];
     lcpsim_target_t targets[WORLDS];
     targets_of(t, positions, targets);
+    double start = test_now_ms();
     int code = lcpsim_pool_step(pool, STEPS, targets, t == TICKS ? LCPSIM_BATCH_RETURN_STATE : 0u,
                                 &results);
+    if (killed_tick_ms && t == KILL_BEFORE)
+      *killed_tick_ms = test_now_ms() - start;
     if (code != LCPSIM_OK)
       fprintf(stderr, "tick %d: %s\n", t, lcpsim_pool_last_error(pool));
     assert_int_equal(code, LCPSIM_OK);
@@ -84,7 +93,7 @@ static void killed_daemon_worlds_move(void **state) {
     assert_int_equal(test_daemon_start_args(daemon_path, args, &daemons[d]), 0);
   const char *endpoints[2] = {daemons[0].rep, daemons[1].rep};
   lcpsim_pool_options_t options = {
-      .prefix = "w", .snapshot_every = SNAPSHOT_EVERY, .timeout_ms = 5000};
+      .prefix = "w", .snapshot_every = SNAPSHOT_EVERY, .timeout_ms = TIMEOUT_MS};
   lcpsim_pool_t *pool = NULL;
   assert_int_equal(lcpsim_pool_new(endpoints, 2, WORLDS, &options, &pool), LCPSIM_OK);
   bool on_victim[WORLDS];
@@ -93,7 +102,10 @@ static void killed_daemon_worlds_move(void **state) {
     assert_int_equal(on_victim[w], w % 2 == 1);
   }
   double moved_final[WORLDS][2 * JOINTS], expected[WORLDS][2 * JOINTS];
-  run(pool, &daemons[1], moved_final);
+  double killed_tick_ms = 0.0;
+  run(pool, &daemons[1], moved_final, &killed_tick_ms);
+  /* The move did not wait for the timeout. */
+  assert_true(killed_tick_ms < TIMEOUT_MS);
   const char *const *failed = NULL;
   assert_int_equal(lcpsim_pool_failed(pool, &failed), 1);
   assert_string_equal(failed[0], daemons[1].rep);
@@ -104,6 +116,7 @@ static void killed_daemon_worlds_move(void **state) {
     assert_true(on_victim[moves[m].world]);
     assert_string_equal(moves[m].source, daemons[1].rep);
     assert_string_equal(moves[m].destination, daemons[0].rep);
+    assert_string_equal(moves[m].reason, "connection lost");
     assert_int_equal(moves[m].from_step,
                      (KILL_BEFORE - 1) / SNAPSHOT_EVERY * SNAPSHOT_EVERY * STEPS);
   }
@@ -113,7 +126,7 @@ static void killed_daemon_worlds_move(void **state) {
   /* The reference: the same on the survivor alone, nothing killed. */
   options.prefix = "r";
   assert_int_equal(lcpsim_pool_new(endpoints, 1, WORLDS, &options, &pool), LCPSIM_OK);
-  run(pool, NULL, expected);
+  run(pool, NULL, expected, NULL);
   assert_int_equal(lcpsim_pool_moves(pool, NULL), 0);
   lcpsim_pool_destroy(&pool);
   for (int w = 0; w < WORLDS; ++w)

@@ -2,8 +2,10 @@
 /* The C client's worlds against a live lcpsimd (the built-in world: 'arm7', a table and a box):
  * lcpsim_client_set_world addresses one world and leaves the others; CreateWorld, ListWorlds,
  * DestroyWorld; a BatchStep over four worlds equals the same Steps made one world at a time,
- * bit for bit, a reset inside it included; a world not found fails alone; the started and
- * finished halves of BatchStep on two daemons at once; a world's own state stream. */
+ * bit for bit, a reset inside it included; a world not found fails alone; BatchStep decoded into
+ * a state buffer gives, bit for bit, what the malloc'd reply gives, and keeps it until the
+ * buffer's next use; the started and finished halves of BatchStep on two daemons at once, one
+ * finished into a buffer; a world's own state stream. */
 // clang-format off
 #include <setjmp.h>
 #include <stdarg.h>
@@ -96,6 +98,26 @@ static void positions_of(int w, int t, double positions[JOINTS]) {
     positions[j] = 0.4 * sin(0.07 * t + 0.5 * w + 0.8 * j);
 }
 
+/* Tick t's steps of the worlds `names`: world w steps `steps` times after position targets
+ * (positions_of) with gains *kp and *kd; `positions` and `targets` hold what the steps point to. */
+static void tick_steps(int t, const char *const names[WORLDS], int steps, const double *kp,
+                       const double *kd, double positions[WORLDS][JOINTS],
+                       lcpsim_target_t targets[WORLDS], lcpsim_world_step_t out[WORLDS]) {
+  for (int w = 0; w < WORLDS; ++w) {
+    positions_of(w, t, positions[w]);
+    targets[w] = (lcpsim_target_t){.robot = "arm7",
+                                   .mode = LCPSIM_MODE_POSITION,
+                                   .position = positions[w],
+                                   .n_position = JOINTS,
+                                   .kp = kp,
+                                   .n_kp = 1,
+                                   .kd = kd,
+                                   .n_kd = 1};
+    out[w] = (lcpsim_world_step_t){
+        .world = names[w], .steps = steps, .targets = &targets[w], .n_targets = 1};
+  }
+}
+
 static void batch_equals_one_by_one(void **state) {
   lcpsim_client_t *c = ((test_live_t *)*state)->client;
   const char *batched[WORLDS] = {"b0", "b1", "b2", "b3"};
@@ -115,19 +137,7 @@ static void batch_equals_one_by_one(void **state) {
     double positions[WORLDS][JOINTS];
     lcpsim_target_t targets[WORLDS];
     lcpsim_world_step_t steps[WORLDS];
-    for (int w = 0; w < WORLDS; ++w) {
-      positions_of(w, t, positions[w]);
-      targets[w] = (lcpsim_target_t){.robot = "arm7",
-                                     .mode = LCPSIM_MODE_POSITION,
-                                     .position = positions[w],
-                                     .n_position = JOINTS,
-                                     .kp = &kp,
-                                     .n_kp = 1,
-                                     .kd = &kd,
-                                     .n_kd = 1};
-      steps[w] = (lcpsim_world_step_t){
-          .world = batched[w], .steps = 3, .targets = &targets[w], .n_targets = 1};
-    }
+    tick_steps(t, batched, 3, &kp, &kd, positions, targets, steps);
     /* At tick 10 world 2 is reset: the start snapshot restored and q set. */
     if (t == 10) {
       steps[2].restore_snapshot = start;
@@ -197,6 +207,116 @@ static void failures_are_per_world(void **state) {
   assert_null(reply);
 }
 
+/* A BatchStepResult packed with its world's name left out (results of two worlds alike then
+ * pack alike); the caller frees the bytes. */
+static uint8_t *pack_result(const lcpsim_batch_result_t *result, size_t *size) {
+  lcpsim_batch_result_t copy = *result;
+  lcpsim_state_t state = LCPSIM__V1__STATE__INIT;
+  copy.world = "";
+  if (result->state) {
+    state = *result->state;
+    state.world = "";
+    copy.state = &state;
+  }
+  *size = lcpsim__v1__batch_step_result__get_packed_size(&copy);
+  uint8_t *bytes = malloc(*size ? *size : 1);
+  assert_non_null(bytes);
+  lcpsim__v1__batch_step_result__pack(&copy, bytes);
+  return bytes;
+}
+
+static void assert_results_equal(const lcpsim_batch_result_t *a, const lcpsim_batch_result_t *b) {
+  size_t a_size = 0, b_size = 0;
+  uint8_t *a_bytes = pack_result(a, &a_size), *b_bytes = pack_result(b, &b_size);
+  assert_int_equal(a_size, b_size);
+  assert_memory_equal(a_bytes, b_bytes, a_size);
+  free(a_bytes);
+  free(b_bytes);
+}
+
+/* Worlds m0..m3 stepped by lcpsim_client_batch_step and i0..i3 by lcpsim_client_batch_step_into,
+ * alike (targets, a reset from the last tick's snapshot, contacts, sensors, snapshots): every
+ * result the same, bit for bit; the buffer's reply unchanged by a call made before the buffer's
+ * next use. */
+static void batch_into_equals_batch(void **state) {
+  lcpsim_client_t *c = ((test_live_t *)*state)->client;
+  const char *malloced[WORLDS] = {"m0", "m1", "m2", "m3"};
+  const char *buffered[WORLDS] = {"i0", "i1", "i2", "i3"};
+  for (int w = 0; w < WORLDS; ++w) {
+    create(c, malloced[w]);
+    create(c, buffered[w]);
+  }
+  lcpsim_state_buffer_t *buffer = NULL;
+  assert_int_equal(lcpsim_state_buffer_new(&buffer), LCPSIM_OK);
+  const unsigned flags =
+      LCPSIM_BATCH_RETURN_STATE | LCPSIM_BATCH_WITH_CONTACTS | LCPSIM_BATCH_RETURN_SNAPSHOT;
+  const unsigned sensors = LCPSIM_SENSOR_ENERGY | LCPSIM_SENSOR_JOINT_WRENCHES |
+                           LCPSIM_SENSOR_LINK_TWISTS | LCPSIM_SENSOR_SOLVER_STATS;
+  const double kp = 90.0, kd = 9.0;
+  lcpsim_batch_reply_t *last_malloced = NULL;
+  const lcpsim_batch_reply_t *last_buffered = NULL;
+  for (int t = 0; t < 20; ++t) {
+    double positions[WORLDS][JOINTS];
+    lcpsim_target_t targets[WORLDS];
+    lcpsim_world_step_t m_steps[WORLDS], i_steps[WORLDS];
+    tick_steps(t, malloced, 2, &kp, &kd, positions, targets, m_steps);
+    for (int w = 0; w < WORLDS; ++w) {
+      i_steps[w] = m_steps[w];
+      i_steps[w].world = buffered[w];
+    }
+    /* At tick 12 world 1 takes world 0's state from the last tick's snapshot: the buffered
+     * world's snapshot read from the reply the buffer still holds while the request is sent. */
+    if (t == 12) {
+      m_steps[1].restore_snapshot = last_malloced->results[0]->snapshot.data;
+      m_steps[1].restore_snapshot_size = last_malloced->results[0]->snapshot.len;
+      i_steps[1].restore_snapshot = last_buffered->results[0]->snapshot.data;
+      i_steps[1].restore_snapshot_size = last_buffered->results[0]->snapshot.len;
+    }
+    const lcpsim_batch_reply_t *in_buffer = NULL;
+    assert_int_equal(
+        lcpsim_client_batch_step_into(c, i_steps, WORLDS, flags, sensors, buffer, &in_buffer),
+        LCPSIM_OK);
+    assert_non_null(in_buffer);
+    assert_int_equal(in_buffer->n_results, WORLDS);
+    /* Packed now, compared after another call: the buffer's reply outlives other calls. */
+    size_t first_size = 0;
+    uint8_t *first = pack_result(in_buffer->results[3], &first_size);
+    lcpsim_batch_reply_t *malloced_reply = NULL;
+    assert_int_equal(lcpsim_client_batch_step(c, m_steps, WORLDS, flags, sensors, &malloced_reply),
+                     LCPSIM_OK);
+    lcpsim_batch_reply_destroy(&last_malloced);
+    last_malloced = malloced_reply;
+    assert_int_equal(last_malloced->n_results, WORLDS);
+    for (int w = 0; w < WORLDS; ++w) {
+      assert_string_equal(in_buffer->results[w]->world, buffered[w]);
+      assert_int_equal(lcpsim_batch_result_code(in_buffer->results[w]), LCPSIM_OK);
+      assert_int_equal(lcpsim_batch_result_code(last_malloced->results[w]), LCPSIM_OK);
+      assert_non_null(in_buffer->results[w]->state);
+      assert_true(in_buffer->results[w]->snapshot.len > 0);
+      assert_results_equal(last_malloced->results[w], in_buffer->results[w]);
+    }
+    size_t again_size = 0;
+    uint8_t *again = pack_result(in_buffer->results[3], &again_size);
+    assert_int_equal(first_size, again_size);
+    assert_memory_equal(first, again, first_size);
+    free(first);
+    free(again);
+    last_buffered = in_buffer;
+  }
+  for (int w = 0; w < WORLDS; ++w)
+    assert_int_equal(last_buffered->results[w]->step_count, 2 * 20);
+  lcpsim_batch_reply_destroy(&last_malloced);
+  /* A request refused as a whole leaves no reply; a missing buffer is the caller's mistake. */
+  const lcpsim_world_step_t twice[] = {{.world = "i0", .steps = 1}, {.world = "i0"}};
+  const lcpsim_batch_reply_t *refused = last_buffered;
+  assert_int_equal(lcpsim_client_batch_step_into(c, twice, 2, 0, 0, buffer, &refused),
+                   LCPSIM_ERR_INVALID_ARGUMENT);
+  assert_null(refused);
+  assert_int_equal(lcpsim_client_batch_step_into(c, twice, 1, 0, 0, NULL, &refused),
+                   LCPSIM_ERR_USAGE);
+  lcpsim_state_buffer_destroy(&buffer);
+}
+
 static void started_batches_on_two_daemons(void **state) {
   lcpsim_client_t *first = ((test_live_t *)*state)->client;
   test_live_t *other = NULL;
@@ -207,9 +327,14 @@ static void started_batches_on_two_daemons(void **state) {
   uint64_t ids[2] = {0, 0};
   const lcpsim_world_step_t step = {.steps = 30};
   for (int d = 0; d < 2; ++d)
-    assert_int_equal(lcpsim_client_batch_step_start(clients[d], &step, 1, 0, 0, &ids[d]),
-                     LCPSIM_OK);
-  lcpsim_batch_reply_t *replies[2] = {NULL, NULL};
+    assert_int_equal(
+        lcpsim_client_batch_step_start(clients[d], &step, 1, LCPSIM_BATCH_RETURN_STATE, 0, &ids[d]),
+        LCPSIM_OK);
+  /* The first daemon's reply malloc'd, the other's decoded into a buffer. */
+  lcpsim_state_buffer_t *buffer = NULL;
+  assert_int_equal(lcpsim_state_buffer_new(&buffer), LCPSIM_OK);
+  lcpsim_batch_reply_t *malloced = NULL;
+  const lcpsim_batch_reply_t *replies[2] = {NULL, NULL};
   int waiting = 2;
   while (waiting > 0) {
     zmq_pollitem_t items[2] = {
@@ -219,15 +344,21 @@ static void started_batches_on_two_daemons(void **state) {
     for (int d = 0; d < 2; ++d) {
       if (!(items[d].revents & ZMQ_POLLIN) || replies[d])
         continue;
-      int code = lcpsim_client_batch_step_finish(clients[d], ids[d], 0, &replies[d]);
+      int code =
+          d == 0 ? lcpsim_client_batch_step_finish(clients[d], ids[d], 0, &malloced)
+                 : lcpsim_client_batch_step_finish_into(clients[d], ids[d], 0, buffer, &replies[d]);
+      if (d == 0)
+        replies[d] = malloced;
       assert_true(code == LCPSIM_OK || code == LCPSIM_ERR_TIMEOUT);
       waiting -= code == LCPSIM_OK;
     }
   }
-  for (int d = 0; d < 2; ++d) {
+  /* Two daemons' default worlds stepped alike end alike. */
+  for (int d = 0; d < 2; ++d)
     assert_int_equal(replies[d]->results[0]->step_count, 30);
-    lcpsim_batch_reply_destroy(&replies[d]);
-  }
+  assert_results_equal(replies[0]->results[0], replies[1]->results[0]);
+  lcpsim_batch_reply_destroy(&malloced);
+  lcpsim_state_buffer_destroy(&buffer);
   assert_int_equal(test_live_stop(&other), 0);
 }
 
@@ -264,6 +395,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(set_world_addresses_one_world, start_live, stop_live),
       cmocka_unit_test_setup_teardown(batch_equals_one_by_one, start_live, stop_live),
       cmocka_unit_test_setup_teardown(failures_are_per_world, start_live, stop_live),
+      cmocka_unit_test_setup_teardown(batch_into_equals_batch, start_live, stop_live),
       cmocka_unit_test_setup_teardown(started_batches_on_two_daemons, start_live, stop_live),
       cmocka_unit_test_setup_teardown(world_stream, start_live, stop_live),
   };
