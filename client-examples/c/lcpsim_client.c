@@ -125,8 +125,13 @@ int lcpsim_client_connect_secure(const char *endpoint, int timeout_ms,
   /* Queue a request only on a live connection, so one sent while the daemon is down times out
    * here instead of being delivered, and applied, whenever the daemon comes back. */
   int immediate = 1;
+  /* An endpoint may name an IPv6 address (tcp://[::1]:5555, or one that
+   * lcpsim_resolve_endpoints found for a name); without this ZeroMQ only
+   * connects to IPv4. IPv4 endpoints work as before. */
+  int ipv6 = 1;
   zmq_setsockopt(self->socket, ZMQ_LINGER, &linger, sizeof linger);
   zmq_setsockopt(self->socket, ZMQ_IMMEDIATE, &immediate, sizeof immediate);
+  zmq_setsockopt(self->socket, ZMQ_IPV6, &ipv6, sizeof ipv6);
   if (lcpc_set_curve(self->socket, keys) != 0 || zmq_connect(self->socket, endpoint) != 0) {
     /* Nothing to report the message through: the caller gets no client. */
     lcpsim_client_destroy(&self);

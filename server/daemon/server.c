@@ -982,6 +982,11 @@ static void on_signal(uv_signal_t *handle, int signal_number) {
 
 /* ---- open, run, close ---- */
 
+/* Whether a tcp:// endpoint names an IPv6 address: its host is in brackets. */
+static int bind_is_ipv6(const char *endpoint) {
+  return endpoint && strncmp(endpoint, "tcp://[", 7) == 0;
+}
+
 static int bind_socket(void *socket, const char *endpoint, char *bound, size_t bound_size,
                        const char *what, lcpd_error_t *error) {
   if (zmq_bind(socket, endpoint) != 0)
@@ -1061,6 +1066,14 @@ int lcpd_server_open(lcpd_server_t *server, lcpd_sim_t *sim, const lcpd_server_o
   /* Shut down at once: nothing waits for unsent replies or states. */
   zmq_setsockopt(server->router, ZMQ_LINGER, &zero, sizeof zero);
   zmq_setsockopt(server->publisher, ZMQ_LINGER, &zero, sizeof zero);
+  /* An IPv6 address binds only with ZMQ_IPV6 (tcp://[::1]:5555; tcp://[::]:5555
+   * takes both families, for a dual-stack cluster). Only then: with it an IPv4
+   * bind is reported as an IPv4-mapped IPv6 endpoint, which a client without
+   * the option cannot connect to. */
+  int ipv6_router = bind_is_ipv6(options->bind_endpoint);
+  int ipv6_publisher = bind_is_ipv6(options->pub_endpoint);
+  zmq_setsockopt(server->router, ZMQ_IPV6, &ipv6_router, sizeof ipv6_router);
+  zmq_setsockopt(server->publisher, ZMQ_IPV6, &ipv6_publisher, sizeof ipv6_publisher);
   /* A reply that cannot be queued is an error (EAGAIN: the peer's queue is
    * full; EHOSTUNREACH: the peer is gone) rather than dropped unseen, so
    * that a client that does not read is told. */

@@ -7,10 +7,13 @@
  */
 #define _DEFAULT_SOURCE /* mkdtemp */
 #include <math.h>
+#include <netinet/in.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -956,6 +959,47 @@ static void a_started_step_is_cancelled(void **state) {
   lcpsim_state_destroy(&after);
 }
 
+/* A daemon bound to the IPv6 loopback serves the client and the stream there: both sockets of
+ * the client take tcp://[::1]:PORT endpoints (ZMQ_IPV6), as a pool does for the AAAA records of
+ * a dual-stack Service. Where the host has no IPv6 loopback the daemon cannot bind it and the
+ * test has nothing to check. */
+static void an_ipv6_endpoint_serves_requests_and_states(void **state) {
+  (void)state;
+  int probe = socket(AF_INET6, SOCK_STREAM, 0);
+  struct sockaddr_in6 loopback = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+  bool has_ipv6 = probe >= 0 && bind(probe, (struct sockaddr *)&loopback, sizeof loopback) == 0;
+  if (probe >= 0)
+    close(probe);
+  if (!has_ipv6)
+    skip();
+  test_daemon_t daemon;
+  assert_int_equal(test_daemon_start_args(
+                       daemon_path,
+                       (const char *[]){"--bind", "tcp://[::1]:0", "--pub", "tcp://[::1]:0", NULL},
+                       &daemon),
+                   0);
+  assert_non_null(strstr(daemon.rep, "tcp://[::1]:"));
+  lcpsim_client_t *client = NULL;
+  lcpsim_subscriber_t *subscriber = NULL;
+  assert_int_equal(lcpsim_client_connect(daemon.rep, 20000, &client), LCPSIM_OK);
+  assert_int_equal(lcpsim_subscriber_new(daemon.pub, &subscriber), LCPSIM_OK);
+  assert_int_equal(lcpsim_client_subscribe(client, 1, LCPSIM_WITHOUT_CONTACTS), LCPSIM_OK);
+  lcpsim_state_t *published = NULL;
+  for (int attempt = 0; attempt < 200 && !published; ++attempt) {
+    assert_int_equal(lcpsim_client_step(client, 1, NULL, 0, LCPSIM_WITHOUT_CONTACTS, NULL),
+                     LCPSIM_OK);
+    int code = lcpsim_subscriber_receive(subscriber, 50, &published);
+    assert_true(code == LCPSIM_OK || code == LCPSIM_ERR_TIMEOUT);
+  }
+  assert_non_null(published);
+  assert_true(published->step_count >= 1);
+  assert_non_null(lcpsim_state_find_robot(published, ARM));
+  lcpsim_state_destroy(&published);
+  lcpsim_subscriber_destroy(&subscriber);
+  lcpsim_client_destroy(&client);
+  assert_int_equal(test_daemon_stop(&daemon), 0);
+}
+
 /* GetScene describes the built-in world; Record starts and stops a recording below --record-dir,
  * whose file then holds what the reply counted. */
 static void get_scene_and_record(void **state) {
@@ -1026,6 +1070,7 @@ int main(int argc, char **argv) {
       LIVE(server_errors_come_back_as_codes_with_the_message),
       LIVE(a_started_step_is_cancelled),
       cmocka_unit_test(get_scene_and_record),
+      cmocka_unit_test(an_ipv6_endpoint_serves_requests_and_states),
       cmocka_unit_test(a_silent_endpoint_times_out),
       cmocka_unit_test(a_malformed_endpoint_is_refused),
       cmocka_unit_test(a_late_reply_is_discarded),
