@@ -104,6 +104,10 @@ int lcpsim_client_connect(const char *endpoint, int timeout_ms, lcpsim_client_t 
   return lcpsim_client_connect_secure(endpoint, timeout_ms, NULL, client);
 }
 
+int lcpc_endpoint_is_ipv6(const char *endpoint) {
+  return endpoint && strncmp(endpoint, "tcp://[", 7) == 0;
+}
+
 int lcpsim_client_connect_secure(const char *endpoint, int timeout_ms,
                                  const lcpsim_curve_keys_t *keys, lcpsim_client_t **client) {
   if (!endpoint || !client)
@@ -125,10 +129,10 @@ int lcpsim_client_connect_secure(const char *endpoint, int timeout_ms,
   /* Queue a request only on a live connection, so one sent while the daemon is down times out
    * here instead of being delivered, and applied, whenever the daemon comes back. */
   int immediate = 1;
-  /* An endpoint may name an IPv6 address (tcp://[::1]:5555, or one that
-   * lcpsim_resolve_endpoints found for a name); without this ZeroMQ only
-   * connects to IPv4. IPv4 endpoints work as before. */
-  int ipv6 = 1;
+  /* An IPv6 address (tcp://[::1]:5555, or one lcpsim_resolve_endpoints found for an AAAA
+   * record) connects only with ZMQ_IPV6. Only for a bracketed host: with the option a host name
+   * may resolve to its IPv6 address first (localhost to ::1) where the daemon listens on IPv4. */
+  int ipv6 = lcpc_endpoint_is_ipv6(endpoint);
   zmq_setsockopt(self->socket, ZMQ_LINGER, &linger, sizeof linger);
   zmq_setsockopt(self->socket, ZMQ_IMMEDIATE, &immediate, sizeof immediate);
   zmq_setsockopt(self->socket, ZMQ_IPV6, &ipv6, sizeof ipv6);

@@ -46,6 +46,9 @@ int lcpc_fail(lcpsim_client_t *client, int code, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 /* Frees a decoded message and sets the caller's pointer to NULL. */
 void lcpc_message_destroy(void *message_ptr);
+/* Whether a tcp:// endpoint's host is an IPv6 address (in brackets): such a socket needs ZMQ_IPV6.
+ */
+int lcpc_endpoint_is_ipv6(const char *endpoint);
 int64_t lcpc_monotonic_ms(void);
 /* Waits for `events` on the socket until the deadline (-1: none): 1 ready, 0 timed out, -1
  * failed. */

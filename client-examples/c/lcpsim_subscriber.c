@@ -65,7 +65,7 @@ int lcpsim_subscriber_new_world(const char *endpoint, const lcpsim_curve_keys_t 
   self->topic_length = strlen(self->topic);
   self->context = zmq_ctx_new();
   self->socket = self->context ? zmq_socket(self->context, ZMQ_SUB) : NULL;
-  int linger = 0, ipv6 = 1; /* ipv6: as the client's, an endpoint may be an IPv6 address */
+  int linger = 0, ipv6 = lcpc_endpoint_is_ipv6(endpoint); /* as the client's */
   if (!self->socket || zmq_setsockopt(self->socket, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
       zmq_setsockopt(self->socket, ZMQ_IPV6, &ipv6, sizeof ipv6) != 0 ||
       zmq_setsockopt(self->socket, ZMQ_SUBSCRIBE, self->topic, self->topic_length) != 0 ||

@@ -149,6 +149,13 @@ function loadKeyPair(file) {
   return { publicKey, secretKey };
 }
 
+// An IPv6 address (tcp://[::1]:5555) connects only with the socket's ipv6
+// option. Only for a bracketed host: with it a host name may resolve to its
+// IPv6 address first (localhost to ::1) where the daemon listens on IPv4.
+function ipv6Option(endpoint) {
+  return endpoint.startsWith('tcp://[') ? { ipv6: true } : {};
+}
+
 // Socket options for CURVE: options.serverKey is the daemon's public key (Z85)
 // or its .pub file; options.clientKeys this client's { publicKey, secretKey }
 // or its NAME.key file. None without serverKey.
@@ -186,7 +193,7 @@ class Client {
     this.endpoint = endpoint;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.proto = loadProtocol(options.protoPath);
-    this.socket = new zmq.Dealer({ linger: 0, ...curveOptions(options) });
+    this.socket = new zmq.Dealer({ linger: 0, ...ipv6Option(endpoint), ...curveOptions(options) });
     this.socket.connect(endpoint);
     // Shared with the world views (see world()): one id sequence and one send
     // queue per socket.
@@ -480,7 +487,11 @@ class StateStream {
   constructor(endpoint, options = {}) {
     this.proto = loadProtocol(options.protoPath);
     this.topic = Buffer.from(stateTopic(options.world));
-    this.socket = new zmq.Subscriber({ linger: 0, ...curveOptions(options) });
+    this.socket = new zmq.Subscriber({
+      linger: 0,
+      ...ipv6Option(endpoint),
+      ...curveOptions(options),
+    });
     this.socket.connect(endpoint);
     this.socket.subscribe(this.topic);
   }

@@ -225,6 +225,45 @@ test('lcpsim.js against lcpsimd', { skip: !DAEMON && 'LCPSIMD is not set' }, asy
   });
 });
 
+// A daemon bound to the IPv6 loopback, as a pod reached by its AAAA record:
+// requests and the state stream both connect to tcp://[::1]:PORT (the
+// sockets need their ipv6 option before they connect).
+test('an IPv6 endpoint serves requests and states', { skip: !DAEMON && 'LCPSIMD is not set' }, async (t) => {
+  const probe = require('node:net').createServer();
+  const hasIpv6 = await new Promise((resolve) => {
+    probe.once('error', () => resolve(false));
+    probe.listen(0, '::1', () => probe.close(() => resolve(true)));
+  });
+  if (!hasIpv6) return t.skip('no IPv6 loopback');
+  const daemon = await startDaemon(DAEMON, ['--bind', 'tcp://[::1]:0', '--pub', 'tcp://[::1]:0']);
+  const client = new Client(daemon.rep, { timeoutMs: 10000 });
+  const stream = new StateStream(daemon.pub);
+  t.after(async () => {
+    await client.close();
+    await stopDaemon(daemon.proc);
+  });
+  assert.match(daemon.rep, /^tcp:\/\/\[::1\]:\d+$/);
+  assert.equal((await client.ping(Buffer.from('v6'))).payload.toString(), 'v6');
+  await client.subscribe(1);
+  let received = null;
+  const reader = (async () => {
+    for await (const state of stream) {
+      received = state;
+      break;
+    }
+  })();
+  const deadline = Date.now() + 10000;
+  while (!received && Date.now() < deadline) {
+    await client.step(1);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  await client.subscribe(0);
+  stream.close();
+  await reader.catch(() => {});
+  assert.ok(received, 'no state came over IPv6 within 10 s');
+  assert.ok(received.robots.some((robot) => robot.name === 'arm7'));
+});
+
 test('a misspelt field is refused before anything is sent', async () => {
   const silent = new zmq.Router({ linger: 0 });
   await silent.bind('tcp://127.0.0.1:*');

@@ -352,6 +352,11 @@ class _Socket:
         self._context = context or zmq.Context.instance()
         self._socket = self._context.socket(kind)
         self._socket.setsockopt(zmq.LINGER, 0)
+        # An IPv6 address (tcp://[::1]:5555) connects only with IPV6, set before connect. Only
+        # for a bracketed host: with it a host name may resolve to its IPv6 address first
+        # (localhost to ::1) where the daemon listens on IPv4.
+        if endpoint.startswith("tcp://["):
+            self._socket.setsockopt(zmq.IPV6, 1)
         try:
             for option, value in options:
                 self._socket.setsockopt(option, value)

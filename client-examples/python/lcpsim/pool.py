@@ -25,7 +25,6 @@ exactly.
 """
 
 import collections
-import ipaddress
 import socket
 import time
 import urllib.parse
@@ -72,14 +71,6 @@ def resolve_endpoints(endpoint, family=socket.AF_UNSPEC):
     return endpoints
 
 
-def _is_ipv6(endpoint):
-    host = urllib.parse.urlsplit(endpoint).hostname or ""
-    try:
-        return ipaddress.ip_address(host).version == 6
-    except ValueError:
-        return False
-
-
 class _Daemon:
     """One daemon of the pool: its client (one DEALER socket), a monitor of that socket (to see
     the connection drop), the worlds it holds and whether it is still used."""
@@ -87,8 +78,6 @@ class _Daemon:
     def __init__(self, endpoint, timeout_ms, context):
         self.endpoint = endpoint
         self.client = Client(endpoint, timeout_ms=timeout_ms, context=context)
-        if _is_ipv6(endpoint):
-            self.client._socket.setsockopt(zmq.IPV6, 1)
         self.monitor = self.client._socket.get_monitor_socket(
             zmq.EVENT_DISCONNECTED | zmq.EVENT_CONNECTED)
         self.connected = True  # as far as the monitor's events say

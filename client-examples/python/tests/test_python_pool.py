@@ -142,6 +142,28 @@ class ResolveTest(unittest.TestCase):
         addresses = {a[4][0] for a in socket.getaddrinfo(host, 1, type=socket.SOCK_STREAM)}
         self.assertEqual(len(resolve_endpoints("tcp://%s:1" % host)), len(addresses))
 
+    def test_a_pool_over_an_ipv6_endpoint(self):
+        """A daemon bound to the IPv6 loopback, as a pod reached by its AAAA record: the pool's
+        worlds are made and stepped there (the client's socket needs IPV6 before it connects)."""
+        try:
+            with socket.socket(socket.AF_INET6) as probe:
+                probe.bind(("::1", 0))
+        except OSError:
+            self.skipTest("no IPv6 loopback")
+        daemon = LiveDaemon(["--bind", "tcp://[::1]:0", "--pub", "tcp://[::1]:0"])
+        try:
+            self.assertTrue(daemon.rep.startswith("tcp://[::1]:"), daemon.rep)
+            pool = Pool([daemon.rep], 2, timeout_ms=20000, prefix="v6_")
+            try:
+                results = pool.step(3)
+                self.assertEqual(sorted(results), ["v6_0", "v6_1"])
+                for result in results.values():
+                    self.assertEqual(result.step_count, 3)
+            finally:
+                pool.close()
+        finally:
+            daemon.stop()
+
     def test_no_daemon_at_all(self):
         refusing = RefusingEndpoint()
         try:
