@@ -166,11 +166,11 @@ static void block_gs_pass(const row_block *b, const double *lb, double *x) {
   }
 }
 
-void lcp__robot_block_sweep(const row_block *b, dantzig_work *dz, double *lam, double *res_io,
+bool lcp__robot_block_sweep(const row_block *b, dantzig_work *dz, double *lam, double *res_io,
                             double *sum_io) {
   const int32_t m = b->m, w = b->width;
   double *lb = lam + b->first, *x = b->x;
-  bool inside = false;
+  bool inside = false, exact = true;
   for (int32_t k = 0; k < m; ++k)
     b->r[k] = (side_dot(b->J[k], b->v, w) - b->target[k]) + b->cfm[k] * lb[k];
   if (b->factored) {
@@ -205,6 +205,7 @@ void lcp__robot_block_sweep(const row_block *b, dantzig_work *dz, double *lam, d
       /* no exact block solution (non-finite data): one projected
        * Gauss–Seidel pass on the block instead, from λ_b */
       block_gs_pass(b, lb, x);
+      exact = false;
     }
   }
   double res = *res_io, acc = *sum_io;
@@ -219,6 +220,7 @@ void lcp__robot_block_sweep(const row_block *b, dantzig_work *dz, double *lam, d
   }
   *res_io = res;
   *sum_io = acc;
+  return exact;
 }
 
 int lcp__robot_block_init(row_block *b, solver_problem *p, int32_t i, int32_t m, const double *diag,

@@ -620,9 +620,12 @@ static void pgs_items(const pgs_item *items, int32_t count, double *lam, double 
 }
 
 /* One Gauss–Seidel sweep: the ops in order. Returns the residual; *sum as
- * in pgs_items. */
-static double pgs_sweep(const pgs_setup *s, double *sum) {
+ * in pgs_items. *solved: the sweep was one block alone, solved exactly
+ * (block Gauss–Seidel with a single block is a direct solve of the whole
+ * problem: a further sweep would change λ by rounding only). */
+static double pgs_sweep(const pgs_setup *s, double *sum, bool *solved) {
   double res = 0.0, acc = 0.0;
+  *solved = false;
   for (int32_t k = 0; k < s->op_count; ++k) {
     const sweep_op *op = &s->ops[k];
     switch (op->kind) {
@@ -630,8 +633,10 @@ static double pgs_sweep(const pgs_setup *s, double *sum) {
       pgs_items(s->items.items + op->begin, op->end - op->begin, s->items.lam, &res, &acc);
       break;
     case OP_BLOCKS:
-      for (int32_t b = op->begin; b < op->end; ++b)
-        lcp__robot_block_sweep(&s->blocks[b], s->dz, s->items.lam, &res, &acc);
+      for (int32_t b = op->begin; b < op->end; ++b) {
+        bool exact = lcp__robot_block_sweep(&s->blocks[b], s->dz, s->items.lam, &res, &acc);
+        *solved = exact && s->op_count == 1 && op->end - op->begin == 1;
+      }
       break;
     default: /* OP_GROUPS */
       s->sweep_groups(s->groups + op->begin, op->end - op->begin, &res, &acc);
@@ -667,15 +672,20 @@ static int pgs_retarget(solver_problem *p, pgs_setup *s, bool bounces, arena *sc
 }
 
 /* Up to `iterations` sweeps, fewer when the residual falls below the
- * tolerance. LCP_ERR_NUMERIC as soon as a sweep's sum is not finite. */
+ * tolerance or a sweep solved the problem exactly (pgs_sweep: the residual
+ * is then 0, the correction a next sweep would make in exact arithmetic).
+ * LCP_ERR_NUMERIC as soon as a sweep's sum is not finite. */
 static int pgs_iterate(const solver_settings *settings, const pgs_setup *s, int32_t iterations,
                        int32_t *it, double *res) {
   for (int32_t k = 0; s->op_count > 0 && k < iterations; ++k) {
     double sum;
-    *res = pgs_sweep(s, &sum);
+    bool solved;
+    *res = pgs_sweep(s, &sum, &solved);
     ++*it;
     if (!isfinite(sum))
       return LCP_ERR_NUMERIC;
+    if (solved)
+      *res = 0.0;
     if (*res < settings->tolerance)
       break;
   }
