@@ -120,21 +120,31 @@ static int block_factor(row_block *b, const double *diag) {
     b->diag[k] = diag[k];
     b->K[(size_t)k * (size_t)m + (size_t)k] = diag[k];
   }
-  /* Cholesky K = L Lᵀ; a pivot below 1e-12 of its K_kk means K is singular
-   * to rounding */
-  for (int32_t k = 0; k < m; ++k)
-    for (int32_t l = 0; l <= k; ++l) {
-      double sum = b->K[(size_t)k * (size_t)m + (size_t)l];
+  /* Cholesky K = L Lᵀ, column by column: the pivot
+   *   L_ll = √(K_ll − Σ_c<l L_lc²),
+   * then below it L_kl = (K_kl − Σ_c<l L_kc L_lc) / L_ll. The sums read
+   * only earlier columns, finished a column before (row by row, each
+   * entry's sum read the entries just stored in its row, which stalls the
+   * loads). A pivot below 1e-12 of its K_ll means K is singular to
+   * rounding. */
+  const double *K = b->K;
+  double *L = b->L;
+  for (int32_t l = 0; l < m; ++l) {
+    const double *L_l = L + (size_t)l * (size_t)m;
+    for (int32_t k = l; k < m; ++k) {
+      double *L_k = L + (size_t)k * (size_t)m;
+      double sum = K[(size_t)k * (size_t)m + (size_t)l];
       for (int32_t c = 0; c < l; ++c)
-        sum -= b->L[(size_t)k * (size_t)m + (size_t)c] * b->L[(size_t)l * (size_t)m + (size_t)c];
+        sum -= L_k[c] * L_l[c];
       if (k == l) {
-        if (!(sum > 1e-12 * diag[k]))
+        if (!(sum > 1e-12 * diag[l]))
           return LCP_ERR_STATE;
-        b->L[(size_t)k * (size_t)m + (size_t)k] = sqrt(sum);
+        L_k[l] = sqrt(sum);
       } else {
-        b->L[(size_t)k * (size_t)m + (size_t)l] = sum / b->L[(size_t)l * (size_t)m + (size_t)l];
+        L_k[l] = sum / L_l[l];
       }
     }
+  }
   return LCP_OK;
 }
 
