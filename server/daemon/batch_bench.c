@@ -407,6 +407,8 @@ static bool inprocess_init(inprocess *p) {
     return false;
   }
   p->arm = arm->id;
+  /* the us_<stage> figures below (the engine times its stages on request) */
+  lcp_world_set_stage_timing(world, true);
   lcp_world_settings_t settings;
   lcp_world_get_settings(world, &settings);
   p->timestep = settings.timestep;

@@ -5,13 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ARENA_ALIGN 32
 #define ARENA_MIN_BLOCK (64 * 1024)
 
 struct arena_block {
   arena_block *next;
   size_t size;
-  size_t used;
   /* data follows, aligned */
 };
 
@@ -20,6 +18,8 @@ static size_t align_up(size_t n) { return (n + (ARENA_ALIGN - 1)) & ~(size_t)(AR
 static const size_t header_size =
     (sizeof(arena_block) + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
 
+static char *block_data(arena_block *b) { return (char *)b + header_size; }
+
 static arena_block *block_new(size_t size) {
   void *mem = NULL;
   if (posix_memalign(&mem, ARENA_ALIGN, header_size + size) != 0)
@@ -27,8 +27,14 @@ static arena_block *block_new(size_t size) {
   arena_block *b = mem;
   b->next = NULL;
   b->size = size;
-  b->used = 0;
   return b;
+}
+
+/* Makes b the newest block, empty. */
+static void use_block(arena *a, arena_block *b) {
+  a->blocks = b;
+  a->cursor = block_data(b);
+  a->room = b->size;
 }
 
 void lcp__arena_init(arena *a) { memset(a, 0, sizeof *a); }
@@ -50,24 +56,21 @@ void lcp__arena_destroy(arena *a) {
   memset(a, 0, sizeof *a);
 }
 
-void *lcp__arena_alloc(arena *a, size_t bytes) {
-  size_t n = align_up(bytes ? bytes : 1);
+void *lcp__arena_alloc_new_block(arena *a, size_t n) {
   arena_block *b = a->blocks;
-  if (!b || b->size - b->used < n) {
-    size_t size = ARENA_MIN_BLOCK;
-    if (b && b->size * 2 > size)
-      size = b->size * 2;
-    if (size < n)
-      size = n;
-    arena_block *fresh = block_new(size);
-    if (!fresh)
-      return NULL;
-    fresh->next = b;
-    a->blocks = fresh;
-    b = fresh;
-  }
-  void *p = (char *)b + header_size + b->used;
-  b->used += n;
+  size_t size = ARENA_MIN_BLOCK;
+  if (b && b->size * 2 > size)
+    size = b->size * 2;
+  if (size < n)
+    size = n;
+  arena_block *fresh = block_new(size);
+  if (!fresh)
+    return NULL;
+  fresh->next = b;
+  use_block(a, fresh);
+  void *p = a->cursor;
+  a->cursor += n;
+  a->room -= n;
   a->used_total += n;
   if (a->used_total > a->high_water)
     a->high_water = a->used_total;
@@ -84,6 +87,8 @@ void *lcp__arena_calloc(arena *a, size_t count, size_t size) {
 }
 
 void lcp__arena_reset(arena *a) {
+  if (a->used_total > a->high_water)
+    a->high_water = a->used_total;
   arena_block *b = a->blocks;
   if (b && b->next) {
     /* More than one block was needed: replace them all by one that holds
@@ -95,11 +100,11 @@ void lcp__arena_reset(arena *a) {
      * pages, at nearly every step. */
     arena_block *one = block_new(align_up(keep + keep / 2));
     a->high_water = keep;
-    a->blocks = one; /* NULL on failure: the next alloc retries */
-    a->used_total = 0;
+    if (one) /* on failure the next alloc retries */
+      use_block(a, one);
     return;
   }
   if (b)
-    b->used = 0;
+    use_block(a, b);
   a->used_total = 0;
 }

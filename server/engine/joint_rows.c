@@ -125,7 +125,7 @@ bool lcp__rows_robot_touched(const lcp_world_t *world, const step_context *ctx, 
 /* What the rows of one joint share. */
 typedef struct joint_rows_at {
   int32_t robot, nv;
-  int32_t plus, minus; /* coefficients of J = e_v and of J = −e_v */
+  int32_t plus, minus; /* coefficients of J = e_v and of J = −e_v (written for an upper row) */
   const double *warm;  /* [JOINT_ROW_KINDS] warm starts (last step's impulses) */
   int32_t *index;      /* [JOINT_ROW_KINDS] their rows, −1: none */
 } joint_rows_at;
@@ -288,9 +288,11 @@ static void robot_joint_rows(lcp_world_t *world, step_context *ctx, int32_t robo
     memset(J, 0, sizeof(double) * (size_t)nv);
     J[v] = 1.0;
     lcp__mb_response_dof(mb, d, v, T);
-    for (int32_t k = 0; k < nv; ++k) {
-      p->J[at.minus + k] = -J[k];
-      p->MinvJt[at.minus + k] = -T[k];
+    if (near & 2) { /* J = −e_v is the upper bound row's alone */
+      for (int32_t k = 0; k < nv; ++k) {
+        p->J[at.minus + k] = -J[k];
+        p->MinvJt[at.minus + k] = -T[k];
+      }
     }
     if (near)
       joint_bound_rows(p, &r, ctx, &at, joint, q, near);

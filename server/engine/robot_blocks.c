@@ -120,21 +120,31 @@ static int block_factor(row_block *b, const double *diag) {
     b->diag[k] = diag[k];
     b->K[(size_t)k * (size_t)m + (size_t)k] = diag[k];
   }
-  /* Cholesky K = L Lᵀ; a pivot below 1e-12 of its K_kk means K is singular
-   * to rounding */
-  for (int32_t k = 0; k < m; ++k)
-    for (int32_t l = 0; l <= k; ++l) {
-      double sum = b->K[(size_t)k * (size_t)m + (size_t)l];
+  /* Cholesky K = L Lᵀ, column by column: the pivot
+   *   L_ll = √(K_ll − Σ_c<l L_lc²),
+   * then below it L_kl = (K_kl − Σ_c<l L_kc L_lc) / L_ll. The sums read
+   * only earlier columns, finished a column before (row by row, each
+   * entry's sum read the entries just stored in its row, which stalls the
+   * loads). A pivot below 1e-12 of its K_ll means K is singular to
+   * rounding. */
+  const double *K = b->K;
+  double *L = b->L;
+  for (int32_t l = 0; l < m; ++l) {
+    const double *L_l = L + (size_t)l * (size_t)m;
+    for (int32_t k = l; k < m; ++k) {
+      double *L_k = L + (size_t)k * (size_t)m;
+      double sum = K[(size_t)k * (size_t)m + (size_t)l];
       for (int32_t c = 0; c < l; ++c)
-        sum -= b->L[(size_t)k * (size_t)m + (size_t)c] * b->L[(size_t)l * (size_t)m + (size_t)c];
+        sum -= L_k[c] * L_l[c];
       if (k == l) {
-        if (!(sum > 1e-12 * diag[k]))
+        if (!(sum > 1e-12 * diag[l]))
           return LCP_ERR_STATE;
-        b->L[(size_t)k * (size_t)m + (size_t)k] = sqrt(sum);
+        L_k[l] = sqrt(sum);
       } else {
-        b->L[(size_t)k * (size_t)m + (size_t)l] = sum / b->L[(size_t)l * (size_t)m + (size_t)l];
+        L_k[l] = sum / L_l[l];
       }
     }
+  }
   return LCP_OK;
 }
 
@@ -166,11 +176,11 @@ static void block_gs_pass(const row_block *b, const double *lb, double *x) {
   }
 }
 
-void lcp__robot_block_sweep(const row_block *b, dantzig_work *dz, double *lam, double *res_io,
+bool lcp__robot_block_sweep(const row_block *b, dantzig_work *dz, double *lam, double *res_io,
                             double *sum_io) {
   const int32_t m = b->m, w = b->width;
   double *lb = lam + b->first, *x = b->x;
-  bool inside = false;
+  bool inside = false, exact = true;
   for (int32_t k = 0; k < m; ++k)
     b->r[k] = (side_dot(b->J[k], b->v, w) - b->target[k]) + b->cfm[k] * lb[k];
   if (b->factored) {
@@ -205,6 +215,7 @@ void lcp__robot_block_sweep(const row_block *b, dantzig_work *dz, double *lam, d
       /* no exact block solution (non-finite data): one projected
        * Gauss–Seidel pass on the block instead, from λ_b */
       block_gs_pass(b, lb, x);
+      exact = false;
     }
   }
   double res = *res_io, acc = *sum_io;
@@ -219,6 +230,7 @@ void lcp__robot_block_sweep(const row_block *b, dantzig_work *dz, double *lam, d
   }
   *res_io = res;
   *sum_io = acc;
+  return exact;
 }
 
 int lcp__robot_block_init(row_block *b, solver_problem *p, int32_t i, int32_t m, const double *diag,

@@ -36,8 +36,9 @@ int lcp__robot_block_init(row_block *b, solver_problem *p, int32_t i, int32_t m,
 /* One block Gauss–Seidel update of b (its exact boxed LCP with the other
  * impulses fixed), λ in lam. Folds the residual into *res (the largest
  * |Δλ_i|·(A_ii + cfm_i)) and *sum (their sum). dz: Dantzig's work space for
- * the largest block. */
-void lcp__robot_block_sweep(const row_block *b, dantzig_work *dz, double *lam, double *res,
+ * the largest block. Returns whether the update was that exact solution
+ * (false when it fell back to a projected Gauss–Seidel pass). */
+bool lcp__robot_block_sweep(const row_block *b, dantzig_work *dz, double *lam, double *res,
                             double *sum);
 
 #endif

@@ -73,7 +73,10 @@ typedef struct unit_staging {
   lane_group *groups; /* this run's groups, in creation order */
   int32_t *next;      /* next group of the same bucket, −1 at the end */
   int32_t count;
-  int32_t head[BUCKETS], tail[BUCKETS]; /* −1: the bucket is empty */
+  /* −1: the bucket is empty; set for a colour's buckets when the colour
+   * takes its first unit of a run (colors_used, last_color_used), so that
+   * a solve does not clear all of them for the few colours it uses */
+  int32_t head[BUCKETS], tail[BUCKETS];
   /* colours with a group in this run (bit c for c < COLORS; COLORS apart),
    * so that ending a run visits only their buckets */
   uint64_t colors_used;
@@ -94,6 +97,10 @@ static lane_group *unit_slot(unit_staging *st, arena *scratch, int32_t color, in
                              int32_t points, double *dummy_v, int32_t *lane) {
   int32_t b = KINDS * color + (form == FORM_COEFS ? (points == 1) : 2 + POINT_MAX - points);
   int32_t per_group = color == COLORS ? 1 : LANES;
+  bool color_open = color < COLORS ? (st->colors_used >> color & 1u) != 0 : st->last_color_used;
+  if (!color_open) /* the colour's first unit in this run: its buckets start empty */
+    for (int32_t k = KINDS * color; k < KINDS * (color + 1); ++k)
+      st->head[k] = st->tail[k] = -1;
   int32_t t = st->tail[b];
   if (t >= 0 && st->groups[t].lanes_used < per_group) {
     *lane = st->groups[t].lanes_used++;
@@ -270,15 +277,22 @@ static int builder_init(pgs_builder *b, const solver_settings *settings, solver_
   const int32_t n = p->row_count;
   size_t rows = n > 0 ? (size_t)n : 1, max_units = rows / 3 + 1;
   const bool baseline_only = settings->pgs_mode == PGS_MODE_BASELINE_VECTORS;
-  *b = (pgs_builder){
-      .out = out,
-      .p = p,
-      .scratch = scratch,
-      .omega = settings->omega,
-      .cone = settings->friction_model == LCP_FRICTION_CONE,
-      .use_blocks = settings->pgs_mode != PGS_MODE_NO_BLOCKS,
-      .fill = lcp__contact_pick_point_fill(baseline_only),
-  };
+  /* field by field: the staging's bucket lists (a few kilobytes) are set
+   * per colour as colours are used (unit_slot) */
+  b->out = out;
+  b->p = p;
+  b->scratch = scratch;
+  b->omega = settings->omega;
+  b->cone = settings->friction_model == LCP_FRICTION_CONE;
+  b->use_blocks = settings->pgs_mode != PGS_MODE_NO_BLOCKS;
+  b->fill = lcp__contact_pick_point_fill(baseline_only);
+  b->placeable = NULL;
+  b->ci = 0;
+  unit_staging *st = &b->st;
+  st->count = 0;
+  st->colors_used = 0;
+  st->last_color_used = false;
+  st->dofs_used = 0;
   *out = (pgs_setup){.sweep_groups = lcp__contact_pick_sweep(b->cone, baseline_only, false)};
   if (lcp__solver_items_init(&out->items, n, scratch) != LCP_OK)
     return LCP_ERR_NO_MEMORY;
@@ -286,7 +300,6 @@ static int builder_init(pgs_builder *b, const solver_settings *settings, solver_
   out->blocks = b->use_blocks ? ARENA_NEW(scratch, row_block, rows / 2 + 1) : NULL;
   b->bdiag = b->use_blocks ? ARENA_NEW(scratch, double, BLOCK_MAX) : NULL;
   out->groups = ARENA_NEW(scratch, lane_group, max_units);
-  unit_staging *st = &b->st;
   st->groups = ARENA_NEW(scratch, lane_group, max_units);
   st->next = ARENA_NEW(scratch, int32_t, max_units);
   st->dof_list = ARENA_NEW(scratch, int32_t, 2 * max_units);
@@ -297,8 +310,6 @@ static int builder_init(pgs_builder *b, const solver_settings *settings, solver_
   if (!out->ops || (b->use_blocks && (!out->blocks || !b->bdiag)) || !out->groups || !st->groups ||
       !st->next || !st->dof_list || !b->refs || !b->used)
     return LCP_ERR_NO_MEMORY;
-  memset(st->head, 0xff, sizeof st->head); /* all −1 */
-  memset(st->tail, 0xff, sizeof st->tail);
   /* a friction row refers to each of its normals (a patch's: all of them) */
   for (int32_t i = 0; i < n; ++i)
     if (is_friction(p->rows[i].kind))
@@ -609,9 +620,12 @@ static void pgs_items(const pgs_item *items, int32_t count, double *lam, double 
 }
 
 /* One Gauss–Seidel sweep: the ops in order. Returns the residual; *sum as
- * in pgs_items. */
-static double pgs_sweep(const pgs_setup *s, double *sum) {
+ * in pgs_items. *solved: the sweep was one block alone, solved exactly
+ * (block Gauss–Seidel with a single block is a direct solve of the whole
+ * problem: a further sweep would change λ by rounding only). */
+static double pgs_sweep(const pgs_setup *s, double *sum, bool *solved) {
   double res = 0.0, acc = 0.0;
+  *solved = false;
   for (int32_t k = 0; k < s->op_count; ++k) {
     const sweep_op *op = &s->ops[k];
     switch (op->kind) {
@@ -619,8 +633,10 @@ static double pgs_sweep(const pgs_setup *s, double *sum) {
       pgs_items(s->items.items + op->begin, op->end - op->begin, s->items.lam, &res, &acc);
       break;
     case OP_BLOCKS:
-      for (int32_t b = op->begin; b < op->end; ++b)
-        lcp__robot_block_sweep(&s->blocks[b], s->dz, s->items.lam, &res, &acc);
+      for (int32_t b = op->begin; b < op->end; ++b) {
+        bool exact = lcp__robot_block_sweep(&s->blocks[b], s->dz, s->items.lam, &res, &acc);
+        *solved = exact && s->op_count == 1 && op->end - op->begin == 1;
+      }
       break;
     default: /* OP_GROUPS */
       s->sweep_groups(s->groups + op->begin, op->end - op->begin, &res, &acc);
@@ -656,15 +672,20 @@ static int pgs_retarget(solver_problem *p, pgs_setup *s, bool bounces, arena *sc
 }
 
 /* Up to `iterations` sweeps, fewer when the residual falls below the
- * tolerance. LCP_ERR_NUMERIC as soon as a sweep's sum is not finite. */
+ * tolerance or a sweep solved the problem exactly (pgs_sweep: the residual
+ * is then 0, the correction a next sweep would make in exact arithmetic).
+ * LCP_ERR_NUMERIC as soon as a sweep's sum is not finite. */
 static int pgs_iterate(const solver_settings *settings, const pgs_setup *s, int32_t iterations,
                        int32_t *it, double *res) {
   for (int32_t k = 0; s->op_count > 0 && k < iterations; ++k) {
     double sum;
-    *res = pgs_sweep(s, &sum);
+    bool solved;
+    *res = pgs_sweep(s, &sum, &solved);
     ++*it;
     if (!isfinite(sum))
       return LCP_ERR_NUMERIC;
+    if (solved)
+      *res = 0.0;
     if (*res < settings->tolerance)
       break;
   }

@@ -248,6 +248,11 @@ uint64_t lcp_world_step_count(const lcp_world_t *world) { return world->state.st
 
 void lcp_world_get_stats(const lcp_world_t *world, lcp_step_stats_t *out) { *out = world->stats; }
 
+void lcp_world_set_stage_timing(lcp_world_t *world, bool on) {
+  if (world)
+    world->stage_timing = on;
+}
+
 const char *lcp_stage_name(lcp_stage_t stage) {
   static const char *const names[LCP_STAGE_COUNT] = {"kinematics", "broadphase", "narrowphase",
                                                      "rows",       "solve",      "integrate"};

@@ -173,6 +173,7 @@ struct lcp_world {
   uint64_t layout_hash;
   bool layout_hash_valid;
   lcp_step_stats_t stats;
+  bool stage_timing; /* lcp_world_set_stage_timing */
   /* the last step's contacts, for lcp_world_get_contacts */
   int32_t contact_count;
   int32_t contact_capacity;

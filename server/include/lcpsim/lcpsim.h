@@ -346,10 +346,16 @@ typedef struct lcp_step_stats {
   int32_t iterations;   /* solver sweeps used */
   double residual;      /* largest row correction of the last sweep, m/s */
   int32_t warm_started; /* contact points that reused last step's impulses */
+  /* each stage's wall time: 0 unless lcp_world_set_stage_timing is on */
   double stage_seconds[LCP_STAGE_COUNT];
   double step_seconds;
 } lcp_step_stats_t;
 void lcp_world_get_stats(const lcp_world_t *world, lcp_step_stats_t *out);
+/* Whether the steps time each stage into lcp_step_stats_t.stage_seconds
+ * (off when a world is created; step_seconds is always timed). A clock read
+ * costs a visible part of a small robot's step, so the per-stage breakdown
+ * is for profiling tools that ask for it. Not part of the state. */
+void lcp_world_set_stage_timing(lcp_world_t *world, bool on);
 
 typedef struct lcp_contact_info {
   lcp_geom_id geom_a, geom_b;
