@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "batch.h"
 
+#include "batch_world.h"
 #include "log.h"
 #include "stream.h"
 

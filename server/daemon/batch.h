@@ -2,7 +2,7 @@
 /* BatchStep: many worlds stepped in one request on the worker threads
  * (pool.h). The event loop's thread checks the request whole (every world
  * named at most once, at most LCPD_MAX_BATCH_WORLDS of them) and gives each
- * world's part to a job of its own (lcpd_call_world_step: its own arenas
+ * world's part to a job of its own (lcpd_call_world_step, batch_world.h: its own arenas
  * and undo buffers, so that jobs share nothing but the decoded request,
  * which they only read). It runs jobs itself, in one of the workers'
  * seats, as long as it expects them done within one slice of a Step (from

@@ -67,6 +67,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,18 +149,88 @@ static bool daemon_start(lcpd_bench_daemon_t *d, const char *path, int workers, 
 
 /* ---- the client ---- */
 
+/* Where a reply is decoded: protobuf-c allocates every sub-message of a
+ * reply (a BatchStep's over 64 worlds has thousands), and a block taken
+ * in one piece and reused from call to call costs a pointer bump each,
+ * where malloc and free cost far more. A reply lives until the next call. */
+typedef struct reply_block {
+  struct reply_block *next;
+  size_t used, capacity;
+  max_align_t data[];
+} reply_block;
+
+typedef struct reply_arena {
+  ProtobufCAllocator allocator;
+  reply_block *blocks; /* the one allocated from; older ones follow */
+  size_t total;        /* the blocks' capacity together */
+} reply_arena;
+
+static reply_block *reply_block_new(size_t capacity) {
+  reply_block *block = malloc(sizeof *block + capacity);
+  if (block)
+    *block = (reply_block){.capacity = capacity};
+  return block;
+}
+
+static void *reply_arena_alloc(void *data, size_t size) {
+  reply_arena *arena = data;
+  size = (size + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+  reply_block *block = arena->blocks;
+  if (!block || block->capacity - block->used < size) {
+    size_t capacity = arena->total > size ? arena->total : size;
+    reply_block *grown = reply_block_new(capacity);
+    if (!grown)
+      return NULL;
+    grown->next = block;
+    arena->blocks = block = grown;
+    arena->total += capacity;
+  }
+  void *memory = (char *)block->data + block->used;
+  block->used += size;
+  return memory;
+}
+
+static void reply_arena_free(void *data, void *pointer) {
+  (void)data;
+  (void)pointer; /* all of it at the next reset */
+}
+
+static void reply_arena_release(reply_arena *arena) {
+  while (arena->blocks) {
+    reply_block *next = arena->blocks->next;
+    free(arena->blocks);
+    arena->blocks = next;
+  }
+  arena->total = 0;
+}
+
+/* Forgets the last reply; what it took in several blocks is one next time. */
+static void reply_arena_reset(reply_arena *arena) {
+  if (arena->blocks && arena->blocks->next) {
+    size_t total = arena->total;
+    reply_arena_release(arena);
+    arena->blocks = reply_block_new(total);
+    arena->total = arena->blocks ? total : 0;
+  }
+  if (arena->blocks)
+    arena->blocks->used = 0;
+}
+
 typedef struct client {
   void *socket;
   uint64_t next_id;
   unsigned char *buffer;
   size_t capacity;
+  reply_arena replies;
 } client;
 
 /* Sends r and returns its reply, checked for its id and an OK status (NULL,
- * with a message, otherwise). With `t`, the round trip goes to t->seconds
- * and the client's encoding and decoding to t->encode and t->decode. */
+ * with a message, otherwise), valid until the next call. With `t`, the
+ * round trip goes to t->seconds and the client's encoding and decoding to
+ * t->encode and t->decode. */
 static Lcpsim__V1__Reply *call(client *c, Lcpsim__V1__Request *r, tally *t) {
   double start = now_seconds();
+  reply_arena_reset(&c->replies);
   r->id = c->next_id++;
   size_t size = lcpsim__v1__request__get_packed_size(r);
   if (size > c->capacity) {
@@ -184,7 +255,8 @@ static Lcpsim__V1__Reply *call(client *c, Lcpsim__V1__Request *r, tally *t) {
   }
   double received = now_seconds();
   size_t reply_size = zmq_msg_size(&msg);
-  Lcpsim__V1__Reply *reply = lcpsim__v1__reply__unpack(NULL, reply_size, zmq_msg_data(&msg));
+  Lcpsim__V1__Reply *reply =
+      lcpsim__v1__reply__unpack(&c->replies.allocator, reply_size, zmq_msg_data(&msg));
   zmq_msg_close(&msg);
   if (t) {
     t->encode += sent - start;
@@ -197,8 +269,6 @@ static Lcpsim__V1__Reply *call(client *c, Lcpsim__V1__Request *r, tally *t) {
     fprintf(stderr, "lcpsim-batch-bench: request %llu failed%s%s\n", (unsigned long long)r->id,
             reply && reply->status ? ": " : "",
             reply && reply->status ? reply->status->message : "");
-    if (reply)
-      lcpsim__v1__reply__free_unpacked(reply, NULL);
     return NULL;
   }
   return reply;
@@ -223,7 +293,6 @@ static bool query_info(client *c, const char *world, double *timestep) {
                   reply->get_info->robots[i]->n_joints == ARM_JOINTS);
   if (ok)
     *timestep = reply->get_info->settings->timestep;
-  lcpsim__v1__reply__free_unpacked(reply, NULL);
   if (!ok || !arm)
     fprintf(stderr,
             "lcpsim-batch-bench: world %s must be in lockstep mode with robot " ARM_NAME
@@ -247,7 +316,6 @@ static bool create_worlds(client *c, int count) {
     Lcpsim__V1__Reply *reply = call(c, &r, NULL);
     if (!reply)
       return false;
-    lcpsim__v1__reply__free_unpacked(reply, NULL);
   }
   return true;
 }
@@ -358,7 +426,6 @@ static bool batch_call(batch *b, tally *t) {
   }
   if (!ok && reply->result_case != LCPSIM__V1__REPLY__RESULT_BATCH_STEP)
     fprintf(stderr, "lcpsim-batch-bench: the reply is not a BatchStepReply\n");
-  lcpsim__v1__reply__free_unpacked(reply, NULL);
   t->decode += now_seconds() - checked;
   t->robot_steps += (double)b->worlds * b->steps;
   t->calls += 1.0;
@@ -664,6 +731,7 @@ int main(int argc, char **argv) {
   for (int d = 0; ok && d < worker_count_n; ++d) {
     client *cl = &clients[d];
     cl->next_id = 1;
+    cl->replies.allocator = (ProtobufCAllocator){reply_arena_alloc, reply_arena_free, &cl->replies};
     cl->socket = zmq_socket(context, ZMQ_REQ);
     int zero = 0, timeout = TIMEOUT_MS;
     zmq_setsockopt(cl->socket, ZMQ_LINGER, &zero, sizeof zero);
@@ -753,6 +821,7 @@ int main(int argc, char **argv) {
     if (clients[d].socket)
       zmq_close(clients[d].socket);
     free(clients[d].buffer);
+    reply_arena_release(&clients[d].replies);
     free(world_steps[d]);
   }
   zmq_ctx_term(context);

@@ -137,20 +137,17 @@ void lcpd_call_reply_error(lcpd_call_t *call);
 /* An arena's refusal (reported in call->error) as the call's error, naming
  * the call; returns LCP_ERR_NO_MEMORY. */
 int lcpd_call_out_of_memory(lcpd_call_t *call);
-
-/* One world's part of a BatchStep (req), served on the calling thread with
- * job, a call of its own (its reply arena holds the result's state and
- * snapshot; its buffers are its own, so that jobs on several threads share
- * nothing): the world restored (ws->restore), its robots' and bodies'
- * states set, its targets set and its steps run, exactly as the calls
- * RestoreState, SetRobotState, SetBodyState and Step (with the targets)
- * would, one by one. A failure leaves the world as before the part (or
- * rebuilt, world_restored) and is this result's status, its message
- * prefixed with the world's place in the request (index) and its name. The Step stops early (OK,
- * fewer steps run) once *stop is set. out->world is left to the caller. */
-void lcpd_call_world_step(lcpd_call_t *job, lcpd_sim_t *sim, const Lcpsim__V1__WorldStep *ws,
-                          const Lcpsim__V1__BatchStepRequest *req, size_t index, const char *name,
-                          const atomic_bool *stop, Lcpsim__V1__BatchStepResult *out);
+/* The calls RestoreState and Step served on a call of their own (a
+ * BatchStep's world, batch_world.h): as the dispatcher serves them,
+ * call->error filled on failure. lcpd_call_step leaves call->stepping set
+ * while steps remain: lcpd_call_step_slice runs the next slice. */
+int lcpd_call_restore_state(lcpd_call_t *call, lcpd_sim_t *sim,
+                            const Lcpsim__V1__RestoreStateRequest *req);
+int lcpd_call_step(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__StepRequest *req);
+int lcpd_call_step_slice(lcpd_call_t *call, lcpd_sim_t *sim);
+/* The world could not be put back after the call failed (why): it is
+ * rebuilt from the start-up scene and the call's error says so. */
+void lcpd_call_world_lost(lcpd_call_t *call, lcpd_sim_t *sim, const char *why);
 
 /* The name of a call case ("step"), for logs. */
 const char *lcpd_call_name(const lcpd_call_t *call);

@@ -59,7 +59,8 @@ static bool is_packable(ProtobufCType type) {
 }
 
 /* Counts one message's lists (and those of the messages in it). path is
- * the field path so far ("step"), for the message. */
+ * the field path so far ("step"), for the message; NULL: no message (the
+ * paths are formatted only to name a list at fault, on a second walk). */
 static bool scan_message(const ProtobufCMessageDescriptor *descriptor, const uint8_t *p,
                          const uint8_t *end, int depth, const char *path, scan *s) {
   uint32_t counts[MAX_FIELDS] = {0};
@@ -102,8 +103,10 @@ static bool scan_message(const ProtobufCMessageDescriptor *descriptor, const uin
         entries = packed_count(field->type, inner, (size_t)length);
       if (field && field->type == PROTOBUF_C_TYPE_MESSAGE && depth + 1 < MAX_DEPTH) {
         char inner_path[160];
-        snprintf(inner_path, sizeof inner_path, "%s%s%s", path, *path ? "." : "", field->name);
-        if (!scan_message(field->descriptor, inner, inner + length, depth + 1, inner_path, s))
+        if (path)
+          snprintf(inner_path, sizeof inner_path, "%s%s%s", path, *path ? "." : "", field->name);
+        if (!scan_message(field->descriptor, inner, inner + length, depth + 1,
+                          path ? inner_path : NULL, s))
           return false;
       }
       break;
@@ -119,17 +122,19 @@ static bool scan_message(const ProtobufCMessageDescriptor *descriptor, const uin
     counts[index] += entries > UINT32_MAX ? UINT32_MAX : (uint32_t)entries;
     s->total += entries;
     if (counts[index] > LCPD_MAX_LIST_ENTRIES) {
-      snprintf(s->message, s->message_size,
-               "%s%s%s has more than the %d entries one list of a request may have; send "
-               "several requests",
-               path, *path ? "." : "", field->name, LCPD_MAX_LIST_ENTRIES);
+      if (path)
+        snprintf(s->message, s->message_size,
+                 "%s%s%s has more than the %d entries one list of a request may have; send "
+                 "several requests",
+                 path, *path ? "." : "", field->name, LCPD_MAX_LIST_ENTRIES);
       return false;
     }
     if (s->total > LCPD_MAX_REQUEST_ENTRIES) {
-      snprintf(s->message, s->message_size,
-               "the request's lists have more than the %d entries one request may have in all "
-               "(at %s%s%s); send several requests",
-               LCPD_MAX_REQUEST_ENTRIES, path, *path ? "." : "", field->name);
+      if (path)
+        snprintf(s->message, s->message_size,
+                 "the request's lists have more than the %d entries one request may have in all "
+                 "(at %s%s%s); send several requests",
+                 LCPD_MAX_REQUEST_ENTRIES, path, *path ? "." : "", field->name);
       return false;
     }
   }
@@ -139,7 +144,12 @@ static bool scan_message(const ProtobufCMessageDescriptor *descriptor, const uin
 bool lcpd_request_lists_fit(const ProtobufCMessageDescriptor *descriptor, const uint8_t *data,
                             size_t size, uint64_t *id, char *message, size_t message_size) {
   scan s = {.message = message, .message_size = message_size};
-  bool fit = scan_message(descriptor, data, data + size, 0, "", &s);
+  bool fit = scan_message(descriptor, data, data + size, 0, NULL, &s);
+  if (!fit) {
+    /* Again, the same way, to say where. */
+    s = (scan){.message = message, .message_size = message_size};
+    scan_message(descriptor, data, data + size, 0, "", &s);
+  }
   *id = fit ? 0 : s.id;
   return fit;
 }
