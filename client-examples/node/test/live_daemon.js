@@ -35,4 +35,28 @@ function stopDaemon(proc) {
   });
 }
 
-module.exports = { startDaemon, stopDaemon };
+// The first State `stream` receives while `client` subscribes its world to
+// every step and steps it (a subscription takes effect once the stream's
+// connection is up, so it steps until one comes, at most timeoutMs); null if
+// none came. Ends the subscription and closes the stream.
+async function firstPublishedState(client, stream, timeoutMs = 10000) {
+  await client.subscribe(1);
+  let received = null;
+  const reader = (async () => {
+    for await (const state of stream) {
+      received = state;
+      break;
+    }
+  })();
+  const deadline = Date.now() + timeoutMs;
+  while (!received && Date.now() < deadline) {
+    await client.step(1);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  await client.subscribe(0);
+  stream.close();
+  await reader.catch(() => {});
+  return received;
+}
+
+module.exports = { startDaemon, stopDaemon, firstPublishedState };

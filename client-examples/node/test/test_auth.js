@@ -15,7 +15,7 @@ const path = require('node:path');
 const {
   Client, StateStream, LcpsimError, TimeoutError, readKeyFile, loadKeyPair, loadPublicKey,
 } = require('../lcpsim');
-const { startDaemon, stopDaemon } = require('./live_daemon');
+const { startDaemon, stopDaemon, firstPublishedState } = require('./live_daemon');
 
 const DAEMON = process.env.LCPSIMD;
 // A refused client waits this long for the reply that never comes.
@@ -88,22 +88,7 @@ test('lcpsim.js with CURVE keys', { skip: !DAEMON && 'LCPSIMD is not set' }, asy
   await t.test('an observer subscribes to the state stream', async () => {
     const client = connect(controller);
     const stream = new StateStream(daemon.pub, { serverKey: `${server}.pub`, clientKeys: loadKeyPair(`${observer}.key`) });
-    await client.subscribe(1);
-    let received = null;
-    const reader = (async () => {
-      for await (const state of stream) {
-        received = state;
-        break;
-      }
-    })();
-    const deadline = Date.now() + 10000;
-    while (!received && Date.now() < deadline) {
-      await client.step(1);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    await client.subscribe(0);
-    stream.close();
-    await reader.catch(() => {});
+    const received = await firstPublishedState(client, stream);
     assert.ok(received, 'a state reached the observer');
     assert.ok(received.stepCount > 0);
   });

@@ -11,7 +11,7 @@ const { execFile } = require('node:child_process');
 const path = require('node:path');
 const zmq = require('zeromq');
 const { Client, StateStream, LcpsimError, TimeoutError } = require('../lcpsim');
-const { startDaemon, stopDaemon } = require('./live_daemon');
+const { startDaemon, stopDaemon, firstPublishedState } = require('./live_daemon');
 
 const DAEMON = process.env.LCPSIMD;
 const ARM_SINE = path.join(__dirname, '..', 'arm_sine.js');
@@ -244,22 +244,7 @@ test('an IPv6 endpoint serves requests and states', { skip: !DAEMON && 'LCPSIMD 
   });
   assert.match(daemon.rep, /^tcp:\/\/\[::1\]:\d+$/);
   assert.equal((await client.ping(Buffer.from('v6'))).payload.toString(), 'v6');
-  await client.subscribe(1);
-  let received = null;
-  const reader = (async () => {
-    for await (const state of stream) {
-      received = state;
-      break;
-    }
-  })();
-  const deadline = Date.now() + 10000;
-  while (!received && Date.now() < deadline) {
-    await client.step(1);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  await client.subscribe(0);
-  stream.close();
-  await reader.catch(() => {});
+  const received = await firstPublishedState(client, stream);
   assert.ok(received, 'no state came over IPv6 within 10 s');
   assert.ok(received.robots.some((robot) => robot.name === 'arm7'));
 });
