@@ -7,6 +7,7 @@
 #include "recording.h"
 #include "request_lists.h"
 #include "scene_view.h"
+#include "targets.h"
 
 #include "lcpsim/urdf.h"
 
@@ -75,6 +76,15 @@ static int call_out_of_memory(lcpd_call_t *call) {
                    lcpd_call_name(call), why);
 }
 
+/* lcpd_plan_target in the call's arena, its running out of memory said as
+ * the call's. */
+static int plan_target(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__SetTargetRequest *t,
+                       const char *field, const lcpd_target_plan **latest, lcpd_target_plan *plan,
+                       lcpd_error_t *error) {
+  int rc = lcpd_plan_target(&call->reply_arena, sim, t, field, latest, plan, error);
+  return rc == LCP_ERR_NO_MEMORY ? call_out_of_memory(call) : rc;
+}
+
 static void reply_ok(lcpd_call_t *call, Lcpsim__V1__Reply__ResultCase result_case, void *result) {
   call->status.code = LCPSIM__V1__STATUS__CODE__OK;
   call->status.message = (char *)"";
@@ -95,227 +105,9 @@ static void *new_empty_reply(lcpd_call_t *call, const ProtobufCMessageDescriptor
 
 /* ---- names ---- */
 
-/* "arm7, other" (cut short when long), to say what would have been found. */
-static const char *robot_names(const lcpd_sim_t *sim, char *buffer, size_t size) {
-  buffer[0] = '\0';
-  size_t used = 0;
-  for (int32_t i = 0; i < sim->live.robot_count && used + 1 < size; ++i)
-    used += (size_t)snprintf(buffer + used, size - used, "%s%s", i ? ", " : "",
-                             sim->live.robots[i].name);
-  if (sim->live.robot_count == 0)
-    snprintf(buffer, size, "none");
-  return buffer;
-}
-
 static int check_name(const char *name, const char *field, lcpd_error_t *error) {
   if (strlen(name) >= LCP_NAME_MAX)
     return lcpd_fail(error, BAD, "%s is longer than %d bytes", field, LCP_NAME_MAX - 1);
-  return LCP_OK;
-}
-
-static lcpd_robot_t *find_robot(lcpd_sim_t *sim, const char *name, const char *field,
-                                lcpd_error_t *error) {
-  lcpd_robot_t *robot = lcpd_sim_find_robot(sim, name);
-  if (!robot) {
-    char names[256];
-    lcpd_fail(error, LCP_ERR_NOT_FOUND, "%s: no robot named '%s' (robots: %s)", field,
-              LCPD_QUOTE(name), robot_names(sim, names, sizeof names));
-  }
-  return robot;
-}
-
-/* ---- joint targets ---- */
-
-/* The controllers a SetTargetRequest leaves on one robot's joints. */
-typedef struct target_plan {
-  const lcpd_robot_t *robot;
-  int32_t joint_count;
-  lcp_joint_control_t *controls; /* all joints, in joint order */
-  bool set_gravity_compensation;
-  bool gravity_compensation;
-} target_plan;
-
-/* An array of a SetTargetRequest: empty (keep), one value (for every
- * addressed joint) or one per addressed joint. */
-typedef struct target_array {
-  const char *name;
-  const double *values;
-  size_t count;
-  double lowest; /* values must be >= this (-HUGE_VAL: any) */
-} target_array;
-
-/* Plans one SetTargetRequest. latest (NULL for a lone SetTarget) has a
- * slot per robot of the world, pointing at the last plan an earlier target
- * of the same request made for that robot (NULL: none yet); this plan takes
- * its slot. The slot makes planning n targets cost O(n) lookups rather than
- * a scan of the earlier plans for each. */
-static int plan_target(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__SetTargetRequest *t,
-                       const char *field, const target_plan **latest, target_plan *plan,
-                       lcpd_error_t *error) {
-  const lcpd_robot_t *robot = lcpd_sim_find_robot(sim, t->robot);
-  if (!robot) {
-    char where[96];
-    snprintf(where, sizeof where, "%s.robot", field);
-    find_robot(sim, t->robot, where, error);
-    return error->code;
-  }
-  const lcp_world_t *world = sim->live.world;
-  lcp_robot_info_t info;
-  int rc = lcp_robot_get_info(world, robot->id, &info);
-  if (rc != LCP_OK)
-    return lcpd_fail(error, rc, "robot '%s': %s", robot->name, lcp_world_last_error(world));
-  const int32_t joint_count = info.joint_count;
-
-  if (t->n_joints && t->n_indices)
-    return lcpd_fail(error, BAD, "%s: give joints by name or by index, not both", field);
-  /* The addressed joints. */
-  size_t addressed = t->n_joints ? t->n_joints : t->n_indices;
-  int32_t *joints;
-  if (addressed == 0) {
-    addressed = (size_t)joint_count;
-    joints = lcpd_arena_array(&call->reply_arena, addressed, sizeof *joints);
-    if (!joints)
-      return call_out_of_memory(call);
-    for (size_t k = 0; k < addressed; ++k)
-      joints[k] = (int32_t)k;
-  } else {
-    joints = lcpd_arena_array(&call->reply_arena, addressed, sizeof *joints);
-    if (!joints)
-      return call_out_of_memory(call);
-    for (size_t k = 0; k < addressed; ++k) {
-      if (t->n_joints) {
-        if (lcp_robot_find_joint(world, robot->id, t->joints[k], &joints[k]) != LCP_OK)
-          return lcpd_fail(error, LCP_ERR_NOT_FOUND,
-                           "%s.joints[%zu]: robot '%s' has no joint named '%s'", field, k,
-                           robot->name, LCPD_QUOTE(t->joints[k]));
-      } else {
-        int32_t index = t->indices[k];
-        if (index < 0 || index >= joint_count)
-          return lcpd_fail(error, LCP_ERR_NOT_FOUND,
-                           "%s.indices[%zu] = %d is out of range: robot '%s' has %d joints "
-                           "(0 to %d)",
-                           field, k, index, robot->name, joint_count, joint_count - 1);
-        joints[k] = index;
-      }
-    }
-    /* Naming a joint twice would make the result depend on the order. */
-    bool *seen = lcpd_arena_array(&call->reply_arena, (size_t)joint_count, sizeof *seen);
-    if (!seen)
-      return call_out_of_memory(call);
-    for (size_t k = 0; k < addressed; ++k) {
-      if (seen[joints[k]])
-        return lcpd_fail(error, BAD, "%s: joint %d is addressed twice", field, joints[k]);
-      seen[joints[k]] = true;
-    }
-  }
-
-  const target_array arrays[] = {
-      {"position", t->position, t->n_position, -HUGE_VAL},
-      {"velocity", t->velocity, t->n_velocity, -HUGE_VAL},
-      {"kp", t->kp, t->n_kp, 0.0},
-      {"kd", t->kd, t->n_kd, 0.0},
-      {"effort_limit", t->effort_limit, t->n_effort_limit, 0.0},
-      {"torque", t->torque, t->n_torque, -HUGE_VAL},
-  };
-  enum { POSITION, VELOCITY, KP, KD, EFFORT, TORQUE, ARRAYS };
-  for (int a = 0; a < ARRAYS; ++a) {
-    const target_array *array = &arrays[a];
-    if (array->count > 1 && array->count != addressed)
-      return lcpd_fail(error, BAD,
-                       "%s.%s has %zu values: give none (keep), 1 (for every joint) or %zu (one "
-                       "per addressed joint)",
-                       field, array->name, array->count, addressed);
-    for (size_t k = 0; k < array->count; ++k)
-      if (!(array->values[k] >= array->lowest))
-        return lcpd_fail(error, BAD, "%s.%s[%zu] = %g must be >= %g", field, array->name, k,
-                         array->values[k], array->lowest);
-  }
-  lcp_control_mode_t mode = LCP_CONTROL_OFF;
-  bool keep_mode = false;
-  switch (t->mode) {
-  case LCPSIM__V1__SET_TARGET_REQUEST__MODE__KEEP:
-    keep_mode = true;
-    break;
-  case LCPSIM__V1__SET_TARGET_REQUEST__MODE__OFF:
-    mode = LCP_CONTROL_OFF;
-    break;
-  case LCPSIM__V1__SET_TARGET_REQUEST__MODE__POSITION:
-    mode = LCP_CONTROL_POSITION;
-    break;
-  case LCPSIM__V1__SET_TARGET_REQUEST__MODE__VELOCITY:
-    mode = LCP_CONTROL_VELOCITY;
-    break;
-  case LCPSIM__V1__SET_TARGET_REQUEST__MODE__TORQUE:
-    mode = LCP_CONTROL_TORQUE;
-    break;
-  default:
-    return lcpd_fail(error, BAD, "%s.mode = %d is not a SetTargetRequest.Mode", field,
-                     (int)t->mode);
-  }
-
-  /* Start from the controllers as they will be when this target applies: as
-   * an earlier target of the same request leaves them, else as they are. */
-  plan->robot = robot;
-  plan->joint_count = joint_count;
-  plan->controls =
-      lcpd_arena_array(&call->reply_arena, (size_t)joint_count, sizeof *plan->controls);
-  if (!plan->controls)
-    return call_out_of_memory(call);
-  const target_plan *before = latest ? latest[robot - sim->live.robots] : NULL;
-  for (int32_t j = 0; j < joint_count; ++j) {
-    if (before)
-      plan->controls[j] = before->controls[j];
-    else if ((rc = lcp_robot_get_joint_control(world, robot->id, j, &plan->controls[j])) != LCP_OK)
-      return lcpd_fail(error, rc, "robot '%s': cannot read joint %d's control: %s", robot->name, j,
-                       lcp_world_last_error(world));
-  }
-  plan->set_gravity_compensation = before && before->set_gravity_compensation;
-  plan->gravity_compensation = before && before->gravity_compensation;
-  for (size_t k = 0; k < addressed; ++k) {
-    lcp_joint_control_t *c = &plan->controls[joints[k]];
-    double *fields[ARRAYS] = {&c->position, &c->velocity,     &c->kp,
-                              &c->kd,       &c->effort_limit, &c->torque};
-    for (int a = 0; a < ARRAYS; ++a)
-      if (arrays[a].count)
-        *fields[a] = arrays[a].values[arrays[a].count == 1 ? 0 : k];
-    if (!keep_mode)
-      c->mode = mode;
-    /* The engine's rules, checked here to name the joint and the field. */
-    bool position_bad = c->mode == LCP_CONTROL_POSITION && !(c->kp + c->kd > 0.0);
-    bool velocity_bad = c->mode == LCP_CONTROL_VELOCITY && !(c->kd > 0.0);
-    if (position_bad || velocity_bad) {
-      lcp_joint_info_t joint;
-      lcp_robot_get_joint(world, robot->id, joints[k], &joint);
-      return lcpd_fail(error, BAD, "%s: joint '%s' in %s mode needs %s", field, joint.name,
-                       position_bad ? "POSITION" : "VELOCITY",
-                       position_bad ? "kp + kd > 0" : "kd > 0");
-    }
-  }
-  if (t->gravity_compensation_value_case ==
-      LCPSIM__V1__SET_TARGET_REQUEST__GRAVITY_COMPENSATION_VALUE_GRAVITY_COMPENSATION) {
-    plan->set_gravity_compensation = true;
-    plan->gravity_compensation = t->gravity_compensation;
-  }
-  if (latest)
-    latest[robot - sim->live.robots] = plan;
-  return LCP_OK;
-}
-
-/* Applies planned targets in order. The caller keeps a snapshot to undo a
- * partial application (the plans were checked, so it should not happen). */
-static int apply_plans(lcpd_sim_t *sim, const target_plan *plans, int32_t count,
-                       lcpd_error_t *error) {
-  for (int32_t i = 0; i < count; ++i) {
-    const target_plan *plan = &plans[i];
-    int rc =
-        lcp_robot_set_controls(sim->live.world, plan->robot->id, plan->controls, plan->joint_count);
-    if (rc == LCP_OK && plan->set_gravity_compensation)
-      rc = lcp_robot_set_gravity_compensation(sim->live.world, plan->robot->id,
-                                              plan->gravity_compensation);
-    if (rc != LCP_OK)
-      return lcpd_fail(error, rc, "robot '%s': %s", plan->robot->name,
-                       lcp_world_last_error(sim->live.world));
-  }
   return LCP_OK;
 }
 
@@ -362,7 +154,7 @@ static int handle_get_scene(lcpd_call_t *call, lcpd_sim_t *sim,
 
 static int handle_set_target(lcpd_call_t *call, lcpd_sim_t *sim,
                              const Lcpsim__V1__SetTargetRequest *req, lcpd_error_t *error) {
-  target_plan plan;
+  lcpd_target_plan plan;
   int rc = plan_target(call, sim, req, "set_target", NULL, &plan, error);
   if (rc != LCP_OK)
     return rc;
@@ -372,7 +164,7 @@ static int handle_set_target(lcpd_call_t *call, lcpd_sim_t *sim,
     return call_out_of_memory(call);
   /* One robot: lcp_robot_set_controls is all or nothing, and gravity
    * compensation cannot fail once the robot is known. */
-  if ((rc = apply_plans(sim, &plan, 1, error)) != LCP_OK)
+  if ((rc = lcpd_apply_target_plans(sim, &plan, 1, error)) != LCP_OK)
     return rc;
   reply_ok(call, LCPSIM__V1__REPLY__RESULT_SET_TARGET, out);
   return LCP_OK;
@@ -516,8 +308,8 @@ static int handle_step(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__Ste
     return lcpd_fail(error, LCP_ERR_STATE,
                      "step.steps must be 0 in realtime mode (the daemon steps by itself; "
                      "set the mode to lockstep to step)");
-  target_plan *plans = lcpd_arena_array(&call->reply_arena, req->n_targets, sizeof *plans);
-  const target_plan **latest = NULL;
+  lcpd_target_plan *plans = lcpd_arena_array(&call->reply_arena, req->n_targets, sizeof *plans);
+  const lcpd_target_plan **latest = NULL;
   if (req->n_targets && !(latest = lcpd_arena_array(&call->reply_arena,
                                                     (size_t)sim->live.robot_count, sizeof *latest)))
     return call_out_of_memory(call);
@@ -542,7 +334,7 @@ static int handle_step(lcpd_call_t *call, lcpd_sim_t *sim, const Lcpsim__V1__Ste
       return lcpd_error_prefix(error, "step: cannot keep the world to undo a failed step: ");
     call->undo_steps_since_publish = sim->steps_since_publish;
   }
-  rc = apply_plans(sim, plans, (int32_t)req->n_targets, error);
+  rc = lcpd_apply_target_plans(sim, plans, (int32_t)req->n_targets, error);
   if (rc != LCP_OK) {
     undo(call, sim);
     return rc;
