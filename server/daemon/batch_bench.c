@@ -4,7 +4,8 @@
  * arm on one thread, all in the same run.
  *
  *   lcpsim-batch-bench --start-daemon LCPSIMD [--workers 1,2] [--worlds 1,16,64,256]
- *                      [--rounds N] [--robot-steps N] [--steps 1,10] [--no-state]
+ *                      [--rounds N] [--robot-steps N] [--steps 1,10] [--in-flight 1,2]
+ *                      [--no-state]
  *                      [--mujoco PEER | --no-mujoco] [--daemon-arg ARG]...
  *
  * The scene is lcpsim-bench's and MuJoCo's arm scene (scene=arm): the 7-dof
@@ -18,7 +19,12 @@
  * for world k, kp 100, kd 10), S steps each (one line per S of --steps:
  * 1 is a control tick every physics step, 10 a 100 Hz controller over 1 kHz
  * physics, as a vector environment with a frame skip sends) and, unless
- * --no-state, its state returned. One request is in flight at a time.
+ * --no-state, its state returned. With one request in flight at a time
+ * (in_flight=1), the daemon waits while this client reads a reply and
+ * writes the next request; with two (in_flight=2), two connections take
+ * turns over worlds of their own, K each, and the next BatchStep waits at
+ * the daemon while the client reads the last reply, as a trainer stepping
+ * two halves of its environments in turn does.
  *
  * The in-process reference builds the same scene text with the daemon's own
  * scene and world code (lcpsimd_world) and steps it on this thread with
@@ -38,21 +44,21 @@
  *   bench=batch mode=inprocess scene=arm threads=1 worlds=K steps=S robot_steps_per_s=...
  *     ratio_inprocess=...
  *   bench=batch mode=mujoco scene=arm threads=1 worlds=1 robot_steps_per_s=...
- *   bench=batch mode=wire scene=arm workers=W worlds=K steps=S robot_steps_per_s=...
+ *   bench=batch mode=wire scene=arm workers=W worlds=K steps=S in_flight=F robot_steps_per_s=...
  *     ratio_inprocess=... ratio_inprocess_same_worlds=... ratio_mujoco=... us_per_call=...
  *     round_trip_us=... client_encode_us=... client_decode_us=... overhead_us=...
  *     request_bytes=... reply_bytes=...
  *
  * robot_steps_per_s over the wire counts the round trips only (request
- * sent to reply received); ratio_inprocess and ratio_mujoco are it over the
- * one-world in-process rate (with the same S) and MuJoCo's;
+ * sent to reply received) with one in flight, and the whole run with two; ratio_inprocess and
+ * ratio_mujoco are it over the one-world in-process rate (with the same S) and MuJoCo's;
  * ratio_inprocess_same_worlds over the in-process rate of K worlds in turn.
  * client_encode_us and client_decode_us are this client's own protobuf
  * work per call, outside the round trip; us_per_call includes them.
  * overhead_us is round_trip_us less the time the K worlds' steps take
  * in-process (in turn) spread over min(W, K) threads: what the wire, the
  * daemon's decoding and encoding, and the threads' hand-offs cost per call.
- * A last line per S names the issue's goal at K = 64, W = 2 and whether
+ * A last line per S and F names the issue's goal at K = 64, W = 2 and whether
  * this run met it. */
 #include "bench_daemon.h"
 #include "lcpsim/v1/lcpsim.pb-c.h"
@@ -97,6 +103,7 @@
 #define MAX_WORKER_COUNTS 4
 #define MAX_WORLD_COUNTS 8
 #define MAX_STEP_COUNTS 4
+#define MAX_IN_FLIGHT 2 /* BatchSteps in flight at once */
 #define MAX_WORLDS 4096
 #define MAX_DAEMON_ARGS 32
 /* The goal the issue sets at K = 64 worlds and 2 worker threads. */
@@ -219,18 +226,16 @@ static void reply_arena_reset(reply_arena *arena) {
 typedef struct client {
   void *socket;
   uint64_t next_id;
+  double sent; /* when the request in flight was sent */
   unsigned char *buffer;
   size_t capacity;
   reply_arena replies;
 } client;
 
-/* Sends r and returns its reply, checked for its id and an OK status (NULL,
- * with a message, otherwise), valid until the next call. With `t`, the
- * round trip goes to t->seconds and the client's encoding and decoding to
- * t->encode and t->decode. */
-static Lcpsim__V1__Reply *call(client *c, Lcpsim__V1__Request *r, tally *t) {
+/* Sends r (the first half of call). With `t`, the encoding goes to
+ * t->encode. */
+static bool request_send(client *c, Lcpsim__V1__Request *r, tally *t) {
   double start = now_seconds();
-  reply_arena_reset(&c->replies);
   r->id = c->next_id++;
   size_t size = lcpsim__v1__request__get_packed_size(r);
   if (size > c->capacity) {
@@ -243,26 +248,41 @@ static Lcpsim__V1__Reply *call(client *c, Lcpsim__V1__Request *r, tally *t) {
     }
   }
   lcpsim__v1__request__pack(r, c->buffer);
-  double sent = now_seconds();
+  c->sent = now_seconds();
+  if (t) {
+    t->encode += c->sent - start;
+    t->request_bytes = size;
+  }
+  if (zmq_send(c->socket, c->buffer, size, 0) != (int)size) {
+    fprintf(stderr, "lcpsim-batch-bench: cannot send within %d ms: %s\n", TIMEOUT_MS,
+            zmq_strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+/* The reply to r, sent by request_send, checked for its id and an OK status
+ * (NULL, with a message, otherwise), valid until the next reply on c. With
+ * `t`, the round trip (from the end of the encoding) goes to t->seconds and
+ * the decoding to t->decode. */
+static Lcpsim__V1__Reply *reply_receive(client *c, const Lcpsim__V1__Request *r, tally *t) {
   zmq_msg_t msg;
   zmq_msg_init(&msg);
-  if (zmq_send(c->socket, c->buffer, size, 0) != (int)size ||
-      zmq_msg_recv(&msg, c->socket, 0) < 0) {
+  if (zmq_msg_recv(&msg, c->socket, 0) < 0) {
     fprintf(stderr, "lcpsim-batch-bench: no reply within %d ms: %s\n", TIMEOUT_MS,
             zmq_strerror(errno));
     zmq_msg_close(&msg);
     return NULL;
   }
   double received = now_seconds();
+  reply_arena_reset(&c->replies);
   size_t reply_size = zmq_msg_size(&msg);
   Lcpsim__V1__Reply *reply =
       lcpsim__v1__reply__unpack(&c->replies.allocator, reply_size, zmq_msg_data(&msg));
   zmq_msg_close(&msg);
   if (t) {
-    t->encode += sent - start;
-    t->seconds += received - sent;
+    t->seconds += received - c->sent;
     t->decode += now_seconds() - received;
-    t->request_bytes = size;
     t->reply_bytes = reply_size;
   }
   if (!reply || reply->id != r->id || (reply->status && reply->status->code != 0)) {
@@ -272,6 +292,11 @@ static Lcpsim__V1__Reply *call(client *c, Lcpsim__V1__Request *r, tally *t) {
     return NULL;
   }
   return reply;
+}
+
+/* Sends r and returns its reply (request_send, then reply_receive). */
+static Lcpsim__V1__Reply *call(client *c, Lcpsim__V1__Request *r, tally *t) {
+  return request_send(c, r, t) ? reply_receive(c, r, t) : NULL;
 }
 
 /* The timestep of world `world`, after checking that it is in lockstep
@@ -324,7 +349,7 @@ static bool create_worlds(client *c, int count) {
  * messages, built once, and the targets rewritten before each call. */
 typedef struct batch {
   client *c;
-  int worlds, steps;
+  int first, worlds, steps; /* worlds batch<first> to batch<first + worlds - 1> */
   double timestep;
   uint64_t *world_steps; /* steps run so far, per world (shared by a daemon's batches) */
   char (*names)[32];
@@ -347,9 +372,10 @@ static void batch_free(batch *b) {
   free(b->world_list);
 }
 
-static bool batch_init(batch *b, client *c, int worlds, int steps, bool return_state,
+static bool batch_init(batch *b, client *c, int first, int worlds, int steps, bool return_state,
                        double timestep, uint64_t *world_steps) {
   *b = (batch){.c = c,
+               .first = first,
                .worlds = worlds,
                .steps = steps,
                .timestep = timestep,
@@ -369,7 +395,7 @@ static bool batch_init(batch *b, client *c, int worlds, int steps, bool return_s
     return false;
   }
   for (size_t k = 0; k < n; ++k) {
-    snprintf(b->names[k], sizeof b->names[k], "batch%zu", k);
+    snprintf(b->names[k], sizeof b->names[k], "batch%zu", k + (size_t)first);
     Lcpsim__V1__SetTargetRequest *t = &b->targets[k];
     lcpsim__v1__set_target_request__init(t);
     t->robot = ARM_NAME;
@@ -399,16 +425,22 @@ static bool batch_init(batch *b, client *c, int worlds, int steps, bool return_s
   return true;
 }
 
-/* One BatchStep, every world's result checked. */
-static bool batch_call(batch *b, tally *t) {
+/* Sends a BatchStep over b's worlds, their targets those of their time. */
+static bool batch_send(batch *b, tally *t) {
   double start = now_seconds();
   for (int k = 0; k < b->worlds; ++k) {
-    double time = (double)b->world_steps[k] * b->timestep;
+    int world = b->first + k;
+    double time = (double)b->world_steps[world] * b->timestep;
     for (int j = 0; j < ARM_JOINTS; ++j)
-      b->position[k * ARM_JOINTS + j] = arm_target(j, k, time);
+      b->position[k * ARM_JOINTS + j] = arm_target(j, world, time);
   }
   t->encode += now_seconds() - start;
-  Lcpsim__V1__Reply *reply = call(b->c, &b->envelope, t);
+  return request_send(b->c, &b->envelope, t);
+}
+
+/* The reply to batch_send's BatchStep, every world's result checked. */
+static bool batch_receive(batch *b, tally *t) {
+  Lcpsim__V1__Reply *reply = reply_receive(b->c, &b->envelope, t);
   if (!reply)
     return false;
   double checked = now_seconds();
@@ -422,13 +454,56 @@ static bool batch_call(batch *b, tally *t) {
       fprintf(stderr, "lcpsim-batch-bench: world %s: %s\n", b->names[k],
               result->status && result->status->message ? result->status->message
                                                         : "an incomplete result");
-    b->world_steps[k] += (uint64_t)b->steps;
+    b->world_steps[b->first + k] += (uint64_t)b->steps;
   }
   if (!ok && reply->result_case != LCPSIM__V1__REPLY__RESULT_BATCH_STEP)
     fprintf(stderr, "lcpsim-batch-bench: the reply is not a BatchStepReply\n");
   t->decode += now_seconds() - checked;
   t->robot_steps += (double)b->worlds * b->steps;
   t->calls += 1.0;
+  return ok;
+}
+
+/* One BatchStep, one request in flight: t->seconds counts its round trip. */
+static bool batch_call(batch *b, tally *t) { return batch_send(b, t) && batch_receive(b, t); }
+
+/* `calls` BatchSteps, taking turns over a and b (each over worlds of its
+ * own, on a connection of its own to the same daemon), two in flight: b's
+ * request is sent before a's reply comes, and a's next one as soon as its
+ * reply is read, so the daemon has the next batch while this client reads
+ * a reply and writes a request, as a trainer that steps two halves of its
+ * environments in turn. t->seconds counts the whole run, this client's
+ * encoding and decoding included, since they overlap the daemon's work. */
+static bool batch_pair_run(batch *a, batch *b, long calls, tally *t) {
+  tally per_call = {0};
+  double start = now_seconds();
+  bool ok = batch_send(a, &per_call) && (calls < 2 || batch_send(b, &per_call));
+  for (long i = 0; ok && i < calls; ++i) {
+    batch *x = i % 2 ? b : a;
+    ok = batch_receive(x, &per_call) && (i + 2 >= calls || batch_send(x, &per_call));
+  }
+  t->seconds += now_seconds() - start;
+  t->robot_steps += per_call.robot_steps;
+  t->calls += per_call.calls;
+  t->encode += per_call.encode;
+  t->decode += per_call.decode;
+  t->request_bytes = per_call.request_bytes;
+  t->reply_bytes = per_call.reply_bytes;
+  return ok;
+}
+
+typedef batch batch_table[MAX_WORKER_COUNTS][MAX_WORLD_COUNTS][MAX_STEP_COUNTS];
+
+/* `calls` BatchSteps of configuration (d, k, s) with `in_flight` of them
+ * in flight at once: batch_call, or batch_pair_run over the two
+ * connections' batches. */
+static bool wire_run(batch_table *batches, int in_flight, int d, int k, int s, long calls,
+                     tally *t) {
+  bool ok = true;
+  if (in_flight == 2)
+    return batch_pair_run(&batches[0][d][k][s], &batches[1][d][k][s], calls, t);
+  for (long i = 0; ok && i < calls; ++i)
+    ok = batch_call(&batches[0][d][k][s], t);
   return ok;
 }
 
@@ -583,17 +658,19 @@ static void usage(FILE *out) {
       "(lcpsim-bench-mujoco, PEER; LCPSIM_MUJOCO_PEER names another). The configurations\n"
       "take turns, N robot-steps each a round (--robot-steps, default 20000), for --rounds\n"
       "rounds (5). --steps: steps per world per BatchStep, one line each (1,10).\n"
+      "--in-flight: BatchSteps in flight at once, one line each (1,2): with 2, two\n"
+      "connections take turns over K worlds each.\n"
       "--no-state: no state returned.\n");
 }
 
 /* The goal line for S steps per world per request. */
-static void print_goal(int steps, const tally *wire, double in_rate, double mj_rate, bool mujoco,
-                       long cores, double load1) {
+static void print_goal(int steps, int in_flight, const tally *wire, double in_rate, double mj_rate,
+                       bool mujoco, long cores, double load1) {
   double r = rate(wire), ratio_inprocess = r / in_rate, ratio_mujoco = mujoco ? r / mj_rate : 0.0;
   bool met = ratio_inprocess >= GOAL_RATIO_INPROCESS && mujoco && ratio_mujoco >= GOAL_RATIO_MUJOCO;
-  printf("bench=batch goal scene=arm workers=%d worlds=%d steps=%d ratio_inprocess=%.3f "
-         "need_inprocess=%.1f met_inprocess=%s",
-         GOAL_WORKERS, GOAL_WORLDS, steps, ratio_inprocess, GOAL_RATIO_INPROCESS,
+  printf("bench=batch goal scene=arm workers=%d worlds=%d steps=%d in_flight=%d "
+         "ratio_inprocess=%.3f need_inprocess=%.1f met_inprocess=%s",
+         GOAL_WORKERS, GOAL_WORLDS, steps, in_flight, ratio_inprocess, GOAL_RATIO_INPROCESS,
          ratio_inprocess >= GOAL_RATIO_INPROCESS ? "yes" : "no");
   if (mujoco)
     printf(" ratio_mujoco=%.3f need_mujoco=%.1f met_mujoco=%s", ratio_mujoco, GOAL_RATIO_MUJOCO,
@@ -615,6 +692,7 @@ int main(int argc, char **argv) {
   int worker_counts[MAX_WORKER_COUNTS] = {1, 2}, worker_count_n = 2;
   int world_counts[MAX_WORLD_COUNTS] = {1, 16, 64, 256}, world_count_n = 4;
   int step_counts[MAX_STEP_COUNTS] = {1, 10}, step_count_n = 2;
+  int in_flights[MAX_IN_FLIGHT] = {1, 2}, in_flight_n = 2;
   long rounds = 5, robot_steps = 20000;
   bool return_state = true;
   static const struct option options[] = {
@@ -624,6 +702,7 @@ int main(int argc, char **argv) {
       {"rounds", required_argument, NULL, 'r'},
       {"robot-steps", required_argument, NULL, 'n'},
       {"steps", required_argument, NULL, 'S'},
+      {"in-flight", required_argument, NULL, 'f'},
       {"no-state", no_argument, NULL, 'N'},
       {"mujoco", required_argument, NULL, 'm'},
       {"no-mujoco", no_argument, NULL, 'M'},
@@ -659,6 +738,13 @@ int main(int argc, char **argv) {
       if (step_count_n < 1) {
         fprintf(stderr, "lcpsim-batch-bench: --steps: 1 to %d counts of 1 to 100000\n",
                 MAX_STEP_COUNTS);
+        return 2;
+      }
+      break;
+    case 'f':
+      in_flight_n = parse_list(optarg, in_flights, MAX_IN_FLIGHT, MAX_IN_FLIGHT);
+      if (in_flight_n < 1) {
+        fprintf(stderr, "lcpsim-batch-bench: --in-flight: 1, 2 or 1,2\n");
         return 2;
       }
       break;
@@ -706,9 +792,13 @@ int main(int argc, char **argv) {
     fprintf(stderr, "lcpsim-batch-bench: no MuJoCo peer at %s\n", mujoco);
     mujoco = NULL;
   }
-  int most_worlds = 0;
+  int most_worlds = 0, most_in_flight = 1;
   for (int i = 0; i < world_count_n; ++i)
     most_worlds = world_counts[i] > most_worlds ? world_counts[i] : most_worlds;
+  for (int i = 0; i < in_flight_n; ++i)
+    most_in_flight = in_flights[i] > most_in_flight ? in_flights[i] : most_in_flight;
+  /* With two in flight, the second BatchStep is over worlds of its own. */
+  int daemon_worlds = most_in_flight * most_worlds;
   signal(SIGPIPE, SIG_IGN);
 
   /* The daemons first, before any ZeroMQ context; the default world counts
@@ -717,39 +807,49 @@ int main(int argc, char **argv) {
   int started = 0;
   bool ok = true;
   for (; ok && started < worker_count_n; ++started)
-    ok = daemon_start(&daemons[started], daemon_path, worker_counts[started], most_worlds + 1,
+    ok = daemon_start(&daemons[started], daemon_path, worker_counts[started], daemon_worlds + 1,
                       daemon_args, daemon_arg_count);
   if (!ok)
     --started;
 
   void *context = zmq_ctx_new();
-  client clients[MAX_WORKER_COUNTS] = {{0}};
+  /* Per daemon, one connection per BatchStep in flight; connection c steps
+   * worlds c·most_worlds onwards. */
+  client clients[MAX_IN_FLIGHT][MAX_WORKER_COUNTS] = {{{0}}};
   uint64_t *world_steps[MAX_WORKER_COUNTS] = {0};
-  static batch batches[MAX_WORKER_COUNTS][MAX_WORLD_COUNTS][MAX_STEP_COUNTS];
-  static tally wire[MAX_WORKER_COUNTS][MAX_WORLD_COUNTS][MAX_STEP_COUNTS];
+  static batch batches[MAX_IN_FLIGHT][MAX_WORKER_COUNTS][MAX_WORLD_COUNTS][MAX_STEP_COUNTS];
+  /* wire[f - 1]: f BatchSteps in flight */
+  static tally wire[MAX_IN_FLIGHT][MAX_WORKER_COUNTS][MAX_WORLD_COUNTS][MAX_STEP_COUNTS];
   int batch_ready = 0; /* daemons whose batches are all built */
   double timestep = 0.0;
   for (int d = 0; ok && d < worker_count_n; ++d) {
-    client *cl = &clients[d];
-    cl->next_id = 1;
-    cl->replies.allocator = (ProtobufCAllocator){reply_arena_alloc, reply_arena_free, &cl->replies};
-    cl->socket = zmq_socket(context, ZMQ_REQ);
-    int zero = 0, timeout = TIMEOUT_MS;
-    zmq_setsockopt(cl->socket, ZMQ_LINGER, &zero, sizeof zero);
-    zmq_setsockopt(cl->socket, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
-    zmq_setsockopt(cl->socket, ZMQ_SNDTIMEO, &timeout, sizeof timeout);
-    ok = zmq_connect(cl->socket, daemons[d].rep) == 0 && create_worlds(cl, most_worlds) &&
-         query_info(cl, "batch0", &timestep);
-    world_steps[d] = ok ? calloc((size_t)most_worlds, sizeof *world_steps[d]) : NULL;
+    for (int c = 0; ok && c < most_in_flight; ++c) {
+      client *cl = &clients[c][d];
+      cl->next_id = 1;
+      cl->replies.allocator =
+          (ProtobufCAllocator){reply_arena_alloc, reply_arena_free, &cl->replies};
+      cl->socket = zmq_socket(context, ZMQ_REQ);
+      int zero = 0, timeout = TIMEOUT_MS;
+      zmq_setsockopt(cl->socket, ZMQ_LINGER, &zero, sizeof zero);
+      zmq_setsockopt(cl->socket, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
+      zmq_setsockopt(cl->socket, ZMQ_SNDTIMEO, &timeout, sizeof timeout);
+      ok = zmq_connect(cl->socket, daemons[d].rep) == 0;
+    }
+    ok = ok && create_worlds(&clients[0][d], daemon_worlds) &&
+         query_info(&clients[0][d], "batch0", &timestep);
+    world_steps[d] = ok ? calloc((size_t)daemon_worlds, sizeof *world_steps[d]) : NULL;
     ok = ok && world_steps[d] != NULL;
-    int built = 0;
-    for (; ok && built < world_count_n * step_count_n; ++built)
-      ok = batch_init(&batches[d][built / step_count_n][built % step_count_n], cl,
-                      world_counts[built / step_count_n], step_counts[built % step_count_n],
-                      return_state, timestep, world_steps[d]);
+    int built = 0, per_connection = world_count_n * step_count_n;
+    for (; ok && built < most_in_flight * per_connection; ++built) {
+      int c = built / per_connection, k = built % per_connection / step_count_n,
+          s = built % step_count_n;
+      ok = batch_init(&batches[c][d][k][s], &clients[c][d], c * most_worlds, world_counts[k],
+                      step_counts[s], return_state, timestep, world_steps[d]);
+    }
     if (!ok) {
       for (int i = 0; i < built; ++i)
-        batch_free(&batches[d][i / step_count_n][i % step_count_n]);
+        batch_free(
+            &batches[i / per_connection][d][i % per_connection / step_count_n][i % step_count_n]);
     } else {
       batch_ready = d + 1;
     }
@@ -770,8 +870,9 @@ int main(int argc, char **argv) {
   for (int d = 0; ok && d < worker_count_n; ++d)
     for (int k = 0; ok && k < world_count_n; ++k)
       for (int s = 0; ok && s < step_count_n; ++s)
-        for (long i = 0; ok && i < robot_steps / 10 / (world_counts[k] * step_counts[s]) + 1; ++i)
-          ok = batch_call(&batches[d][k][s], &ignored);
+        for (int f = 0; ok && f < in_flight_n; ++f)
+          ok = wire_run(batches, in_flights[f], d, k, s,
+                        robot_steps / 10 / (world_counts[k] * step_counts[s]) + 2, &ignored);
   for (int k = 0; ok && k < world_count_n; ++k)
     for (int s = 0; ok && s < step_count_n; ++s)
       ok = inprocess_run(world_counts[k] == 1 ? reference : cold, world_counts[k],
@@ -788,11 +889,12 @@ int main(int argc, char **argv) {
       mujoco = NULL;
     for (int d = 0; ok && d < worker_count_n; ++d)
       for (int k = 0; ok && k < world_count_n; ++k)
-        for (int s = 0; ok && s < step_count_n; ++s) {
-          long per_call = (long)world_counts[k] * step_counts[s];
-          for (long i = 0; ok && i < (robot_steps + per_call - 1) / per_call; ++i)
-            ok = batch_call(&batches[d][k][s], &wire[d][k][s]);
-        }
+        for (int s = 0; ok && s < step_count_n; ++s)
+          for (int f = 0; ok && f < in_flight_n; ++f) {
+            long per_call = (long)world_counts[k] * step_counts[s];
+            ok = wire_run(batches, in_flights[f], d, k, s, (robot_steps + per_call - 1) / per_call,
+                          &wire[in_flights[f] - 1][d][k][s]);
+          }
   }
   /* The reference when K = 1 was not among the counts. */
   tally reference_tally[MAX_STEP_COUNTS] = {{0}};
@@ -825,15 +927,18 @@ int main(int argc, char **argv) {
     timed_steps = reference->timed_steps ? (double)reference->timed_steps : 1.0;
   }
 
-  for (int d = 0; d < batch_ready; ++d)
-    for (int k = 0; k < world_count_n; ++k)
-      for (int s = 0; s < step_count_n; ++s)
-        batch_free(&batches[d][k][s]);
+  for (int c = 0; c < most_in_flight; ++c)
+    for (int d = 0; d < batch_ready; ++d)
+      for (int k = 0; k < world_count_n; ++k)
+        for (int s = 0; s < step_count_n; ++s)
+          batch_free(&batches[c][d][k][s]);
   for (int d = 0; d < worker_count_n; ++d) {
-    if (clients[d].socket)
-      zmq_close(clients[d].socket);
-    free(clients[d].buffer);
-    reply_arena_release(&clients[d].replies);
+    for (int c = 0; c < most_in_flight; ++c) {
+      if (clients[c][d].socket)
+        zmq_close(clients[c][d].socket);
+      free(clients[c][d].buffer);
+      reply_arena_release(&clients[c][d].replies);
+    }
     free(world_steps[d]);
   }
   zmq_ctx_term(context);
@@ -882,31 +987,43 @@ int main(int argc, char **argv) {
     printf("bench=batch mode=mujoco available=no how=\"cmake -DLCP_BENCH_PEERS=ON (libmujoco-dev), "
            "build lcpsim-bench-mujoco, or --mujoco PATH\"\n");
   int goal_d = -1, goal_k = -1;
-  for (int s = 0; s < step_count_n; ++s)
-    for (int d = 0; d < worker_count_n; ++d)
-      for (int k = 0; k < world_count_n; ++k) {
-        const tally *t = &wire[d][k][s];
-        double in_rate = rate(&reference_tally[s]);
-        double r = rate(t), per_call = t->calls > 0.0 ? 1.0 / t->calls : 0.0;
-        int threads = worker_counts[d] < world_counts[k] ? worker_counts[d] : world_counts[k];
-        double ideal =
-            (double)world_counts[k] * (double)step_counts[s] / rate(&in_process[k][s]) / threads;
-        printf("bench=batch mode=wire scene=arm workers=%d worlds=%d steps=%d state=%s "
-               "robot_steps_per_s=%.0f ratio_inprocess=%.3f ratio_inprocess_same_worlds=%.3f",
-               worker_counts[d], world_counts[k], step_counts[s], return_state ? "yes" : "no", r,
-               r / in_rate, r / rate(&in_process[k][s]));
-        if (mujoco)
-          printf(" ratio_mujoco=%.3f", r / mj_rate);
-        printf(" calls=%.0f us_per_call=%.1f round_trip_us=%.1f client_encode_us=%.1f "
-               "client_decode_us=%.1f overhead_us=%.1f request_bytes=%zu reply_bytes=%zu\n",
-               t->calls, 1e6 * (t->seconds + t->encode + t->decode) * per_call,
-               1e6 * t->seconds * per_call, 1e6 * t->encode * per_call, 1e6 * t->decode * per_call,
-               1e6 * (t->seconds * per_call - ideal), t->request_bytes, t->reply_bytes);
-        if (worker_counts[d] == GOAL_WORKERS && world_counts[k] == GOAL_WORLDS)
-          goal_d = d, goal_k = k;
-      }
-  for (int s = 0; goal_d >= 0 && s < step_count_n; ++s)
-    print_goal(step_counts[s], &wire[goal_d][goal_k][s], rate(&reference_tally[s]), mj_rate,
-               mujoco != NULL, cores, load[0]);
+  for (int f = 0; f < in_flight_n; ++f)
+    for (int s = 0; s < step_count_n; ++s)
+      for (int d = 0; d < worker_count_n; ++d)
+        for (int k = 0; k < world_count_n; ++k) {
+          int in_flight = in_flights[f];
+          const tally *t = &wire[in_flight - 1][d][k][s];
+          double in_rate = rate(&reference_tally[s]);
+          double r = rate(t), per_call = t->calls > 0.0 ? 1.0 / t->calls : 0.0;
+          printf("bench=batch mode=wire scene=arm workers=%d worlds=%d steps=%d in_flight=%d "
+                 "state=%s robot_steps_per_s=%.0f ratio_inprocess=%.3f "
+                 "ratio_inprocess_same_worlds=%.3f",
+                 worker_counts[d], world_counts[k], step_counts[s], in_flight,
+                 return_state ? "yes" : "no", r, r / in_rate, r / rate(&in_process[k][s]));
+          if (mujoco)
+            printf(" ratio_mujoco=%.3f", r / mj_rate);
+          if (in_flight == 1) {
+            int threads = worker_counts[d] < world_counts[k] ? worker_counts[d] : world_counts[k];
+            double ideal = (double)world_counts[k] * (double)step_counts[s] /
+                           rate(&in_process[k][s]) / threads;
+            printf(" calls=%.0f us_per_call=%.1f round_trip_us=%.1f client_encode_us=%.1f "
+                   "client_decode_us=%.1f overhead_us=%.1f",
+                   t->calls, 1e6 * (t->seconds + t->encode + t->decode) * per_call,
+                   1e6 * t->seconds * per_call, 1e6 * t->encode * per_call,
+                   1e6 * t->decode * per_call, 1e6 * (t->seconds * per_call - ideal));
+          } else {
+            /* the run's time over its calls: the client's work overlaps */
+            printf(" calls=%.0f us_per_call=%.1f client_encode_us=%.1f client_decode_us=%.1f",
+                   t->calls, 1e6 * t->seconds * per_call, 1e6 * t->encode * per_call,
+                   1e6 * t->decode * per_call);
+          }
+          printf(" request_bytes=%zu reply_bytes=%zu\n", t->request_bytes, t->reply_bytes);
+          if (worker_counts[d] == GOAL_WORKERS && world_counts[k] == GOAL_WORLDS)
+            goal_d = d, goal_k = k;
+        }
+  for (int f = 0; f < in_flight_n; ++f)
+    for (int s = 0; goal_d >= 0 && s < step_count_n; ++s)
+      print_goal(step_counts[s], in_flights[f], &wire[in_flights[f] - 1][goal_d][goal_k][s],
+                 rate(&reference_tally[s]), mj_rate, mujoco != NULL, cores, load[0]);
   return 0;
 }

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* lcpsim-rpc-bench runs against a live daemon and prints its line, and
- * `lcpsim-bench rpc` does the same with a daemon it starts and stops (no
- * timing is asserted: performance belongs to benchmarks, not tests). */
+ * `lcpsim-bench rpc` does the same with a daemon it starts and stops;
+ * `lcpsim-bench batch` steps its worlds through BatchStep with one and two
+ * requests in flight and checks every world's result (no timing is
+ * asserted: performance belongs to benchmarks, not tests). */
 #include "daemon_harness.h"
 
 #include <setjmp.h>
@@ -95,11 +97,45 @@ static void test_lcpsim_bench_rpc_starts_its_daemon(void **state) {
   assert_string_equal(line, "");
 }
 
+/* `lcpsim-bench batch` on a small grid: daemons of 1 and 2 workers, K = 1
+ * and 3 worlds, 1 and 2 steps each, 1 and 2 BatchSteps in flight. The bench
+ * fails unless every world of every reply ran its steps and returned its
+ * state; each configuration gets its key=value line. */
+static void test_lcpsim_bench_batch_runs_every_configuration(void **state) {
+  (void)state;
+  char command[1024];
+  snprintf(command, sizeof command,
+           "'%s' batch --workers 1,2 --worlds 1,3 --steps 1,2 --in-flight 1,2 --rounds 1 "
+           "--robot-steps 60 --no-mujoco",
+           LCP_BENCH);
+  FILE *out = popen(command, "r");
+  assert_non_null(out);
+  char line[4096];
+  int wire = 0, two_in_flight = 0, inprocess = 0;
+  while (fgets(line, sizeof line, out)) {
+    if (strncmp(line, "bench=batch mode=inprocess ", 27) == 0)
+      ++inprocess;
+    if (strncmp(line, "bench=batch mode=wire ", 22) != 0)
+      continue;
+    ++wire;
+    two_in_flight += strstr(line, " in_flight=2 ") != NULL;
+    const char *rate = strstr(line, " robot_steps_per_s=");
+    assert_non_null(rate);
+    assert_true(atof(rate + strlen(" robot_steps_per_s=")) > 0.0);
+    assert_non_null(strstr(line, " us_per_call="));
+  }
+  assert_int_equal(pclose(out), 0);
+  assert_int_equal(wire, 2 * 2 * 2 * 2); /* workers × worlds × steps × in flight */
+  assert_int_equal(two_in_flight, wire / 2);
+  assert_int_equal(inprocess, 2 + 2); /* one world per S, and K = 3 per S */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_step_and_ping_lines),
       cmocka_unit_test(test_step_needs_the_robot),
       cmocka_unit_test(test_lcpsim_bench_rpc_starts_its_daemon),
+      cmocka_unit_test(test_lcpsim_bench_batch_runs_every_configuration),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
