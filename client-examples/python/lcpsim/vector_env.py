@@ -27,6 +27,23 @@ and zero steps. Dynamics drawn per episode (SetDynamics) go in a separate call p
 world, sent just before that BatchStep (all in flight together: the daemon takes one
 connection's requests in their order).
 
+step() is step_async(actions) then step_wait(), as in Gymnasium's AsyncVectorEnv: step_async
+sends the BatchStep and returns at once, step_wait waits for its reply. A trainer with two
+vector environments (two halves of its sub-environments, each on a client of its own) can send
+one's step while it computes the other's actions, so that the daemon always has the next batch:
+
+    obs_a, _ = env_a.reset(seed=0)
+    obs_b, _ = env_b.reset(seed=env_a.num_envs)
+    env_a.step_async(policy(obs_a))
+    for _ in range(steps):
+        env_b.step_async(policy(obs_b))      # queued at the daemon behind a's
+        obs_a, *rest_a = env_a.step_wait()   # a's reply comes while b's batch is stepped
+        env_a.step_async(policy(obs_a))
+        obs_b, *rest_b = env_b.step_wait()
+    env_a.step_wait()
+
+(examples/random_policy_rollout.py --halves runs this loop).
+
 A task subclasses WorldsVectorEnv: it defines the spaces and draw_episode, targets, observe and
 evaluate (see their docstrings); the example examples/arm_reach_vector_env.py is one.
 """
@@ -186,6 +203,7 @@ class WorldsVectorEnv:
         self._rngs = [np.random.default_rng() for _ in range(self.num_envs)]
         self._autoreset = np.zeros(self.num_envs, dtype=bool)
         self._episode_steps = np.zeros(self.num_envs, dtype=np.int64)
+        self._pending = None  # step_async's (actions, resetting, _batch_send's), until step_wait
         self.episodes = [None] * self.num_envs  # each sub-environment's current Episode
         # The sub-environments being reset by the current reset() or step() (evaluate's rows
         # of them are ignored).
@@ -225,6 +243,8 @@ class WorldsVectorEnv:
         """Resets every sub-environment; seed: None, an int (sub-environment i gets seed + i)
         or a list of num_envs ints/None. Returns (observations, infos)."""
         self._check_open()
+        if self._pending is not None:
+            raise RuntimeError("reset: a step is pending (call step_wait first)")
         if seed is not None:
             per_env = [seed + i for i in range(self.num_envs)] if isinstance(seed, int) else seed
             if len(per_env) != self.num_envs:
@@ -244,7 +264,15 @@ class WorldsVectorEnv:
         """Steps every sub-environment (resetting those whose episode ended at the previous
         step, NEXT_STEP). Returns (observations, rewards, terminations, truncations, infos)
         as arrays of num_envs rows; infos is a dict (empty)."""
+        self.step_async(actions)
+        return self.step_wait()
+
+    def step_async(self, actions):
+        """Sends step(actions)'s BatchStep and returns at once; step_wait() returns what step
+        would. At most one step may be pending (as Gymnasium's AsyncVectorEnv)."""
         self._check_open()
+        if self._pending is not None:
+            raise RuntimeError("step_async: a step is already pending (call step_wait first)")
         actions = np.asarray(actions)
         if actions.shape != self.action_space.shape:
             raise ValueError("step: actions of shape %s, expected %s"
@@ -252,7 +280,17 @@ class WorldsVectorEnv:
         actions = np.clip(actions, self.action_space.low, self.action_space.high)
         resetting = self._autoreset.copy()
         self.resetting = resetting
-        result = self._batch(resetting, actions)
+        self._pending = (actions, resetting, self._batch_send(resetting, actions))
+
+    def step_wait(self):
+        """The result of the step step_async sent: (observations, rewards, terminations,
+        truncations, infos), as step returns."""
+        self._check_open()
+        if self._pending is None:
+            raise RuntimeError("step_wait: no step is pending (call step_async first)")
+        actions, resetting, sent = self._pending
+        self._pending = None
+        result = self._batch_wait(sent)
         observations = self.observe(result)
         rewards, terminations = self.evaluate(observations, actions, result)
         rewards = np.asarray(rewards, dtype=np.float64).copy()
@@ -304,9 +342,14 @@ class WorldsVectorEnv:
             raise RuntimeError("the vector environment is closed")
 
     def _batch(self, resetting, actions):
-        """One BatchStep: the `resetting` sub-environments restored to their initial snapshot
-        with a freshly drawn episode (0 steps), the others given the actions' targets and
-        frame_skip steps. Returns the BatchResult."""
+        """One BatchStep (_batch_send, then _batch_wait). Returns the BatchResult."""
+        return self._batch_wait(self._batch_send(resetting, actions))
+
+    def _batch_send(self, resetting, actions):
+        """Sends one BatchStep: the `resetting` sub-environments restored to their initial
+        snapshot with a freshly drawn episode (0 steps), the others given the actions' targets
+        and frame_skip steps. Returns what _batch_wait needs for its reply."""
+        self._link_indices()  # resolved now, not while the reply is awaited
         count = self.num_envs
         restores = [None] * count
         robot_states = [None] * count
@@ -328,8 +371,13 @@ class WorldsVectorEnv:
             self._add_action_targets(messages, resetting, self.targets(actions))
         # The daemon takes one connection's requests in their order: the SetDynamics sent
         # above apply before this BatchStep, whose reply is waited for after theirs.
+        return self.client._send("batch_step", request), dynamics
+
+    def _batch_wait(self, sent):
+        """The BatchResult of the BatchStep _batch_send sent (BatchStepError when a world
+        failed)."""
+        batch_id, dynamics = sent
         deadline = _deadline(self.client.timeout_ms)
-        batch_id = self.client._send("batch_step", request)
         for view, request_id in dynamics:
             view._receive(request_id, "set_dynamics", deadline)
         reply = self.client._receive(batch_id, "batch_step", deadline)

@@ -84,6 +84,52 @@ class VectorEnvTest(unittest.TestCase):
         # Sub-environments draw from their own generators (seed + i): their resets differ.
         self.assertFalse(np.array_equal(a[0, 0], a[0, 1]))
 
+    def test_two_halves_in_flight_match_synchronous_steps(self):
+        """Two vector environments of 4 sub-environments each, their steps interleaved with
+        step_async / step_wait so that one's BatchStep is queued at the daemon while the other's
+        reply is read (two in flight, two connections), give bitwise what each gives stepped
+        synchronously alone: the same observations, rewards, terminations and truncations,
+        across resets (episodes of 12 steps, randomised dynamics included)."""
+        def actions_for(env, rng):
+            low, high = env.action_space.low, env.action_space.high
+            return rng.uniform(low, high).astype(env.action_space.dtype)
+
+        def synchronous(seed):
+            with self.make_env(4, max_episode_steps=12) as env:
+                rng = np.random.default_rng(seed)
+                trace = [env.reset(seed=seed)[0]]
+                for _ in range(30):
+                    out = env.step(actions_for(env, rng))
+                    trace.extend(out[:4])
+                return trace
+
+        expected_a, expected_b = synchronous(100), synchronous(200)
+        with self.make_env(4, max_episode_steps=12) as env_a, \
+                self.make_env(4, max_episode_steps=12) as env_b:
+            rng_a, rng_b = np.random.default_rng(100), np.random.default_rng(200)
+            trace_a = [env_a.reset(seed=100)[0]]
+            trace_b = [env_b.reset(seed=200)[0]]
+            with self.assertRaises(RuntimeError):
+                env_a.step_wait()  # nothing pending
+            env_a.step_async(actions_for(env_a, rng_a))
+            with self.assertRaises(RuntimeError):
+                env_a.step_async(actions_for(env_a, np.random.default_rng(0)))  # one at a time
+            with self.assertRaises(RuntimeError):
+                env_a.reset()
+            for step in range(30):
+                env_b.step_async(actions_for(env_b, rng_b))
+                trace_a.extend(env_a.step_wait()[:4])
+                if step + 1 < 30:
+                    env_a.step_async(actions_for(env_a, rng_a))
+                trace_b.extend(env_b.step_wait()[:4])
+        for got, expected in ((trace_a, expected_a), (trace_b, expected_b)):
+            self.assertEqual(len(got), len(expected))
+            for g, e in zip(got, expected):
+                self.assertEqual(np.asarray(g).tobytes(), np.asarray(e).tobytes())
+        # Episodes ended within the run (12 steps each): resets were crossed.
+        self.assertTrue(any(np.asarray(t).dtype == bool and np.asarray(t).any()
+                            for t in expected_a[4::4]))
+
     def test_64_arms_10000_steps_next_step_autoreset(self):
         num_envs, steps, max_steps = 64, 10000, 100
         with self.make_env(num_envs, frame_skip=1, max_episode_steps=max_steps,
