@@ -5,6 +5,7 @@
 #include "handlers_worlds.h"
 #include "log.h"
 #include "request_lists.h"
+#include "router.h"
 #include "stream.h"
 
 #include <errno.h>
@@ -43,205 +44,14 @@ static bool router_readable(lcpd_server_t *server) {
   return (events & ZMQ_POLLIN) != 0;
 }
 
-static void close_incoming(lcpd_incoming_t *in) {
-  for (int i = 0; i < in->envelope_count; ++i)
-    zmq_msg_close(&in->envelope[i]);
-  in->envelope_count = 0;
-  if (in->body_frames == 1)
-    zmq_msg_close(&in->body);
-  in->body_frames = 0;
-}
-
-/* Moves a request's frames from one place to another (from is left empty). */
-static void move_incoming(lcpd_incoming_t *to, lcpd_incoming_t *from) {
-  for (int i = 0; i < from->envelope_count; ++i) {
-    zmq_msg_init(&to->envelope[i]);
-    zmq_msg_move(&to->envelope[i], &from->envelope[i]);
-    zmq_msg_close(&from->envelope[i]);
-  }
-  to->envelope_count = from->envelope_count;
-  to->body_frames = from->body_frames;
-  to->role = from->role;
-  to->fd = from->fd;
-  to->bytes = from->bytes;
-  if (from->body_frames == 1) {
-    zmq_msg_init(&to->body);
-    zmq_msg_move(&to->body, &from->body);
-    zmq_msg_close(&from->body);
-  }
-  from->envelope_count = 0;
-  from->body_frames = 0;
-}
-
-/* "a1b2c3d4e5": the peer's routing id, for logs. */
-static const char *peer_name(const lcpd_incoming_t *in, char *buffer, size_t size) {
-  buffer[0] = '\0';
-  if (in->envelope_count == 0)
-    return buffer;
-  const unsigned char *id = zmq_msg_data((zmq_msg_t *)&in->envelope[0]);
-  size_t length = zmq_msg_size(&in->envelope[0]);
-  size_t used = 0;
-  for (size_t i = 0; i < length && used + 3 <= size; ++i)
-    used += (size_t)snprintf(buffer + used, size - used, "%02x", id[i]);
-  return buffer;
-}
-
-/* Whether two requests came from the same peer (the ROUTER's routing id). */
-static bool same_peer(const lcpd_incoming_t *a, const lcpd_incoming_t *b) {
-  if (a->envelope_count == 0 || b->envelope_count == 0)
-    return false;
-  size_t size = zmq_msg_size(&a->envelope[0]);
-  return size == zmq_msg_size(&b->envelope[0]) &&
-         memcmp(zmq_msg_data((zmq_msg_t *)&a->envelope[0]),
-                zmq_msg_data((zmq_msg_t *)&b->envelope[0]), size) == 0;
-}
-
-/* Sends the envelope, then frame. Returns 0, or the errno of a send that
- * failed: with ZMQ_ROUTER_MANDATORY the routing id's send fails whole
- * (EAGAIN: the peer's queue is full; EHOSTUNREACH: the peer is gone), and
- * then the envelope is still in *in and frame still open. */
-static int send_message(lcpd_server_t *server, lcpd_incoming_t *in, zmq_msg_t *frame) {
-  /* On the wire: the frames after the routing id. */
-  uint64_t wire = lcpd_wire_bytes(zmq_msg_size(frame));
-  int frames = in->envelope_count; /* the reply's, after the routing id */
-  for (int i = 1; i < in->envelope_count; ++i)
-    wire += lcpd_wire_bytes(zmq_msg_size(&in->envelope[i]));
-  for (int i = 0; i < in->envelope_count; ++i) {
-    if (zmq_msg_send(&in->envelope[i], server->router, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
-      int error = errno;
-      if (i == 0)
-        return error;
-      /* Not after the routing id was taken; but if it were, the message
-       * cannot be completed: what was queued is dropped with the rest. */
-      for (int k = i; k < in->envelope_count; ++k)
-        zmq_msg_close(&in->envelope[k]);
-      in->envelope_count = 0;
-      zmq_msg_close(frame);
-      return error;
-    }
-  }
-  in->envelope_count = 0;
-  if (zmq_msg_send(frame, server->router, ZMQ_DONTWAIT) < 0) {
-    int error = errno;
-    zmq_msg_close(frame);
-    return error;
-  }
-  lcpd_connections_replied(&server->connections, in->fd, wire, frames);
-  return 0;
-}
-
-/* A reply of request id whose peer's queue was full: kept (the envelope
- * moved out of *in) so that the peer is told. */
-static void remember_dropped(lcpd_server_t *server, lcpd_incoming_t *in, uint64_t id) {
-  server->dropped_total++;
-  uint64_t now = uv_hrtime();
-  char peer[64];
-  if (now - server->last_drop_log_ns >= 1000000000u) {
-    LCPD_WARN("the reply to request %llu for %s was dropped: the client does not read its "
-              "replies (its queue is full); it is told when it reads again (%llu dropped so far)",
-              (unsigned long long)id, peer_name(in, peer, sizeof peer),
-              (unsigned long long)server->dropped_total);
-    server->last_drop_log_ns = now;
-  }
-  int pending = 0;
-  for (int i = 0; i < server->dropped_count; ++i)
-    pending += same_peer(&server->dropped[i]->to, in);
-  lcpd_dropped_t *entry = NULL;
-  if (pending < LCPD_MAX_DROPPED_PER_PEER && server->dropped_count < LCPD_MAX_DROPPED)
-    entry = malloc(sizeof *entry);
-  if (!entry) {
-    /* It would not be told of all of them: it is disconnected instead, and
-     * what was kept for it goes. */
-    server->dropped_disconnected++;
-    lcpd_connections_close(&server->connections, in->fd, now,
-                           "it left its replies unread until more were dropped than the daemon "
-                           "keeps to tell it of");
-    int kept = 0;
-    for (int i = 0; i < server->dropped_count; ++i) {
-      if (same_peer(&server->dropped[i]->to, in)) {
-        close_incoming(&server->dropped[i]->to);
-        free(server->dropped[i]);
-      } else {
-        server->dropped[kept++] = server->dropped[i];
-      }
-    }
-    server->dropped_count = kept;
-    close_incoming(in);
-    return;
-  }
-  move_incoming(&entry->to, in);
-  entry->id = id;
-  server->dropped[server->dropped_count++] = entry;
-}
-
-/* The error reply that tells a peer the reply to request id was dropped. */
-static bool dropped_notice(uint64_t id, zmq_msg_t *frame) {
-  char message[256];
-  snprintf(message, sizeof message,
-           "the reply to request %llu was dropped: this client left so many replies unread that "
-           "its queue was full; the request was served (any change it made stands: ask "
-           "GetState); read replies before sending more requests",
-           (unsigned long long)id);
-  Lcpsim__V1__Status status = LCPSIM__V1__STATUS__INIT;
-  status.code = LCPSIM__V1__STATUS__CODE__RESOURCE_EXHAUSTED;
-  status.message = message;
-  Lcpsim__V1__Reply reply = LCPSIM__V1__REPLY__INIT;
-  reply.id = id;
-  reply.status = &status;
-  size_t size = lcpsim__v1__reply__get_packed_size(&reply);
-  if (zmq_msg_init_size(frame, size) != 0)
-    return false;
-  lcpsim__v1__reply__pack(&reply, zmq_msg_data(frame));
-  return true;
-}
-
-/* Whether a reply to the peer of *in was dropped and the peer not told yet. */
-static bool peer_has_dropped(const lcpd_server_t *server, const lcpd_incoming_t *in) {
-  for (int i = 0; i < server->dropped_count; ++i)
-    if (same_peer(&server->dropped[i]->to, in))
-      return true;
-  return false;
-}
-
-/* Tells peers of their dropped replies, in order, as far as their queues
- * have room (only the peer of *only when it is not NULL). A peer that is
- * gone is forgotten. */
-static void tell_dropped(lcpd_server_t *server, const lcpd_incoming_t *only) {
-  int kept = 0;
-  const lcpd_incoming_t *full[LCPD_MAX_DROPPED];
-  int full_count = 0;
-  for (int i = 0; i < server->dropped_count; ++i) {
-    lcpd_dropped_t *entry = server->dropped[i];
-    bool skip = only && !same_peer(&entry->to, only);
-    for (int k = 0; k < full_count && !skip; ++k)
-      skip = same_peer(&entry->to, full[k]);
-    zmq_msg_t frame;
-    if (!skip && dropped_notice(entry->id, &frame)) {
-      int error = send_message(server, &entry->to, &frame);
-      if (error == EAGAIN) {
-        zmq_msg_close(&frame);
-        full[full_count++] = &entry->to;
-      } else {
-        if (error != 0 && entry->to.envelope_count)
-          zmq_msg_close(&frame);
-        close_incoming(&entry->to);
-        free(entry);
-        continue;
-      }
-    }
-    server->dropped[kept++] = entry;
-  }
-  server->dropped_count = kept;
-}
-
 /* Sends the envelope back, then the reply frame. A peer that went away
  * costs nothing; a peer whose queue is full is told later that this reply
  * was dropped (and replies to it wait behind that). */
 static void send_reply(lcpd_server_t *server, const lcpd_call_t *call, lcpd_incoming_t *in) {
-  if (server->dropped_count && peer_has_dropped(server, in)) {
-    tell_dropped(server, in);
-    if (peer_has_dropped(server, in)) {
-      remember_dropped(server, in, call->reply.id);
+  if (server->dropped_count && lcpd_dropped_pending(server, in)) {
+    lcpd_dropped_tell(server, in);
+    if (lcpd_dropped_pending(server, in)) {
+      lcpd_dropped_remember(server, in, call->reply.id);
       return;
     }
   }
@@ -249,14 +59,14 @@ static void send_reply(lcpd_server_t *server, const lcpd_call_t *call, lcpd_inco
   size_t size = lcpd_call_reply_size(call);
   if (zmq_msg_init_size(&frame, size) != 0) {
     LCPD_ERROR("out of memory for a %zu-byte reply", size);
-    close_incoming(in);
+    lcpd_incoming_close(in);
     return;
   }
   lcpd_call_reply_write(call, zmq_msg_data(&frame));
-  int error = send_message(server, in, &frame);
+  int error = lcpd_router_send(server, in, &frame);
   if (error == EAGAIN && in->envelope_count) {
     zmq_msg_close(&frame);
-    remember_dropped(server, in, call->reply.id);
+    lcpd_dropped_remember(server, in, call->reply.id);
     return;
   }
   if (error != 0) {
@@ -264,7 +74,7 @@ static void send_reply(lcpd_server_t *server, const lcpd_call_t *call, lcpd_inco
     if (in->envelope_count)
       zmq_msg_close(&frame);
   }
-  close_incoming(in);
+  lcpd_incoming_close(in);
 }
 
 /* Logs the outcome of a call, sends its reply and ends it. */
@@ -274,10 +84,10 @@ static void answer(lcpd_server_t *server, lcpd_call_t *call, lcpd_incoming_t *in
   if (call->status.code == LCPSIM__V1__STATUS__CODE__OK) {
     if (lcpd_log_enabled(LCPD_LOG_DEBUG))
       LCPD_DEBUG("request %llu (%s) from %s: OK", (unsigned long long)call->reply.id,
-                 lcpd_call_name(call), peer_name(in, peer, sizeof peer));
+                 lcpd_call_name(call), lcpd_peer_name(in, peer, sizeof peer));
   } else {
     LCPD_INFO("request %llu (%s) from %s: %s: %s", (unsigned long long)call->reply.id,
-              lcpd_call_name(call), peer_name(in, peer, sizeof peer),
+              lcpd_call_name(call), lcpd_peer_name(in, peer, sizeof peer),
               lcpd_code_name(call->status.code), call->status.message);
   }
   if (server->metrics)
@@ -397,7 +207,7 @@ static bool admit(lcpd_server_t *server, lcpd_call_t *call, const lcpd_incoming_
     return false;
   }
   uint64_t unread = 0;
-  bool dropped = server->dropped_count && peer_has_dropped(server, in);
+  bool dropped = server->dropped_count && lcpd_dropped_pending(server, in);
   if (dropped || lcpd_connections_reply_backlog(&server->connections, in->fd, &unread)) {
     if (dropped)
       snprintf(message, sizeof message,
@@ -548,7 +358,7 @@ static bool hold(lcpd_server_t *server) {
   lcpd_incoming_t *entry = malloc(sizeof *entry);
   if (!entry)
     return false;
-  move_incoming(entry, &server->side);
+  lcpd_incoming_move(entry, &server->side);
   server->held[(server->held_first + server->held_count) % server->held_capacity] = entry;
   server->held_count++;
   server->held_bytes += bytes;
@@ -561,14 +371,14 @@ static void unhold(lcpd_server_t *server) {
   server->held_first = (server->held_first + 1) % server->held_capacity;
   server->held_count--;
   server->held_bytes -= entry->body_frames == 1 ? zmq_msg_size(&entry->body) : 0;
-  move_incoming(&server->current, entry);
+  lcpd_incoming_move(&server->current, entry);
   free(entry);
 }
 
 static void drop_held(lcpd_server_t *server) {
   while (server->held_count) {
     unhold(server);
-    close_incoming(&server->current);
+    lcpd_incoming_close(&server->current);
   }
   free(server->held);
   server->held = NULL;
@@ -583,7 +393,7 @@ static void serve_cancel(lcpd_server_t *server, uint64_t step_id) {
     /* A BatchStep is not cancelled: its worlds' steps end soon enough
      * (each at most --max-steps-per-request). */
     lcpd_call_reply_cancel(side, NULL);
-  } else if (!same_peer(&server->side, &server->current)) {
+  } else if (!lcpd_same_peer(&server->side, &server->current)) {
     char message[160];
     snprintf(message, sizeof message,
              "cancel_step: the running Step (request %llu) was sent by another client; only "
@@ -915,7 +725,7 @@ static void on_watch(uv_timer_t *handle) {
     return;
   lcpd_connections_tick(&server->connections, uv_hrtime(), server->call_running);
   if (server->dropped_count)
-    tell_dropped(server, NULL);
+    lcpd_dropped_tell(server, NULL);
   /* Asking ZMQ_EVENTS lets the socket process its pending commands, among
    * them the end of connections the watch closed (only then does ZeroMQ
    * free what it queued for them); a send above may also have taken the
@@ -1226,11 +1036,11 @@ void lcpd_server_close(lcpd_server_t *server) {
   if (server->call_running)
     lcpd_call_finish(&server->call);
   server->call_running = false;
-  close_incoming(&server->current);
-  close_incoming(&server->side);
+  lcpd_incoming_close(&server->current);
+  lcpd_incoming_close(&server->side);
   drop_held(server);
   for (int i = 0; i < server->dropped_count; ++i) {
-    close_incoming(&server->dropped[i]->to);
+    lcpd_incoming_close(&server->dropped[i]->to);
     free(server->dropped[i]);
   }
   server->dropped_count = 0;
