@@ -20,7 +20,8 @@ __version__ = "0.1.0"
 
 from lcpsim.client import (DEFAULT_ENDPOINT, DEFAULT_PUB_ENDPOINT, DEFAULT_TIMEOUT_MS,  # noqa: E402
                            Client, KeyPair, LcpsimError, LcpsimProtocolError, LcpsimTimeout,
-                           RobotNames, StepHandle, Subscriber, find_robot, load_key_pair,
+                           RobotNames, StepHandle, Subscriber, dynamics, find_robot,
+                           load_key_pair,
                            load_public_key, pb, read_key_file, robot_state, target)
 from lcpsim.batch import BatchResult, BatchStepError, world_step  # noqa: E402
 from lcpsim.recording import read_recording  # noqa: E402
@@ -29,5 +30,5 @@ from lcpsim.state import Named, RobotState, State, numpy_in_use, use_numpy  # no
 __all__ = ["BatchResult", "BatchStepError", "DEFAULT_ENDPOINT", "DEFAULT_PUB_ENDPOINT",
            "DEFAULT_TIMEOUT_MS", "Client", "KeyPair", "LcpsimError", "LcpsimProtocolError",
            "LcpsimTimeout", "Named", "RobotNames", "RobotState", "State", "StepHandle",
-           "Subscriber", "find_robot", "load_key_pair", "load_public_key", "numpy_in_use", "pb",
+           "Subscriber", "dynamics", "find_robot", "load_key_pair", "load_public_key", "numpy_in_use", "pb",
            "read_key_file", "read_recording", "robot_state", "target", "use_numpy", "world_step"]

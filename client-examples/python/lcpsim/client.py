@@ -206,6 +206,29 @@ def _vec3(message, value):
         message.x, message.y, message.z = value
 
 
+def dynamics(bodies=(), joints=()):
+    """A SetDynamicsRequest for Client.set_dynamics or Pool.set_dynamics. `bodies`: dicts with
+    "body" (a free body) or "robot" and "link", and any of "mass", "inertia" (9 values or the 3
+    of the diagonal), "com" (links), "friction", "restitution". `joints`: dicts with "robot",
+    "joint" and any of "damping", "friction", "lower", "upper", "effort_limit",
+    "velocity_limit"."""
+    request = pb.SetDynamicsRequest()
+    for entry in bodies:
+        message = request.bodies.add()
+        for key, value in entry.items():
+            if key == "inertia":
+                message.inertia.extend(value)
+            elif key == "com":
+                _vec3(message.com, value)
+            else:
+                setattr(message, key, value)
+    for entry in joints:
+        message = request.joints.add()
+        for key, value in entry.items():
+            setattr(message, key, value)
+    return request
+
+
 def find_robot(message, name):
     """The robot of that name in a GetInfoReply or a State, or None."""
     return next((robot for robot in message.robots if robot.name == name), None)
@@ -769,26 +792,9 @@ class Client(_Socket):
         return self._call("apply_wrench", request)
 
     def set_dynamics(self, bodies=(), joints=()):
-        """Changes mass properties, materials and joint dynamics, all or nothing. `bodies`:
-        dicts with "body" (a free body) or "robot" and "link", and any of "mass", "inertia"
-        (9 values or the 3 of the diagonal), "com" (links), "friction", "restitution".
-        `joints`: dicts with "robot", "joint" and any of "damping", "friction", "lower",
-        "upper", "effort_limit", "velocity_limit"."""
-        request = pb.SetDynamicsRequest()
-        for entry in bodies:
-            message = request.bodies.add()
-            for key, value in entry.items():
-                if key == "inertia":
-                    message.inertia.extend(value)
-                elif key == "com":
-                    _vec3(message.com, value)
-                else:
-                    setattr(message, key, value)
-        for entry in joints:
-            message = request.joints.add()
-            for key, value in entry.items():
-                setattr(message, key, value)
-        self._call("set_dynamics", request)
+        """Changes mass properties, materials and joint dynamics, all or nothing; `bodies` and
+        `joints` as dynamics() takes them."""
+        self._call("set_dynamics", dynamics(bodies, joints))
 
 
     # ---- worlds ----

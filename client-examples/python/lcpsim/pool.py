@@ -21,7 +21,9 @@ Each move is recorded in `moves`.
 
 What a snapshot holds is the world's state; the controllers' targets are given again by every
 WorldStep that sets them, so a pool whose ticks give every world its targets moves worlds
-exactly.
+exactly. Nor does a snapshot hold the world's dynamics: Pool.set_dynamics records each edit in
+order with the world's ticks, and a moved world gets every edit again at the same point of its
+history (an edit made on a daemon directly, not through the pool, is not carried).
 """
 
 import collections
@@ -33,7 +35,7 @@ import zmq
 import zmq.utils.monitor
 
 from lcpsim.batch import batch_request, world_step
-from lcpsim.client import Client, LcpsimError, LcpsimProtocolError, pb
+from lcpsim.client import Client, LcpsimError, LcpsimProtocolError, dynamics, pb
 
 Move = collections.namedtuple("Move", "world source destination from_step")
 Move.__doc__ = ("A world moved off a failed daemon: its name, the endpoint it left, the one it "
@@ -128,7 +130,10 @@ class Pool:
         self.home = {}          # world -> its _Daemon
         self.snapshots = {}     # world -> the last snapshot's bytes
         self.snapshot_step = {}  # world -> the step count of that snapshot
-        self.log = {}           # world -> WorldSteps sent since that snapshot
+        # world -> what was sent since that snapshot, in order: WorldSteps, and the
+        # SetDynamicsRequests of set_dynamics between them
+        self.log = {}
+        self.edits_before = {}  # world -> the SetDynamicsRequests made before that snapshot
         self.moves = []         # Move, in the order made
         self.failed = []        # endpoints of the daemons taken as failed
         self.ticks = 0
@@ -182,6 +187,29 @@ class Pool:
             tick_targets = targets(self.ticks + 1) if callable(targets) else targets
             results = self.step(steps, tick_targets, return_state=return_state)
         return results
+
+    def set_dynamics(self, world, bodies=(), joints=()):
+        """SetDynamics on one world (`bodies` and `joints` as lcpsim.dynamics takes them), sent
+        to the daemon holding it; all or nothing, as Client.set_dynamics. The edit is recorded
+        in order with the world's ticks, so that a world moved off a failed daemon has it again
+        at the same point of its history. An edit the daemon refuses raises its LcpsimError and
+        is not recorded. When the world's daemon has failed, its worlds are moved first (as a
+        tick moves them) and the edit is made where the world went."""
+        if world not in self.home:
+            raise KeyError("Pool.set_dynamics: no world named %r in the pool" % (world,))
+        request = dynamics(bodies, joints)
+        while True:
+            daemon = self.home[world]
+            replies, failed = self._call_all({daemon: ("set_dynamics", request)},
+                                             world=world)
+            if not failed:
+                break
+            # No answer (the daemon is gone or hung): its worlds move, then the edit is made
+            # where this one went.
+            self._replay_round(self._move_worlds_of(daemon), daemon)
+        if isinstance(replies[daemon], LcpsimError):
+            raise replies[daemon]  # the daemon answered: the edit itself was refused
+        self.log.setdefault(world, []).append(request)
 
     def close(self, destroy=True):
         """Destroys the pool's worlds on the daemons still alive (destroy=True) and closes the
@@ -242,26 +270,44 @@ class Pool:
                         self._keep_snapshot(result)
             pending = {}
             for daemon in failed:
-                pending.update(self._move_worlds_of(daemon, options, results))
+                pending.update(self._move_worlds_of(daemon))
         return {name: results[name] for name in messages}
 
     def _keep_snapshot(self, result):
         self.snapshots[result.world] = result.snapshot
         self.snapshot_step[result.world] = result.step_count
+        # The dynamics are not in the snapshot: the edits made so far stay to be made again.
+        self.edits_before.setdefault(result.world, []).extend(
+            entry for entry in self.log.get(result.world, ())
+            if isinstance(entry, pb.SetDynamicsRequest))
         self.log[result.world] = []
 
     def _exchange(self, batches, options):
         """Sends each daemon its BatchStep (a list of WorldSteps), all at once, and waits for
-        the replies together. Returns ({daemon: [BatchStepResult]}, [daemons that failed]);
-        a daemon fails when it has no connection, when its connection drops, or when it
-        does not answer within the timeout."""
+        the replies together. Returns ({daemon: [BatchStepResult]}, [daemons that failed])."""
+        calls = {daemon: ("batch_step", batch_request(steps, **options))
+                 for daemon, steps in batches.items()}
+        replies, failed = self._call_all(calls)
+        answered = {}
+        for daemon, reply in replies.items():
+            if isinstance(reply, LcpsimError):
+                raise PoolError("%s refused a BatchStep: %s" % (daemon.endpoint, reply))
+            answered[daemon] = list(reply.results)
+        return answered, failed
+
+    def _call_all(self, calls, world=None):
+        """Sends each daemon its request ({daemon: (call, message)}, addressed to `world`, None:
+        the default world), all at once, and waits for the replies together. Returns ({daemon:
+        reply, or the LcpsimError of a refusal}, [daemons that failed]); a daemon fails when it
+        has no connection, when its connection drops, or when it does not answer within the
+        timeout."""
         sent = {}
         failed = []
-        for daemon, steps in batches.items():
-            request = batch_request(steps, **options)
+        for daemon, (call, message) in calls.items():
+            client = daemon.client if world is None else daemon.client.world(world)
             try:
                 # No wait: a daemon that is not connected now has failed.
-                sent[daemon] = daemon.client._send("batch_step", request, timeout_ms=0)
+                sent[daemon] = client._send(call, message, timeout_ms=0)
             except LcpsimError:
                 failed.append(daemon)
         poller = zmq.Poller()
@@ -287,18 +333,18 @@ class Pool:
                     continue
                 if daemon not in waiting:
                     continue
+                call = calls[daemon][0]
                 try:
-                    daemon.client._read_one("batch_step")
+                    daemon.client._read_one(call)
                 except LcpsimProtocolError:
                     waiting.discard(daemon)
                     failed.append(daemon)
                     continue
                 if sent[daemon] in daemon.client._replies:
                     try:
-                        reply = daemon.client._receive(sent[daemon], "batch_step", deadline)
+                        answered[daemon] = daemon.client._receive(sent[daemon], call, deadline)
                     except LcpsimError as error:
-                        raise PoolError("%s refused a BatchStep: %s" % (daemon.endpoint, error))
-                    answered[daemon] = list(reply.results)
+                        answered[daemon] = error
                     waiting.discard(daemon)
         for daemon in waiting:
             daemon.client._outstanding.pop(sent[daemon], None)
@@ -316,10 +362,10 @@ class Pool:
                 return daemon.connected
             daemon.connected = event["event"] != zmq.EVENT_DISCONNECTED
 
-    def _move_worlds_of(self, daemon, options, results):
+    def _move_worlds_of(self, daemon):
         """Takes `daemon` out, creates its worlds on the others from their last snapshots and
-        runs their logged WorldSteps again there, all but the last; returns the BatchSteps of
-        the last (this tick's), per daemon, for _tick to send."""
+        makes their logged history again there, all but the last round of WorldSteps; returns
+        that round's BatchSteps, per daemon, for the caller to send."""
         daemon.alive = False
         self.failed.append(daemon.endpoint)
         alive = [d for d in self.daemons if d.alive]
@@ -341,24 +387,63 @@ class Pool:
             self.moves.append(Move(name, daemon.endpoint, destination.endpoint,
                                    self.snapshot_step[name]))
             destinations[destination].append(name)
-        # The lost WorldSteps, in order, one BatchStep per daemon and round.
+        # The lost history, in order: the edits made before the snapshot, then each world's
+        # logged WorldSteps, one BatchStep per daemon and round, each after the edits that
+        # preceded it. The last round is this tick's: it is returned for _tick to send (when
+        # no tick is under way, the caller sends it with _replay_round).
         replay = {}
         for destination, names in destinations.items():
-            rounds = max(len(self.log.get(name, [])) for name in names)
-            for r in range(rounds - 1):
-                steps = [self.log[name][r] for name in names if r < len(self.log[name]) - 1]
-                answered, failed = self._exchange({destination: steps},
-                                                  {"return_state": False, "sensors": None,
-                                                   "return_snapshot": False})
-                if failed:
-                    raise PoolError("%s failed while taking the worlds of %s"
-                                    % (destination.endpoint, daemon.endpoint))
-                for result in answered[destination]:
-                    if result.status.code != pb.Status.OK:
-                        raise PoolError("world %s on %s: %s" % (result.world,
-                                                                destination.endpoint,
-                                                                result.status.message))
-            last = [self.log[name][-1] for name in names if self.log.get(name)]
-            if last:
-                replay[destination] = last
+            for name in names:
+                for edit in self.edits_before.get(name, ()):
+                    self._edit_moved(destination, name, edit, daemon)
+            rounds = {name: _rounds(self.log.get(name, [])) for name in names}
+            count = max(len(r) for r in rounds.values())
+            for r in range(count):
+                for name in names:
+                    if r < len(rounds[name]):
+                        for edit in rounds[name][r][0]:
+                            self._edit_moved(destination, name, edit, daemon)
+                steps = [rounds[name][r][1] for name in names
+                         if r < len(rounds[name]) and rounds[name][r][1] is not None]
+                if r == count - 1:
+                    if steps:
+                        replay[destination] = steps
+                    break
+                self._replay_round({destination: steps}, daemon)
         return replay
+
+    def _edit_moved(self, destination, name, edit, source):
+        try:
+            destination.client.world(name)._call("set_dynamics", edit)
+        except LcpsimError as error:
+            raise PoolError("world %s: its dynamics not set again on %s while taking the worlds "
+                            "of %s (%s)" % (name, destination.endpoint, source.endpoint, error))
+
+    def _replay_round(self, batches, source=None):
+        """Runs one round of logged WorldSteps again ({daemon: [WorldStep]}) and checks every
+        world's result."""
+        options = {"return_state": False, "sensors": None, "return_snapshot": False}
+        answered, failed = self._exchange(batches, options)
+        if failed:
+            raise PoolError("%s failed while taking the worlds of %s"
+                            % (failed[0].endpoint, source.endpoint if source else "a daemon"))
+        for destination, batch in answered.items():
+            for result in batch:
+                if result.status.code != pb.Status.OK:
+                    raise PoolError("world %s on %s: %s" % (result.world, destination.endpoint,
+                                                            result.status.message))
+
+
+def _rounds(log):
+    """A world's log as rounds ([edits], WorldStep): each WorldStep with the edits made just
+    before it; edits made after the last WorldStep end it as ([edits], None)."""
+    rounds, edits = [], []
+    for entry in log:
+        if isinstance(entry, pb.SetDynamicsRequest):
+            edits.append(entry)
+        else:
+            rounds.append((edits, entry))
+            edits = []
+    if edits:
+        rounds.append((edits, None))
+    return rounds

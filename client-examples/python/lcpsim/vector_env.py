@@ -49,7 +49,7 @@ evaluate (see their docstrings); the example examples/arm_reach_vector_env.py is
 """
 
 import enum
-import os
+import secrets
 
 import numpy as np
 
@@ -164,7 +164,8 @@ class WorldsVectorEnv:
     source (copy_of: a world of the daemon, "default" by default; or scene_path / scene_text),
     frame_skip (the daemon's steps per env step), max_episode_steps (None: none), robot and
     links (for the BatchResult: the robot whose q, qd are read, the links whose poses are),
-    world_prefix (the worlds' names: prefix + index; by default unique to this process)."""
+    world_prefix (the worlds' names: prefix + index; by default a random prefix of 48 bits,
+    so that environments of many processes and machines can share a daemon)."""
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
     render_mode = None
@@ -183,7 +184,9 @@ class WorldsVectorEnv:
         self.closed = False
         self._own_client = client is None
         self.client = client or Client(endpoint, timeout_ms=timeout_ms)
-        prefix = world_prefix or "venv%d-%d-" % (os.getpid(), id(self) % 100000)
+        # Random, not the pid and id(self): environments of different processes, machines or
+        # containers (each its own pid 1) share the daemon's one namespace of world names.
+        prefix = world_prefix or "venv-%s-" % secrets.token_hex(6)
         self.worlds = ["%s%d" % (prefix, i) for i in range(self.num_envs)]
         self._created = []
         try:

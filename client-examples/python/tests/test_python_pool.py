@@ -11,7 +11,7 @@ import unittest
 
 import numpy as np
 
-from lcpsim import find_robot, target
+from lcpsim import LcpsimError, find_robot, target
 from lcpsim.pool import Pool, PoolError, resolve_endpoints
 from live_daemon import LiveDaemon, RefusingEndpoint
 
@@ -94,6 +94,102 @@ class PoolTest(unittest.TestCase):
             self.assertEqual(reference.moves, [])
         for w in range(WORLDS):
             self.assertEqual(final["w%d" % w], arm_of(expected["r%d" % w]), "world w%d" % w)
+
+    def test_dynamics_edits_move_with_their_worlds(self):
+        """Every world gets its own joint damping, friction and box mass through
+        Pool.set_dynamics, some before its last snapshot and some after. Daemon 1 is killed
+        between two ticks and the next edit of one of its worlds finds it gone (the worlds move
+        from inside set_dynamics); daemon 2 is killed before a tick is sent (they move from
+        inside the tick). Every world must end bitwise where a pool without kills, given the
+        same edits at the same ticks, leaves it: a moved world that missed an edit, or got one
+        at another tick, departs within a few steps."""
+        endpoints = [d.rep for d in self.daemons]
+        worlds, ticks, snapshot_every = 16, 24, 8
+
+        def edit(pool, prefix, tick):
+            for w in range(worlds):
+                name = "%s%d" % (prefix, w)
+                if tick == 3:  # before the snapshot of tick 8
+                    pool.set_dynamics(name, bodies=[{"body": "box", "mass": 1.0 + 0.1 * w}],
+                                      joints=[{"robot": "arm7", "joint": "joint2",
+                                               "damping": 0.5 + 0.2 * w}])
+                elif tick in (11, 17):  # after the snapshots of ticks 8 and 16
+                    pool.set_dynamics(name, joints=[
+                        {"robot": "arm7", "joint": "joint%d" % (1 + (w + tick) % 7),
+                         "damping": 0.05 * w + 0.01 * tick, "friction": 0.02 * w}])
+
+        def run(pool, prefix, kills):
+            victims = {}
+            targets = tick_targets(prefix)
+            results = None
+            for tick in range(1, ticks + 1):
+                if tick in kills:
+                    victim = kills[tick]
+                    victims[tick] = {w for w in pool.world_names if pool.where(w) == victim.rep}
+                    victim.process.kill()
+                    victim.process.wait()
+                edit(pool, prefix, tick)
+                step_targets = targets(tick)
+                results = pool.step(STEPS, {w: step_targets[w] for w in pool.world_names},
+                                    return_state=True)
+            return results, victims
+
+        pool = Pool(endpoints, worlds, snapshot_every=snapshot_every, timeout_ms=60000,
+                    prefix="d")
+        try:
+            # Daemon 1 dies after tick 10: the first edit of tick 11 to one of its worlds
+            # finds it gone. Daemon 2 dies just before tick 19 is sent, with tick 17's edits
+            # in its worlds' logs and those of ticks 3 and 11 before their snapshots.
+            victims_of_2 = set()
+
+            def kill_before_tick(tick):
+                if tick == 19:
+                    victims_of_2.update(w for w in pool.world_names
+                                        if pool.where(w) == self.daemons[2].rep)
+                    self.daemons[2].process.kill()
+                    self.daemons[2].process.wait()
+            pool.on_tick = kill_before_tick
+            results, victims = run(pool, "d", {11: self.daemons[1]})
+            self.assertEqual(pool.failed, [self.daemons[1].rep, self.daemons[2].rep])
+            # Each world moved once per daemon that failed under it (those of daemon 1's
+            # worlds that went to daemon 2 moved twice).
+            moved = [m.world for m in pool.moves]
+            self.assertEqual(len(moved), len(victims[11]) + len(victims_of_2))
+            self.assertEqual(set(moved), victims[11] | victims_of_2)
+            self.assertTrue(victims[11] and victims_of_2)
+            for name in pool.world_names:
+                self.assertEqual(results[name].step_count, ticks * STEPS, name)
+            final = {name: arm_of(results[name]) for name in pool.world_names}
+        finally:
+            pool.close()
+        survivors = [self.daemons[0].rep, self.daemons[3].rep]
+        with Pool(survivors, worlds, snapshot_every=snapshot_every, timeout_ms=60000,
+                  prefix="e") as reference:
+            expected, _ = run(reference, "e", {})
+            self.assertEqual(reference.moves, [])
+        for w in range(worlds):
+            self.assertEqual(final["d%d" % w], arm_of(expected["e%d" % w]), "world d%d" % w)
+
+    def test_a_refused_edit_is_not_recorded(self):
+        pool = Pool([self.daemons[0].rep, self.daemons[1].rep], 4, snapshot_every=100,
+                    timeout_ms=20000, prefix="x")
+        try:
+            with self.assertRaises(LcpsimError) as caught:
+                pool.set_dynamics("x1", joints=[{"robot": "arm7", "joint": "no_such_joint",
+                                                 "damping": 1.0}])
+            self.assertIn("no_such_joint", caught.exception.message)
+            self.assertEqual(pool.log.get("x1", []), [])
+            with self.assertRaises(KeyError):
+                pool.set_dynamics("not_a_world", joints=[])
+            pool.step(2)
+            # The refused edit is not made again when its world moves.
+            self.daemons[1].process.kill()
+            self.daemons[1].process.wait()
+            results = pool.step(2)
+            self.assertEqual([m.world for m in pool.moves], ["x1", "x3"])
+            self.assertEqual({r.step_count for r in results.values()}, {4})
+        finally:
+            pool.close()
 
     def test_a_daemon_that_stops_answering_times_out(self):
         # SIGSTOP: the connection stays up, the daemon answers nothing; the tick's timeout
