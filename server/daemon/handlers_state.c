@@ -19,15 +19,6 @@ static int empty_result(lcpd_arena_t *arena, const ProtobufCMessageDescriptor *d
   return LCP_OK;
 }
 
-static const lcpd_robot_t *find_robot(lcpd_sim_t *sim, const char *name, const char *field,
-                                      lcpd_error_t *error) {
-  const lcpd_robot_t *robot = lcpd_sim_find_robot(sim, name);
-  if (!robot)
-    lcpd_fail(error, LCP_ERR_NOT_FOUND, "%s: no robot named '%s'%s", field, LCPD_QUOTE(name),
-              lcpd_sim_find_body(sim, name) ? " (it is a free body)" : " (GetInfo lists them)");
-  return robot;
-}
-
 static const lcpd_body_t *find_body(lcpd_sim_t *sim, const char *name, const char *field,
                                     lcpd_error_t *error) {
   const lcpd_body_t *body = lcpd_sim_find_body(sim, name);
@@ -51,7 +42,7 @@ int lcpd_set_robot_state(lcpd_sim_t *sim, lcpd_arena_t *arena,
                          const Lcpsim__V1__SetRobotStateRequest *req, void **result,
                          lcpd_error_t *error) {
   lcp_world_t *world = sim->live.world;
-  const lcpd_robot_t *robot = find_robot(sim, req->robot, "set_robot_state.robot", error);
+  const lcpd_robot_t *robot = lcpd_sim_robot_named(sim, req->robot, "set_robot_state.robot", error);
   if (!robot)
     return error->code;
   /* The reply first: nothing may fail once the world has changed. */
@@ -288,7 +279,7 @@ static int body_edit(lcpd_sim_t *sim, const Lcpsim__V1__BodyDynamics *d, const c
     *e = (lcp_dynamics_edit_t){.target = LCP_EDIT_BODY, .body = body->id};
   } else {
     snprintf(where, sizeof where, "%s.robot", field);
-    const lcpd_robot_t *robot = find_robot(sim, d->robot, where, error);
+    const lcpd_robot_t *robot = lcpd_sim_robot_named(sim, d->robot, where, error);
     if (!robot)
       return error->code;
     snprintf(where, sizeof where, "%s.link", field);
@@ -332,7 +323,7 @@ static int joint_edit(lcpd_sim_t *sim, const Lcpsim__V1__JointDynamics *d, const
                       lcp_dynamics_edit_t *e, lcpd_error_t *error) {
   char where[96];
   snprintf(where, sizeof where, "%s.robot", field);
-  const lcpd_robot_t *robot = find_robot(sim, d->robot, where, error);
+  const lcpd_robot_t *robot = lcpd_sim_robot_named(sim, d->robot, where, error);
   if (!robot)
     return error->code;
   *e = (lcp_dynamics_edit_t){.target = LCP_EDIT_JOINT, .robot = robot->id};

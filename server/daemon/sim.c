@@ -357,6 +357,33 @@ lcpd_robot_t *lcpd_sim_find_robot(lcpd_sim_t *sim, const char *name) {
   return NULL;
 }
 
+/* "arm7, other" (cut short when long), to say what a name could have been. */
+static const char *robot_names(const lcpd_sim_t *sim, char *buffer, size_t size) {
+  buffer[0] = '\0';
+  size_t used = 0;
+  for (int32_t i = 0; i < sim->live.robot_count && used + 1 < size; ++i)
+    used += (size_t)snprintf(buffer + used, size - used, "%s%s", i ? ", " : "",
+                             sim->live.robots[i].name);
+  if (sim->live.robot_count == 0)
+    snprintf(buffer, size, "none");
+  return buffer;
+}
+
+lcpd_robot_t *lcpd_sim_robot_named(lcpd_sim_t *sim, const char *name, const char *field,
+                                   lcpd_error_t *error) {
+  lcpd_robot_t *robot = lcpd_sim_find_robot(sim, name);
+  if (robot)
+    return robot;
+  char names[256];
+  if (lcpd_sim_find_body(sim, name))
+    lcpd_fail(error, LCP_ERR_NOT_FOUND, "%s: no robot named '%s' (it is a free body)", field,
+              LCPD_QUOTE(name));
+  else
+    lcpd_fail(error, LCP_ERR_NOT_FOUND, "%s: no robot named '%s' (robots: %s)", field,
+              LCPD_QUOTE(name), robot_names(sim, names, sizeof names));
+  return NULL;
+}
+
 lcpd_body_t *lcpd_sim_find_body(lcpd_sim_t *sim, const char *name) {
   for (int32_t i = 0; i < sim->live.body_count; ++i)
     if (strcmp(sim->live.bodies[i].name, name) == 0)

@@ -167,6 +167,10 @@ int lcpd_sim_reset(lcpd_sim_t *sim, lcpd_error_t *error);
 
 lcpd_robot_t *lcpd_sim_find_robot(lcpd_sim_t *sim, const char *name);
 lcpd_body_t *lcpd_sim_find_body(lcpd_sim_t *sim, const char *name);
+/* The robot of that name; NULL with a NOT_FOUND error that names `field` and
+ * says what the name is instead (a free body) or which robots there are. */
+lcpd_robot_t *lcpd_sim_robot_named(lcpd_sim_t *sim, const char *name, const char *field,
+                                   lcpd_error_t *error);
 const lcpd_robot_t *lcpd_sim_robot_by_id(const lcpd_sim_t *sim, lcp_robot_id id);
 const lcpd_body_t *lcpd_sim_body_by_id(const lcpd_sim_t *sim, lcp_body_id id);
 bool lcpd_sim_name_taken(const lcpd_sim_t *sim, const char *name);

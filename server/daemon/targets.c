@@ -9,29 +9,6 @@
 
 #define BAD LCP_ERR_INVALID_ARGUMENT
 
-/* "arm7, other" (cut short when long), to say what would have been found. */
-static const char *robot_names(const lcpd_sim_t *sim, char *buffer, size_t size) {
-  buffer[0] = '\0';
-  size_t used = 0;
-  for (int32_t i = 0; i < sim->live.robot_count && used + 1 < size; ++i)
-    used += (size_t)snprintf(buffer + used, size - used, "%s%s", i ? ", " : "",
-                             sim->live.robots[i].name);
-  if (sim->live.robot_count == 0)
-    snprintf(buffer, size, "none");
-  return buffer;
-}
-
-static lcpd_robot_t *find_robot(lcpd_sim_t *sim, const char *name, const char *field,
-                                lcpd_error_t *error) {
-  lcpd_robot_t *robot = lcpd_sim_find_robot(sim, name);
-  if (!robot) {
-    char names[256];
-    lcpd_fail(error, LCP_ERR_NOT_FOUND, "%s: no robot named '%s' (robots: %s)", field,
-              LCPD_QUOTE(name), robot_names(sim, names, sizeof names));
-  }
-  return robot;
-}
-
 /* An array of a SetTargetRequest: empty (keep), one value (for every
  * addressed joint) or one per addressed joint. */
 typedef struct target_array {
@@ -46,9 +23,10 @@ int lcpd_plan_target(lcpd_arena_t *arena, lcpd_sim_t *sim, const Lcpsim__V1__Set
                      lcpd_error_t *error) {
   const lcpd_robot_t *robot = lcpd_sim_find_robot(sim, t->robot);
   if (!robot) {
+    /* The field's path is formatted only for the error. */
     char where[96];
     snprintf(where, sizeof where, "%s.robot", field);
-    find_robot(sim, t->robot, where, error);
+    lcpd_sim_robot_named(sim, t->robot, where, error);
     return error->code;
   }
   const lcp_world_t *world = sim->live.world;

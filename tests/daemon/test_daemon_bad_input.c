@@ -140,7 +140,11 @@ static void test_wrong_robot_or_joint_name(void **state) {
   Lcpsim__V1__SetTargetRequest t = position_target(good, 2, q, 2);
   t.robot = (char *)"nope";
   Lcpsim__V1__Request r = request_of(10, LCPSIM__V1__REQUEST__CALL_SET_TARGET, &t);
-  expect_error(f, &r, NOT_FOUND, "no robot named 'nope'");
+  /* The message says which robots there are, or what the name is instead. */
+  expect_error(f, &r, NOT_FOUND, "set_target.robot: no robot named 'nope' (robots: arm7)");
+  t.robot = (char *)"box";
+  r = request_of(19, LCPSIM__V1__REQUEST__CALL_SET_TARGET, &t);
+  expect_error(f, &r, NOT_FOUND, "set_target.robot: no robot named 'box' (it is a free body)");
   /* One bad joint among good ones: nothing changes, not even joint1. */
   char *mixed[] = {(char *)"joint1", (char *)"elbow"};
   t = position_target(mixed, 2, q, 2);
