@@ -144,9 +144,9 @@ static void joint_dynamics_message(const lcpsim_joint_dynamics_t *in,
   }
 }
 
-int lcpsim_client_set_dynamics(lcpsim_client_t *client, const lcpsim_body_dynamics_t *bodies,
-                               size_t n_bodies, const lcpsim_joint_dynamics_t *joints,
-                               size_t n_joints) {
+int lcpc_send_set_dynamics(lcpsim_client_t *client, const lcpsim_body_dynamics_t *bodies,
+                           size_t n_bodies, const lcpsim_joint_dynamics_t *joints, size_t n_joints,
+                           int64_t deadline, uint64_t *request_id) {
   if (!client || (n_bodies && !bodies) || (n_joints && !joints))
     return LCPSIM_ERR_USAGE;
   for (size_t i = 0; i < n_bodies; ++i)
@@ -175,7 +175,8 @@ int lcpsim_client_set_dynamics(lcpsim_client_t *client, const lcpsim_body_dynami
     request_t request = LCPSIM__V1__REQUEST__INIT;
     request.call_case = LCPSIM__V1__REQUEST__CALL_SET_DYNAMICS;
     request.set_dynamics = &set;
-    code = lcpc_call_for_status(client, &request);
+    code = lcpc_send_request(client, &request, deadline);
+    *request_id = request.id;
   } else {
     lcpc_fail(client, code, "set_dynamics: out of memory");
   }
@@ -184,6 +185,23 @@ int lcpsim_client_set_dynamics(lcpsim_client_t *client, const lcpsim_body_dynami
   free(coms);
   free(joint_messages);
   free(joint_pointers);
+  return code;
+}
+
+int lcpsim_client_set_dynamics(lcpsim_client_t *client, const lcpsim_body_dynamics_t *bodies,
+                               size_t n_bodies, const lcpsim_joint_dynamics_t *joints,
+                               size_t n_joints) {
+  if (!client)
+    return LCPSIM_ERR_USAGE;
+  int64_t deadline = lcpc_call_deadline(client);
+  uint64_t id = 0;
+  int code = lcpc_send_set_dynamics(client, bodies, n_bodies, joints, n_joints, deadline, &id);
+  reply_t *reply = NULL;
+  if (code == LCPSIM_OK)
+    code = lcpc_receive_reply(client, id, LCPSIM__V1__REQUEST__CALL_SET_DYNAMICS, NULL, deadline,
+                              &reply);
+  if (code == LCPSIM_OK)
+    lcpsim__v1__reply__free_unpacked(reply, NULL);
   return code;
 }
 

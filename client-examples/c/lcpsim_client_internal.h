@@ -83,6 +83,14 @@ void *lcpc_client_zmq_context(lcpsim_client_t *client);
 /* Frees `reply` (malloc'd) and fails with LCPSIM_ERR_PROTOCOL: "the reply has no `what`". */
 int lcpc_missing(lcpsim_client_t *client, reply_t *reply, const char *what);
 
+/* ---- editing (lcpsim_client_edit.c) ---- */
+
+/* Sends a SetDynamics of the client's world without waiting for its reply (the pool waits for
+ * it together with its monitor of the connection); its id in `*request_id`. */
+int lcpc_send_set_dynamics(lcpsim_client_t *client, const lcpsim_body_dynamics_t *bodies,
+                           size_t n_bodies, const lcpsim_joint_dynamics_t *joints, size_t n_joints,
+                           int64_t deadline, uint64_t *request_id);
+
 /* ---- CURVE keys (lcpsim_client_keys.c) ---- */
 
 /* Makes socket a CURVE client with keys (NULL: leaves it plain); -1 when ZeroMQ refuses. */

@@ -88,12 +88,23 @@ int lcpsim_resolve_endpoints(const char *endpoint, char ***endpoints, size_t *co
 
 /* ---- the pool ---- */
 
-/* A tick of a world as given: its steps and its target, the target's arrays copied. */
+/* A SetDynamics as given, its entries and their names copied. */
 typedef struct {
+  lcpsim_body_dynamics_t *bodies;
+  size_t n_bodies;
+  lcpsim_joint_dynamics_t *joints;
+  size_t n_joints;
+} dynamics_edit_t;
+
+/* What a world was given since its snapshot, in order: a tick (its steps and its target, the
+ * target's arrays copied) or a dynamics edit. */
+typedef struct {
+  bool is_edit;
   int steps;
   bool has_target;
   lcpsim_target_t target;
-} logged_step_t;
+  dynamics_edit_t edit;
+} logged_t;
 
 typedef struct {
   char name[64];
@@ -101,7 +112,14 @@ typedef struct {
   uint8_t *snapshot;
   size_t snapshot_size;
   uint64_t snapshot_step;
-  logged_step_t *log; /* the ticks since the snapshot */
+  /* Every dynamics edit made before the snapshot, in order: a snapshot holds the state, not the
+   * model, so a world created again from it needs them all again, before the ticks since. Kept
+   * whole rather than merged: each edit is checked against the values the earlier ones left (a
+   * joint's lower limit alone against its upper one), so only the same edits in the same order
+   * are sure to be accepted and to leave the same model. */
+  dynamics_edit_t *edits;
+  size_t n_edits, edits_capacity;
+  logged_t *log; /* the ticks and edits since the snapshot */
   size_t n_log, log_capacity;
 } world_t;
 
@@ -208,24 +226,119 @@ static bool target_copy(const lcpsim_target_t *in, lcpsim_target_t *out) {
   return ok;
 }
 
-static void log_clear(world_t *world) {
+static void edit_free(dynamics_edit_t *edit) {
+  for (size_t i = 0; i < edit->n_bodies; ++i) {
+    free((char *)edit->bodies[i].body);
+    free((char *)edit->bodies[i].robot);
+    free((char *)edit->bodies[i].link);
+  }
+  for (size_t i = 0; i < edit->n_joints; ++i) {
+    free((char *)edit->joints[i].robot);
+    free((char *)edit->joints[i].joint);
+  }
+  free(edit->bodies);
+  free(edit->joints);
+  *edit = (dynamics_edit_t){0};
+}
+
+/* `*copy`: a copy of `name`, or NULL for NULL; false when out of memory. */
+static bool copy_name(const char *name, const char **copy) {
+  *copy = name ? copy_text(name) : NULL;
+  return !name || *copy;
+}
+
+/* A deep copy of a SetDynamics's entries into `out`: the caller's arrays and names are not kept. */
+static bool edit_copy(const lcpsim_body_dynamics_t *bodies, size_t n_bodies,
+                      const lcpsim_joint_dynamics_t *joints, size_t n_joints,
+                      dynamics_edit_t *out) {
+  *out = (dynamics_edit_t){.bodies = n_bodies ? calloc(n_bodies, sizeof *bodies) : NULL,
+                           .n_bodies = n_bodies,
+                           .joints = n_joints ? calloc(n_joints, sizeof *joints) : NULL,
+                           .n_joints = n_joints};
+  bool ok = (out->bodies || !n_bodies) && (out->joints || !n_joints);
+  if (!ok) {
+    free(out->bodies);
+    free(out->joints);
+    *out = (dynamics_edit_t){0};
+    return false;
+  }
+  /* The values come with the struct, each name on its own; the entries not reached on a failure
+   * stay zeroed, their names NULL, so that edit_free frees only copies. */
+  for (size_t i = 0; ok && i < n_bodies; ++i) {
+    lcpsim_body_dynamics_t *body = &out->bodies[i];
+    *body = bodies[i];
+    body->body = body->robot = body->link = NULL;
+    ok = copy_name(bodies[i].body, &body->body) && copy_name(bodies[i].robot, &body->robot) &&
+         copy_name(bodies[i].link, &body->link);
+  }
+  for (size_t i = 0; ok && i < n_joints; ++i) {
+    lcpsim_joint_dynamics_t *joint = &out->joints[i];
+    *joint = joints[i];
+    joint->robot = joint->joint = NULL;
+    ok = copy_name(joints[i].robot, &joint->robot) && copy_name(joints[i].joint, &joint->joint);
+  }
+  if (!ok)
+    edit_free(out);
+  return ok;
+}
+
+static void logged_free(logged_t *entry) {
+  if (entry->is_edit)
+    edit_free(&entry->edit);
+  else if (entry->has_target)
+    target_free(&entry->target);
+}
+
+/* Room in the world's kept edits for those of its log, so that taking a snapshot cannot fail
+ * half-way. */
+static int reserve_edits(world_t *world) {
+  size_t needed = world->n_edits;
   for (size_t i = 0; i < world->n_log; ++i)
-    if (world->log[i].has_target)
-      target_free(&world->log[i].target);
+    needed += world->log[i].is_edit;
+  if (needed <= world->edits_capacity)
+    return LCPSIM_OK;
+  size_t capacity = world->edits_capacity ? 2 * world->edits_capacity : 8;
+  capacity = capacity < needed ? needed : capacity;
+  dynamics_edit_t *grown = realloc(world->edits, capacity * sizeof *grown);
+  if (!grown)
+    return LCPSIM_ERR_NO_MEMORY;
+  world->edits = grown;
+  world->edits_capacity = capacity;
+  return LCPSIM_OK;
+}
+
+/* A new snapshot was taken: the ticks logged before it are of no more use, the edits are kept
+ * (moved, in order, after those kept already; reserve_edits made room). */
+static void log_settle(world_t *world) {
+  for (size_t i = 0; i < world->n_log; ++i) {
+    if (world->log[i].is_edit)
+      world->edits[world->n_edits++] = world->log[i].edit;
+    else
+      logged_free(&world->log[i]);
+  }
   world->n_log = 0;
 }
 
-static int log_append(world_t *world, int steps, const lcpsim_target_t *target) {
+/* A new entry at the end of the world's log, zeroed; NULL when out of memory. */
+static logged_t *log_grow(world_t *world) {
   if (world->n_log == world->log_capacity) {
     size_t capacity = world->log_capacity ? 2 * world->log_capacity : 16;
-    logged_step_t *grown = realloc(world->log, capacity * sizeof *grown);
+    logged_t *grown = realloc(world->log, capacity * sizeof *grown);
     if (!grown)
-      return LCPSIM_ERR_NO_MEMORY;
+      return NULL;
     world->log = grown;
     world->log_capacity = capacity;
   }
-  logged_step_t *entry = &world->log[world->n_log];
-  *entry = (logged_step_t){.steps = steps};
+  logged_t *entry = &world->log[world->n_log];
+  *entry = (logged_t){0};
+  return entry;
+}
+
+static int log_append(world_t *world, int steps, const lcpsim_target_t *target) {
+  logged_t *entry = log_grow(world);
+  if (!entry)
+    return LCPSIM_ERR_NO_MEMORY;
+  entry->steps = steps;
   if (target && target->robot) {
     if (!target_copy(target, &entry->target))
       return LCPSIM_ERR_NO_MEMORY;
@@ -276,7 +389,7 @@ static int create_on(lcpsim_pool_t *pool, size_t world, size_t daemon) {
 /* The WorldStep of world `world`'s logged tick `entry`. */
 static lcpsim_world_step_t world_step_of(const lcpsim_pool_t *pool, size_t world, size_t entry) {
   const world_t *w = &pool->worlds[world];
-  const logged_step_t *logged = &w->log[entry];
+  const logged_t *logged = &w->log[entry];
   return (lcpsim_world_step_t){.world = w->name,
                                .steps = logged->steps,
                                .targets = logged->has_target ? &logged->target : NULL,
@@ -462,16 +575,78 @@ static int take_round(lcpsim_pool_t *pool, size_t d, bool snapshot) {
     pool->results[daemon->sent[i]] = result;
     if (snapshot) {
       uint8_t *copy = copy_array(result->snapshot.data, result->snapshot.len, 1);
-      if (!copy && result->snapshot.len)
+      if ((!copy && result->snapshot.len) || reserve_edits(w) != LCPSIM_OK) {
+        free(copy);
         return LCPSIM_ERR_NO_MEMORY;
+      }
       free(w->snapshot);
       w->snapshot = copy;
       w->snapshot_size = result->snapshot.len;
       w->snapshot_step = result->step_count;
-      log_clear(w);
+      log_settle(w);
     }
   }
   return code;
+}
+
+/* send_edit's answer when the daemon has failed (its `failure` set): not an lcpsim code. */
+enum { DAEMON_FAILED = 1 };
+
+/* Sends a SetDynamics of world `world` to its daemon and waits for the answer, watching the
+ * connection as a tick does: LCPSIM_OK when applied; DAEMON_FAILED when the daemon has no
+ * connection, loses it meanwhile, does not answer within the timeout or breaks the transport;
+ * else the daemon's refusal, with its message. */
+static int send_edit(lcpsim_pool_t *pool, size_t world, const dynamics_edit_t *edit) {
+  const world_t *w = &pool->worlds[world];
+  daemon_t *daemon = &pool->daemons[w->daemon];
+  /* Request.world is the client's: it names this world for this call only, the pool's other
+   * calls naming their worlds themselves. Sent without waiting for a connection: a daemon with
+   * none has failed, as when a tick is sent. */
+  uint64_t id = 0;
+  lcpsim_client_set_world(daemon->client, w->name);
+  int code = lcpc_send_set_dynamics(daemon->client, edit->bodies, edit->n_bodies, edit->joints,
+                                    edit->n_joints, lcpc_monotonic_ms(), &id);
+  lcpsim_client_set_world(daemon->client, NULL);
+  if (code == LCPSIM_ERR_TIMEOUT || code == LCPSIM_ERR_TRANSPORT) {
+    daemon->failure = still_connected(daemon) ? NO_CONNECTION : CONNECTION_LOST;
+    return DAEMON_FAILED;
+  }
+  if (code != LCPSIM_OK)
+    return pool_fail(pool, code, "world %s: %s", w->name, lcpsim_client_last_error(daemon->client));
+  int64_t deadline = now_ms() + pool->timeout_ms;
+  for (;;) {
+    zmq_pollitem_t items[2] = {
+        {.socket = lcpsim_client_zmq_socket(daemon->client), .events = ZMQ_POLLIN},
+        {.socket = daemon->monitor, .events = ZMQ_POLLIN}};
+    int64_t left = deadline - now_ms();
+    if (left <= 0) {
+      daemon->failure = NO_REPLY;
+      return DAEMON_FAILED;
+    }
+    if (zmq_poll(items, daemon->monitor ? 2 : 1, (long)left) < 0)
+      continue; /* EINTR */
+    if ((items[1].revents & ZMQ_POLLIN) && !still_connected(daemon)) {
+      daemon->failure = CONNECTION_LOST;
+      return DAEMON_FAILED;
+    }
+    if (!(items[0].revents & ZMQ_POLLIN))
+      continue;
+    reply_t *reply = NULL;
+    code = lcpc_receive_reply(daemon->client, id, LCPSIM__V1__REQUEST__CALL_SET_DYNAMICS, NULL,
+                              lcpc_monotonic_ms(), &reply);
+    if (code == LCPSIM_OK) {
+      lcpsim__v1__reply__free_unpacked(reply, NULL);
+      return LCPSIM_OK;
+    }
+    if (code == LCPSIM_ERR_TIMEOUT)
+      continue; /* what came was the late reply of an earlier call, dropped */
+    if (code == LCPSIM_ERR_TRANSPORT || code == LCPSIM_ERR_PROTOCOL) {
+      daemon->failure = TRANSPORT_FAILED;
+      return DAEMON_FAILED;
+    }
+    return pool_fail(pool, code, "world %s on %s: %s", w->name, daemon->endpoint,
+                     lcpsim_client_last_error(daemon->client));
+  }
 }
 
 static size_t load_of(const lcpsim_pool_t *pool, size_t d) {
@@ -499,9 +674,38 @@ static int record_move(lcpsim_pool_t *pool, size_t world, size_t from, size_t to
   return LCPSIM_OK;
 }
 
+/* Brings world i, just created again from its snapshot, to where its first `upto` logged entries
+ * left it: every edit made before the snapshot, in order, then the ticks and edits logged since,
+ * each in its place (an edit made between two ticks is applied between their replays). */
+static int replay(lcpsim_pool_t *pool, size_t i, size_t upto) {
+  const world_t *w = &pool->worlds[i];
+  daemon_t *daemon = &pool->daemons[w->daemon];
+  int code = LCPSIM_OK;
+  for (size_t e = 0; code == LCPSIM_OK && e < w->n_edits; ++e)
+    code = send_edit(pool, i, &w->edits[e]);
+  for (size_t e = 0; code == LCPSIM_OK && e < upto; ++e) {
+    if (w->log[e].is_edit) {
+      code = send_edit(pool, i, &w->log[e].edit);
+      continue;
+    }
+    lcpsim_world_step_t step = world_step_of(pool, i, e);
+    lcpsim_batch_reply_t *reply = NULL;
+    code = lcpsim_client_batch_step(daemon->client, &step, 1, 0, 0, &reply);
+    if (code == LCPSIM_OK)
+      code = lcpsim_batch_result_code(reply->results[0]);
+    lcpsim_batch_reply_destroy(&reply);
+  }
+  if (code == LCPSIM_OK)
+    return LCPSIM_OK;
+  return pool_fail(pool, code == DAEMON_FAILED ? LCPSIM_ERR_TRANSPORT : code,
+                   "world %s: replaying on %s failed: %s", w->name, daemon->endpoint,
+                   code == DAEMON_FAILED ? daemon->failure
+                                         : lcpsim_client_last_error(daemon->client));
+}
+
 /* Moves the worlds of failed daemon `d` to the least loaded live daemons, from their snapshots,
- * and runs their logged ticks again there but the last, which is left for the next round
- * (`again[world]` set). */
+ * and replays their logs there. In a tick (`again` not NULL) the last logged entry is that tick:
+ * it is left for the next round (`again[world]` set). */
 static int move_worlds_of(lcpsim_pool_t *pool, size_t d, bool *again) {
   pool->daemons[d].alive = false;
   /* A dead daemon's socket tries to reconnect for ever: its events are of no more use. */
@@ -524,20 +728,13 @@ static int move_worlds_of(lcpsim_pool_t *pool, size_t d, bool *again) {
     int code = create_on(pool, i, best);
     if (code == LCPSIM_OK)
       code = record_move(pool, i, d, best);
-    for (size_t e = 0; code == LCPSIM_OK && e + 1 < pool->worlds[i].n_log; ++e) {
-      lcpsim_world_step_t step = world_step_of(pool, i, e);
-      lcpsim_batch_reply_t *reply = NULL;
-      code = lcpsim_client_batch_step(pool->daemons[best].client, &step, 1, 0, 0, &reply);
-      if (code == LCPSIM_OK)
-        code = lcpsim_batch_result_code(reply->results[0]);
-      lcpsim_batch_reply_destroy(&reply);
-      if (code != LCPSIM_OK)
-        return pool_fail(pool, code, "world %s: replaying on %s failed", pool->worlds[i].name,
-                         pool->daemons[best].endpoint);
-    }
+    size_t n_log = pool->worlds[i].n_log;
+    if (code == LCPSIM_OK)
+      code = replay(pool, i, again && n_log ? n_log - 1 : n_log);
     if (code != LCPSIM_OK)
       return code;
-    again[i] = pool->worlds[i].n_log > 0;
+    if (again)
+      again[i] = n_log > 0;
   }
   return LCPSIM_OK;
 }
@@ -622,6 +819,31 @@ int lcpsim_pool_step(lcpsim_pool_t *pool, int steps, const lcpsim_target_t *targ
   return code;
 }
 
+int lcpsim_pool_set_dynamics(lcpsim_pool_t *pool, size_t world,
+                             const lcpsim_body_dynamics_t *bodies, size_t n_bodies,
+                             const lcpsim_joint_dynamics_t *joints, size_t n_joints) {
+  if (!pool || world >= pool->n_worlds || (n_bodies && !bodies) || (n_joints && !joints))
+    return LCPSIM_ERR_USAGE;
+  pool->last_error[0] = '\0';
+  world_t *w = &pool->worlds[world];
+  /* The log's room is made before the edit is sent, so that an edit the daemon applied is always
+   * recorded; the entry counts only then, so a move meanwhile does not replay it. */
+  logged_t *entry = log_grow(w);
+  if (!entry || !edit_copy(bodies, n_bodies, joints, n_joints, &entry->edit))
+    return pool_fail(pool, LCPSIM_ERR_NO_MEMORY, "world %s: out of memory", w->name);
+  entry->is_edit = true;
+  int code;
+  /* A failed daemon's worlds move first, as in a tick; the edit goes to the world's new daemon. */
+  while ((code = send_edit(pool, world, &entry->edit)) == DAEMON_FAILED)
+    if ((code = move_worlds_of(pool, w->daemon, NULL)) != LCPSIM_OK)
+      break;
+  if (code == LCPSIM_OK)
+    ++w->n_log;
+  else
+    logged_free(entry);
+  return code;
+}
+
 int lcpsim_pool_new(const char *const *endpoints, size_t n_endpoints, size_t n_worlds,
                     const lcpsim_pool_options_t *options, lcpsim_pool_t **out) {
   if (!endpoints || n_endpoints == 0 || !out)
@@ -695,8 +917,12 @@ void lcpsim_pool_destroy(lcpsim_pool_t **pool) {
     if (daemon->alive && daemon->client &&
         lcpsim_client_destroy_world(daemon->client, w->name) == LCPSIM_ERR_TIMEOUT)
       daemon->alive = false; /* gone: nothing more to free there */
-    log_clear(w);
+    for (size_t e = 0; e < w->n_log; ++e)
+      logged_free(&w->log[e]);
+    for (size_t e = 0; e < w->n_edits; ++e)
+      edit_free(&w->edits[e]);
     free(w->log);
+    free(w->edits);
     free(w->snapshot);
   }
   release_replies(self);

@@ -14,8 +14,12 @@
  * moved worlds end bitwise where they would have. Each move is reported, with the reason
  * (lcpsim_pool_moves).
  *
- * A snapshot holds a world's state, not its controllers' targets: give every world its targets
- * each tick so that a moved world replays exactly.
+ * A snapshot holds a world's state, not its controllers' targets nor its dynamics: give every
+ * world its targets each tick so that a moved world replays exactly. Dynamics edits made through
+ * the pool (lcpsim_pool_set_dynamics) are carried: the pool keeps every one, and a moved world,
+ * once created from its snapshot, gets again those made before the snapshot, in order, then the
+ * ticks and the edits since, each in its place. Edits made on a daemon directly
+ * (lcpsim_client_set_dynamics) are not: a moved world would lose them.
  */
 #ifndef LCPSIM_POOL_H
 #define LCPSIM_POOL_H
@@ -77,6 +81,19 @@ const char *lcpsim_pool_world_endpoint(const lcpsim_pool_t *pool, size_t world);
  * code; no daemon left: LCPSIM_ERR_TRANSPORT. */
 int lcpsim_pool_step(lcpsim_pool_t *pool, int steps, const lcpsim_target_t *targets, unsigned flags,
                      const lcpsim_batch_result_t *const **results);
+
+/* Changes world `world`'s dynamics (masses, inertias, friction, joint damping, limits...; see
+ * lcpsim_client_set_dynamics), all or nothing, and records the edit in the world's history
+ * between the ticks before and after it, so that a move re-applies it; bodies and joints are
+ * copied (nothing of the caller's is kept). A refused edit (an unknown joint, say) returns the
+ * daemon's code, its message in lcpsim_pool_last_error, and is not recorded. When the world's
+ * daemon has failed, found as a tick finds it (no connection, a dropped connection, no answer
+ * within the timeout), its worlds move first, as in a tick (lcpsim_pool_moves reports them), and
+ * the edit goes to the world's new daemon; no daemon left: LCPSIM_ERR_TRANSPORT. Unlike the
+ * ticks, kept back to the last snapshot only, every edit is kept for the life of the pool. */
+int lcpsim_pool_set_dynamics(lcpsim_pool_t *pool, size_t world,
+                             const lcpsim_body_dynamics_t *bodies, size_t n_bodies,
+                             const lcpsim_joint_dynamics_t *joints, size_t n_joints);
 
 /* The moves made so far, in order; `*moves` is owned by the pool. */
 size_t lcpsim_pool_moves(const lcpsim_pool_t *pool, const lcpsim_pool_move_t **moves);
