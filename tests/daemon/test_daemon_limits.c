@@ -720,20 +720,22 @@ static void test_idle_connections_are_bounded(void **state) {
    * 2,000. */
   assert_true(most_descriptors <= 1000 + 500);
   assert_true(cpu_share < 0.5);
-  /* After the idle timeout the rest are closed too, the last by four
-   * timeouts after it connected (the daemon looks four times a second; the
-   * rest is room for a loaded machine); the prober, which keeps talking, is
-   * not. */
+  /* After the idle timeout the rest are closed too, the last within two
+   * and a half timeouts of its connect (the daemon looks four times a
+   * second; the rest is room for a loaded machine): before the 10 s after
+   * which ZeroMQ closes a connection that never sent its greeting, so that
+   * it is the idle timeout that closes them. The prober, which keeps
+   * talking, is not closed. */
   start = now_seconds();
-  while (closed < CROWD && now_seconds() - connected[CROWD - 1] < 4 * IDLE_TIMEOUT_S) {
+  while (closed < CROWD && now_seconds() - connected[CROWD - 1] < 2.5 * IDLE_TIMEOUT_S) {
     probe(&p);
     sleep_ms(20);
     closed = count_closed(fds, connected, CROWD, &young);
     most_young = young > most_young ? young : most_young;
   }
-  printf("# all %d closed after %.1f s more (--idle-timeout 3), %.1f s after the last connected; "
-         "at most %d closed younger than the timeout\n",
-         closed, now_seconds() - start, now_seconds() - connected[CROWD - 1], most_young);
+  printf("# %d of %d closed after %.1f s more (--idle-timeout 3), %.1f s after the last "
+         "connected; at most %d closed younger than the timeout\n",
+         closed, CROWD, now_seconds() - start, now_seconds() - connected[CROWD - 1], most_young);
   assert_int_equal(closed, CROWD);
   assert_true(most_young <= REFUSED);
   for (int i = 0; i < CROWD; ++i)
