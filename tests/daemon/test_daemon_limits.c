@@ -140,10 +140,10 @@ static void threads_schedstat(pid_t pid, pid_t except, double *running, double *
  * process's ZeroMQ I/O threads have neither run for more than 5 ms nor
  * stood ready to run for more than 50 ms: all they were sent is read and
  * answered or refused. A loaded machine delays this rather than faking it:
- * a thread with work either runs or waits for a CPU, for a share of the
- * tenth that its count of runnable rivals bounds (a quarter with eight on
- * two cores). What stays is the daemon's 10 ms timer (memory watch, idle
- * timeout), well under a millisecond in all. */
+ * a thread with work is at every moment either on a CPU or waiting for
+ * one, so its two sums cover the whole tenth. What an idle daemon still
+ * does is its 10 ms timer (memory watch, idle timeout), well under a
+ * millisecond of CPU in a tenth. */
 static void wait_until_quiet(pid_t daemon) {
   double start = now_seconds();
   for (;;) {

@@ -35,9 +35,9 @@
 /* The responsiveness bound the daemon promises while it steps: ten 5 ms
  * slices. */
 #define PING_BOUND_S 0.050
-/* No Ping at all may wait longer (own time): a tenth of a second of a Step
- * that runs for seconds, so a daemon that stops answering before the Step
- * ends fails. */
+/* No Ping at all may wait longer (own time): a hundred slices, a small part
+ * of a Step that runs for seconds, so that a daemon that stops answering
+ * well before the Step ends fails. */
 #define PING_LIMIT_S 0.500
 
 /* A ball in free fall above the ground, never touching it in these runs:
