@@ -138,9 +138,10 @@ double cpu_run_seconds(pid_t pid);
  * signals) stood ready to run while other processes held the CPUs. A
  * wall-clock bound on a machine busy with other builds and tests measures
  * that other work; this one does not, while a daemon that is slow itself
- * (computing, or sleeping, before it answers) still shows in full. When
- * both threads wait at the same moment, that moment is taken off twice: the
- * reading may be low by at most the shorter of the two waits. */
+ * (computing, or sleeping, before it answers) still shows in full. The
+ * reading may be low by a few scheduler turns: the kernel adds a wait when
+ * it ends, so one in progress at the start counts whole, and a moment when
+ * both threads wait counts twice. */
 typedef struct own_clock {
   pid_t daemon;
   double wall, waited;

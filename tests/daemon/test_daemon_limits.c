@@ -491,17 +491,18 @@ static void test_big_pings_queued_behind_a_long_step(void **state) {
 /* ---- a client that never reads ---- */
 
 /* A DEALER whose own queue takes one reply and its kernel a few KiB, so
- * that the daemon's queue for it fills; watched for disconnection. */
-static void *slow_reader(const char *endpoint, const char *name, void **watch) {
+ * that the daemon's queue for it fills; watched for disconnection. A send
+ * that makes no progress for send_timeout_ms ends the sending (once the
+ * daemon closed the connection, a client whose queue is full does not
+ * notice until it reads). */
+static void *slow_reader(const char *endpoint, const char *name, int send_timeout_ms,
+                         void **watch) {
   void *client = zmq_socket(test_context(), ZMQ_DEALER);
-  int one = 1, zero = 0, small = 4096, two_s = 2000;
+  int one = 1, zero = 0, small = 4096;
   zmq_setsockopt(client, ZMQ_RCVHWM, &one, sizeof one);
   zmq_setsockopt(client, ZMQ_RCVBUF, &small, sizeof small);
   zmq_setsockopt(client, ZMQ_LINGER, &zero, sizeof zero);
-  /* A send that makes no progress for 2 s ends the sending (once the
-   * daemon closed the connection, a client whose queue is full does not
-   * notice until it reads). */
-  zmq_setsockopt(client, ZMQ_SNDTIMEO, &two_s, sizeof two_s);
+  zmq_setsockopt(client, ZMQ_SNDTIMEO, &send_timeout_ms, sizeof send_timeout_ms);
   assert_int_equal(zmq_connect(client, endpoint), 0);
   *watch = watch_disconnects(client, name);
   return client;
@@ -608,7 +609,9 @@ static void test_a_client_that_never_reads_is_told_or_disconnected(void **state)
    * 1000 replies, further replies are dropped, and the client is told of
    * each when it reads. */
   void *watch;
-  void *client = slow_reader(f->d.rep, "slow-reader", &watch);
+  /* Never closed, it sends them all: a send held up for REPLY_TIMEOUT_MS is
+   * a hang. */
+  void *client = slow_reader(f->d.rep, "slow-reader", REPLY_TIMEOUT_MS, &watch);
   int sent = send_pings(client, 1500, 64 << 10, &p);
   assert_int_equal(sent, 1500);
   outcome o = read_replies(client, watch, sent);
@@ -620,8 +623,11 @@ static void test_a_client_that_never_reads_is_told_or_disconnected(void **state)
   close_socket(&client);
   /* Pings of 1 KiB as fast as it can send: more are dropped than the
    * daemon keeps to tell of (1024), and it is disconnected. Nothing is
-   * lost silently: a reply is missing only when the client was closed. */
-  client = slow_reader(f->d.rep, "non-reader", &watch);
+   * lost silently: a reply is missing only when the client was closed. Its
+   * sending ends when a send has waited 2 s: once the daemon has closed it
+   * (the daemon reads a connection it keeps within milliseconds, loaded
+   * or not). */
+  client = slow_reader(f->d.rep, "non-reader", 2000, &watch);
   sent = send_pings(client, 12000, 1024, &p);
   o = read_replies(client, watch, sent);
   print_outcome("a client that never reads", sent, &o);
