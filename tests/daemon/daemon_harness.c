@@ -124,31 +124,25 @@ void daemon_start(daemon_proc *d, const char *const *extra) {
 
 /* ---- time the machine's load does not stretch ---- */
 
-/* The first two fields of /proc/PID/schedstat: nanoseconds on a CPU, and
- * nanoseconds ready to run but waiting for one. */
-static void schedstat_seconds(pid_t pid, double *running, double *waiting) {
+double cpu_wait_seconds(pid_t pid) {
   char path[64];
   snprintf(path, sizeof path, "/proc/%d/schedstat", (int)pid);
   FILE *f = fopen(path, "r");
   assert_non_null(f);
+  /* Nanoseconds on a CPU, then nanoseconds ready to run waiting for one. */
   unsigned long long running_ns = 0, waiting_ns = 0;
   int fields = fscanf(f, "%llu %llu", &running_ns, &waiting_ns);
   fclose(f);
   assert_int_equal(fields, 2);
-  *running = 1e-9 * (double)running_ns;
-  *waiting = 1e-9 * (double)waiting_ns;
-}
-
-double cpu_wait_seconds(pid_t pid) {
-  double running, waiting;
-  schedstat_seconds(pid, &running, &waiting);
-  return waiting;
+  return 1e-9 * (double)waiting_ns;
 }
 
 double cpu_run_seconds(pid_t pid) {
-  double running, waiting;
-  schedstat_seconds(pid, &running, &waiting);
-  return running;
+  clockid_t clock;
+  assert_int_equal(clock_getcpuclockid(pid, &clock), 0);
+  struct timespec t;
+  assert_int_equal(clock_gettime(clock, &t), 0);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 own_clock own_clock_start(pid_t daemon) {

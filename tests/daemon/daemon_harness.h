@@ -128,8 +128,9 @@ double now_seconds(void);
 /* The seconds a process's main thread has stood ready to run while other
  * tasks held the CPUs (the scheduler's run delay, /proc/PID/schedstat). */
 double cpu_wait_seconds(pid_t pid);
-/* The seconds a process's main thread has run on a CPU (nanosecond
- * resolution, unlike /proc/PID/stat's clock ticks). */
+/* The CPU seconds a process has used, all its threads, to the nanosecond
+ * and up to date while it runs (its CPU-time clock; /proc/PID/stat counts
+ * clock ticks, and schedstat lags a running thread by up to a tick). */
 double cpu_run_seconds(pid_t pid);
 
 /* A stopwatch of the time the daemon and this test are answerable for: the

@@ -763,9 +763,10 @@ static void test_idle_connections_are_bounded(void **state) {
  * position to target_value(round, i) in POSITION mode. */
 static double target_value(int round, int i) { return 0.01 * round + 1e-4 * (double)(i % 1000); }
 
-/* The daemon's main thread's CPU time for the request goes to *seconds
- * (it decodes and plans; the daemon does nothing else meanwhile): a
- * measure of its work that the machine's other load does not stretch. */
+/* The daemon's CPU time for the request goes to *seconds (its I/O thread
+ * receives it, its main thread decodes and plans; it does nothing else
+ * meanwhile): a measure of its work that the machine's other load does not
+ * stretch. */
 static Lcpsim__V1__Reply *step_with_targets(void *socket, pid_t daemon, uint64_t id, int round,
                                             int count, double *seconds) {
   Lcpsim__V1__SetTargetRequest *targets = calloc((size_t)count, sizeof *targets);
