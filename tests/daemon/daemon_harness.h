@@ -28,7 +28,13 @@ void daemon_start(daemon_proc *d, const char *const *args);
 /* Sends SIGTERM (or the given signal) and waits for the exit; returns the
  * exit status as waitpid gives it and the seconds it took in *seconds. */
 int daemon_signal_and_wait(daemon_proc *d, int signal_number, double *seconds);
-/* SIGTERM, and asserts a clean exit 0 within a second. */
+/* daemon_signal_and_wait, and in *own_seconds the exit's own time (see
+ * own_clock): the wall time less the time the daemon's main thread, which
+ * runs the exit, stood ready to run while other processes held the CPUs. */
+int daemon_signal_and_wait_own(daemon_proc *d, int signal_number, double *seconds,
+                               double *own_seconds);
+/* SIGTERM, and asserts a clean exit 0 within a second of the exit's own
+ * time (on a quiet machine, of wall time). */
 void daemon_stop(daemon_proc *d);
 
 /* Runs lcpsimd with the given arguments to completion (for options that
@@ -47,6 +53,12 @@ void close_socket(void **socket);
 /* Sends a request on a DEALER, REQ-style (an empty delimiter first); the
  * reply comes with receive_reply. */
 void dealer_send(void *dealer, const Lcpsim__V1__Request *request);
+/* Sends a Step of `steps` on a DEALER, then a Ping (id: the Step's plus
+ * 1,000,000), and takes the Ping's reply: a peer's requests are read in
+ * order and a Ping is answered at once while a Step runs, so the Step is
+ * then running, whatever the machine's load. The Step's reply comes later
+ * with receive_reply. */
+void start_step(void *dealer, uint64_t id, int32_t steps);
 /* Sleeps ms milliseconds. */
 void sleep_ms(int ms);
 
@@ -112,6 +124,31 @@ void remove_temp_file(const char *path);
 
 /* CLOCK_MONOTONIC in seconds. */
 double now_seconds(void);
+
+/* The seconds a process's main thread has stood ready to run while other
+ * tasks held the CPUs (the scheduler's run delay, /proc/PID/schedstat). */
+double cpu_wait_seconds(pid_t pid);
+/* The CPU seconds a process has used, all its threads, to the nanosecond
+ * and up to date while it runs (its CPU-time clock; /proc/PID/stat counts
+ * clock ticks, and schedstat lags a running thread by up to a tick). */
+double cpu_run_seconds(pid_t pid);
+
+/* A stopwatch of the time the daemon and this test are answerable for: the
+ * wall time since the start, less the time this test's main thread and the
+ * daemon's main thread (the one that steps, reads requests and handles
+ * signals) stood ready to run while other processes held the CPUs. A
+ * wall-clock bound on a machine busy with other builds and tests measures
+ * that other work; this one does not, while a daemon that is slow itself
+ * (computing, or sleeping, before it answers) still shows in full. The
+ * reading may be low by a few scheduler turns: the kernel adds a wait when
+ * it ends, so one in progress at the start counts whole, and a moment when
+ * both threads wait counts twice. */
+typedef struct own_clock {
+  pid_t daemon;
+  double wall, waited;
+} own_clock;
+own_clock own_clock_start(pid_t daemon);
+double own_clock_seconds(const own_clock *clock);
 
 /* Paths from the build. */
 const char *robots_dir(void);

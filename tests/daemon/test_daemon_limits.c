@@ -10,6 +10,11 @@
  * the world is as before. SIGTERM ends the daemon within a second whatever
  * it is doing.
  *
+ * Times are own times (own_clock in daemon_harness.h): the wall time less
+ * what the daemon's and this test's main threads spent waiting for a CPU
+ * held by other processes, so that the bounds hold on a 2-core machine
+ * running other builds and tests, while a daemon slow on its own fails them.
+ *
  * In a sanitizer build, AddressSanitizer's shadow memory and its
  * quarantine of freed blocks are part of the resident memory: the memory
  * bound is then not asserted (the daemon runs with --max-memory 0) and the
@@ -105,6 +110,58 @@ static int open_descriptors(pid_t pid) {
   return count;
 }
 
+/* The seconds all of a process's threads but `except` (0: none) have run
+ * on a CPU and stood ready to run waiting for one (/proc/PID/task/TID/
+ * schedstat). A thread that ends takes its share with it. */
+static void threads_schedstat(pid_t pid, pid_t except, double *running, double *waiting) {
+  char path[320];
+  snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+  DIR *dir = opendir(path);
+  assert_non_null(dir);
+  *running = *waiting = 0;
+  for (struct dirent *e; (e = readdir(dir));) {
+    if (e->d_name[0] == '.' || atoi(e->d_name) == (int)except)
+      continue;
+    snprintf(path, sizeof path, "/proc/%d/task/%s/schedstat", (int)pid, e->d_name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+      continue; /* the thread ended */
+    unsigned long long run_ns = 0, wait_ns = 0;
+    if (fscanf(f, "%llu %llu", &run_ns, &wait_ns) == 2) {
+      *running += 1e-9 * (double)run_ns;
+      *waiting += 1e-9 * (double)wait_ns;
+    }
+    fclose(f);
+  }
+  closedir(dir);
+}
+
+/* Returns once, over a tenth of a second, the daemon's threads and this
+ * process's ZeroMQ I/O threads have neither run for more than 5 ms nor
+ * stood ready to run for more than 50 ms: all they were sent is read and
+ * answered or refused. A loaded machine delays this rather than faking it:
+ * a thread with work is at every moment either on a CPU or waiting for
+ * one, so its two sums cover the whole tenth. What an idle daemon still
+ * does is its 10 ms timer (memory watch, idle timeout), well under a
+ * millisecond of CPU in a tenth. */
+static void wait_until_quiet(pid_t daemon) {
+  double start = now_seconds();
+  for (;;) {
+    double run[2], wait[2], own_run[2], own_wait[2];
+    threads_schedstat(daemon, 0, &run[0], &wait[0]);
+    threads_schedstat(getpid(), getpid(), &own_run[0], &own_wait[0]);
+    sleep_ms(100);
+    threads_schedstat(daemon, 0, &run[1], &wait[1]);
+    threads_schedstat(getpid(), getpid(), &own_run[1], &own_wait[1]);
+    double ran = run[1] - run[0] + own_run[1] - own_run[0];
+    double waited = wait[1] - wait[0] + own_wait[1] - own_wait[0];
+    if (ran >= 0 && waited >= 0 && ran < 0.005 && waited < 0.050)
+      return;
+    if (now_seconds() - start > 60.0)
+      fail_msg("the daemon was still busy after 60 s");
+  }
+}
+
 static void assert_memory_bounded(const char *what, pid_t pid) {
   long peak = status_kib(pid, "VmHWM");
   printf("# %s: peak resident memory %ld MiB\n", what, peak / 1024);
@@ -116,28 +173,32 @@ static void assert_memory_bounded(const char *what, pid_t pid) {
 
 typedef struct prober {
   void *req;
+  pid_t daemon;
   uint64_t id;
   int pings, late;
-  double worst;
+  double worst, worst_wall;
 } prober;
 
 static void probe(prober *p) {
-  double start = now_seconds();
+  double wall = now_seconds();
+  own_clock clock = own_clock_start(p->daemon);
   assert_true(call_ping(p->req, ++p->id));
-  double took = now_seconds() - start;
+  double took = own_clock_seconds(&clock);
+  wall = now_seconds() - wall;
   p->worst = took > p->worst ? took : p->worst;
+  p->worst_wall = wall > p->worst_wall ? wall : p->worst_wall;
   p->late += took >= PING_BOUND_S;
   p->pings++;
 }
 
-/* Within the bound, but for one in `allowed` (at least one): a machine so
- * loaded that it leaves the client or the daemon without a CPU for that
- * long (the 2-core CI machine runs other tests meanwhile). Where this test's
- * own client moves hundreds of megabytes through the same cores, one in 20;
- * else one in 50. */
+/* Within the bound of own time, but for one in `allowed` (at least one):
+ * own time still counts the ZeroMQ I/O threads' waits for a CPU, and where
+ * this test's own client moves hundreds of megabytes through the same
+ * cores, its I/O thread's work; there one in 20, else one in 50. */
 static void assert_probes_answered(const char *what, const prober *p, int allowed) {
-  printf("# %s: %d Pings from another client, %d took 100 ms or more, the slowest %.1f ms\n", what,
-         p->pings, p->late, p->worst * 1e3);
+  printf("# %s: %d Pings from another client, %d took 100 ms or more of own time, the slowest "
+         "%.1f ms (%.1f ms of wall time)\n",
+         what, p->pings, p->late, p->worst * 1e3, p->worst_wall * 1e3);
   assert_true(p->pings >= 5);
   assert_true(p->late * allowed <= p->pings || p->late <= 1);
 }
@@ -166,6 +227,9 @@ static int start_with(void **state, const char *const *extra) {
 }
 
 static int setup(void **state) { return start_with(state, NULL); }
+
+/* The idle fixture's --idle-timeout, in seconds. */
+#define IDLE_TIMEOUT_S 3.0
 
 static int setup_idle(void **state) {
   return start_with(state, (const char *[]){"--max-clients", "1000", "--idle-timeout", "3", NULL});
@@ -228,13 +292,6 @@ static unsigned char *packed_ping(uint64_t id, size_t payload_size, size_t *size
   lcpsim__v1__request__pack(&r, data);
   free(payload);
   return data;
-}
-
-static void send_step(void *dealer, uint64_t id, int32_t steps) {
-  Lcpsim__V1__StepRequest step = LCPSIM__V1__STEP_REQUEST__INIT;
-  step.steps = steps;
-  Lcpsim__V1__Request r = request_of(id, LCPSIM__V1__REQUEST__CALL_STEP, &step);
-  dealer_send(dealer, &r);
 }
 
 static void cancel_step(void *dealer, uint64_t step_id) {
@@ -321,7 +378,7 @@ static void test_a_huge_multipart_message_is_cut_off(void **state) {
   fixture *f = *state;
   void *c = connect_req(f->d.rep);
   uint64_t before = world_hash(c);
-  prober p = {.req = c, .id = 100};
+  prober p = {.req = c, .daemon = f->d.pid, .id = 100};
   void *attacker = connect_dealer(f->d.rep);
   void *watch = watch_disconnects(attacker, "multipart-attacker");
   /* zmq_send_const: the 300 frames share one buffer in this process. */
@@ -369,10 +426,9 @@ static void test_a_huge_multipart_message_is_cut_off(void **state) {
 static void test_big_pings_queued_behind_a_long_step(void **state) {
   fixture *f = *state;
   void *c = connect_req(f->d.rep);
-  prober p = {.req = c, .id = 100};
+  prober p = {.req = c, .daemon = f->d.pid, .id = 100};
   void *stepper = connect_dealer(f->d.rep);
-  send_step(stepper, 1, ENDLESS_STEPS);
-  sleep_ms(100);
+  start_step(stepper, 1, ENDLESS_STEPS);
   /* A client that reads slowly: its own queue takes two replies. */
   void *pinger = zmq_socket(test_context(), ZMQ_DEALER);
   int two = 2, zero = 0;
@@ -435,17 +491,18 @@ static void test_big_pings_queued_behind_a_long_step(void **state) {
 /* ---- a client that never reads ---- */
 
 /* A DEALER whose own queue takes one reply and its kernel a few KiB, so
- * that the daemon's queue for it fills; watched for disconnection. */
-static void *slow_reader(const char *endpoint, const char *name, void **watch) {
+ * that the daemon's queue for it fills; watched for disconnection. A send
+ * that makes no progress for send_timeout_ms ends the sending (once the
+ * daemon closed the connection, a client whose queue is full does not
+ * notice until it reads). */
+static void *slow_reader(const char *endpoint, const char *name, int send_timeout_ms,
+                         void **watch) {
   void *client = zmq_socket(test_context(), ZMQ_DEALER);
-  int one = 1, zero = 0, small = 4096, two_s = 2000;
+  int one = 1, zero = 0, small = 4096;
   zmq_setsockopt(client, ZMQ_RCVHWM, &one, sizeof one);
   zmq_setsockopt(client, ZMQ_RCVBUF, &small, sizeof small);
   zmq_setsockopt(client, ZMQ_LINGER, &zero, sizeof zero);
-  /* A send that makes no progress for 2 s ends the sending (once the
-   * daemon closed the connection, a client whose queue is full does not
-   * notice until it reads). */
-  zmq_setsockopt(client, ZMQ_SNDTIMEO, &two_s, sizeof two_s);
+  zmq_setsockopt(client, ZMQ_SNDTIMEO, &send_timeout_ms, sizeof send_timeout_ms);
   assert_int_equal(zmq_connect(client, endpoint), 0);
   *watch = watch_disconnects(client, name);
   return client;
@@ -467,11 +524,14 @@ static int send_pings(void *client, int count, size_t payload, prober *p) {
     if (id % 500 == 0)
       probe(p);
   }
-  /* Time for the daemon to serve them all. */
+  /* Another client is served meanwhile. */
   for (int i = 0; i < 50; ++i) {
     probe(p);
     sleep_ms(10);
   }
+  /* The daemon has read them all and done what it does with a client that
+   * does not read. */
+  wait_until_quiet(p->daemon);
   return sent;
 }
 
@@ -481,15 +541,31 @@ typedef struct outcome {
 } outcome;
 
 /* Reads every reply now: each is an echo, or tells of a dropped reply by
- * its request's id, or refuses a request unserved; each id once. */
+ * its request's id, or refuses a request unserved; each id once. Reads
+ * until every request is answered or, once the daemon has closed the
+ * connection, until what reached this side is read (it is at once; 100 ms
+ * is room for the socket's own bookkeeping). While the connection is open,
+ * a reply that has not come within REPLY_TIMEOUT_MS of the one before is
+ * missing. */
 static outcome read_replies(void *client, void *watch, int sent) {
   bool *seen = calloc((size_t)sent + 1, sizeof *seen);
   outcome o = {0};
-  for (;;) {
-    unsigned char *data = NULL;
-    long got = receive_frame(client, 1500, &data);
-    if (got < 0)
+  for (int answered = 0; answered < sent;) {
+    zmq_pollitem_t items[2] = {{.socket = client, .events = ZMQ_POLLIN},
+                               {.socket = watch, .events = ZMQ_POLLIN}};
+    int ready = zmq_poll(items, o.closed ? 1 : 2, o.closed ? 100 : REPLY_TIMEOUT_MS);
+    assert_true(ready >= 0);
+    if (ready == 0)
       break;
+    if (!o.closed && (items[1].revents & ZMQ_POLLIN))
+      o.closed = disconnected(watch, 0);
+    if (!(items[0].revents & ZMQ_POLLIN))
+      continue;
+    unsigned char *data = NULL;
+    long got = receive_frame(client, 0, &data);
+    if (got < 0)
+      continue;
+    answered++;
     Lcpsim__V1__Reply *reply = lcpsim__v1__reply__unpack(NULL, (size_t)got, data);
     free(data);
     assert_non_null(reply);
@@ -512,7 +588,8 @@ static outcome read_replies(void *client, void *watch, int sent) {
   for (int id = 1; id <= sent; ++id)
     o.missing += !seen[id];
   free(seen);
-  o.closed = disconnected(watch, 0);
+  if (!o.closed)
+    o.closed = disconnected(watch, 0);
   return o;
 }
 
@@ -526,13 +603,15 @@ static void test_a_client_that_never_reads_is_told_or_disconnected(void **state)
   fixture *f = *state;
   void *c = connect_req(f->d.rep);
   uint64_t before = world_hash(c);
-  prober p = {.req = c, .id = 100};
+  prober p = {.req = c, .daemon = f->d.pid, .id = 100};
   /* Pings of 64 KiB: once 32 MiB of replies wait unread, the next requests
    * are refused unserved; once the daemon's queue for the client holds
    * 1000 replies, further replies are dropped, and the client is told of
    * each when it reads. */
   void *watch;
-  void *client = slow_reader(f->d.rep, "slow-reader", &watch);
+  /* Never closed, it sends them all: a send held up for REPLY_TIMEOUT_MS is
+   * a hang. */
+  void *client = slow_reader(f->d.rep, "slow-reader", REPLY_TIMEOUT_MS, &watch);
   int sent = send_pings(client, 1500, 64 << 10, &p);
   assert_int_equal(sent, 1500);
   outcome o = read_replies(client, watch, sent);
@@ -544,8 +623,11 @@ static void test_a_client_that_never_reads_is_told_or_disconnected(void **state)
   close_socket(&client);
   /* Pings of 1 KiB as fast as it can send: more are dropped than the
    * daemon keeps to tell of (1024), and it is disconnected. Nothing is
-   * lost silently: a reply is missing only when the client was closed. */
-  client = slow_reader(f->d.rep, "non-reader", &watch);
+   * lost silently: a reply is missing only when the client was closed. Its
+   * sending ends when a send has waited 2 s: once the daemon has closed it
+   * (the daemon reads a connection it keeps within milliseconds, loaded
+   * or not). */
+  client = slow_reader(f->d.rep, "non-reader", 2000, &watch);
   sent = send_pings(client, 12000, 1024, &p);
   o = read_replies(client, watch, sent);
   print_outcome("a client that never reads", sent, &o);
@@ -563,10 +645,28 @@ static void test_a_client_that_never_reads_is_told_or_disconnected(void **state)
 
 /* ---- 2,000 idle connections ---- */
 
+/* How many of the raw connections the daemon has closed. *young gets how
+ * many of those were connected less than IDLE_TIMEOUT_S before the count
+ * ended: the daemon cannot have closed them for idleness (its clock starts
+ * at the accept, after the connect), only refused them. */
+static int count_closed(const int *fds, const double *connected, int count, int *young) {
+  int closed = 0;
+  *young = 0;
+  bool *is_closed = calloc((size_t)count, sizeof *is_closed);
+  assert_non_null(is_closed);
+  for (int i = 0; i < count; ++i)
+    closed += is_closed[i] = raw_closed(fds[i]);
+  double end = now_seconds();
+  for (int i = 0; i < count; ++i)
+    *young += is_closed[i] && end - connected[i] < IDLE_TIMEOUT_S;
+  free(is_closed);
+  return closed;
+}
+
 static void test_idle_connections_are_bounded(void **state) {
   fixture *f = *state;
   void *c = connect_req(f->d.rep);
-  prober p = {.req = c, .id = 100};
+  prober p = {.req = c, .daemon = f->d.pid, .id = 100};
   probe(&p); /* connected before the crowd: one of the 1,000 */
   uint64_t before = world_hash(c);
   struct rlimit limit;
@@ -580,30 +680,33 @@ static void test_idle_connections_are_bounded(void **state) {
     skip();
   int port = endpoint_port(f->d.rep);
   static int fds[CROWD];
+  static double connected[CROWD];
   for (int i = 0; i < CROWD; ++i) {
+    connected[i] = now_seconds();
     fds[i] = raw_connect(port);
     if (i % 200 == 0)
       probe(&p);
   }
-  /* Held: those over --max-clients are closed as they come; the daemon
-   * neither runs out of descriptors nor spins. */
-  int closed = 0, most_descriptors = 0;
+  /* 1,000 clients with the prober: those over --max-clients are closed as
+   * they come, the others held; the daemon neither runs out of descriptors
+   * nor spins. None is closed for idleness before the timeout: at most the
+   * 1,001 refused are closed while younger than that (more may be closed
+   * idle when a loaded machine took seconds to connect them all). */
+  enum { REFUSED = CROWD - 999 };
+  int closed = 0, young = 0, most_young = 0, most_descriptors = 0;
   double start = now_seconds();
   while (now_seconds() - start < 10.0) {
     probe(&p);
     int descriptors = open_descriptors(f->d.pid);
     most_descriptors = descriptors > most_descriptors ? descriptors : most_descriptors;
-    closed = 0;
-    for (int i = 0; i < CROWD; ++i)
-      closed += raw_closed(fds[i]);
-    if (closed >= CROWD - 999)
+    closed = count_closed(fds, connected, CROWD, &young);
+    most_young = young > most_young ? young : most_young;
+    if (closed >= REFUSED)
       break;
     sleep_ms(20);
   }
   printf("# %d idle connections: %d closed within %.1f s\n", CROWD, closed, now_seconds() - start);
-  /* 1,000 clients with the prober: the others refused (more may have been
-   * closed idle on a slow machine). */
-  assert_true(closed >= CROWD - 999);
+  assert_true(closed >= REFUSED);
   double cpu_start = cpu_seconds(f->d.pid);
   start = now_seconds();
   while (now_seconds() - start < 1.5) {
@@ -623,18 +726,24 @@ static void test_idle_connections_are_bounded(void **state) {
    * 2,000. */
   assert_true(most_descriptors <= 1000 + 500);
   assert_true(cpu_share < 0.5);
-  /* After the idle timeout (3 s) the rest are closed too; the prober,
-   * which keeps talking, is not. */
+  /* After the idle timeout the rest are closed too, the last within two
+   * and a half timeouts of its connect (the daemon looks four times a
+   * second; the rest is room for a loaded machine): before the 10 s after
+   * which ZeroMQ closes a connection that never sent its greeting, so that
+   * it is the idle timeout that closes them. The prober, which keeps
+   * talking, is not closed. */
   start = now_seconds();
-  while (closed < CROWD && now_seconds() - start < 10.0) {
+  while (closed < CROWD && now_seconds() - connected[CROWD - 1] < 2.5 * IDLE_TIMEOUT_S) {
     probe(&p);
     sleep_ms(20);
-    closed = 0;
-    for (int i = 0; i < CROWD; ++i)
-      closed += raw_closed(fds[i]);
+    closed = count_closed(fds, connected, CROWD, &young);
+    most_young = young > most_young ? young : most_young;
   }
-  printf("# all %d closed after %.1f s more (--idle-timeout 3)\n", closed, now_seconds() - start);
+  printf("# %d of %d closed after %.1f s more (--idle-timeout 3), %.1f s after the last "
+         "connected; at most %d closed younger than the timeout\n",
+         closed, CROWD, now_seconds() - start, now_seconds() - connected[CROWD - 1], most_young);
   assert_int_equal(closed, CROWD);
+  assert_true(most_young <= REFUSED);
   for (int i = 0; i < CROWD; ++i)
     close(fds[i]);
   assert_probes_answered("2,000 idle connections", &p, 50);
@@ -654,8 +763,12 @@ static void test_idle_connections_are_bounded(void **state) {
  * position to target_value(round, i) in POSITION mode. */
 static double target_value(int round, int i) { return 0.01 * round + 1e-4 * (double)(i % 1000); }
 
-static Lcpsim__V1__Reply *step_with_targets(void *socket, uint64_t id, int round, int count,
-                                            double *seconds) {
+/* The daemon's CPU time for the request goes to *seconds (its I/O thread
+ * receives it, its main thread decodes and plans; it does nothing else
+ * meanwhile): a measure of its work that the machine's other load does not
+ * stretch. */
+static Lcpsim__V1__Reply *step_with_targets(void *socket, pid_t daemon, uint64_t id, int round,
+                                            int count, double *seconds) {
   Lcpsim__V1__SetTargetRequest *targets = calloc((size_t)count, sizeof *targets);
   Lcpsim__V1__SetTargetRequest **list = calloc((size_t)count, sizeof *list);
   int32_t *indices = malloc((size_t)count * sizeof *indices);
@@ -681,9 +794,9 @@ static Lcpsim__V1__Reply *step_with_targets(void *socket, uint64_t id, int round
   step.n_targets = (size_t)count;
   step.targets = list;
   Lcpsim__V1__Request r = request_of(id, LCPSIM__V1__REQUEST__CALL_STEP, &step);
-  double start = now_seconds();
+  double start = cpu_run_seconds(daemon);
   Lcpsim__V1__Reply *reply = rpc(socket, &r);
-  *seconds = now_seconds() - start;
+  *seconds = cpu_run_seconds(daemon) - start;
   free(targets);
   free(list);
   free(indices);
@@ -696,8 +809,8 @@ static void test_too_many_targets_are_refused_and_planning_is_linear(void **stat
   void *c = connect_req(f->d.rep);
   uint64_t before = world_hash(c);
   double seconds;
-  Lcpsim__V1__Reply *reply = step_with_targets(c, 1, 0, 200000, &seconds);
-  printf("# a Step with 200000 targets refused in %.1f ms\n", seconds * 1e3);
+  Lcpsim__V1__Reply *reply = step_with_targets(c, f->d.pid, 1, 0, 200000, &seconds);
+  printf("# a Step with 200000 targets refused after %.1f ms of the daemon's CPU\n", seconds * 1e3);
   assert_error(reply, 1, LCPSIM__V1__STATUS__CODE__RESOURCE_EXHAUSTED,
                "step.targets has more than the 4096 entries one list of a request may have");
   reply_free(&reply);
@@ -705,22 +818,22 @@ static void test_too_many_targets_are_refused_and_planning_is_linear(void **stat
   /* 4,096 are planned; the last target of each joint is what stays, as if
    * they had been sent one by one (each round's values differ, so a target
    * planned from the world rather than from the request's earlier targets
-   * would show). Planning time grows with the count, not
-   * its square: ten times the targets cost far less than a hundred times
-   * (the best of three of each, to see past a loaded machine). */
+   * would show). Planning time (the daemon's CPU time) grows with the
+   * count, not its square: ten times the targets cost far less than a
+   * hundred times (the best of three of each, past a cache-cold first). */
   double small = 1e9, large = 1e9;
   for (int round = 0; round < 3; ++round) {
-    reply = step_with_targets(c, 2, 2 * round, 400, &seconds);
+    reply = step_with_targets(c, f->d.pid, 2, 2 * round, 400, &seconds);
     assert_ok(reply, 2, LCPSIM__V1__REPLY__RESULT_STEP);
     reply_free(&reply);
     small = seconds < small ? seconds : small;
-    reply = step_with_targets(c, 3, 2 * round + 1, 4096, &seconds);
+    reply = step_with_targets(c, f->d.pid, 3, 2 * round + 1, 4096, &seconds);
     assert_ok(reply, 3, LCPSIM__V1__REPLY__RESULT_STEP);
     reply_free(&reply);
     large = seconds < large ? seconds : large;
   }
-  printf("# Step(0) with 400 targets %.2f ms, with 4096 targets %.2f ms\n", small * 1e3,
-         large * 1e3);
+  printf("# Step(0) with 400 targets %.2f ms, with 4096 targets %.2f ms of the daemon's CPU\n",
+         small * 1e3, large * 1e3);
   assert_true(large < 40.0 * small + 0.005);
   uint64_t many = world_hash(c);
   /* The same controllers from one target per joint: the last ones. */
@@ -768,8 +881,7 @@ static void test_sigterm_within_a_second_whatever_the_daemon_does(void **state) 
   /* A long Step, requests held behind it, a huge multipart message
    * arriving, a large request being decoded, and a crowd of connections. */
   void *stepper = connect_dealer(f->d.rep);
-  send_step(stepper, 1, ENDLESS_STEPS);
-  sleep_ms(50);
+  start_step(stepper, 1, ENDLESS_STEPS);
   void *reader = connect_dealer(f->d.rep);
   Lcpsim__V1__GetStateRequest get = LCPSIM__V1__GET_STATE_REQUEST__INIT;
   Lcpsim__V1__Request r = request_of(2, LCPSIM__V1__REQUEST__CALL_GET_STATE, &get);
@@ -792,12 +904,13 @@ static void test_sigterm_within_a_second_whatever_the_daemon_does(void **state) 
     zmq_send_const(decoder, big, size, 0);
   }
   sleep_ms(150);
-  double seconds = 0;
-  int status = daemon_signal_and_wait(&f->d, SIGTERM, &seconds);
-  printf("# SIGTERM under load: exited in %.0f ms\n", seconds * 1e3);
+  double seconds = 0, own_seconds = 0;
+  int status = daemon_signal_and_wait_own(&f->d, SIGTERM, &seconds, &own_seconds);
+  printf("# SIGTERM under load: exited in %.0f ms (%.0f ms of own time)\n", seconds * 1e3,
+         own_seconds * 1e3);
   assert_true(WIFEXITED(status));
   assert_int_equal(WEXITSTATUS(status), 0);
-  assert_true(seconds < 1.0);
+  assert_true(own_seconds < 1.0);
   for (int i = 0; i < CROWD; ++i)
     close(fds[i]);
   close_socket(&attacker);

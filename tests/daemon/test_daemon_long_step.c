@@ -1,12 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* lcpsimd while one client runs a long Step: other clients' Pings are
- * answered within 50 ms throughout; GetInfo is answered at once while
- * nothing else waits; every other request waits for the Step and sees the
- * world after it; the Step's sender can cancel it and learns how many steps
- * ran; SIGTERM still ends the daemon within a second; a Step over the
- * per-request cap is refused naming the option that sets it. */
+ * answered within 50 ms throughout, before the Step is over; GetInfo is
+ * answered at once while nothing else waits; every other request waits for
+ * the Step and sees the world after it; the Step's sender can cancel it and
+ * learns how many steps ran; SIGTERM still ends the daemon within a second;
+ * a Step over the per-request cap is refused naming the option that sets it.
+ *
+ * The times asserted are own times (own_clock in daemon_harness.h): the
+ * wall time less what the daemon's and this test's main threads spent
+ * waiting for a CPU held by other processes, so that the bounds hold on a
+ * 2-core machine running other builds and tests, and a daemon that steps
+ * too long between reads still fails them. */
 #include "daemon_harness.h"
 
+#include <math.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -25,8 +32,13 @@
 #define LONG_STEPS 10000000
 /* Long enough never to end by itself in a test (a cancel ends it). */
 #define ENDLESS_STEPS 80000000
-/* The responsiveness bound the daemon promises while it steps. */
+/* The responsiveness bound the daemon promises while it steps: ten 5 ms
+ * slices. */
 #define PING_BOUND_S 0.050
+/* No Ping at all may wait longer (own time): a hundred slices, a small part
+ * of a Step that runs for seconds, so that a daemon that stops answering
+ * well before the Step ends fails. */
+#define PING_LIMIT_S 0.500
 
 /* A ball in free fall above the ground, never touching it in these runs:
  * a step costs little, so LONG_STEPS run in seconds. */
@@ -72,13 +84,6 @@ static int teardown(void **state) {
   return 0;
 }
 
-static void send_step(void *dealer, uint64_t id, int32_t steps) {
-  Lcpsim__V1__StepRequest step = LCPSIM__V1__STEP_REQUEST__INIT;
-  step.steps = steps;
-  Lcpsim__V1__Request r = request_of(id, LCPSIM__V1__REQUEST__CALL_STEP, &step);
-  dealer_send(dealer, &r);
-}
-
 static void send_cancel(void *dealer, uint64_t id, uint64_t step_id) {
   Lcpsim__V1__CancelStepRequest cancel = LCPSIM__V1__CANCEL_STEP_REQUEST__INIT;
   cancel.step_id = step_id;
@@ -121,34 +126,36 @@ static uint64_t step_count(const char *endpoint) {
   return count;
 }
 
-/* Gives the daemon time to read a Step just sent and start it (it reads
- * within a slice; the tests' assertions hold whenever it starts). */
-static void let_step_start(void) { sleep_ms(100); }
-
 static void test_pings_answered_within_50_ms_throughout(void **state) {
   fixture *f = *state;
   uint64_t before = step_count(f->d.rep);
   void *stepper = connect_dealer(f->d.rep);
   void *pinger = connect_req(f->d.rep);
   void *informer = connect_req(f->d.rep);
-  send_step(stepper, 1, LONG_STEPS);
-  let_step_start();
+  start_step(stepper, 1, LONG_STEPS);
   int pings = 0, infos = 0, late = 0;
-  double worst = 0;
+  double worst = 0, worst_wall = 0;
   uint64_t id = 100;
+  /* Each Ping is sent while the Step runs (its reply not yet come), and
+   * answered before the Step's reply comes: but for the last, whose reply
+   * may cross the Step's. */
   while (!reply_waiting(stepper)) {
-    double start = now_seconds();
+    double wall = now_seconds();
+    own_clock clock = own_clock_start(f->d.pid);
     assert_true(call_ping(pinger, ++id));
-    double took = now_seconds() - start;
-    worst = took > worst ? took : worst;
+    double took = own_clock_seconds(&clock);
+    worst_wall = fmax(worst_wall, now_seconds() - wall);
+    worst = fmax(worst, took);
     late += took >= PING_BOUND_S;
     pings++;
-    if (pings % 10 == 0) {
+    if (pings % 10 == 0 && !reply_waiting(stepper)) {
       /* GetInfo too is answered while the Step runs (nothing else waits). */
-      start = now_seconds();
+      wall = now_seconds();
+      clock = own_clock_start(f->d.pid);
       Lcpsim__V1__Reply *info = call_get_info(informer, ++id);
-      took = now_seconds() - start;
-      worst = took > worst ? took : worst;
+      took = own_clock_seconds(&clock);
+      worst_wall = fmax(worst_wall, now_seconds() - wall);
+      worst = fmax(worst, took);
       late += took >= PING_BOUND_S;
       assert_int_equal(info->get_info->n_bodies, 1);
       reply_free(&info);
@@ -162,14 +169,17 @@ static void test_pings_answered_within_50_ms_throughout(void **state) {
   assert_int_equal(reply->step->steps_run, LONG_STEPS);
   assert_false(reply->step->cancelled);
   reply_free(&reply);
-  printf("# %d pings and %d GetInfos during Step(%d); %d took 50 ms or more, the slowest %.1f ms\n",
-         pings, infos, LONG_STEPS, late, worst * 1e3);
-  /* Answered during the Step, within the bound: a slice lasts about 5 ms.
-   * One in a hundred may miss it, for a machine so loaded that it leaves
-   * the client or the daemon without a CPU for that long (the daemon reads
-   * requests between slices whatever the load). */
+  printf("# %d pings and %d GetInfos during Step(%d); %d took 50 ms or more of own time, the "
+         "slowest %.1f ms (%.1f ms of wall time)\n",
+         pings, infos, LONG_STEPS, late, worst * 1e3, worst_wall * 1e3);
+  /* Answered during the Step: a daemon that held them for the Step's end
+   * would answer the first only with the Step, and the loop would end
+   * there. Within the bound, a slice lasting about 5 ms: one in a hundred
+   * may miss it, for the waits own time still counts (the ZeroMQ I/O
+   * threads' turns on a CPU), none by ten times. */
   assert_true(pings >= 5);
   assert_true(late * 100 <= pings + infos);
+  assert_true(worst < PING_LIMIT_S);
   close_socket(&stepper);
   close_socket(&pinger);
   close_socket(&informer);
@@ -181,8 +191,7 @@ static void test_other_requests_wait_and_see_the_world_after_the_step(void **sta
   void *stepper = connect_dealer(f->d.rep);
   void *reader = connect_req(f->d.rep);
   void *pinger = connect_req(f->d.rep);
-  send_step(stepper, 1, LONG_STEPS);
-  let_step_start();
+  start_step(stepper, 1, LONG_STEPS);
   /* Held until the Step is over, then served: the whole Step or nothing. */
   Lcpsim__V1__GetStateRequest get = LCPSIM__V1__GET_STATE_REQUEST__INIT;
   Lcpsim__V1__Request r = request_of(2, LCPSIM__V1__REQUEST__CALL_GET_STATE, &get);
@@ -214,8 +223,7 @@ static void test_held_requests_keep_their_order(void **state) {
   fixture *f = *state;
   void *stepper = connect_dealer(f->d.rep);
   void *client = connect_dealer(f->d.rep);
-  send_step(stepper, 1, ENDLESS_STEPS);
-  let_step_start();
+  start_step(stepper, 1, ENDLESS_STEPS);
   /* A Spawn is held; a GetInfo after it must see its body, so it is held
    * behind it rather than answered at once. */
   Lcpsim__V1__Shape shape = LCPSIM__V1__SHAPE__INIT;
@@ -236,10 +244,17 @@ static void test_held_requests_keep_their_order(void **state) {
   Lcpsim__V1__GetInfoRequest info = LCPSIM__V1__GET_INFO_REQUEST__INIT;
   r = request_of(11, LCPSIM__V1__REQUEST__CALL_GET_INFO, &info);
   dealer_send(client, &r);
-  sleep_ms(50);
-  assert_false(reply_waiting(client));
+  /* A Ping after them is answered at once, and first: the daemon has read
+   * the Spawn and the GetInfo and holds both. */
+  Lcpsim__V1__PingRequest ping = LCPSIM__V1__PING_REQUEST__INIT;
+  r = request_of(12, LCPSIM__V1__REQUEST__CALL_PING, &ping);
+  dealer_send(client, &r);
+  Lcpsim__V1__Reply *reply = receive_reply(client);
+  assert_ok(reply, 12, LCPSIM__V1__REPLY__RESULT_PING);
+  reply_free(&reply);
+  assert_false(reply_waiting(stepper));
   send_cancel(stepper, 2, 0);
-  Lcpsim__V1__Reply *reply = receive_reply(stepper);
+  reply = receive_reply(stepper);
   assert_ok(reply, 1, LCPSIM__V1__REPLY__RESULT_STEP);
   assert_true(reply->step->cancelled);
   reply_free(&reply);
@@ -270,8 +285,7 @@ static void test_the_sender_cancels_its_step(void **state) {
   assert_false(reply->cancel_step->cancelled);
   reply_free(&reply);
 
-  send_step(stepper, 2, ENDLESS_STEPS);
-  let_step_start();
+  start_step(stepper, 2, ENDLESS_STEPS);
   send_get_state(reader, 3); /* held */
   /* Another client cannot cancel it. */
   send_cancel(reader, 4, 2);
@@ -340,8 +354,7 @@ static void test_too_many_held_requests_are_refused(void **state) {
   /* Two clients, so that neither gets more replies than a ZeroMQ pipe holds. */
   void *first = connect_dealer(f->d.rep);
   void *second = connect_dealer(f->d.rep);
-  send_step(stepper, 1, ENDLESS_STEPS);
-  let_step_start();
+  start_step(stepper, 1, ENDLESS_STEPS);
   /* The daemon holds at most 1024 requests for a running Step; the others
    * are refused at once, while the Step still runs. */
   enum { FIRST = 600, SECOND = 500, HELD = 1024 };
@@ -373,16 +386,25 @@ static void test_sigterm_during_the_long_step_exits_within_a_second(void **state
   fixture *f = *state;
   void *stepper = connect_dealer(f->d.rep);
   void *reader = connect_dealer(f->d.rep);
-  send_step(stepper, 1, ENDLESS_STEPS);
-  let_step_start();
+  start_step(stepper, 1, ENDLESS_STEPS);
   send_get_state(reader, 2); /* held when the signal comes */
-  sleep_ms(20);
-  double seconds = 0;
-  int status = daemon_signal_and_wait(&f->d, SIGTERM, &seconds);
+  /* Held for sure: a Ping sent after it on the same DEALER is answered. */
+  Lcpsim__V1__PingRequest ping = LCPSIM__V1__PING_REQUEST__INIT;
+  Lcpsim__V1__Request r = request_of(3, LCPSIM__V1__REQUEST__CALL_PING, &ping);
+  dealer_send(reader, &r);
+  Lcpsim__V1__Reply *reply = receive_reply(reader);
+  assert_ok(reply, 3, LCPSIM__V1__REPLY__RESULT_PING);
+  reply_free(&reply);
+  double seconds = 0, own_seconds = 0;
+  int status = daemon_signal_and_wait_own(&f->d, SIGTERM, &seconds, &own_seconds);
+  printf("# SIGTERM during the Step: exited in %.0f ms (%.0f ms of own time)\n", seconds * 1e3,
+         own_seconds * 1e3);
   f->d.pid = 0;
   assert_true(WIFEXITED(status));
   assert_int_equal(WEXITSTATUS(status), 0);
-  assert_true(seconds < 1.0);
+  /* Within a second of the daemon's own time; the Step (80 million steps)
+   * would take far longer to run out. */
+  assert_true(own_seconds < 1.0);
   close_socket(&stepper);
   close_socket(&reader);
 }
