@@ -321,17 +321,21 @@ void dealer_send(void *dealer, const Lcpsim__V1__Request *request) {
   free(data);
 }
 
+void dealer_ping(void *dealer, uint64_t id) {
+  Lcpsim__V1__PingRequest ping = LCPSIM__V1__PING_REQUEST__INIT;
+  Lcpsim__V1__Request r = request_of(id, LCPSIM__V1__REQUEST__CALL_PING, &ping);
+  dealer_send(dealer, &r);
+  Lcpsim__V1__Reply *reply = receive_reply(dealer);
+  assert_ok(reply, id, LCPSIM__V1__REPLY__RESULT_PING);
+  reply_free(&reply);
+}
+
 void start_step(void *dealer, uint64_t id, int32_t steps) {
   Lcpsim__V1__StepRequest step = LCPSIM__V1__STEP_REQUEST__INIT;
   step.steps = steps;
   Lcpsim__V1__Request r = request_of(id, LCPSIM__V1__REQUEST__CALL_STEP, &step);
   dealer_send(dealer, &r);
-  Lcpsim__V1__PingRequest ping = LCPSIM__V1__PING_REQUEST__INIT;
-  r = request_of(id + 1000000, LCPSIM__V1__REQUEST__CALL_PING, &ping);
-  dealer_send(dealer, &r);
-  Lcpsim__V1__Reply *reply = receive_reply(dealer);
-  assert_ok(reply, id + 1000000, LCPSIM__V1__REPLY__RESULT_PING);
-  reply_free(&reply);
+  dealer_ping(dealer, id + 1000000);
 }
 
 void sleep_ms(int ms) {

@@ -53,6 +53,10 @@ void close_socket(void **socket);
 /* Sends a request on a DEALER, REQ-style (an empty delimiter first); the
  * reply comes with receive_reply. */
 void dealer_send(void *dealer, const Lcpsim__V1__Request *request);
+/* Sends a Ping on a DEALER and asserts that the next reply is its answer. A
+ * peer's requests are read in order and a Ping is answered at once, even
+ * while a Step runs: the requests sent before it have then been read. */
+void dealer_ping(void *dealer, uint64_t id);
 /* Sends a Step of `steps` on a DEALER, then a Ping (id: the Step's plus
  * 1,000,000), and takes the Ping's reply: a peer's requests are read in
  * order and a Ping is answered at once while a Step runs, so the Step is

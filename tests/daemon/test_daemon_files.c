@@ -518,12 +518,7 @@ static void test_sigterm_during_a_large_load(void **state) {
   daemon_start(&d, (const char *[]){"--model-path", top, NULL});
   void *dealer = connect_dealer(d.rep);
   /* Connected before the load is sent, so that the signal finds it running. */
-  Lcpsim__V1__PingRequest ping = LCPSIM__V1__PING_REQUEST__INIT;
-  Lcpsim__V1__Request hello = request_of(2, LCPSIM__V1__REQUEST__CALL_PING, &ping);
-  dealer_send(dealer, &hello);
-  Lcpsim__V1__Reply *pong = receive_reply(dealer);
-  assert_ok(pong, 2, LCPSIM__V1__REPLY__RESULT_PING);
-  reply_free(&pong);
+  dealer_ping(dealer, 2);
   char text[1024];
   snprintf(text, sizeof text, MESH_ROBOT, mesh);
   Lcpsim__V1__LoadModelRequest load;

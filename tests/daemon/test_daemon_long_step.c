@@ -246,15 +246,10 @@ static void test_held_requests_keep_their_order(void **state) {
   dealer_send(client, &r);
   /* A Ping after them is answered at once, and first: the daemon has read
    * the Spawn and the GetInfo and holds both. */
-  Lcpsim__V1__PingRequest ping = LCPSIM__V1__PING_REQUEST__INIT;
-  r = request_of(12, LCPSIM__V1__REQUEST__CALL_PING, &ping);
-  dealer_send(client, &r);
-  Lcpsim__V1__Reply *reply = receive_reply(client);
-  assert_ok(reply, 12, LCPSIM__V1__REPLY__RESULT_PING);
-  reply_free(&reply);
+  dealer_ping(client, 12);
   assert_false(reply_waiting(stepper));
   send_cancel(stepper, 2, 0);
-  reply = receive_reply(stepper);
+  Lcpsim__V1__Reply *reply = receive_reply(stepper);
   assert_ok(reply, 1, LCPSIM__V1__REPLY__RESULT_STEP);
   assert_true(reply->step->cancelled);
   reply_free(&reply);
@@ -389,12 +384,7 @@ static void test_sigterm_during_the_long_step_exits_within_a_second(void **state
   start_step(stepper, 1, ENDLESS_STEPS);
   send_get_state(reader, 2); /* held when the signal comes */
   /* Held for sure: a Ping sent after it on the same DEALER is answered. */
-  Lcpsim__V1__PingRequest ping = LCPSIM__V1__PING_REQUEST__INIT;
-  Lcpsim__V1__Request r = request_of(3, LCPSIM__V1__REQUEST__CALL_PING, &ping);
-  dealer_send(reader, &r);
-  Lcpsim__V1__Reply *reply = receive_reply(reader);
-  assert_ok(reply, 3, LCPSIM__V1__REPLY__RESULT_PING);
-  reply_free(&reply);
+  dealer_ping(reader, 3);
   double seconds = 0, own_seconds = 0;
   int status = daemon_signal_and_wait_own(&f->d, SIGTERM, &seconds, &own_seconds);
   printf("# SIGTERM during the Step: exited in %.0f ms (%.0f ms of own time)\n", seconds * 1e3,

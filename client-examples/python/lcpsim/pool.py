@@ -405,11 +405,10 @@ class Pool:
                             self._edit_moved(destination, name, edit, daemon)
                 steps = [rounds[name][r][1] for name in names
                          if r < len(rounds[name]) and rounds[name][r][1] is not None]
-                if r == count - 1:
-                    if steps:
-                        replay[destination] = steps
-                    break
-                self._replay_round({destination: steps}, daemon)
+                if r < count - 1:
+                    self._replay_round({destination: steps}, daemon)
+                elif steps:
+                    replay[destination] = steps
         return replay
 
     def _edit_moved(self, destination, name, edit, source):
